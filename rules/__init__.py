@@ -1,0 +1,1 @@
+"""viewlint's rules, one module per rule. Installed as ``viewlint.rules``."""

@@ -1,0 +1,161 @@
+"""The data every part of viewlint passes around: diagnostics, fixes, edits and verdicts."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+from typing import Any, Optional
+
+
+class Applicability(str, enum.Enum):
+    """How safe a fix is to apply without review (Ruff's three levels)."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """A position in a file: 1-based row, 1-based column counted in characters."""
+
+    row: int
+    column: int
+
+    def to_json(self) -> dict[str, int]:
+        return {"row": self.row, "column": self.column}
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text between ``start`` and ``end`` with ``content``."""
+
+    content: str
+    start: Location
+    end: Location
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "content": self.content,
+            "location": self.start.to_json(),
+            "end_location": self.end.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A set of edits that together resolve one finding."""
+
+    applicability: Applicability
+    message: str
+    edits: tuple[Edit, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "applicability": self.applicability.value,
+            "message": self.message,
+            "edits": [edit.to_json() for edit in self.edits],
+        }
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What ``--verify`` measured for one finding."""
+
+    status: str  # confirmed | refuted | not reached | cpu-only | error
+    evidence: str = ""
+    device: Optional[str] = None
+    hits: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "evidence": self.evidence, "device": self.device, "hits": self.hits}
+
+
+# Codes that viewlint reports about the input itself rather than about tensors.
+# They cannot be deselected: a file we could not read is never silently skipped.
+SYNTAX_ERROR = "VL000"
+IO_ERROR = "VL001"
+INTERNAL_ERROR = "VL002"
+RESERVED_CODES = {
+    SYNTAX_ERROR: "syntax-error",
+    IO_ERROR: "io-error",
+    INTERNAL_ERROR: "internal-error",
+}
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding at one place in one file."""
+
+    path: str
+    code: str
+    name: str
+    message: str
+    start: Location
+    end: Location
+    fix: Optional[Fix] = None
+    noqa_row: Optional[int] = None
+    verdict: Optional[Verdict] = None
+    # Rows of the whole statement holding the finding: a `# noqa` on any of them applies.
+    statement_rows: tuple[int, int] = field(default=(0, 0), compare=False)
+
+    @property
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.start.row, self.start.column, self.code)
+
+    @property
+    def is_internal_error(self) -> bool:
+        return self.code == INTERNAL_ERROR
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None and bool(self.fix.edits)
+
+    def with_verdict(self, verdict: Verdict) -> "Diagnostic":
+        return replace(self, verdict=verdict)
+
+    def to_json(self, url_base: str = "https://viewlint.dev/rules/") -> dict[str, Any]:
+        """Ruff's JSON schema, plus ``verdict`` when ``--verify`` ran."""
+        data: dict[str, Any] = {
+            "code": self.code,
+            "name": self.name,
+            "message": self.message,
+            "filename": self.path,
+            "location": self.start.to_json(),
+            "end_location": self.end.to_json(),
+            "fix": self.fix.to_json() if self.fix else None,
+            "noqa_row": self.noqa_row,
+            "url": None if self.code in RESERVED_CODES else url_base + self.code,
+        }
+        if self.verdict is not None:
+            data["verdict"] = self.verdict.to_json()
+        return data
+
+    def to_cache(self) -> dict[str, Any]:
+        data = self.to_json()
+        data["statement_rows"] = list(self.statement_rows)
+        return data
+
+    @classmethod
+    def from_cache(cls, data: dict[str, Any]) -> "Diagnostic":
+        fix = None
+        if data["fix"] is not None:
+            fix = Fix(
+                applicability=Applicability(data["fix"]["applicability"]),
+                message=data["fix"]["message"],
+                edits=tuple(
+                    Edit(e["content"], Location(**e["location"]), Location(**e["end_location"]))
+                    for e in data["fix"]["edits"]
+                ),
+            )
+        return cls(
+            path=data["filename"],
+            code=data["code"],
+            name=data["name"],
+            message=data["message"],
+            start=Location(**data["location"]),
+            end=Location(**data["end_location"]),
+            fix=fix,
+            noqa_row=data["noqa_row"],
+            statement_rows=tuple(data.get("statement_rows", (0, 0))),  # type: ignore[arg-type]
+        )
