@@ -77,7 +77,8 @@ def resolve_selection(
     for code, rule in all_rules().items():
         if selectors is None:
             on = _specificity(code, chosen)
-            base_on = len(code) if rule.default_enabled else -1
+            # Default rules count as selected by `ALL`: any ignore prefix beats them, as in Ruff.
+            base_on = 0 if rule.default_enabled else -1
             on = max(on, base_on)
         else:
             on = _specificity(code, selectors + chosen)

@@ -1,0 +1,58 @@
+"""Shared helpers for the tests: run viewlint in-process or as a subprocess, and read fixtures."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9 ,]+)")
+
+
+def fixture_files() -> list[Path]:
+    return sorted(FIXTURES.glob("VL*/*.py"))
+
+
+def expected_findings(path: Path) -> set[tuple[int, str]]:
+    """(row, code) for every `# expect: CODE[, CODE]` marker in a fixture."""
+    found = set()
+    for row, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        match = EXPECT.search(line)
+        if match:
+            for code in match.group(1).replace(",", " ").split():
+                found.add((row, code))
+    return found
+
+
+def run_viewlint(*args: str, cwd: Path | None = None, input: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run the real `viewlint` command line in a subprocess."""
+    full_env = {**os.environ, **(env or {})}
+    full_env.pop("VIEWLINT_OUTPUT_FORMAT", None)
+    return subprocess.run(
+        [sys.executable, "-m", "viewlint", *args],
+        cwd=cwd or ROOT,
+        input=input,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=300,
+    )
+
+
+@pytest.fixture
+def lint_source():
+    """Lint a source string with every rule enabled; returns [(row, code, message)]."""
+    from viewlint.engine import lint_text
+    from viewlint.settings import Settings
+
+    def lint(source: str, select: tuple[str, ...] = ("ALL",), **settings) -> list[tuple[int, str, str]]:
+        diagnostics = lint_text(source, "snippet.py", Settings(select=select, **settings))
+        return [(d.start.row, d.code, d.message) for d in diagnostics]
+
+    return lint

@@ -1,0 +1,158 @@
+"""PyTorch semantics as tables: which operations return views, which may, which copy.
+
+Every rule asks these questions through the walker's facts; nothing else in
+viewlint should hard-code an operation name.
+"""
+
+from __future__ import annotations
+
+# Methods whose result is always a view of the receiver (same storage).
+VIEW_METHODS = frozenset(
+    {
+        "narrow", "select", "view", "view_as", "transpose", "permute", "t", "expand", "expand_as",
+        "squeeze", "unsqueeze", "unflatten", "diagonal", "unfold", "as_strided", "detach",
+        "movedim", "moveaxis", "swapaxes", "swapdims", "adjoint", "conj", "resolve_conj",
+        "resolve_neg", "indices", "values", "crow_indices", "col_indices", "align_to",
+        "refine_names", "rename", "view_as_real", "view_as_complex", "broadcast_to",
+    }
+)
+# Of those, the names that non-tensor objects commonly have too: trust them only on known tensors.
+AMBIGUOUS_VIEW_METHODS = frozenset(
+    {"select", "view", "expand", "squeeze", "indices", "values", "conj", "rename", "align_to", "adjoint"}
+)
+# Methods returning a tuple of views of the receiver.
+SEQUENCE_VIEW_METHODS = frozenset(
+    {"split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes"}
+)
+# `str.split` exists: `.split` is only a tensor split on a known tensor or with tensor-style arguments.
+AMBIGUOUS_SEQUENCE_METHODS = frozenset({"split"})
+# Attributes that are views of the tensor they are read from.
+VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag"})
+# Attributes that are views only when the receiver is a known tensor (`.data` is everywhere).
+AMBIGUOUS_VIEW_ATTRIBUTES = frozenset({"data"})
+
+# Methods that return the receiver itself (or a view of it) whenever they can, and copy otherwise.
+# Applied to a view, they do not give it its own storage: the false "ownership fixes".
+MAYBE_VIEW_METHODS = frozenset(
+    {
+        "reshape", "reshape_as", "flatten", "ravel", "contiguous", "to", "type", "type_as", "float", "half",
+        "bfloat16", "double", "int", "long", "short", "bool", "byte", "char", "cpu", "cuda",
+        "requires_grad_", "squeeze_", "unsqueeze_", "as_subclass", "pin_memory", "coalesce",
+    }
+)
+# Of those, the ones ``--fix`` and messages call "ownership fixes" (the others are casts).
+OWNERSHIP_FIX_METHODS = frozenset({"contiguous", "reshape", "reshape_as", "flatten", "to", "type", "float", "half", "bfloat16", "double", "cpu", "cuda"})
+MAYBE_VIEW_METHODS_NEED_TENSOR = frozenset({"to", "type", "float", "int", "bool", "cpu", "cuda", "long", "double", "half", "short", "byte", "char", "flatten", "ravel"})
+
+# torch.* functions returning a view of their first argument.
+VIEW_FUNCTIONS = frozenset(
+    {
+        "torch.narrow", "torch.select", "torch.transpose", "torch.permute", "torch.t", "torch.squeeze",
+        "torch.unsqueeze", "torch.diagonal", "torch.as_strided", "torch.detach", "torch.movedim",
+        "torch.moveaxis", "torch.swapaxes", "torch.swapdims", "torch.view_as_real", "torch.view_as_complex",
+        "torch.broadcast_to", "torch.unflatten", "torch.real", "torch.imag", "torch.adjoint",
+    }
+)
+# torch.* functions returning a tuple of views of their first argument.
+SEQUENCE_VIEW_FUNCTIONS = frozenset(
+    {"torch.split", "torch.chunk", "torch.unbind", "torch.tensor_split", "torch.hsplit", "torch.vsplit", "torch.dsplit"}
+)
+# torch.* functions that return their input (or a view of it) when they can.
+MAYBE_VIEW_FUNCTIONS = frozenset({"torch.reshape", "torch.flatten", "torch.ravel", "torch.as_tensor", "torch.asarray", "torch.from_numpy"})
+
+# Factories: a fresh, contiguous tensor. On the CPU unless a device is given.
+FACTORY_FUNCTIONS = frozenset(
+    {
+        "torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.rand", "torch.randn",
+        "torch.randint", "torch.randperm", "torch.arange", "torch.range", "torch.linspace", "torch.logspace",
+        "torch.eye", "torch.tensor", "torch.empty_strided", "torch.normal", "torch.bernoulli",
+        "torch.multinomial", "torch.tril_indices", "torch.triu_indices",
+    }
+)
+# `*_like` factories follow the input's strides (preserve_format): fresh, but not provably contiguous.
+LIKE_FACTORY_FUNCTIONS = frozenset(
+    {"torch.empty_like", "torch.zeros_like", "torch.ones_like", "torch.full_like", "torch.rand_like", "torch.randn_like", "torch.randint_like"}
+)
+# Functions whose result is a new, contiguous tensor.
+FRESH_CONTIGUOUS_FUNCTIONS = frozenset(
+    {
+        "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack",
+        "torch.matmul", "torch.mm", "torch.bmm", "torch.baddbmm", "torch.addmm", "torch.einsum",
+        "torch.nn.functional.linear", "torch.index_select", "torch.masked_select", "torch.nonzero",
+        "torch.argwhere", "torch.gather", "torch.take", "torch.repeat_interleave", "torch.outer",
+    }
+)
+# Functions returning a new tensor whose layout we do not claim (elementwise ops keep input strides).
+FRESH_FUNCTIONS = frozenset(
+    {
+        "torch.where", "torch.clone", "torch.exp", "torch.log", "torch.sigmoid", "torch.tanh", "torch.relu",
+        "torch.softmax", "torch.log_softmax", "torch.sum", "torch.mean", "torch.max", "torch.min",
+        "torch.abs", "torch.sqrt", "torch.rsqrt", "torch.add", "torch.sub", "torch.mul", "torch.div",
+        "torch.clamp", "torch.cumsum", "torch.argmax", "torch.argmin", "torch.argsort", "torch.sort",
+        "torch.topk", "torch.nn.functional.softmax", "torch.nn.functional.silu", "torch.nn.functional.gelu",
+        "torch.nn.functional.relu", "torch.nn.functional.pad", "torch.nn.functional.normalize",
+        "torch.nn.functional.scaled_dot_product_attention", "torch.nn.functional.embedding",
+        "torch.nn.functional.layer_norm", "torch.nn.functional.dropout", "torch.masked_fill", "torch.lerp",
+        "torch.maximum", "torch.minimum", "torch.pow", "torch.square", "torch.neg", "torch.bucketize",
+        "torch.searchsorted", "torch.unique", "torch.flip", "torch.roll", "torch.tile", "torch.cumprod",
+    }
+)
+# Tensor methods returning a new tensor (never a view of the receiver).
+FRESH_METHODS = frozenset(
+    {
+        "clone", "add", "sub", "mul", "div", "matmul", "mm", "bmm", "sum", "mean", "max", "min", "abs",
+        "exp", "log", "sqrt", "rsqrt", "pow", "softmax", "log_softmax", "sigmoid", "tanh", "relu", "neg",
+        "clamp", "clip", "masked_fill", "index_select", "index_copy", "index_put", "index_add", "index_fill",
+        "scatter", "scatter_add", "scatter_reduce", "gather", "repeat", "repeat_interleave", "cumsum",
+        "argmax", "argmin", "argsort", "nonzero", "masked_select", "flip", "roll", "norm", "prod", "std",
+        "var", "round", "floor", "ceil", "sign", "square", "lerp", "where", "new_empty", "new_zeros",
+        "new_ones", "new_full", "new_tensor", "sort", "topk", "unique", "cumprod", "float_power",
+        "fmod", "remainder", "logical_not", "logical_and", "logical_or", "eq", "ne", "lt", "le", "gt", "ge",
+        "isnan", "isinf", "isfinite", "any", "all", "sin", "cos", "reciprocal", "tril", "triu", "outer",
+    }
+)
+# Methods whose result is a new contiguous tensor whatever the receiver's layout.
+FRESH_CONTIGUOUS_METHODS = frozenset(
+    {"matmul", "mm", "bmm", "index_select", "masked_select", "nonzero", "repeat", "repeat_interleave", "gather", "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "outer"}
+)
+# Results that are Python scalars or lists (already on the host).
+HOST_VALUE_METHODS = frozenset({"item", "tolist", "numel", "dim", "ndimension", "element_size", "size", "stride", "storage_offset", "nelement", "is_contiguous", "data_ptr", "get_device"})
+# Index-producing results (always at least 1-D): an advanced index when used in [].
+INDEX_TENSOR_METHODS = frozenset({"nonzero", "argsort", "argwhere"})
+
+# In-place methods: a trailing underscore is PyTorch's convention; these dunder-free names qualify.
+NON_INPLACE_UNDERSCORE = frozenset({"_", "__"})
+# Out-of-place methods with an in-place twin (`name` -> `name_`), for discarded-result rules.
+HAS_INPLACE_TWIN = frozenset(
+    {
+        "index_copy", "index_put", "index_fill", "index_add", "masked_fill", "masked_scatter", "scatter",
+        "scatter_add", "scatter_reduce", "clamp", "clamp_min", "clamp_max", "add", "sub", "mul", "div",
+        "copy", "fill", "zero", "addcmul", "addcdiv", "lerp", "mul", "pow", "sqrt", "exp", "abs", "neg",
+        "sigmoid", "relu", "tanh", "floor", "round", "clip", "put", "baddbmm", "addmm", "masked_scatter",
+    }
+)
+
+TORCH_NN_INIT_PREFIX = "torch.nn.init."
+
+LONG_LIVED_NAME_PARTS = ("cache", "pool", "store", "registry", "memo")
+# Methods that store their argument in the receiver.
+STORING_METHODS = frozenset({"append", "appendleft", "extend", "insert", "add", "set", "put", "store", "setdefault", "update", "__setitem__", "push", "register"})
+# Of those, the ones only containers have: a `self.<attr>.append(v)` is a store whatever the attr is called.
+CONTAINER_ONLY_METHODS = frozenset({"append", "appendleft", "extend", "insert", "setdefault", "__setitem__"})
+# Calls that build an empty or filled container.
+CONTAINER_CONSTRUCTORS = frozenset(
+    {"dict", "list", "set", "OrderedDict", "defaultdict", "deque", "collections.OrderedDict", "collections.defaultdict", "collections.deque", "WeakValueDictionary", "weakref.WeakValueDictionary"}
+)
+
+
+def is_inplace_method(name: str) -> bool:
+    """PyTorch's in-place convention: ``add_``, ``copy_``, not ``__init__`` or ``_private``."""
+    return name.endswith("_") and not name.startswith("_") and name not in NON_INPLACE_UNDERSCORE
+
+
+def looks_long_lived(name: str, extra: tuple[str, ...] = ()) -> bool:
+    """A receiver named like a cache, pool, store, registry or memo (or a configured name)."""
+    lowered = name.lower()
+    if any(part in lowered for part in LONG_LIVED_NAME_PARTS):
+        return True
+    return any(lowered == e.lower() or lowered.endswith("." + e.lower()) for e in extra)

@@ -1,0 +1,975 @@
+"""The single pass over a module: tensor facts per function, in statement order, and rule dispatch.
+
+The walker keeps an environment (name -> Value) per function and a stack of contexts
+(function, class, loop, hot or cold block). Rules receive ``visit_<Node>``/``leave_<Node>``
+calls during the same walk and ask ``Facts`` what is known at that point.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
+
+import libcst as cst
+
+from viewlint.analysis import semantics as sem
+from viewlint.analysis.module_index import ModuleIndex, build_index, dotted_name
+from viewlint.analysis.values import (
+    HOST,
+    INT,
+    UNKNOWN,
+    UNKNOWN_TENSOR,
+    IndexKind,
+    Kind,
+    Provenance,
+    Value,
+    fresh,
+    merge,
+)
+from viewlint.settings import Settings
+
+if TYPE_CHECKING:
+    from viewlint.rule import Rule
+
+ADVANCED_INDEX = "advanced index"
+HOT_MARKER = re.compile(r"#\s*viewlint:\s*hot\b")
+COLD_FUNCTION_NAMES = ("__init__", "load_weights", "from_pretrained", "load_state_dict", "_load_from_state_dict", "setup", "build", "reset_parameters", "_init_weights", "init_weights", "__repr__", "extra_repr")
+HOT_FUNCTION_NAMES = ("forward", "__call__")
+
+
+@dataclass
+class Context:
+    """One level of the context stack."""
+
+    kind: str  # module | class | function | loop | block
+    name: str = ""
+    hot: bool = False
+    cold: bool = False
+    class_name: Optional[str] = None
+    node: Optional[cst.CSTNode] = None
+
+
+@dataclass
+class Report:
+    rule: "Rule"
+    node: cst.CSTNode
+    message: str
+    statement: Optional[cst.CSTNode]
+    fix_message: Optional[str] = None
+    edits: tuple[tuple[cst.CSTNode, str], ...] = ()
+    applicability: Any = None
+
+
+@dataclass
+class StoreEvent:
+    """A value entering a long-lived place (a container held by `self` or the module, a cache)."""
+
+    node: cst.CSTNode  # the Assign or Call that stores
+    value_node: cst.BaseExpression
+    value: Value
+    target: str  # e.g. "self.cache[...]", "cache.set(...)"
+
+
+class Facts:
+    """What is known at the walker's current position. Rules hold one and ask it questions."""
+
+    def __init__(self, module: cst.Module, settings: Settings, index: Optional[ModuleIndex] = None) -> None:
+        self.module = module
+        self.settings = settings
+        self.index = index or build_index(module)
+        self.reports: list[Report] = []
+        self.errors: list[tuple[str, str]] = []  # (rule code, message)
+        self._scopes: list[dict[str, Value]] = [{}]
+        self._contexts: list[Context] = [Context(kind="module")]
+        self._statements: list[cst.CSTNode] = []
+        self._if_snapshots: list[dict[str, Value]] = []
+        self._loop_snapshots: list[dict[str, Value]] = []
+        self._current_class: list[str] = []
+        self._hot_globs = tuple(settings.hot_functions)
+        self._name_reads: dict[str, int] = {}
+        self._function_reads: list[dict[str, list[cst.Name]]] = []
+        self._function_order: dict[int, int] = {}
+        self._order_stack: list[dict[int, int]] = []
+
+    # ------------------------------------------------------------------ reports
+    def report(self, rule: "Rule", node: cst.CSTNode, message: str, *, fix_message: Optional[str] = None,
+               edits: tuple[tuple[cst.CSTNode, str], ...] = (), applicability: Any = None) -> None:
+        statement = self._statements[-1] if self._statements else None
+        self.reports.append(Report(rule, node, message, statement, fix_message, edits, applicability))
+
+    # ------------------------------------------------------------------ names and text
+    def qualify(self, node: cst.BaseExpression) -> Optional[str]:
+        """Fully qualified name through import aliases: `t.split` -> `torch.split`."""
+        return self.index.qualify(node)
+
+    def source(self, node: cst.CSTNode) -> str:
+        """The source text of a node (as libcst prints it)."""
+        name = dotted_name(node) if isinstance(node, cst.BaseExpression) else None
+        return name if name is not None else self.module.code_for_node(node)
+
+    def short_source(self, node: cst.CSTNode, limit: int = 60) -> str:
+        text = " ".join(self.source(node).split())
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+
+    # ------------------------------------------------------------------ contexts
+    @property
+    def in_function(self) -> bool:
+        return any(c.kind == "function" for c in self._contexts)
+
+    @property
+    def function_name(self) -> Optional[str]:
+        for context in reversed(self._contexts):
+            if context.kind == "function":
+                return context.name
+        return None
+
+    @property
+    def class_name(self) -> Optional[str]:
+        return self._current_class[-1] if self._current_class else None
+
+    @property
+    def in_hot_path(self) -> bool:
+        """Inside a hot function (or a block marked hot), and not inside a known-cold place."""
+        hot = False
+        for context in self._contexts:
+            if context.cold:
+                hot = False
+            if context.hot:
+                hot = True
+        return hot and not self.in_cold_block
+
+    @property
+    def in_cold_block(self) -> bool:
+        # A cold block (logging guarded by an interval, `if __name__ == "__main__"`) silences what it holds.
+        seen_hot = False
+        for context in self._contexts:
+            if context.hot:
+                seen_hot = True
+            if context.cold and (context.kind == "block" or not seen_hot):
+                return True
+        return False
+
+    @property
+    def in_loop(self) -> bool:
+        for context in reversed(self._contexts):
+            if context.kind == "loop":
+                return True
+            if context.kind == "function":
+                return False
+        return False
+
+    # ------------------------------------------------------------------ environment
+    def lookup(self, name: str) -> Value:
+        for scope in reversed(self._scopes):
+            if name in scope:
+                return scope[name]
+        if name in self.settings.cpu_names:
+            return UNKNOWN_TENSOR.with_(cpu=True)
+        return UNKNOWN
+
+    def bind(self, name: str, value: Value) -> None:
+        self._scopes[-1][name] = value
+
+    def reads_after(self, name: str, node: cst.CSTNode) -> Optional[int]:
+        """How many times `name` is read later in the current function, or None if unknown."""
+        if not self._function_reads:
+            return None
+        reads = self._function_reads[-1].get(name, [])
+        return sum(1 for read in reads if read is not node and self._after(read, node))
+
+    def _after(self, read: cst.Name, node: cst.CSTNode) -> bool:
+        order = self._function_order
+        return order.get(id(read), -1) > order.get(id(node), 1 << 60)
+
+    # ------------------------------------------------------------------ values
+    def value_of(self, node: cst.BaseExpression) -> Value:
+        """The abstract value of an expression at the current position."""
+        try:
+            return self._evaluate(node, {})
+        except RecursionError:
+            return UNKNOWN
+
+    def _evaluate(self, node: cst.BaseExpression, local: dict[str, Value]) -> Value:
+        if isinstance(node, cst.Name):
+            if node.value in local:
+                return local[node.value]
+            if node.value in ("True", "False", "None"):
+                return HOST
+            return self.lookup(node.value)
+        if isinstance(node, cst.Integer):
+            return INT
+        if isinstance(node, (cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return HOST
+        if isinstance(node, cst.UnaryOperation):
+            operand = self._evaluate(node.expression, local)
+            if operand.kind is Kind.INT:
+                return INT
+            if operand.is_tensor:
+                if isinstance(node.operator, cst.BitInvert) and operand.bool_mask:
+                    return fresh(contiguous=operand.contiguous, cpu=operand.cpu, bool_mask=True)
+                return fresh(contiguous=operand.contiguous, cpu=operand.cpu)
+            return UNKNOWN
+        if isinstance(node, cst.BinaryOperation):
+            return self._binary(node, local)
+        if isinstance(node, cst.Comparison):
+            return self._comparison(node, local)
+        if isinstance(node, cst.BooleanOperation):
+            return UNKNOWN
+        if isinstance(node, cst.IfExp):
+            return merge(self._evaluate(node.body, local), self._evaluate(node.orelse, local))
+        if isinstance(node, cst.Attribute):
+            return self._attribute(node, local)
+        if isinstance(node, cst.Subscript):
+            return self._subscript(node, local)
+        if isinstance(node, cst.Call):
+            return self._call(node, local)
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            elements = tuple(self._evaluate(e.value, local) for e in node.elements if isinstance(e, cst.Element))
+            if isinstance(node, cst.List) and elements and all(e.kind is Kind.INT for e in elements):
+                return Value(kind=Kind.INT_LIST)
+            return Value(kind=Kind.WRAPPER, elements=elements, wrapper=type(node).__name__.lower())
+        if isinstance(node, cst.Dict):
+            elements = tuple(self._evaluate(e.value, local) for e in node.elements if isinstance(e, cst.DictElement))
+            return Value(kind=Kind.WRAPPER, elements=elements, wrapper="dict")
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            inner = self._comprehension_locals(node.for_in, local)
+            element = self._evaluate(node.elt, inner)
+            if isinstance(node, cst.ListComp) and element.kind is Kind.INT:
+                return Value(kind=Kind.INT_LIST)
+            return Value(kind=Kind.WRAPPER, elements=(element,), wrapper="list")
+        if isinstance(node, cst.DictComp):
+            inner = self._comprehension_locals(node.for_in, local)
+            return Value(kind=Kind.WRAPPER, elements=(self._evaluate(node.value, inner),), wrapper="dict")
+        if isinstance(node, cst.NamedExpr):
+            return self._evaluate(node.value, local)
+        if isinstance(node, cst.Ellipsis):
+            return HOST
+        return UNKNOWN
+
+    def _comprehension_locals(self, comp: cst.CompFor, local: dict[str, Value]) -> dict[str, Value]:
+        inner = dict(local)
+        current: Optional[cst.CompFor] = comp
+        while current is not None:
+            self._bind_target_into(current.target, self._iterate(current.iter, inner), inner)
+            current = current.inner_for_in
+        return inner
+
+    def _binary(self, node: cst.BinaryOperation, local: dict[str, Value]) -> Value:
+        left = self._evaluate(node.left, local)
+        right = self._evaluate(node.right, local)
+        if left.kind is Kind.INT and right.kind is Kind.INT:
+            return INT
+        if left.is_tensor or right.is_tensor:
+            if isinstance(node.operator, cst.MatrixMultiply):
+                return fresh(contiguous=True, cpu=left.cpu and right.cpu)
+            operands = [v for v in (left, right) if v.is_tensor]
+            scalars_ok = all(v.is_tensor or v.kind in (Kind.INT, Kind.HOST) for v in (left, right))
+            # Elementwise results follow the inputs' strides: contiguous only when every tensor input is.
+            contiguous = True if scalars_ok and all(v.contiguous for v in operands) else None
+            mask = isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)) and all(v.bool_mask for v in operands)
+            cpu = all(v.cpu for v in operands) and scalars_ok
+            return fresh(contiguous=contiguous, cpu=cpu, bool_mask=mask)
+        return UNKNOWN
+
+    def _comparison(self, node: cst.Comparison, local: dict[str, Value]) -> Value:
+        operands = [self._evaluate(node.left, local)] + [self._evaluate(c.comparator, local) for c in node.comparisons]
+        if any(isinstance(c.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)) for c in node.comparisons):
+            return HOST
+        tensors = [v for v in operands if v.is_tensor]
+        if tensors:
+            return fresh(contiguous=None, cpu=all(v.cpu for v in tensors), bool_mask=True)
+        return UNKNOWN
+
+    def _attribute(self, node: cst.Attribute, local: dict[str, Value]) -> Value:
+        name = dotted_name(node)
+        if name is not None:
+            head = name.split(".")[0]
+            if name in local:
+                return local[name]
+            bound = self.lookup(name) if head == "self" else UNKNOWN
+            if bound is not UNKNOWN:
+                return bound
+        attr = node.attr.value
+        receiver = self._evaluate(node.value, local)
+        if attr in ("shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "grad_fn", "layout"):
+            return HOST
+        if attr in sem.VIEW_ATTRIBUTES and (receiver.is_tensor or attr in ("T", "mT", "mH")):
+            return self._view_of(node.value, receiver, "." + attr)
+        if attr in sem.AMBIGUOUS_VIEW_ATTRIBUTES and receiver.is_tensor:
+            return self._view_of(node.value, receiver, "." + attr)
+        if name is not None and name.startswith("self.") and name.count(".") == 1:
+            if attr in ("weight", "bias") or attr.endswith(("_weight", "_bias", "_proj")):
+                return UNKNOWN_TENSOR.with_(is_parameter=True)
+        if receiver.is_tensor and attr == "grad":
+            return Value(kind=Kind.TENSOR)
+        return UNKNOWN
+
+    def _view_of(self, base_node: cst.BaseExpression, base: Value, origin: str) -> Value:
+        if base.is_view or base.is_maybe_view_of_view:
+            root = base.base
+        else:
+            root = self.short_source(base_node)
+        return Value(kind=Kind.TENSOR, provenance=Provenance.VIEW, base=root, origin=origin,
+                     contiguous=None, cpu=base.cpu, is_parameter=base.is_parameter)
+
+    def index_kind(self, node: cst.Subscript, local: Optional[dict[str, Value]] = None) -> IndexKind:
+        """Basic (the result is a view) or advanced (a gathered copy), or unknown."""
+        local = local or {}
+        kinds = [self._element_index_kind(e, node, local) for e in node.slice]
+        if IndexKind.ADVANCED in kinds:
+            return IndexKind.ADVANCED
+        if IndexKind.UNKNOWN in kinds:
+            return IndexKind.UNKNOWN
+        return IndexKind.BASIC
+
+    def _element_index_kind(self, element: cst.SubscriptElement, subscript: cst.Subscript, local: dict[str, Value]) -> IndexKind:
+        index = element.slice
+        if isinstance(index, cst.Slice):
+            return IndexKind.BASIC
+        return self._expression_index_kind(index.value, subscript, local)
+
+    def _expression_index_kind(self, expr: cst.BaseExpression, subscript: cst.Subscript, local: dict[str, Value]) -> IndexKind:
+        if isinstance(expr, (cst.Integer, cst.Ellipsis)):
+            return IndexKind.BASIC
+        if isinstance(expr, cst.Name) and expr.value in ("None", "True", "False"):
+            return IndexKind.BASIC
+        if isinstance(expr, (cst.List, cst.ListComp)):
+            return IndexKind.ADVANCED
+        if isinstance(expr, cst.Tuple):
+            kinds = [self._expression_index_kind(e.value, subscript, local) for e in expr.elements]
+            if IndexKind.ADVANCED in kinds:
+                return IndexKind.ADVANCED
+            return IndexKind.UNKNOWN if IndexKind.UNKNOWN in kinds else IndexKind.BASIC
+        if isinstance(expr, cst.Comparison):
+            # `x[x > 0]`: a comparison that involves a tensor (or the indexed value itself) is a mask.
+            value = self._evaluate(expr, local)
+            if value.bool_mask:
+                return IndexKind.ADVANCED
+            operands = [expr.left] + [c.comparator for c in expr.comparisons]
+            if any(o.deep_equals(subscript.value) for o in operands):
+                return IndexKind.ADVANCED
+            return IndexKind.UNKNOWN
+        value = self._evaluate(expr, local)
+        if value.kind is Kind.INT or value.kind is Kind.HOST:
+            return IndexKind.BASIC
+        if value.kind is Kind.INT_LIST:
+            return IndexKind.ADVANCED
+        if value.is_tensor:
+            if value.zero_dim:
+                return IndexKind.BASIC  # a 0-dim tensor index is a select, not a gather
+            if value.zero_dim is False or value.bool_mask or value.index_like:
+                return IndexKind.ADVANCED
+            return IndexKind.UNKNOWN
+        if value.kind is Kind.TENSOR_SEQUENCE:
+            return IndexKind.ADVANCED  # torch.where(c) / nonzero(as_tuple=True)
+        return IndexKind.UNKNOWN
+
+    def _subscript(self, node: cst.Subscript, local: dict[str, Value]) -> Value:
+        receiver = self._evaluate(node.value, local)
+        if receiver.kind in (Kind.TENSOR_SEQUENCE, Kind.WRAPPER):
+            single = len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
+            if receiver.kind is Kind.TENSOR_SEQUENCE:
+                if single:
+                    return receiver.elements[0] if receiver.elements else UNKNOWN
+                return receiver  # a slice of a split result is still a tuple of views
+            if single and receiver.elements and all(e == receiver.elements[0] for e in receiver.elements):
+                return receiver.elements[0]
+            return UNKNOWN
+        kind = self.index_kind(node, local)
+        tensor_like = receiver.is_tensor or self._tensor_style_index(node)
+        if not tensor_like:
+            return UNKNOWN
+        if kind is IndexKind.BASIC:
+            return self._view_of(node.value, receiver, "[" + self.short_source(node, 200).split("[", 1)[-1])
+        if kind is IndexKind.ADVANCED:
+            # A gathered copy: it owns its storage; `origin`/`base` say where it was gathered from.
+            return fresh(contiguous=True, cpu=receiver.cpu, origin=ADVANCED_INDEX, base=self.short_source(node.value))
+        return Value(kind=Kind.TENSOR, cpu=receiver.cpu)
+
+    @staticmethod
+    def _tensor_style_index(node: cst.Subscript) -> bool:
+        """`x[:, 0]`, `x[..., None]`: multi-dimensional indexing that lists and dicts do not accept."""
+        if len(node.slice) < 2:
+            element = node.slice[0].slice if node.slice else None
+            return isinstance(element, cst.Index) and isinstance(element.value, cst.Ellipsis)
+        return any(
+            isinstance(e.slice, cst.Slice)
+            or (isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.Ellipsis,)))
+            or (isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Name) and e.slice.value.value == "None")
+            for e in node.slice
+        )
+
+    def _call(self, node: cst.Call, local: dict[str, Value]) -> Value:
+        func = node.func
+        qualified = self.qualify(func)
+        if qualified is not None and (qualified.startswith("torch.") or qualified.startswith("numpy.")):
+            return self._torch_function(node, qualified, local)
+        if isinstance(func, cst.Attribute):
+            return self._method(node, func, local)
+        if isinstance(func, cst.Name):
+            name = func.value
+            if name in ("len", "int", "range", "sum", "max", "min", "round", "abs", "ord", "hash"):
+                return INT if name != "range" else Value(kind=Kind.HOST)
+            if name in ("float", "bool", "str", "repr", "isinstance", "print", "id"):
+                return HOST
+            if name in ("list", "tuple", "dict", "set", "OrderedDict"):
+                elements = tuple(self._evaluate(a.value, local) for a in node.args)
+                if name in ("list", "tuple") and len(elements) == 1 and elements[0].kind in (Kind.TENSOR_SEQUENCE, Kind.WRAPPER):
+                    return elements[0]
+                return Value(kind=Kind.WRAPPER, elements=elements, wrapper=name)
+            if name == "replace" or qualified in ("dataclasses.replace", "copy.copy"):
+                return self._wrapper(node, name, local)
+            cls = self.index.classes.get(name)
+            if (cls is not None and not cls.is_module) or (cls is None and name[:1].isupper() and name not in self.index.aliases):
+                return self._wrapper(node, name, local)
+            if cls is None and name[:1].isupper():
+                target = self.index.aliases.get(name, "")
+                if not target.startswith("torch"):
+                    return self._wrapper(node, name, local)
+        return UNKNOWN
+
+    def _wrapper(self, node: cst.Call, name: str, local: dict[str, Value]) -> Value:
+        elements = tuple(self._evaluate(a.value, local) for a in node.args)
+        return Value(kind=Kind.WRAPPER, elements=elements, wrapper=name)
+
+    def _first_arg(self, node: cst.Call) -> Optional[cst.BaseExpression]:
+        for arg in node.args:
+            if arg.keyword is None and arg.star == "":
+                return arg.value
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value in ("input", "self", "tensor", "x"):
+                return arg.value
+        return None
+
+    @staticmethod
+    def _keyword(node: cst.Call, name: str) -> Optional[cst.Arg]:
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == name:
+                return arg
+        return None
+
+    def _torch_function(self, node: cst.Call, qualified: str, local: dict[str, Value]) -> Value:
+        first = self._first_arg(node)
+        first_value = self._evaluate(first, local) if first is not None else UNKNOWN
+        has_device = self._keyword(node, "device") is not None
+        if qualified in sem.SEQUENCE_VIEW_FUNCTIONS and first is not None:
+            element = self._view_of(first, first_value, qualified)
+            return Value(kind=Kind.TENSOR_SEQUENCE, elements=(element,), origin=qualified)
+        if qualified in sem.VIEW_FUNCTIONS and first is not None:
+            return self._view_of(first, first_value, qualified)
+        if qualified in sem.MAYBE_VIEW_FUNCTIONS and first is not None:
+            return self._maybe_view(first_value, qualified, cpu=first_value.cpu or qualified == "torch.from_numpy")
+        if qualified in ("torch.where",) and len([a for a in node.args if a.keyword is None]) == 1:
+            return Value(kind=Kind.TENSOR_SEQUENCE, elements=(fresh(contiguous=True, index_like=True, zero_dim=False),))
+        if qualified == "torch.nonzero" and self._keyword(node, "as_tuple") is not None:
+            return Value(kind=Kind.TENSOR_SEQUENCE, elements=(fresh(contiguous=True, index_like=True, zero_dim=False),))
+        if qualified in sem.FACTORY_FUNCTIONS:
+            zero_dim: Optional[bool] = None
+            if qualified == "torch.tensor" and first is not None:
+                zero_dim = not isinstance(first, (cst.List, cst.Tuple, cst.ListComp))
+                if isinstance(first, (cst.Integer, cst.Float)):
+                    zero_dim = True
+            elif qualified in ("torch.arange", "torch.randperm", "torch.linspace"):
+                zero_dim = False
+            index_like = qualified in ("torch.arange", "torch.randperm", "torch.tril_indices", "torch.triu_indices") or (
+                qualified == "torch.tensor" and zero_dim is False and isinstance(first, (cst.List, cst.ListComp))
+            )
+            return fresh(contiguous=True, cpu=not has_device, zero_dim=zero_dim, index_like=index_like)
+        if qualified in sem.LIKE_FACTORY_FUNCTIONS:
+            return fresh(contiguous=first_value.contiguous if not has_device else None, cpu=first_value.cpu and not has_device)
+        if qualified in sem.FRESH_CONTIGUOUS_FUNCTIONS:
+            index_like = qualified in ("torch.nonzero", "torch.argwhere")
+            return fresh(contiguous=True, index_like=index_like, zero_dim=False if index_like else None)
+        if qualified in sem.FRESH_FUNCTIONS:
+            index_like = qualified in ("torch.argsort",)
+            return fresh(contiguous=None, index_like=index_like)
+        if qualified.startswith("numpy.") and qualified.split(".")[-1] in ("array", "arange", "asarray", "nonzero", "where", "argsort"):
+            return Value(kind=Kind.INT_LIST)  # a numpy array index gathers like a list
+        return UNKNOWN
+
+    def _maybe_view(self, receiver: Value, op: str, cpu: bool) -> Value:
+        if receiver.is_view or receiver.is_maybe_view_of_view:
+            return Value(kind=Kind.TENSOR, provenance=Provenance.MAYBE_VIEW, base=receiver.base,
+                         origin=receiver.origin, ownership_op=receiver.ownership_op or op, cpu=cpu,
+                         is_parameter=receiver.is_parameter)
+        if receiver.is_fresh:
+            # On a tensor that owns its storage, "maybe the same storage" still owns it.
+            return fresh(contiguous=True if op.endswith("contiguous") else receiver.contiguous, cpu=cpu,
+                         zero_dim=receiver.zero_dim, bool_mask=receiver.bool_mask, index_like=receiver.index_like)
+        if receiver.is_tensor:
+            return Value(kind=Kind.TENSOR, provenance=Provenance.UNKNOWN, cpu=cpu,
+                         contiguous=True if op.endswith("contiguous") else None, is_parameter=receiver.is_parameter)
+        return Value(kind=Kind.TENSOR, provenance=Provenance.UNKNOWN, cpu=cpu, contiguous=True if op.endswith("contiguous") else None)
+
+    def _method(self, node: cst.Call, func: cst.Attribute, local: dict[str, Value]) -> Value:
+        method = func.attr.value
+        receiver_node = func.value
+        # Calls on module names (`np.foo`, `os.path.join`) are not tensor methods.
+        receiver = self._evaluate(receiver_node, local)
+        if isinstance(receiver_node, cst.Name) and receiver_node.value in self.index.aliases and not receiver.is_tensor:
+            return UNKNOWN
+        tensor = receiver.is_tensor
+        if method in sem.SEQUENCE_VIEW_METHODS:
+            if tensor or method not in sem.AMBIGUOUS_SEQUENCE_METHODS or self._tensor_split_arguments(node):
+                element = self._view_of(receiver_node, receiver, "." + method + "()")
+                return Value(kind=Kind.TENSOR_SEQUENCE, elements=(element,), origin="." + method)
+            return UNKNOWN
+        if method in sem.VIEW_METHODS:
+            if method == "view" and node.args and self._is_dtype_argument(node.args[0].value):
+                return self._view_of(receiver_node, receiver, ".view(dtype)")
+            if tensor or method not in sem.AMBIGUOUS_VIEW_METHODS:
+                if method == "t" and node.args:
+                    return UNKNOWN
+                return self._view_of(receiver_node, receiver, "." + method + "()")
+            return UNKNOWN
+        if method in sem.MAYBE_VIEW_METHODS:
+            if tensor or method not in sem.MAYBE_VIEW_METHODS_NEED_TENSOR:
+                cpu = method == "cpu" or (receiver.cpu and method not in ("cuda",) and not (method == "to" and node.args))
+                if method == "to" and node.args and self._is_cpu_device(node.args[0].value):
+                    cpu = True
+                return self._maybe_view(receiver, "." + method + "()", cpu)
+            return UNKNOWN
+        if method in sem.HOST_VALUE_METHODS:
+            return INT if method in ("item", "numel", "dim", "ndimension", "element_size", "nelement", "storage_offset", "get_device") or (method == "size" and node.args) else HOST
+        if method == "clone":
+            memory_format = self._keyword(node, "memory_format")
+            contiguous = True if memory_format is not None and "contiguous_format" in self.source(memory_format.value) else receiver.contiguous
+            if not tensor and receiver.kind is not Kind.UNKNOWN:
+                return UNKNOWN
+            return fresh(contiguous=contiguous, cpu=receiver.cpu, zero_dim=receiver.zero_dim, bool_mask=receiver.bool_mask, index_like=receiver.index_like)
+        if tensor and method in sem.FRESH_METHODS:
+            contiguous = True if method in sem.FRESH_CONTIGUOUS_METHODS else None
+            index_like = method in sem.INDEX_TENSOR_METHODS
+            bool_mask = method in ("eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "logical_not", "logical_and", "logical_or")
+            if method == "nonzero" and self._keyword(node, "as_tuple") is not None:
+                return Value(kind=Kind.TENSOR_SEQUENCE, elements=(fresh(contiguous=True, index_like=True, zero_dim=False),))
+            return fresh(contiguous=contiguous, cpu=receiver.cpu, index_like=index_like, bool_mask=bool_mask,
+                         zero_dim=False if index_like else None)
+        if tensor and sem.is_inplace_method(method):
+            return receiver  # in-place methods return self
+        if method in ("nonzero", "argsort") and not tensor and receiver.kind is Kind.UNKNOWN:
+            return Value(kind=Kind.TENSOR, provenance=Provenance.FRESH, index_like=True, zero_dim=False, contiguous=True)
+        return UNKNOWN
+
+    def _is_dtype_argument(self, node: cst.BaseExpression) -> bool:
+        qualified = self.qualify(node) or ""
+        return qualified.startswith("torch.") and qualified.split(".")[-1] in {
+            "float32", "float16", "bfloat16", "float", "half", "int8", "uint8", "int32", "int64", "int16", "float64", "double", "long", "int", "bool", "float8_e4m3fn", "float8_e5m2", "complex64",
+        }
+
+    @staticmethod
+    def _is_cpu_device(node: cst.BaseExpression) -> bool:
+        return isinstance(node, cst.SimpleString) and node.value.strip("'\"") == "cpu"
+
+    @staticmethod
+    def _tensor_split_arguments(node: cst.Call) -> bool:
+        """`.split(100)`, `.split([3, 4], dim=0)`, `.split(sizes, dim=-1)`: a tensor split, not `str.split`."""
+        positional = [a for a in node.args if a.keyword is None]
+        if any(a.keyword is not None and a.keyword.value in ("dim", "split_size", "split_size_or_sections") for a in node.args):
+            return True
+        if positional and isinstance(positional[0].value, (cst.Integer, cst.List)):
+            if isinstance(positional[0].value, cst.List):
+                return all(isinstance(e.value, (cst.Integer, cst.Name)) for e in positional[0].value.elements)
+            return True
+        if len(positional) == 2 and isinstance(positional[1].value, (cst.Integer, cst.UnaryOperation)):
+            return True  # .split(size, dim)
+        return False
+
+    def _iterate(self, node: cst.BaseExpression, local: dict[str, Value]) -> Value:
+        """The value of each item when iterating over `node`."""
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+            name = node.func.value
+            if name == "range":
+                return INT
+            if name == "enumerate" and node.args:
+                return Value(kind=Kind.WRAPPER, elements=(INT, self._iterate(node.args[0].value, local)), wrapper="tuple")
+            if name == "zip":
+                return Value(kind=Kind.WRAPPER, elements=tuple(self._iterate(a.value, local) for a in node.args), wrapper="tuple")
+            if name in ("reversed", "sorted", "list", "tuple", "iter") and node.args:
+                return self._iterate(node.args[0].value, local)
+        value = self._evaluate(node, local)
+        if value.kind is Kind.TENSOR_SEQUENCE:
+            return value.elements[0] if value.elements else UNKNOWN
+        if value.kind is Kind.INT_LIST:
+            return INT
+        if value.is_tensor:
+            # Iterating a tensor yields views of its rows.
+            return self._view_of(node, value, "iteration")
+        if value.kind is Kind.WRAPPER and value.elements and all(e == value.elements[0] for e in value.elements):
+            return value.elements[0]
+        return UNKNOWN
+
+    # ------------------------------------------------------------------ binding
+    def _bind_target_into(self, target: cst.BaseExpression, value: Value, scope: dict[str, Value]) -> None:
+        if isinstance(target, cst.Name):
+            scope[target.value] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = [e for e in target.elements]
+            for i, element in enumerate(elements):
+                if isinstance(element, cst.StarredElement):
+                    item = value if value.kind is Kind.TENSOR_SEQUENCE else UNKNOWN
+                    self._bind_target_into(element.value, item, scope)
+                    continue
+                if value.kind is Kind.TENSOR_SEQUENCE:
+                    item = value.elements[0] if value.elements else UNKNOWN
+                elif value.kind is Kind.WRAPPER and value.wrapper in ("tuple", "list") and len(value.elements) == len(elements):
+                    item = value.elements[i]
+                else:
+                    item = UNKNOWN
+                self._bind_target_into(element.value, item, scope)
+        elif isinstance(target, cst.Attribute):
+            name = dotted_name(target)
+            if name is not None and name.startswith("self."):
+                scope[name] = value
+
+    def bind_target(self, target: cst.BaseExpression, value: Value) -> None:
+        self._bind_target_into(target, value, self._scopes[-1])
+
+    def _invalidate_attributes(self) -> None:
+        """A call may change anything held in self.<attr>: forget those facts."""
+        scope = self._scopes[-1]
+        for key in [k for k in scope if k.startswith("self.")]:
+            del scope[key]
+
+    # ------------------------------------------------------------------ stores into long-lived places
+    def is_long_lived_container(self, node: cst.BaseExpression) -> bool:
+        """`self.<attr>` known to be a container, a module-level container, or a cache-named receiver."""
+        name = dotted_name(node)
+        if name is None:
+            return False
+        if name.startswith("self.") and name.count(".") == 1:
+            info = self.index.classes.get(self.class_name or "")
+            if info is not None and name[5:] in info.container_attributes:
+                return True
+        if "." not in name and name in self.index.module_containers and not self._is_local(name):
+            return True
+        return False
+
+    def _is_local(self, name: str) -> bool:
+        return len(self._scopes) > 1 and name in self._scopes[-1]
+
+    def _long_lived_receiver(self, node: cst.BaseExpression, method: str) -> bool:
+        name = dotted_name(node)
+        if name is None:
+            return False
+        if self.is_long_lived_container(node):
+            return True
+        if method in sem.CONTAINER_ONLY_METHODS:
+            # Only containers have these: any self-held or module-level receiver is long-lived.
+            if name.startswith("self.") or (name in self.index.module_names and not self._is_local(name)):
+                return True
+        if sem.looks_long_lived(name.split(".")[-1], self.settings.long_lived_names):
+            # A receiver named like a cache/pool/store/registry keeps what it is given,
+            # unless it is a container built in this function (it dies with the function).
+            return not self._is_local_container(name)
+        return False
+
+    def _is_local_container(self, name: str) -> bool:
+        """A name bound in this function to a container literal: it dies with the function."""
+        if "." in name or not self._is_local(name):
+            return False
+        value = self._scopes[-1].get(name, UNKNOWN)
+        return value.kind is Kind.WRAPPER
+
+    def store_events(self, node: cst.CSTNode) -> list[StoreEvent]:
+        """The values that `node` (an Assign or a Call) puts into a long-lived place."""
+        events: list[StoreEvent] = []
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                t = target.target
+                if isinstance(t, cst.Subscript) and self.is_long_lived_container(t.value):
+                    events.append(StoreEvent(node, node.value, self.value_of(node.value), self.short_source(t.value) + "[...]"))
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            method = node.func.attr.value
+            receiver = node.func.value
+            if method in sem.STORING_METHODS and self._long_lived_receiver(receiver, method):
+                for arg in node.args:
+                    events.append(StoreEvent(node, arg.value, self.value_of(arg.value), f"{self.short_source(receiver)}.{method}(...)"))
+            else:
+                events.extend(self._summary_store_events(node, method, receiver))
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+            name = node.func.value
+            positions = self.index.retaining_functions.get(name)
+            if positions is not None:
+                keywords = self.index.retaining_function_keywords.get(name, set())
+                events.extend(self._arguments_at(node, positions, keywords, f"{name}(...)"))
+        return events
+
+    def _summary_store_events(self, node: cst.Call, method: str, receiver: cst.BaseExpression) -> list[StoreEvent]:
+        """Calls of methods (of classes in this module) whose body keeps an argument in a long-lived place."""
+        class_name: Optional[str] = None
+        name = dotted_name(receiver)
+        if name == "self":
+            class_name = self.class_name
+        elif name is not None and name.startswith("self.") and name.count(".") == 1:
+            info = self.index.classes.get(self.class_name or "")
+            class_name = info.attribute_classes.get(name[5:]) if info else None
+        elif name is not None and "." not in name:
+            class_name = self.index.module_instances.get(name)
+        if class_name is None:
+            return []
+        info = self.index.classes.get(class_name)
+        if info is None or method not in info.retaining_methods:
+            return []
+        return self._arguments_at(node, info.retaining_methods[method], info.retaining_keywords.get(method, set()),
+                                  f"{self.short_source(receiver)}.{method}(...)")
+
+    def _arguments_at(self, node: cst.Call, positions: set[int], keywords: set[str], target: str) -> list[StoreEvent]:
+        events = []
+        positional = [a for a in node.args if a.keyword is None and a.star == ""]
+        for i, arg in enumerate(positional):
+            if i in positions:
+                events.append(StoreEvent(node, arg.value, self.value_of(arg.value), target))
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value in keywords:
+                events.append(StoreEvent(node, arg.value, self.value_of(arg.value), target))
+        return events
+
+    # ------------------------------------------------------------------ walking hooks (called by Walker)
+    def enter_module(self, node: cst.Module) -> None:
+        reads, order = _collect_reads(node)
+        self._function_reads.append(reads)
+        self._function_order = order
+
+    def enter_function(self, node: cst.FunctionDef) -> None:
+        name = node.name.value
+        hot = self._is_hot_function(node)
+        cold = name in COLD_FUNCTION_NAMES or name.startswith("test_") or name.startswith("_init")
+        self._contexts.append(Context(kind="function", name=name, hot=hot and not cold, cold=cold, class_name=self.class_name, node=node))
+        scope: dict[str, Value] = {}
+        for param in list(node.params.posonly_params) + list(node.params.params) + list(node.params.kwonly_params):
+            scope[param.name.value] = self._parameter_value(param)
+        self._scopes.append(scope)
+        reads, order = _collect_reads(node)
+        self._function_reads.append(reads)
+        self._order_stack.append(self._function_order)
+        self._function_order = order
+
+    def leave_function(self, node: cst.FunctionDef) -> None:
+        self._contexts.pop()
+        self._scopes.pop()
+        self._function_reads.pop()
+        self._function_order = self._order_stack.pop()
+
+    def _parameter_value(self, param: cst.Param) -> Value:
+        annotation = param.annotation.annotation if param.annotation is not None else None
+        if annotation is None:
+            return UNKNOWN
+        if isinstance(annotation, cst.Subscript):
+            container = (dotted_name(annotation.value) or "").split(".")[-1]
+            item = annotation.slice[0].slice if len(annotation.slice) == 1 else None
+            if container in ("list", "List", "Sequence") and isinstance(item, cst.Index) and dotted_name(item.value) == "int":
+                return Value(kind=Kind.INT_LIST)
+            return UNKNOWN
+        qualified = self.qualify(annotation) or dotted_name(annotation) or ""
+        if qualified in ("torch.Tensor", "Tensor", "torch.nn.Parameter"):
+            return UNKNOWN_TENSOR
+        if qualified in ("int",):
+            return INT
+        if qualified in ("str", "float", "bool"):
+            return HOST
+        return UNKNOWN
+
+    def _is_hot_function(self, node: cst.FunctionDef) -> bool:
+        name = node.name.value
+        if self.class_name is not None and self._contexts[-1].kind == "class":
+            if name in HOT_FUNCTION_NAMES or name.startswith("forward_") or name.startswith("_forward"):
+                return True
+        for decorator in node.decorators:
+            expr = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+            qualified = self.qualify(expr) or dotted_name(expr) or ""
+            if qualified in ("torch.compile", "torch.jit.script", "torch.jit.trace", "torch.compiler.compile") or qualified.endswith((".compile", ".jit.script")) and "torch" in qualified:
+                return True
+        if any(fnmatch.fnmatchcase(name, glob) for glob in self._hot_globs):
+            return True
+        return self._has_hot_marker(node)
+
+    @staticmethod
+    def _has_hot_marker(node: cst.CSTNode) -> bool:
+        lines = getattr(node, "leading_lines", ())
+        for line in lines:
+            if line.comment is not None and HOT_MARKER.search(line.comment.value):
+                return True
+        body = getattr(node, "body", None)
+        header = getattr(body, "header", None)
+        if header is not None and header.comment is not None and HOT_MARKER.search(header.comment.value):
+            return True
+        return False
+
+    def enter_class(self, node: cst.ClassDef) -> None:
+        self._current_class.append(node.name.value)
+        self._contexts.append(Context(kind="class", name=node.name.value, node=node))
+        self._scopes.append({})
+
+    def leave_class(self, node: cst.ClassDef) -> None:
+        self._current_class.pop()
+        self._contexts.pop()
+        self._scopes.pop()
+
+    def enter_loop(self, node: cst.CSTNode) -> None:
+        self._contexts.append(Context(kind="loop", node=node, hot=self._has_hot_marker(node)))
+        self._loop_snapshots.append(dict(self._scopes[-1]))
+        if isinstance(node, cst.For):
+            self.bind_target(node.target, self._iterate(node.iter, {}))
+
+    def leave_loop(self, node: cst.CSTNode) -> None:
+        self._contexts.pop()
+        before = self._loop_snapshots.pop()
+        self._scopes[-1] = _merge_scopes(before, self._scopes[-1])
+
+    def enter_if(self, node: cst.If) -> None:
+        cold = self._is_cold_condition(node.test)
+        self._contexts.append(Context(kind="block", node=node, cold=cold, hot=self._has_hot_marker(node)))
+        self._if_snapshots.append(dict(self._scopes[-1]))
+
+    def if_body_done(self, node: cst.If) -> None:
+        # Keep the body's result and restart from the state before the `if` for the else branch.
+        before = self._if_snapshots[-1]
+        self._if_snapshots[-1] = self._scopes[-1]
+        self._scopes[-1] = dict(before)
+        self._contexts[-1].cold = False  # the else branch of a cold guard is not cold
+
+    def leave_if(self, node: cst.If) -> None:
+        self._contexts.pop()
+        after_body = self._if_snapshots.pop()
+        self._scopes[-1] = _merge_scopes(after_body, self._scopes[-1])
+
+    def _is_cold_condition(self, test: cst.BaseExpression) -> bool:
+        """`if __name__ == "__main__":` and logging guarded by an interval (`if step % 100 == 0:`)."""
+        text = self.module.code_for_node(test)
+        if "__name__" in text and "__main__" in text:
+            return True
+        if isinstance(test, cst.Comparison) and isinstance(test.left, cst.BinaryOperation) and isinstance(test.left.operator, cst.Modulo):
+            return True
+        lowered = text.lower()
+        return any(word in lowered for word in ("log_interval", "logging_steps", "print_freq", "log_every", "debug", "verbose", "should_log"))
+
+    def push_statement(self, node: cst.CSTNode) -> None:
+        self._statements.append(node)
+
+    def pop_statement(self) -> None:
+        self._statements.pop()
+
+    def after_assign(self, node: cst.BaseSmallStatement) -> None:
+        if isinstance(node, cst.Assign):
+            value = self.value_of(node.value)
+            for target in node.targets:
+                self.bind_target(target.target, value)
+        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+            self.bind_target(node.target, self.value_of(node.value))
+        elif isinstance(node, cst.AugAssign):
+            if isinstance(node.target, cst.Name):
+                old = self.lookup(node.target.value)
+                if old.is_tensor:
+                    return  # `x += y` on a tensor is in place: x keeps its storage
+                self.bind_target(node.target, UNKNOWN)
+
+
+def _merge_scopes(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
+    merged: dict[str, Value] = {}
+    for key in set(a) | set(b):
+        if key in a and key in b:
+            merged[key] = merge(a[key], b[key])
+        else:
+            merged[key] = UNKNOWN
+    return merged
+
+
+class _ReadCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.reads: dict[str, list[cst.Name]] = {}
+        self.order: dict[int, int] = {}
+        self.counter = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.counter += 1
+        self.order[id(node)] = self.counter
+        if isinstance(node, cst.Name):
+            self.reads.setdefault(node.value, []).append(node)
+        return True
+
+
+def _collect_reads(fn: cst.CSTNode) -> tuple[dict[str, list[cst.Name]], dict[int, int]]:
+    collector = _ReadCollector()
+    (fn.body if isinstance(fn, cst.FunctionDef) else fn).visit(collector)
+    return collector.reads, collector.order
+
+
+class Walker(cst.CSTVisitor):
+    """Walks a module once: updates Facts and calls each rule's visit_/leave_ methods."""
+
+    def __init__(self, facts: Facts, rules: list["Rule"]) -> None:
+        super().__init__()
+        self.facts = facts
+        self.rules = rules
+        self._visit: dict[type, list[tuple["Rule", Callable[[cst.CSTNode], Any]]]] = {}
+        self._leave: dict[type, list[tuple["Rule", Callable[[cst.CSTNode], Any]]]] = {}
+        self._disabled: set[str] = set()
+        for rule in rules:
+            for attr in _handler_names(type(rule)):
+                kind, _, node_type = attr.partition("_")
+                node_class = getattr(cst, node_type, None)
+                if node_class is None:
+                    continue
+                table = self._visit if kind == "visit" else self._leave
+                table.setdefault(node_class, []).append((rule, getattr(rule, attr)))
+
+    def _dispatch(self, table: dict[type, list[tuple["Rule", Callable[[cst.CSTNode], Any]]]], node: cst.CSTNode) -> None:
+        for rule, handler in table.get(type(node), ()):
+            if rule.code in self._disabled:
+                continue
+            try:
+                handler(node)
+            except Exception as error:  # a bug in one rule must not stop the others
+                self._disabled.add(rule.code)
+                self.facts.errors.append((rule.code, f"{type(error).__name__}: {error}"))
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        facts = self.facts
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            facts.push_statement(node)
+        if isinstance(node, cst.Module):
+            facts.enter_module(node)
+        elif isinstance(node, cst.FunctionDef):
+            facts.enter_function(node)
+        elif isinstance(node, cst.ClassDef):
+            facts.enter_class(node)
+        elif isinstance(node, (cst.For, cst.While)):
+            facts.enter_loop(node)
+        elif isinstance(node, cst.If):
+            facts.enter_if(node)
+        self._dispatch(self._visit, node)
+        return True
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        if attribute == "body" and isinstance(original_node, cst.If):
+            self.facts.if_body_done(original_node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._dispatch(self._leave, original_node)
+        facts = self.facts
+        if isinstance(original_node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            facts.after_assign(original_node)
+        elif isinstance(original_node, cst.FunctionDef):
+            facts.leave_function(original_node)
+        elif isinstance(original_node, cst.ClassDef):
+            facts.leave_class(original_node)
+        elif isinstance(original_node, (cst.For, cst.While)):
+            facts.leave_loop(original_node)
+        elif isinstance(original_node, cst.If):
+            facts.leave_if(original_node)
+        if isinstance(original_node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            facts.pop_statement()
+
+
+_HANDLER_CACHE: dict[type, tuple[str, ...]] = {}
+
+
+def _handler_names(rule_class: type) -> tuple[str, ...]:
+    if rule_class not in _HANDLER_CACHE:
+        _HANDLER_CACHE[rule_class] = tuple(
+            attr for attr in dir(rule_class) if attr.startswith(("visit_", "leave_")) and callable(getattr(rule_class, attr))
+        )
+    return _HANDLER_CACHE[rule_class]

@@ -1,0 +1,266 @@
+"""The `viewlint` command line: `viewlint [check] PATHS`, `viewlint rule CODE`, `viewlint verify`.
+
+Exit codes follow Ruff and flake8: 0 no findings, 1 findings, 2 usage, configuration
+or internal error. Findings go to stdout, the summary to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import click
+
+from viewlint import __version__
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class DefaultGroup(click.Group):
+    """`viewlint PATHS` means `viewlint check PATHS`, as `ruff PATHS` once meant `ruff check`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+
+def _codes(values: Sequence[str]) -> Optional[tuple[str, ...]]:
+    """`--select VL1,VL2 --select VL3` -> ("VL1", "VL2", "VL3"); None when not given."""
+    if not values:
+        return None
+    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+
+
+def _fail(message: str) -> "click.exceptions.Exit":
+    click.echo(f"viewlint: error: {message}", err=True)
+    return click.exceptions.Exit(EXIT_ERROR)
+
+
+@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="viewlint", message="%(prog)s %(version)s")
+def main() -> None:
+    """viewlint: find the memory and speed bugs that come from PyTorch tensor views and copies."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--select", multiple=True, metavar="CODES", help="Rules to enable (codes, prefixes, ALL); replaces the configured set.")
+@click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to enable in addition to the configured set.")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Rules to disable.")
+@click.option("--extend-ignore", multiple=True, metavar="CODES", help="Rules to disable, in addition to the configured ones.")
+@click.option("--per-file-ignores", "per_file_ignores", multiple=True, metavar="GLOB:CODES", help="Disable rules for files matching a glob.")
+@click.option("--exclude", multiple=True, metavar="GLOBS", help="Files and folders to skip (replaces the defaults).")
+@click.option("--extend-exclude", multiple=True, metavar="GLOBS", help="Files and folders to skip, in addition.")
+@click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip files that .gitignore ignores (default: on).")
+@click.option("--force-exclude", is_flag=True, help="Apply exclusions to paths given on the command line too.")
+@click.option("--output-format", type=click.Choice(["concise", "full", "json", "json-lines", "sarif", "github", "pylint", "junit"]), default=None, help="How findings are printed (default: concise; $VIEWLINT_OUTPUT_FORMAT).")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False, writable=True), help="Write findings to this file instead of stdout.")
+@click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: all cores).")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
+@click.option("--cache-dir", type=click.Path(file_okay=False), default=None, help="Cache folder (default: .viewlint_cache).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, help="Use this pyproject.toml or viewlint.toml for every file.")
+@click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
+@click.option("--stdin-filename", default=None, help="The name of the file read from stdin (`-`), for configuration and output.")
+@click.option("--ignore-noqa", is_flag=True, help="Report findings even on lines with `# noqa`.")
+@click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with a finding.")
+@click.option("--no-prefilter", is_flag=True, help="Parse every file fully, even those no rule can fire on (slower; same findings).")
+def check(paths: tuple[str, ...], **options: Any) -> None:
+    """Lint PATHS (files or folders; default `.`; `-` reads stdin)."""
+    code = run_check(paths, **options)
+    sys.exit(code)
+
+
+def run_check(
+    paths: tuple[str, ...],
+    *,
+    select: Sequence[str] = (),
+    extend_select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    extend_ignore: Sequence[str] = (),
+    per_file_ignores: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    extend_exclude: Sequence[str] = (),
+    respect_gitignore: Optional[bool] = None,
+    force_exclude: bool = False,
+    output_format: Optional[str] = None,
+    output_file: Optional[str] = None,
+    statistics: bool = False,
+    exit_zero: bool = False,
+    quiet: bool = False,
+    jobs: Optional[int] = None,
+    no_cache: bool = False,
+    cache_dir: Optional[str] = None,
+    config_path: Optional[str] = None,
+    isolated: bool = False,
+    stdin_filename: Optional[str] = None,
+    ignore_noqa: bool = False,
+    add_noqa: bool = False,
+    no_prefilter: bool = False,
+) -> int:
+    """The `check` command; returns the exit code."""
+    from viewlint.config import CliOverrides, ConfigError, SettingsResolver
+    from viewlint.engine import FileResult, lint_text, run
+    from viewlint.files import PathNotFoundError, SourceFile, discover, is_excluded
+
+    output_format = output_format or os.environ.get("VIEWLINT_OUTPUT_FORMAT") or "concise"
+    try:
+        overrides = CliOverrides(
+            select=_codes(select),
+            extend_select=_codes(extend_select),
+            ignore=_codes(ignore),
+            extend_ignore=_codes(extend_ignore),
+            extend_per_file_ignores=tuple(_per_file_ignore(value) for value in per_file_ignores),
+            exclude=tuple(exclude) or None,
+            extend_exclude=tuple(extend_exclude) or None,
+            respect_gitignore=respect_gitignore,
+            ignore_noqa=ignore_noqa,
+            prefilter=not no_prefilter,
+        )
+        overrides.validate()
+        if config_path is not None and not Path(config_path).is_file():
+            raise ConfigError(f"{config_path}: configuration file not found")
+        resolver = SettingsResolver(overrides, Path(config_path) if config_path else None, isolated=isolated)
+        results: list[FileResult]
+        if paths == ("-",) or (not paths and stdin_filename):
+            display = stdin_filename or "-"
+            settings = resolver.settings_for(Path(display).absolute()) if stdin_filename else resolver.root_settings()
+            if force_exclude and stdin_filename and is_excluded(Path(stdin_filename).absolute(), settings):
+                results = []
+            else:
+                text = _read_stdin()
+                results = [FileResult(display, lint_text(text, display, settings), text)]
+        else:
+            files = discover(list(paths) or ["."], resolver, force_exclude=force_exclude)
+            if not files:
+                click.echo("viewlint: warning: no Python files found", err=True)
+                return EXIT_OK
+            cache_directory = None if no_cache else Path(cache_dir or ".viewlint_cache")
+            results = run(files, jobs or os.cpu_count() or 1, cache_directory)
+    except ConfigError as error:
+        raise _fail(str(error))
+    except PathNotFoundError as error:
+        raise _fail(str(error))
+    except ValueError as error:
+        raise _fail(str(error))
+
+    diagnostics = sorted((d for r in results for d in r.diagnostics), key=lambda d: d.sort_key)
+    if add_noqa:
+        return _add_noqa(results, quiet)
+    _emit(diagnostics, results, output_format, output_file, statistics)
+    internal = [d for d in diagnostics if d.is_internal_error]
+    if not quiet:
+        fixable = sum(1 for d in diagnostics if d.fixable)
+        if diagnostics:
+            noun = "finding" if len(diagnostics) == 1 else "findings"
+            click.echo(f"Found {len(diagnostics)} {noun} ({fixable} fixable).", err=True)
+        else:
+            click.echo("All checks passed!", err=True)
+    if internal:
+        return EXIT_ERROR
+    if diagnostics and not exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _per_file_ignore(value: str) -> tuple[str, tuple[str, ...]]:
+    glob, sep, codes = value.rpartition(":")
+    if not sep or not glob:
+        raise ValueError(f"--per-file-ignores: expected GLOB:CODES, got {value!r}")
+    return glob, tuple(c.strip().upper() for c in codes.split(",") if c.strip())
+
+
+def _read_stdin() -> str:
+    from viewlint.engine import DecodeError, decode_source
+
+    data = sys.stdin.buffer.read()
+    try:
+        return decode_source(data)
+    except DecodeError as error:
+        raise _fail(f"stdin: {error}")
+
+
+def _emit(diagnostics: list, results: list, output_format: str, output_file: Optional[str], statistics: bool) -> None:
+    from viewlint.output import render
+    from viewlint.registry import all_rules
+
+    if statistics:
+        text = _statistics(diagnostics, output_format)
+    else:
+        sources = {r.path: r.source for r in results if r.source is not None} if output_format == "full" else None
+        text = render(output_format, diagnostics, rules=all_rules(), sources=sources, root=Path.cwd())
+    if output_file:
+        Path(output_file).write_text(text, encoding="utf-8")
+    elif text:
+        click.echo(text, nl=False)
+
+
+def _statistics(diagnostics: list, output_format: str) -> str:
+    counts = Counter(d.code for d in diagnostics)
+    names = {d.code: d.name for d in diagnostics}
+    fixable = Counter(d.code for d in diagnostics if d.fixable)
+    if output_format == "json":
+        rows = [{"code": code, "name": names[code], "count": count, "fixable": fixable[code] > 0} for code, count in sorted(counts.items())]
+        return json.dumps(rows, indent=2) + "\n"
+    lines = [f"{count:>5}\t{code}\t{'[*] ' if fixable[code] else ''}{names[code]}" for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _add_noqa(results: list, quiet: bool) -> int:
+    from viewlint.diagnostics import RESERVED_CODES
+    from viewlint.suppression import add_noqa
+
+    total = 0
+    for result in results:
+        findings = [(d.noqa_row or d.start.row, d.code) for d in result.diagnostics if d.code not in RESERVED_CODES]
+        if not findings or result.source is None:
+            continue
+        new_text, changed = add_noqa(result.source, findings)
+        if changed:
+            path = Path(result.path)
+            original = path.read_bytes()
+            encoding = "utf-8"
+            newline_bytes = new_text.encode(encoding)
+            if original.startswith(b"\xef\xbb\xbf"):
+                newline_bytes = b"\xef\xbb\xbf" + newline_bytes
+            from viewlint.fix import write_atomically
+
+            write_atomically(path, newline_bytes, expected=original)
+            total += changed
+    if not quiet:
+        click.echo(f"Added {total} noqa directive{'s' if total != 1 else ''}.", err=True)
+    return EXIT_OK
+
+
+@main.command("rule")
+@click.argument("code", required=False)
+@click.option("--all", "show_all", is_flag=True, help="List every rule.")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
+def rule_command(code: Optional[str], show_all: bool, output_format: str) -> None:
+    """Show a rule's documentation (`viewlint rule VL201`) or list them all (`--all`)."""
+    from viewlint.registry import all_rules
+
+    rules = all_rules()
+    if show_all or code is None:
+        if output_format == "json":
+            click.echo(json.dumps([rule.metadata() for rule in rules.values()], indent=2))
+        else:
+            for rule in rules.values():
+                state = "on " if rule.default_enabled else "off"
+                fix = rule.fix_applicability.value if rule.fix_applicability else "none"
+                click.echo(f"{rule.code}  {state}  fix:{fix:<7} {rule.name}: {rule.summary}")
+        return
+    rule = rules.get(code.upper())
+    if rule is None:
+        raise _fail(f"unknown rule code {code!r} (see `viewlint rule --all`)")
+    if output_format == "json":
+        click.echo(json.dumps({**rule.metadata(), "explanation": rule.documentation()}, indent=2))
+    else:
+        click.echo(rule.documentation(), nl=False)

@@ -1,0 +1,263 @@
+"""Lint files: read, decode, parse once, walk once with every enabled rule, suppress, report.
+
+Bad input never raises: an unreadable or undecodable file becomes a VL001 finding,
+a syntax error a VL000 finding, and a crash inside a rule a VL002 finding naming the
+rule, while the other rules and files still run.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tokenize
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Optional, Sequence
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from viewlint.analysis.walker import Facts, Report, Walker
+from viewlint.diagnostics import (
+    INTERNAL_ERROR,
+    IO_ERROR,
+    RESERVED_CODES,
+    SYNTAX_ERROR,
+    Applicability,
+    Diagnostic,
+    Edit,
+    Fix,
+    Location,
+)
+from viewlint.registry import all_rules
+from viewlint.settings import Settings
+from viewlint.suppression import Suppressions
+
+# Files larger than this are reported, not parsed: generated code this big is not worth minutes of parsing.
+MAX_FILE_BYTES = 8 * 1024 * 1024
+
+
+@dataclass
+class FileResult:
+    """The findings for one file, and its decoded text (for `full` output and fixes)."""
+
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    source: Optional[str] = None
+    from_cache: bool = False
+
+
+class DecodeError(Exception):
+    pass
+
+
+def decode_source(data: bytes) -> str:
+    """Decode Python source bytes as the interpreter would (PEP 263 cookie, BOM, UTF-8 default)."""
+    if b"\x00" in data:
+        raise DecodeError("file contains NUL bytes (binary file?)")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        raise DecodeError(f"cannot determine encoding: {error}") from None
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as error:
+        raise DecodeError(f"cannot decode as {encoding}: {error}") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text
+
+
+def _reserved(path: str, code: str, message: str, row: int = 1, column: int = 1) -> Diagnostic:
+    location = Location(row, column)
+    return Diagnostic(path=path, code=code, name=RESERVED_CODES[code], message=message, start=location, end=location,
+                      statement_rows=(row, row))
+
+
+def read_file(path: Path, display: str) -> tuple[Optional[str], Optional[Diagnostic]]:
+    """The decoded text of a file, or a VL001 diagnostic saying why it cannot be read."""
+    try:
+        if path.is_symlink() and not path.exists():
+            return None, _reserved(display, IO_ERROR, "cannot read file: broken symbolic link")
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            return None, _reserved(display, IO_ERROR, f"file too large to lint ({size / 1048576:.1f} MiB > {MAX_FILE_BYTES // 1048576} MiB)")
+        data = path.read_bytes()
+    except IsADirectoryError:
+        return None, _reserved(display, IO_ERROR, "cannot read file: is a directory")
+    except OSError as error:
+        reason = error.strerror or str(error)
+        if getattr(error, "errno", None) == 40:
+            reason = "symbolic link loop"
+        return None, _reserved(display, IO_ERROR, f"cannot read file: {reason}")
+    try:
+        return decode_source(data), None
+    except DecodeError as error:
+        return None, _reserved(display, IO_ERROR, str(error))
+
+
+def _has_trigger(text: str, rules: Sequence[type]) -> bool:
+    for rule in rules:
+        if not rule.triggers:
+            return True
+        if any(trigger in text for trigger in rule.triggers):
+            return True
+    return False
+
+
+def lint_text(text: str, display: str, settings: Settings, relative: Optional[str] = None) -> list[Diagnostic]:
+    """Lint source text; never raises for any input."""
+    codes = settings.codes_for(relative if relative is not None else display)
+    registry = all_rules()
+    rule_classes = [registry[code] for code in sorted(codes) if code in registry]
+    if not rule_classes:
+        return []
+    if settings.prefilter and not _has_trigger(text, rule_classes):
+        return []
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        message = str(error.message).splitlines()[0] if error.message else "invalid syntax"
+        return [_reserved(display, SYNTAX_ERROR, f"syntax error: {message}", error.raw_line, error.raw_column + 1)]
+    except RecursionError:
+        return [_reserved(display, SYNTAX_ERROR, "syntax error: expression nested too deeply to parse")]
+    except Exception as error:  # libcst's native parser can raise other errors on odd input
+        return [_reserved(display, SYNTAX_ERROR, f"syntax error: {error}".splitlines()[0])]
+
+    diagnostics: list[Diagnostic] = []
+    try:
+        facts = Facts(module, settings)
+        rules = [cls(facts, settings.options_for(cls.code)) for cls in rule_classes]
+        module.visit(Walker(facts, rules))
+    except RecursionError:
+        return [_reserved(display, INTERNAL_ERROR, "internal error: code nested too deeply to analyse")]
+    except Exception as error:
+        return [_reserved(display, INTERNAL_ERROR, f"internal error in the analysis: {type(error).__name__}: {error}")]
+    for code, message in facts.errors:
+        diagnostics.append(_reserved(display, INTERNAL_ERROR, f"internal error in rule {code}: {message}"))
+    if facts.reports:
+        diagnostics.extend(_resolve(module, facts.reports, display))
+    if not settings.ignore_noqa and diagnostics:
+        suppressions = Suppressions.from_source(text)
+        diagnostics = [
+            d for d in diagnostics
+            if d.code in (SYNTAX_ERROR, INTERNAL_ERROR) or not suppressions.is_suppressed(d.code, d.start.row, d.statement_rows)
+        ]
+    return sorted(set(diagnostics), key=lambda d: d.sort_key)
+
+
+def _location(position: object, end: bool = False) -> Location:
+    point = position.end if end else position.start  # type: ignore[attr-defined]
+    return Location(point.line, point.column + 1)
+
+
+def _resolve(module: cst.Module, reports: list[Report], display: str) -> list[Diagnostic]:
+    """Turn reports (nodes) into diagnostics (rows and columns); computes positions once per file."""
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    diagnostics = []
+    for report in reports:
+        position = positions[report.node]
+        start, end = _location(position), _location(position, end=True)
+        rows = (start.row, end.row)
+        if report.statement is not None and report.statement in positions:
+            statement = positions[report.statement]
+            if isinstance(report.statement, cst.SimpleStatementLine):
+                rows = (statement.start.line, statement.end.line)
+            else:  # a compound statement: its header, up to the flagged node's last row
+                rows = (statement.start.line, end.row)
+        fix = None
+        if report.fix_message is not None or report.edits:
+            edits = tuple(
+                Edit(text, _location(positions[node]), _location(positions[node], end=True)) for node, text in report.edits
+            )
+            applicability = report.applicability if edits and report.applicability else Applicability.DISPLAY_ONLY
+            fix = Fix(applicability=applicability, message=report.fix_message or "", edits=edits)
+        diagnostics.append(
+            Diagnostic(path=display, code=report.rule.code, name=report.rule.name, message=report.message,
+                       start=start, end=end, fix=fix, noqa_row=rows[1] if rows[0] else start.row, statement_rows=rows)
+        )
+    return diagnostics
+
+
+def lint_path(path: Path, display: str, settings: Settings, relative: Optional[str] = None) -> FileResult:
+    """Read and lint one file."""
+    text, problem = read_file(path, display)
+    if problem is not None:
+        return FileResult(display, [problem], None)
+    assert text is not None
+    return FileResult(display, lint_text(text, display, settings, relative), text)
+
+
+def _relative(path: Path, settings: Settings) -> str:
+    try:
+        return os.path.relpath(path.absolute(), settings.project_root)
+    except ValueError:  # another drive on Windows
+        return str(path)
+
+
+def process(source_file: "SourceFile", cache: Optional["Cache"]) -> FileResult:
+    """Lint one discovered file, through the cache when one is given."""
+    display = str(source_file.path)
+    if source_file.error is not None:
+        return FileResult(display, [_reserved(display, IO_ERROR, f"cannot read file: {source_file.error}")])
+    path = source_file.path
+    settings = source_file.settings
+    relative = _relative(path, settings)
+    if cache is None:
+        return lint_path(path, display, settings, relative)
+    text, problem = None, None
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return lint_path(path, display, settings, relative)
+        data = path.read_bytes()
+    except OSError:
+        return lint_path(path, display, settings, relative)  # reports the error
+    key = cache.key(data, settings.fingerprint(), display)
+    stored = cache.get(key)
+    if stored is not None:
+        return FileResult(display, stored, None, from_cache=True)
+    try:
+        text = decode_source(data)
+    except DecodeError as error:
+        problem = _reserved(display, IO_ERROR, str(error))
+    diagnostics = [problem] if problem is not None else lint_text(text or "", display, settings, relative)
+    if not any(d.code == INTERNAL_ERROR for d in diagnostics):
+        cache.put(key, diagnostics)
+    return FileResult(display, diagnostics, text)
+
+
+def _process_batch(batch: list["SourceFile"], cache_directory: Optional[str]) -> list[FileResult]:
+    from viewlint.cache import Cache
+
+    cache = Cache(Path(cache_directory)) if cache_directory else None
+    return [process(source_file, cache) for source_file in batch]
+
+
+def _warm_worker() -> None:
+    all_rules()  # discover rules once per worker, not once per file
+
+
+def run(files: Sequence["SourceFile"], jobs: int, cache_directory: Optional[Path]) -> list[FileResult]:
+    """Lint files in parallel; results come back in the order of `files` whatever `jobs` is."""
+    directory = str(cache_directory) if cache_directory else None
+    jobs = max(1, jobs)
+    if jobs == 1 or len(files) < 4:
+        return _process_batch(list(files), directory)
+    # Small batches keep both workers busy to the end; large enough to amortise pickling.
+    size = max(1, min(32, len(files) // (jobs * 8) or 1))
+    batches = [list(files[i:i + size]) for i in range(0, len(files), size)]
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing.get_context()
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_warm_worker) as executor:
+        results: list[FileResult] = []
+        for batch_result in executor.map(_process_batch, batches, [directory] * len(batches)):
+            results.extend(batch_result)
+    return results
+
+
+if False:  # typing only, without import cycles at runtime
+    from viewlint.cache import Cache
+    from viewlint.files import SourceFile
