@@ -20,6 +20,11 @@ VIEW_METHODS = frozenset(
 AMBIGUOUS_VIEW_METHODS = frozenset(
     {"select", "view", "expand", "squeeze", "indices", "values", "conj", "rename", "align_to", "adjoint"}
 )
+# View ops whose result may cover only part of the input's storage (with basic slicing, split
+# pieces and iteration rows): a stored result pins the whole input. `t`, `view`, `detach` cover it all.
+PARTIAL_VIEW_OPS = frozenset(
+    {"narrow", "select", "diagonal", "as_strided", "real", "imag", "indices", "values", "crow_indices", "col_indices", "iteration"}
+)
 # Methods returning a tuple of views of the receiver.
 SEQUENCE_VIEW_METHODS = frozenset(
     {"split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes"}
@@ -143,6 +148,12 @@ CONTAINER_ONLY_METHODS = frozenset({"append", "appendleft", "extend", "insert", 
 CONTAINER_CONSTRUCTORS = frozenset(
     {"dict", "list", "set", "OrderedDict", "defaultdict", "deque", "collections.OrderedDict", "collections.defaultdict", "collections.deque", "WeakValueDictionary", "weakref.WeakValueDictionary"}
 )
+
+
+def is_partial_view_op(origin: str) -> bool:
+    """`torch.split`, `.chunk()`, `.narrow()`, `.real`, `iteration`: the result may be part of the input."""
+    name = origin.rsplit(".", 1)[-1].removesuffix("()")
+    return name in PARTIAL_VIEW_OPS or name in SEQUENCE_VIEW_METHODS
 
 
 def is_inplace_method(name: str) -> bool:

@@ -42,6 +42,9 @@ class Value:
     origin: Optional[str] = None
     # For a maybe-view of a view: the op that looked like it would give it its own storage.
     ownership_op: Optional[str] = None
+    # A view (or maybe-view of one) that may cover only part of its base's storage (a slice, a
+    # split piece, a row): keeping it keeps the rest alive. `x.t()`, `x.detach()` cover all of it.
+    partial: bool = False
     contiguous: Optional[bool] = None
     cpu: bool = False
     zero_dim: Optional[bool] = None
@@ -109,6 +112,7 @@ def merge(a: Value, b: Value) -> Value:
             base=a.base if a.base == b.base else None,
             origin=a.origin if a.origin == b.origin else None,
             ownership_op=a.ownership_op if a.ownership_op == b.ownership_op else None,
+            partial=a.partial and b.partial,
             contiguous=a.contiguous if a.contiguous == b.contiguous else None,
             cpu=a.cpu and b.cpu,
             zero_dim=a.zero_dim if a.zero_dim == b.zero_dim else None,

@@ -306,13 +306,17 @@ class Facts:
             return Value(kind=Kind.TENSOR)
         return UNKNOWN
 
-    def _view_of(self, base_node: cst.BaseExpression, base: Value, origin: str) -> Value:
+    def _view_of(self, base_node: cst.BaseExpression, base: Value, origin: str, partial: Optional[bool] = None) -> Value:
         if base.is_view or base.is_maybe_view_of_view:
             root = base.base
+            inherited = base.partial
         else:
             root = self.short_source(base_node)
+            inherited = False
+        # A view of a part (of a view) is a part: `x[:2].t()` still pins all of `x`.
+        part = inherited or (sem.is_partial_view_op(origin) if partial is None else partial)
         return Value(kind=Kind.TENSOR, provenance=Provenance.VIEW, base=root, origin=origin,
-                     contiguous=None, cpu=base.cpu, is_parameter=base.is_parameter)
+                     contiguous=None, cpu=base.cpu, is_parameter=base.is_parameter, partial=part)
 
     def index_kind(self, node: cst.Subscript, local: Optional[dict[str, Value]] = None) -> IndexKind:
         """Basic (the result is a view) or advanced (a gathered copy), or unknown."""
@@ -382,11 +386,24 @@ class Facts:
         if not tensor_like:
             return UNKNOWN
         if kind is IndexKind.BASIC:
-            return self._view_of(node.value, receiver, "[" + self.short_source(node, 200).split("[", 1)[-1])
+            return self._view_of(node.value, receiver, "[" + self.short_source(node, 200).split("[", 1)[-1],
+                                 partial=not self._whole_index(node))
         if kind is IndexKind.ADVANCED:
             # A gathered copy: it owns its storage; `origin`/`base` say where it was gathered from.
             return fresh(contiguous=True, cpu=receiver.cpu, origin=ADVANCED_INDEX, base=self.short_source(node.value))
         return Value(kind=Kind.TENSOR, cpu=receiver.cpu)
+
+    @staticmethod
+    def _whole_index(node: cst.Subscript) -> bool:
+        """`x[:]`, `x[...]`, `x[None]`, `x[:, None]`: a view of all of `x`, not of a part."""
+        for element in node.slice:
+            index = element.slice
+            if isinstance(index, cst.Slice):
+                if index.lower is not None or index.upper is not None or index.step is not None:
+                    return False
+            elif not (isinstance(index.value, cst.Ellipsis) or (isinstance(index.value, cst.Name) and index.value.value == "None")):
+                return False
+        return True
 
     @staticmethod
     def _tensor_style_index(node: cst.Subscript) -> bool:
@@ -493,7 +510,7 @@ class Facts:
         if receiver.is_view or receiver.is_maybe_view_of_view:
             return Value(kind=Kind.TENSOR, provenance=Provenance.MAYBE_VIEW, base=receiver.base,
                          origin=receiver.origin, ownership_op=receiver.ownership_op or op, cpu=cpu,
-                         is_parameter=receiver.is_parameter)
+                         is_parameter=receiver.is_parameter, partial=receiver.partial)
         if receiver.is_fresh:
             # On a tensor that owns its storage, "maybe the same storage" still owns it.
             return fresh(contiguous=True if op.endswith("contiguous") else receiver.contiguous, cpu=cpu,
