@@ -7,6 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from viewlint.analysis import semantics
+from viewlint.analysis.temporaries import TemporaryTracker, inplace_chain_receiver
 from viewlint.analysis.values import IndexKind
 from viewlint.analysis.walker import ADVANCED_INDEX
 from viewlint.diagnostics import Applicability
@@ -14,15 +15,17 @@ from viewlint.rule import Rule
 
 # In-place method -> augmented operator, for the safe fix (`buf[idx].add_(y)` -> `buf[idx] += y`).
 _AUGMENTED = {"add_": "+=", "sub_": "-=", "mul_": "*=", "div_": "/="}
+# Attributes that are views of the tensor they are read from (a view of a temporary is the temporary).
+_VIEW_ATTRIBUTES = semantics.VIEW_ATTRIBUTES | semantics.AMBIGUOUS_VIEW_ATTRIBUTES
 
 
 class InplaceOnAdvancedIndex(Rule):
     """
     ## What it does
     Flags an in-place method called on the result of advanced indexing, such as
-    `buf[idx].copy_(v)`, `buf[mask].fill_(0)`, `buf[[3]].zero_()` or
-    `torch.nn.init.zeros_(w[rows])`, and the same through a temporary name that is
-    never read again (`tmp = buf[idx]; tmp.add_(1)`).
+    `buf[idx].copy_(v)`, `buf[mask].fill_(0)`, `buf[[3]].zero_()`, `buf[mask][:, 0].zero_()`
+    or `torch.nn.init.zeros_(w[rows])`, and the same through a local name that is never
+    read again (`tmp = buf[idx]; tmp.add_(1)`).
 
     ## Why it matters
     Indexing with a tensor, a list or a boolean mask (advanced indexing) gathers the
@@ -47,8 +50,9 @@ class InplaceOnAdvancedIndex(Rule):
     buf[idx] += y                     # instead of buf[idx].add_(y)
     ```
     Fix safety: safe. `--fix` rewrites `.copy_(v)`, `.fill_(v)`, `.zero_()` and
-    `.add_/.sub_/.mul_/.div_(y)` (one argument, no `alpha=`) into assignments; other
-    methods get a hint only.
+    `.add_/.sub_/.mul_/.div_(y)` (one positional argument, no `alpha=`) called directly
+    on `buf[idx]` into assignments; other methods, chains and the local-name form get a
+    hint only.
     """
 
     code = "VL201"
@@ -57,65 +61,132 @@ class InplaceOnAdvancedIndex(Rule):
     fix_applicability = Applicability.SAFE
     triggers = ("_(",)
 
+    def __init__(self, facts, options) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(facts, options)
+        self.temporaries = TemporaryTracker()
+
+    # The tracker follows functions, blocks and plain bindings to answer "is this name dead?".
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.temporaries.enter_function(node)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.temporaries.leave_function(node)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.temporaries.enter_block(node)
+
+    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.temporaries.leave_block(node)
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self.temporaries.enter_block(node)
+
+    def leave_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self.temporaries.leave_block(node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self.temporaries.bind(node)
+
     def visit_Expr(self, node: cst.Expr) -> None:
         call = node.value
         if not isinstance(call, cst.Call):
             return
-        inner = self._innermost_inplace(call)
-        if inner is None:
+        receiver = inplace_chain_receiver(call)
+        if receiver is not None:
+            self._check_inplace(node, call, self._first_inplace_call(call), receiver)
+        self._check_init(call)
+
+    def _check_inplace(self, statement: cst.Expr, outer: cst.Call, inplace_call: cst.Call, receiver: cst.BaseExpression) -> None:
+        method = inplace_call.func.attr.value  # type: ignore[attr-defined]
+        call_text = f".{method}({'…' if inplace_call.args else ''})"
+        gathered = self._gathered_root(receiver)
+        if gathered is not None:
+            self._report_subscript(statement, outer, inplace_call, receiver, gathered, call_text)
             return
-        inplace_call, receiver = inner
-        method = inplace_call.func.attr.value  # type: ignore[union-attr]
-        if isinstance(receiver, cst.Subscript) and self.facts.index_kind(receiver) is IndexKind.ADVANCED:
-            self._report_subscript(node, call, inplace_call, receiver, method)
-        elif isinstance(receiver, cst.Name):
-            value = self.facts.value_of(receiver)
-            if value.is_fresh and value.origin == ADVANCED_INDEX and self.facts.reads_after(receiver.value, receiver) == 0:
-                self.report(
-                    inplace_call,
-                    f"`{receiver.value}` is a gathered copy of `{value.base}` (advanced indexing) and is never read "
-                    f"again: `.{method}(…)` changes nothing",
-                    fix_message=f"write through the index: `{value.base}[…] = …`",
-                )
+        root = self._strip_views(receiver)
+        if not isinstance(root, cst.Name):
+            return
+        value = self.facts.value_of(root)
+        if not (value.is_fresh and value.origin == ADVANCED_INDEX):
+            return
+        binding = self.temporaries.binding_of(root.value)
+        if binding is None or not self.temporaries.is_dead_after(root, binding, self.facts.in_loop):
+            return
+        self.report(
+            inplace_call,
+            f"`{root.value}` is a gathered copy of `{value.base}` (advanced indexing) and is never read "
+            f"again: `{self.facts.short_source(receiver)}{call_text}` changes nothing",
+            fix_message=f"write through the index instead: `{value.base}[…] = …`",
+        )
+
+    def _check_init(self, call: cst.Call) -> None:
+        """`torch.nn.init.zeros_(w[idx])` initialises the gathered copy."""
         qualified = self.facts.qualify(call.func) or ""
-        if qualified.startswith(semantics.TORCH_NN_INIT_PREFIX) and qualified.endswith("_") and call.args:
-            target = call.args[0].value
-            if isinstance(target, cst.Subscript) and self.facts.index_kind(target) is IndexKind.ADVANCED:
-                self.report(
-                    call,
-                    f"`{qualified.split('.')[-1]}({self.facts.short_source(target)})` initialises a temporary copy: "
-                    f"advanced indexing gathers, so `{self.facts.short_source(target.value)}` is unchanged",
-                    fix_message="initialise a new tensor and assign it through the index",
-                )
+        if not (qualified.startswith(semantics.TORCH_NN_INIT_PREFIX) and qualified.endswith("_") and call.args):
+            return
+        target = call.args[0].value
+        gathered = self._gathered_root(target)
+        if gathered is None:
+            return
+        self.report(
+            call,
+            f"`{qualified.split('.')[-1]}({self.facts.short_source(target)})` initialises a temporary copy: "
+            f"advanced indexing gathers, so `{self.facts.short_source(gathered.value)}` is unchanged",
+            fix_message="initialise a new tensor and assign it through the index",
+        )
 
     @staticmethod
-    def _innermost_inplace(call: cst.Call) -> Optional[tuple[cst.Call, cst.BaseExpression]]:
-        """Follow `a[i].add_(1).mul_(2)` down to the first in-place call and its receiver."""
-        current: cst.BaseExpression = call
-        found = None
-        while isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute):
-            if not semantics.is_inplace_method(current.func.attr.value):
-                return found
-            found = (current, current.func.value)
+    def _first_inplace_call(call: cst.Call) -> cst.Call:
+        """In `a[i].add_(1).mul_(2)`, the call applied first: `.add_(1)`."""
+        current = call
+        while isinstance(current.func, cst.Attribute) and isinstance(current.func.value, cst.Call) \
+                and isinstance(current.func.value.func, cst.Attribute) \
+                and semantics.is_inplace_method(current.func.value.func.attr.value):
             current = current.func.value
-        return found
+        return current
 
-    def _report_subscript(self, statement: cst.Expr, outer: cst.Call, call: cst.Call, target: cst.Subscript, method: str) -> None:
+    def _strip_views(self, expr: cst.BaseExpression) -> cst.BaseExpression:
+        """Peel views off an expression (`t[0]`, `t.data`, `t.view(-1)`): they share the storage of what is under them."""
+        while True:
+            if isinstance(expr, cst.Subscript) and self.facts.index_kind(expr) is IndexKind.BASIC:
+                expr = expr.value
+            elif isinstance(expr, cst.Attribute) and expr.attr.value in _VIEW_ATTRIBUTES:
+                expr = expr.value
+            elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+                    and expr.func.attr.value in semantics.VIEW_METHODS \
+                    and (expr.func.attr.value not in semantics.AMBIGUOUS_VIEW_METHODS or self.facts.value_of(expr).is_view):
+                expr = expr.func.value  # `.view()`, `.select()`...: only where the analysis knows it is a tensor view
+            else:
+                return expr
+
+    def _gathered_root(self, expr: cst.BaseExpression) -> Optional[cst.Subscript]:
+        """The advanced-index subscript under `expr` and its views, if there is one."""
+        root = self._strip_views(expr)
+        if isinstance(root, cst.Subscript) and self.facts.index_kind(root) is IndexKind.ADVANCED:
+            return root
+        return None
+
+    def _report_subscript(self, statement: cst.Expr, outer: cst.Call, call: cst.Call, receiver: cst.BaseExpression,
+                          gathered: cst.Subscript, call_text: str) -> None:
         facts = self.facts
-        base = facts.short_source(target.value)
-        target_text = facts.short_source(target)
+        base = facts.short_source(gathered.value)
+        receiver_text = facts.short_source(receiver)
+        gathered_text = facts.short_source(gathered)
+        via = f" (`{gathered_text}`)" if receiver is not gathered else ""
         message = (
-            f"`{target_text}.{method}(…)` writes into a temporary copy: advanced indexing gathers, "
-            f"so `{base}` is unchanged"
+            f"`{receiver_text}{call_text}` writes into a temporary copy: advanced indexing{via} "
+            f"gathers, so `{base}` is unchanged"
         )
-        replacement = self._assignment(call, method) if outer is call else None
+        method = call.func.attr.value  # type: ignore[attr-defined]
+        replacement = self._assignment(call, method) if outer is call and receiver is gathered else None
         if replacement is not None:
             operator, value = replacement
-            new_text = f"{facts.source(target)} {operator} {value}"
-            self.report(call, message, fix_message=f"Assign through the index: `{target_text} {operator} …`",
+            new_text = f"{facts.module.code_for_node(gathered)} {operator} {value}"
+            self.report(call, message, fix_message=f"Assign through the index: `{gathered_text} {operator} …`",
                         edits=((statement, new_text),))
         else:
-            self.report(call, message, fix_message=f"assign through the index: `{target_text} = …`")
+            self.report(call, message, fix_message=f"assign through the index: `{gathered_text}[…] = …`"
+                        if receiver is not gathered else f"assign through the index: `{gathered_text} = …`")
 
     def _assignment(self, call: cst.Call, method: str) -> Optional[tuple[str, str]]:
         """(operator, value source) for the safe rewrite, when the arguments map exactly."""

@@ -72,6 +72,14 @@ def main() -> None:
 @click.option("--ignore-noqa", is_flag=True, help="Report findings even on lines with `# noqa`.")
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with a finding.")
 @click.option("--no-prefilter", is_flag=True, help="Parse every file fully, even those no rule can fire on (slower; same findings).")
+@click.option("--fix/--no-fix", "fix", default=False, help="Apply safe fixes in place (and unsafe ones with --unsafe-fixes).")
+@click.option("--unsafe-fixes/--no-unsafe-fixes", "unsafe_fixes", default=False, help="Also apply (with --fix) or advertise fixes that may change behaviour.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff instead of writing them; exit 1 when there is one.")
+@click.option("--show-fixes/--no-show-fixes", "show_fixes", default=False, help="List what --fix fixed, per file and rule (on stderr).")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="With --fix, exit 1 when anything was fixed, even if nothing remains.")
+@click.option("--verify", is_flag=True, help="Run each file with findings (as __main__, in a child process) and attach a measured verdict to each finding.")
+@click.option("--verify-timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True, metavar="SECONDS", help="With --verify: stop a file that runs longer than this.")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True, help="With --verify: where tensors are allocated (auto: cuda when available, else cpu).")
 def check(paths: tuple[str, ...], **options: Any) -> None:
     """Lint PATHS (files or folders; default `.`; `-` reads stdin)."""
     code = run_check(paths, **options)
@@ -104,11 +112,21 @@ def run_check(
     ignore_noqa: bool = False,
     add_noqa: bool = False,
     no_prefilter: bool = False,
+    verify: bool = False,
+    verify_timeout: float = 60.0,
+    device: str = "auto",
+    verify_run: Optional[str] = None,
+    fix: bool = False,
+    unsafe_fixes: bool = False,
+    diff: bool = False,
+    show_fixes: bool = False,
+    exit_non_zero_on_fix: bool = False,
 ) -> int:
     """The `check` command; returns the exit code."""
     from viewlint.config import CliOverrides, ConfigError, SettingsResolver
     from viewlint.engine import FileResult, lint_text, run
-    from viewlint.files import PathNotFoundError, SourceFile, discover, is_excluded
+    from viewlint.files import PathNotFoundError, SourceFile, discover
+    from viewlint.files import _force_excluded as force_excluded
 
     output_format = output_format or os.environ.get("VIEWLINT_OUTPUT_FORMAT") or "concise"
     try:
@@ -129,14 +147,27 @@ def run_check(
             raise ConfigError(f"{config_path}: configuration file not found")
         resolver = SettingsResolver(overrides, Path(config_path) if config_path else None, isolated=isolated)
         results: list[FileResult]
+        fixing = fix or diff
+        if fixing and (verify or verify_run is not None):
+            raise ValueError("--verify cannot be combined with --fix or --diff")
+        if fixing and add_noqa:
+            raise ValueError("--add-noqa cannot be combined with --fix or --diff")
+        files: list[SourceFile] = []
         if paths == ("-",) or (not paths and stdin_filename):
             display = stdin_filename or "-"
             settings = resolver.settings_for(Path(display).absolute()) if stdin_filename else resolver.root_settings()
-            if force_exclude and stdin_filename and is_excluded(Path(stdin_filename).absolute(), settings):
+            # As for paths on the command line: the file or any folder above it inside the project.
+            if force_exclude and stdin_filename and force_excluded(Path(stdin_filename).absolute(), settings):
                 results = []
+            elif fixing:
+                return _fix_stdin(display, settings, diff=diff, unsafe_fixes=unsafe_fixes, output_format=output_format,
+                                  output_file=output_file, statistics=statistics, quiet=quiet, exit_zero=exit_zero,
+                                  show_fixes=show_fixes, exit_non_zero_on_fix=exit_non_zero_on_fix)
             else:
                 text = _read_stdin()
-                results = [FileResult(display, lint_text(text, display, settings), text)]
+                # per-file-ignores match the project-relative path, even for an absolute --stdin-filename.
+                relative = os.path.relpath(Path(display).absolute(), settings.project_root) if stdin_filename else display
+                results = [FileResult(display, lint_text(text, display, settings, relative), text)]
         else:
             files = discover(list(paths) or ["."], resolver, force_exclude=force_exclude)
             if not files:
@@ -151,23 +182,49 @@ def run_check(
     except ValueError as error:
         raise _fail(str(error))
 
+    if fixing:
+        return _fix_files(files, results, jobs or os.cpu_count() or 1, diff=diff, unsafe_fixes=unsafe_fixes,
+                          output_format=output_format, output_file=output_file, statistics=statistics, quiet=quiet,
+                          exit_zero=exit_zero, show_fixes=show_fixes, exit_non_zero_on_fix=exit_non_zero_on_fix)
     diagnostics = sorted((d for r in results for d in r.diagnostics), key=lambda d: d.sort_key)
+    if verify or verify_run is not None:
+        diagnostics = _verify(diagnostics, command=verify_run, timeout=verify_timeout, device=device, quiet=quiet)
     if add_noqa:
         return _add_noqa(results, quiet)
-    _emit(diagnostics, results, output_format, output_file, statistics)
+    _emit(diagnostics, results, output_format, output_file, statistics, unsafe_fixes=unsafe_fixes)
     internal = [d for d in diagnostics if d.is_internal_error]
     if not quiet:
-        fixable = sum(1 for d in diagnostics if d.fixable)
+        from viewlint.fix import is_applicable
+
+        fixable = sum(1 for d in diagnostics if is_applicable(d, unsafe_fixes))
         if diagnostics:
             noun = "finding" if len(diagnostics) == 1 else "findings"
             click.echo(f"Found {len(diagnostics)} {noun} ({fixable} fixable).", err=True)
+            _hidden_fixes_note(diagnostics, unsafe_fixes)
         else:
             click.echo("All checks passed!", err=True)
     if internal:
         return EXIT_ERROR
-    if diagnostics and not exit_zero:
+    # A finding that --verify refuted does not fail the run.
+    if any(d.verdict is None or d.verdict.status != "refuted" for d in diagnostics) and not exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _verify(diagnostics: list, *, command: Optional[str], timeout: float, device: str, quiet: bool) -> list:
+    """`--verify` / `verify --run`: run the flagged code in a child process and attach verdicts."""
+    from viewlint.verify.runner import VerifyError, verify_command, verify_scripts
+
+    try:
+        if command is None:
+            result = verify_scripts(diagnostics, timeout=timeout, device=device)
+        else:
+            result = verify_command(diagnostics, command, timeout=timeout, device=device)
+    except VerifyError as error:
+        raise _fail(str(error))
+    for line in result.messages(include_summary=not quiet):
+        click.echo(f"viewlint: verify: {line}", err=True)
+    return result.diagnostics
 
 
 def _per_file_ignore(value: str) -> tuple[str, tuple[str, ...]]:
@@ -187,7 +244,8 @@ def _read_stdin() -> str:
         raise _fail(f"stdin: {error}")
 
 
-def _emit(diagnostics: list, results: list, output_format: str, output_file: Optional[str], statistics: bool) -> None:
+def _emit(diagnostics: list, results: list, output_format: str, output_file: Optional[str], statistics: bool,
+          *, unsafe_fixes: bool = False, to_stderr: bool = False) -> None:
     from viewlint.output import render
     from viewlint.registry import all_rules
 
@@ -195,11 +253,11 @@ def _emit(diagnostics: list, results: list, output_format: str, output_file: Opt
         text = _statistics(diagnostics, output_format)
     else:
         sources = {r.path: r.source for r in results if r.source is not None} if output_format == "full" else None
-        text = render(output_format, diagnostics, rules=all_rules(), sources=sources, root=Path.cwd())
+        text = render(output_format, diagnostics, rules=all_rules(), sources=sources, root=Path.cwd(), unsafe_fixes=unsafe_fixes)
     if output_file:
         Path(output_file).write_text(text, encoding="utf-8")
     elif text:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, err=to_stderr)
 
 
 def _statistics(diagnostics: list, output_format: str) -> str:
@@ -211,6 +269,157 @@ def _statistics(diagnostics: list, output_format: str) -> str:
         return json.dumps(rows, indent=2) + "\n"
     lines = [f"{count:>5}\t{code}\t{'[*] ' if fixable[code] else ''}{names[code]}" for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+# ---------------------------------------------------------------------------- --fix, --diff
+
+
+def _hidden_fixes_note(diagnostics: Sequence[Any], unsafe_fixes: bool) -> None:
+    """Ruff's hint that some findings have unsafe fixes that `--unsafe-fixes` would enable."""
+    from viewlint.fix import is_hidden_unsafe
+
+    hidden = sum(1 for d in diagnostics if is_hidden_unsafe(d, unsafe_fixes))
+    if hidden:
+        noun = "fix" if hidden == 1 else "fixes"
+        click.echo(f"{hidden} hidden {noun} can be enabled with the `--unsafe-fixes` option.", err=True)
+
+
+def _show_fixes(file_fixes: Sequence[Any], diff: bool) -> None:
+    """`--show-fixes`: what was (or, with --diff, would be) fixed, per file and per rule, on stderr."""
+    from viewlint.registry import all_rules
+
+    rules = all_rules()
+    total = sum(f.outcome.fixed_count for f in file_fixes)
+    if not total:
+        click.echo("No findings would be fixed." if diff else "No findings fixed.", err=True)
+        return
+    noun = "finding" if total == 1 else "findings"
+    lines = [f"{'Would fix' if diff else 'Fixed'} {total} {noun}:"]
+    for file_fix in file_fixes:
+        lines.append(f"- {file_fix.path}:")
+        for code, count in sorted(file_fix.outcome.fixed.items()):
+            name = rules[code].name if code in rules else code
+            lines.append(f"    {count:>3} × {code} ({name})")
+    click.echo("\n".join(lines), err=True)
+
+
+def _fix_files(files: Sequence[Any], results: list, jobs: int, *, diff: bool, unsafe_fixes: bool, output_format: str,
+               output_file: Optional[str], statistics: bool, quiet: bool, exit_zero: bool, show_fixes: bool,
+               exit_non_zero_on_fix: bool) -> int:
+    """`--fix`/`--diff` on files: fix those with applicable fixes, write (or diff), report what remains."""
+    from viewlint.engine import FileResult
+    from viewlint.fix import FileChangedError, fix_files, is_applicable, unified_diff, write_fix
+
+    wanted = [i for i, r in enumerate(results) if any(is_applicable(d, unsafe_fixes) for d in r.diagnostics)]
+    file_fixes = fix_files([files[i] for i in wanted], jobs, unsafe_fixes)
+    changed, errors, diff_text = [], [], []
+    for i, file_fix in zip(wanted, file_fixes):
+        outcome = file_fix.outcome
+        if file_fix.error is not None or outcome is None:
+            errors.append(file_fix.error or f"{file_fix.path}: not fixed")
+            continue
+        for problem in outcome.problems:
+            click.echo(f"viewlint: warning: {problem}", err=True)
+        if not file_fix.changed:
+            continue
+        if diff:
+            diff_text.append(unified_diff(file_fix.path, file_fix.original_text, outcome.text))
+        else:
+            try:
+                write_fix(file_fix, files[i].path)
+            except FileChangedError as error:
+                errors.append(str(error))
+                continue
+            except OSError as error:
+                errors.append(f"{file_fix.path}: cannot write the fixed file: {error.strerror or error}")
+                continue
+        results[i] = FileResult(results[i].path, outcome.diagnostics, outcome.text)
+        changed.append(file_fix)
+    for error in errors:
+        click.echo(f"viewlint: error: {error}", err=True)
+    fixed = sum(f.outcome.fixed_count for f in changed)
+    diagnostics = sorted((d for r in results for d in r.diagnostics), key=lambda d: d.sort_key)
+    internal = any(d.is_internal_error for d in diagnostics)
+    if diff:
+        text = "".join(diff_text)
+        if output_file:
+            Path(output_file).write_text(text, encoding="utf-8")
+        elif text:
+            click.echo(text, nl=False)
+        if show_fixes:
+            _show_fixes(changed, diff=True)
+        if not quiet:
+            noun = "finding" if fixed == 1 else "findings"
+            click.echo(f"Would fix {fixed} {noun}." if fixed else "No findings would be fixed.", err=True)
+            _hidden_fixes_note(diagnostics, unsafe_fixes)
+        if errors or internal:
+            return EXIT_ERROR
+        return EXIT_FINDINGS if text and not exit_zero else EXIT_OK
+    _emit(diagnostics, results, output_format, output_file, statistics, unsafe_fixes=unsafe_fixes)
+    return _fix_summary(changed, diagnostics, errors, quiet=quiet, exit_zero=exit_zero, show_fixes=show_fixes,
+                        exit_non_zero_on_fix=exit_non_zero_on_fix, unsafe_fixes=unsafe_fixes)
+
+
+def _fix_summary(changed: Sequence[Any], remaining: Sequence[Any], errors: Sequence[str], *, quiet: bool, exit_zero: bool,
+                 show_fixes: bool, exit_non_zero_on_fix: bool, unsafe_fixes: bool) -> int:
+    """Ruff's summary after --fix (`Found N findings (M fixed, K remaining).`) and the exit code."""
+    fixed = sum(f.outcome.fixed_count for f in changed)
+    if show_fixes:
+        _show_fixes(changed, diff=False)
+    if not quiet:
+        total = fixed + len(remaining)
+        if total:
+            noun = "finding" if total == 1 else "findings"
+            click.echo(f"Found {total} {noun} ({fixed} fixed, {len(remaining)} remaining).", err=True)
+            _hidden_fixes_note(remaining, unsafe_fixes)
+        else:
+            click.echo("All checks passed!", err=True)
+    if errors or any(d.is_internal_error for d in remaining):
+        return EXIT_ERROR
+    if exit_zero:
+        return EXIT_OK
+    if remaining or (exit_non_zero_on_fix and fixed):
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _fix_stdin(display: str, settings: Any, *, diff: bool, unsafe_fixes: bool, output_format: str, output_file: Optional[str],
+               statistics: bool, quiet: bool, exit_zero: bool, show_fixes: bool, exit_non_zero_on_fix: bool) -> int:
+    """`--fix -`: the fixed source on stdout (the remaining findings on stderr); `--diff -`: the diff."""
+    from viewlint.engine import FileResult
+    from viewlint.fix import engine_lint, fix_source, unified_diff
+
+    data = click.get_binary_stream("stdin").read()
+    file_fix = fix_source(data, engine_lint(settings), display, unsafe_fixes=unsafe_fixes)
+    outcome = file_fix.outcome
+    if file_fix.error is not None or outcome is None:
+        if not diff:
+            click.get_binary_stream("stdout").write(data)  # an editor piping through us must not lose the text
+        raise _fail(file_fix.error or f"{display}: not fixed")
+    for problem in outcome.problems:
+        click.echo(f"viewlint: warning: {problem}", err=True)
+    changed = [file_fix] if file_fix.changed else []
+    if diff:
+        text = unified_diff(display, file_fix.original_text, outcome.text) if changed else ""
+        if text:
+            click.echo(text, nl=False)
+        if show_fixes:
+            _show_fixes(changed, diff=True)
+        fixed = outcome.fixed_count if changed else 0
+        if not quiet:
+            noun = "finding" if fixed == 1 else "findings"
+            click.echo(f"Would fix {fixed} {noun}." if fixed else "No findings would be fixed.", err=True)
+        if any(d.is_internal_error for d in outcome.diagnostics):
+            return EXIT_ERROR
+        return EXIT_FINDINGS if text and not exit_zero else EXIT_OK
+    stdout = click.get_binary_stream("stdout")
+    stdout.write(file_fix.fixed)
+    stdout.flush()
+    remaining = outcome.diagnostics
+    result = FileResult(display, remaining, outcome.text)
+    _emit(remaining, [result], output_format, output_file, statistics, unsafe_fixes=unsafe_fixes, to_stderr=True)
+    return _fix_summary(changed, remaining, [], quiet=quiet, exit_zero=exit_zero, show_fixes=show_fixes,
+                        exit_non_zero_on_fix=exit_non_zero_on_fix, unsafe_fixes=unsafe_fixes)
 
 
 def _add_noqa(results: list, quiet: bool) -> int:
@@ -264,3 +473,27 @@ def rule_command(code: Optional[str], show_all: bool, output_format: str) -> Non
         click.echo(json.dumps({**rule.metadata(), "explanation": rule.documentation()}, indent=2))
     else:
         click.echo(rule.documentation(), nl=False)
+
+
+@main.command("verify")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--run", "command", required=True, metavar="CMD", help='The command that exercises PATHS, e.g. "pytest tests/test_cache.py" (run through the shell).')
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=1800.0, show_default=True, metavar="SECONDS", help="Stop the command after this long.")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True, help="cuda: allocate on the GPU and count syncs; cpu: hide GPUs from the command; auto: leave the command's devices alone.")
+@click.option("--select", multiple=True, metavar="CODES", help="Rules to enable (codes, prefixes, ALL); replaces the configured set.")
+@click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to enable in addition to the configured set.")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Rules to disable.")
+@click.option("--output-format", type=click.Choice(["concise", "full", "json", "json-lines", "sarif", "github", "pylint", "junit"]), default=None, help="How findings are printed (default: concise).")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False, writable=True), help="Write findings to this file instead of stdout.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, help="Use this pyproject.toml or viewlint.toml for every file.")
+@click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
+def verify_command(paths: tuple[str, ...], command: str, timeout: float, **options: Any) -> None:
+    """Lint PATHS, run CMD with an import hook that instruments the flagged modules, report verdicts.
+
+    Findings the command never reached are reported as `not reached`; the command's own output
+    goes to stderr.
+    """
+    sys.exit(run_check(paths, verify_run=command, verify_timeout=timeout, **options))

@@ -7,9 +7,12 @@ rule, while the other rules and files still run.
 
 from __future__ import annotations
 
+import ast
 import io
 import os
+import re
 import tokenize
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,20 +52,32 @@ class FileResult:
 
 
 class DecodeError(Exception):
-    pass
+    """Bytes that are not Python source text; ``row``/``column`` (1-based) point at the offending byte."""
+
+    def __init__(self, message: str, row: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.row, self.column = row, column
+
+
+def _byte_position(data: bytes, offset: int) -> tuple[int, int]:
+    """1-based row and 1-based byte column of ``offset`` in ``data``."""
+    return data.count(b"\n", 0, offset) + 1, offset - (data.rfind(b"\n", 0, offset) + 1) + 1
 
 
 def decode_source(data: bytes) -> str:
     """Decode Python source bytes as the interpreter would (PEP 263 cookie, BOM, UTF-8 default)."""
     if b"\x00" in data:
-        raise DecodeError("file contains NUL bytes (binary file?)")
+        raise DecodeError("file contains NUL bytes (binary file?)", *_byte_position(data, data.index(b"\x00")))
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as error:
         raise DecodeError(f"cannot determine encoding: {error}") from None
     try:
         text = data.decode(encoding)
-    except (UnicodeDecodeError, LookupError) as error:
+    except UnicodeDecodeError as error:
+        row, column = _byte_position(data, error.start)
+        raise DecodeError(f"cannot decode as {encoding}: byte 0x{data[error.start]:02x}: {error.reason}", row, column) from None
+    except LookupError as error:
         raise DecodeError(f"cannot decode as {encoding}: {error}") from None
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -94,7 +109,7 @@ def read_file(path: Path, display: str) -> tuple[Optional[str], Optional[Diagnos
     try:
         return decode_source(data), None
     except DecodeError as error:
-        return None, _reserved(display, IO_ERROR, str(error))
+        return None, _reserved(display, IO_ERROR, str(error), error.row, error.column)
 
 
 def _has_trigger(text: str, rules: Sequence[type]) -> bool:
@@ -118,8 +133,8 @@ def lint_text(text: str, display: str, settings: Settings, relative: Optional[st
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
-        message = str(error.message).splitlines()[0] if error.message else "invalid syntax"
-        return [_reserved(display, SYNTAX_ERROR, f"syntax error: {message}", error.raw_line, error.raw_column + 1)]
+        row, column, message = _syntax_error_details(text, error)
+        return [_reserved(display, SYNTAX_ERROR, f"syntax error: {message}", row, column)]
     except RecursionError:
         return [_reserved(display, SYNTAX_ERROR, "syntax error: expression nested too deeply to parse")]
     except Exception as error:  # libcst's native parser can raise other errors on odd input
@@ -145,6 +160,26 @@ def lint_text(text: str, display: str, settings: Settings, relative: Optional[st
             if d.code in (SYNTAX_ERROR, INTERNAL_ERROR) or not suppressions.is_suppressed(d.code, d.start.row, d.statement_rows)
         ]
     return sorted(set(diagnostics), key=lambda d: d.sort_key)
+
+
+def _syntax_error_details(text: str, error: cst.ParserSyntaxError) -> tuple[int, int, str]:
+    """Row, 1-based column and message of a syntax error.
+
+    libcst's native parser often points at the start of the line (or the wrong line for
+    tokenizer errors), so ask CPython's parser, which pinpoints it, and fall back to libcst.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. invalid escape sequences: not ours to report
+            compile(text, "<viewlint>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as python_error:
+        if python_error.lineno:
+            return python_error.lineno, max(python_error.offset or 1, 1), python_error.msg
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    first_line = str(error.message).splitlines()[0] if error.message else ""
+    message = re.sub(r"^(parser|tokenizer) error: (error at \d+:\d+: )?", "", first_line) or "invalid syntax"
+    return error.raw_line, error.raw_column + 1, message
 
 
 def _location(position: object, end: bool = False) -> Location:
@@ -221,7 +256,7 @@ def process(source_file: "SourceFile", cache: Optional["Cache"]) -> FileResult:
     try:
         text = decode_source(data)
     except DecodeError as error:
-        problem = _reserved(display, IO_ERROR, str(error))
+        problem = _reserved(display, IO_ERROR, str(error), error.row, error.column)
     diagnostics = [problem] if problem is not None else lint_text(text or "", display, settings, relative)
     if not any(d.code == INTERNAL_ERROR for d in diagnostics):
         cache.put(key, diagnostics)

@@ -1,15 +1,54 @@
-"""Writing files safely: atomic replace, permissions kept, never over a file that changed since it was read."""
+"""Applying fixes: edits to a fixpoint, never an overlapping merge, never a corrupted file.
+
+The flow for one file (`fix_source`):
+
+1. Decode the bytes as the interpreter would (PEP 263 cookie, BOM), remembering the
+   encoding, the BOM and the file's newline, and check the decoding round-trips exactly.
+2. Lint; keep the fixes that apply (safe ones, plus unsafe ones with `--unsafe-fixes`).
+3. One pass: take fixes in source order; a fix whose edits overlap an edit already taken
+   is deferred to the next pass (it is re-proposed by the re-lint if still relevant).
+4. The new text must still parse (`ast` and libcst); a pass that breaks it is replayed
+   fix by fix, dropping the fixes that break it.
+5. Re-lint the new text and repeat until nothing changes, at most `MAX_PASSES` times.
+6. Re-encode with the same encoding and BOM; bytes outside the edits are unchanged.
+
+Writing (`write_atomically`) goes through a temporary file and a rename in the same
+folder, keeps the permission bits, and refuses to replace a file whose bytes changed
+since they were read.
+"""
 
 from __future__ import annotations
 
+import ast
+import difflib
+import io
 import os
+import re
 import tempfile
+import tokenize
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Iterable, Optional, Sequence
+
+from viewlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location
+
+# Fixes that keep proposing new fixes after this many passes are a rule bug; stop there.
+MAX_PASSES = 10
+
+UTF8_BOM = b"\xef\xbb\xbf"
+
+# A linter: (text, display path) -> diagnostics. The engine's lint_text, or a fake in tests.
+LintFunction = Callable[[str, str], list[Diagnostic]]
 
 
 class FileChangedError(Exception):
     pass
+
+
+class FixError(Exception):
+    """A file that cannot be fixed without risking its bytes (reported, never written)."""
 
 
 def write_atomically(path: Path, data: bytes, expected: Optional[bytes] = None) -> None:
@@ -19,14 +58,423 @@ def write_atomically(path: Path, data: bytes, expected: Optional[bytes] = None) 
     """
     if expected is not None and path.read_bytes() != expected:
         raise FileChangedError(f"{path}: changed on disk since it was read; not overwritten")
-    mode = path.stat().st_mode & 0o7777
+    status = path.stat()
+    mode = status.st_mode & 0o7777
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".viewlint")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())  # the rename must never expose a half-written file after a crash
         os.chmod(temporary, mode)
+        if hasattr(os, "chown"):
+            try:  # keep the owner where we may (root fixing someone's file); harmless otherwise
+                os.chown(temporary, status.st_uid, status.st_gid)
+            except OSError:
+                pass
         os.replace(temporary, path)
     except BaseException:
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
+
+
+# ---------------------------------------------------------------------------- which fixes apply
+
+
+def is_applicable(diagnostic: Diagnostic, unsafe_fixes: bool) -> bool:
+    """Whether `--fix` applies this finding's fix: safe ones always, unsafe ones with `--unsafe-fixes`."""
+    fix = diagnostic.fix
+    if fix is None or not fix.edits:
+        return False
+    if fix.applicability is Applicability.SAFE:
+        return True
+    return fix.applicability is Applicability.UNSAFE and unsafe_fixes
+
+
+def is_hidden_unsafe(diagnostic: Diagnostic, unsafe_fixes: bool) -> bool:
+    """An unsafe fix that `--unsafe-fixes` would enable."""
+    fix = diagnostic.fix
+    return not unsafe_fixes and fix is not None and bool(fix.edits) and fix.applicability is Applicability.UNSAFE
+
+
+# ---------------------------------------------------------------------------- text positions
+
+
+def detect_newline(text: str) -> str:
+    """The file's newline as libcst sees it: the first line ending, `\\n` when there is none."""
+    for i, ch in enumerate(text):
+        if ch == "\n":
+            return "\n"
+        if ch == "\r":
+            return "\r\n" if text[i + 1:i + 2] == "\n" else "\r"
+    return "\n"
+
+
+def normalize_newlines(content: str, newline: str) -> str:
+    """Make an edit's line endings the file's (Python reads them all as \\n, so meaning is kept)."""
+    if "\r" not in content and "\n" not in content:
+        return content
+    return content.replace("\r\n", "\n").replace("\r", "\n").replace("\n", newline)
+
+
+class LineIndex:
+    """Maps (row, column) — 1-based, columns in characters — to string offsets."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        # Only \r\n, \r and \n end lines, as for Python's tokenizer and libcst (str.splitlines splits more).
+        starts = [0]
+        i, n = 0, len(text)
+        while i < n:
+            ch = text[i]
+            if ch == "\n":
+                starts.append(i + 1)
+            elif ch == "\r":
+                if i + 1 < n and text[i + 1] == "\n":
+                    i += 1
+                starts.append(i + 1)
+            i += 1
+        self.starts = starts
+
+    def offset(self, location: Location) -> int:
+        """The string offset of `location`; ValueError when it is not inside the text."""
+        row, column = location.row, location.column
+        if row < 1 or column < 1:
+            raise ValueError(f"invalid position {row}:{column}")
+        if row > len(self.starts):
+            # One past the last line: only its first column exists (the end of the text).
+            if row == len(self.starts) + 1 and column == 1 and self.text.endswith(("\n", "\r")):
+                return len(self.text)
+            raise ValueError(f"position {row}:{column} is past the end of the file")
+        start = self.starts[row - 1]
+        end = self.starts[row] if row < len(self.starts) else len(self.text)
+        offset = start + column - 1
+        if offset > end:
+            raise ValueError(f"position {row}:{column} is past the end of its line")
+        return offset
+
+
+@dataclass(frozen=True)
+class _Span:
+    start: int
+    end: int
+    content: str
+
+
+def _spans(fix: Fix, index: LineIndex, newline: str) -> list[_Span]:
+    """A fix's edits as sorted string spans; ValueError when they are invalid or overlap each other."""
+    spans = sorted(
+        (_Span(index.offset(e.start), index.offset(e.end), normalize_newlines(e.content, newline)) for e in fix.edits),
+        key=lambda s: (s.start, s.end),
+    )
+    for span in spans:
+        if span.end < span.start:
+            raise ValueError("an edit ends before it starts")
+    for first, second in zip(spans, spans[1:]):
+        if _overlaps(first, second):
+            raise ValueError("the fix's own edits overlap")
+    return spans
+
+
+def _overlaps(a: _Span, b: _Span) -> bool:
+    """Edits conflict when their ranges share a character, or both insert at the same point."""
+    if a.start < b.end and b.start < a.end:
+        return True
+    return a.start == a.end == b.start == b.end
+
+
+# ---------------------------------------------------------------------------- one pass
+
+
+@dataclass
+class PassResult:
+    """What one pass did: the new text, the findings it fixed, and the ones it put off."""
+
+    text: str
+    applied: list[Diagnostic] = field(default_factory=list)
+    deferred: list[Diagnostic] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def apply_pass(text: str, diagnostics: Iterable[Diagnostic]) -> PassResult:
+    """Apply every fix of `diagnostics` whose edits overlap no edit already taken, in source order.
+
+    Overlapping fixes are deferred, never merged. A fix identical to one already taken
+    (two findings, one edit) counts as applied without being applied twice.
+    """
+    index = LineIndex(text)
+    newline = detect_newline(text)
+    result = PassResult(text)
+    candidates: list[tuple[list[_Span], Diagnostic]] = []
+    for diagnostic in diagnostics:
+        assert diagnostic.fix is not None
+        try:
+            spans = _spans(diagnostic.fix, index, newline)
+        except ValueError as error:
+            result.problems.append(f"{_where(diagnostic)}: fix not applied: {error}")
+            continue
+        if spans:
+            candidates.append((spans, diagnostic))
+    candidates.sort(key=lambda item: (item[0][0].start, item[0][-1].end, item[1].code))
+    taken: list[_Span] = []
+    taken_fixes: set[tuple[_Span, ...]] = set()
+    for spans, diagnostic in candidates:
+        if tuple(spans) in taken_fixes:
+            result.applied.append(diagnostic)
+            continue
+        if any(_overlaps(span, other) for span in spans for other in taken):
+            result.deferred.append(diagnostic)
+            continue
+        taken.extend(spans)
+        taken_fixes.add(tuple(spans))
+        result.applied.append(diagnostic)
+    pieces, cursor = [], 0
+    for span in sorted(taken, key=lambda s: (s.start, s.end)):
+        pieces.append(text[cursor:span.start])
+        pieces.append(span.content)
+        cursor = span.end
+    pieces.append(text[cursor:])
+    result.text = "".join(pieces)
+    return result
+
+
+def _where(diagnostic: Diagnostic) -> str:
+    return f"{diagnostic.path}:{diagnostic.start.row}:{diagnostic.start.column}: {diagnostic.code}"
+
+
+def parses(text: str) -> bool:
+    """Whether CPython and libcst both accept the text (the fixed file must stay valid Python)."""
+    import libcst as cst
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. SyntaxWarning for invalid escapes already in the file
+            ast.parse(text)
+        code = cst.parse_module(text).code
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    except Exception:  # libcst's parser raises its own error types
+        return False
+    # libcst drops the final "\r" of a file using old Mac line endings; positions before it are exact.
+    return code == text or (text.endswith("\r") and code + "\r" == text)
+
+
+# ---------------------------------------------------------------------------- to a fixpoint
+
+
+@dataclass
+class FixOutcome:
+    """The result of fixing one text: the new text, what was fixed, and what remains."""
+
+    text: str
+    diagnostics: list[Diagnostic]
+    fixed: Counter = field(default_factory=Counter)  # code -> number of findings fixed
+    passes: int = 0
+    converged: bool = True
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def fixed_count(self) -> int:
+        return sum(self.fixed.values())
+
+
+def fix_text(
+    text: str,
+    lint: LintFunction,
+    display: str,
+    *,
+    unsafe_fixes: bool = False,
+    diagnostics: Optional[list[Diagnostic]] = None,
+    max_passes: int = MAX_PASSES,
+) -> FixOutcome:
+    """Apply the applicable fixes of `lint`'s findings to `text`, re-linting until nothing changes.
+
+    `diagnostics`, when given, are `lint(text, display)` already computed (saves the first lint).
+    """
+    current = diagnostics if diagnostics is not None else lint(text, display)
+    outcome = FixOutcome(text, current)
+    if not any(is_applicable(d, unsafe_fixes) for d in current):
+        return outcome
+    if not parses(text):
+        # libcst positions are only trustworthy for text it round-trips (it drops some form feeds).
+        outcome.problems.append(f"{display}: not fixed: the parser does not round-trip this file exactly")
+        return outcome
+    for _ in range(max_passes):
+        fixable = [d for d in current if is_applicable(d, unsafe_fixes)]
+        if not fixable:
+            break
+        step = apply_pass(text, fixable)
+        outcome.problems.extend(step.problems)
+        if step.applied and step.text != text and not parses(step.text):
+            step = _replay_one_by_one(text, step.applied, outcome.problems)
+        if step.text == text:
+            break
+        outcome.passes += 1
+        outcome.fixed.update(d.code for d in step.applied)
+        text = step.text
+        current = lint(text, display)
+    else:
+        if any(is_applicable(d, unsafe_fixes) for d in current):
+            outcome.converged = False
+            outcome.problems.append(f"{display}: fixes did not converge after {max_passes} passes; kept the last valid text")
+    outcome.text = text
+    outcome.diagnostics = current
+    outcome.problems = list(dict.fromkeys(outcome.problems))  # a refused fix is re-proposed each pass
+    return outcome
+
+
+def _replay_one_by_one(text: str, applied: Sequence[Diagnostic], problems: list[str]) -> PassResult:
+    """A pass broke the syntax: apply its fixes one at a time, dropping each one that breaks it."""
+    result = PassResult(text)
+    for diagnostic in applied:
+        trial = apply_pass(result.text, [diagnostic])
+        if trial.applied and trial.text != result.text:
+            if parses(trial.text):
+                result.text = trial.text
+                result.applied.append(diagnostic)
+            else:
+                problems.append(f"{_where(diagnostic)}: fix not applied: it would make the file invalid Python")
+        # Positions of later fixes refer to the original text, so stop after the first success;
+        # the next pass re-lints and proposes the rest with fresh positions.
+        if result.applied:
+            break
+    return result
+
+
+# ---------------------------------------------------------------------------- bytes
+
+
+@dataclass(frozen=True)
+class DecodedSource:
+    """A file's text with what is needed to write it back byte for byte."""
+
+    text: str
+    encoding: str
+    bom: bool
+
+    def encode(self, text: str) -> bytes:
+        try:
+            data = text.encode(self.encoding)
+        except UnicodeEncodeError as error:
+            raise FixError(f"the fixed text cannot be encoded as {self.encoding}: {error.reason}") from None
+        return (UTF8_BOM + data) if self.bom else data
+
+
+def decode_for_fix(data: bytes) -> DecodedSource:
+    """Decode as the engine does, and make sure re-encoding the text gives back exactly `data`."""
+    from viewlint.engine import DecodeError, decode_source
+
+    try:
+        text = decode_source(data)
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except (DecodeError, SyntaxError) as error:
+        raise FixError(str(error)) from None
+    bom = data.startswith(UTF8_BOM)
+    if bom or encoding == "utf-8-sig":
+        encoding = "utf-8"
+    source = DecodedSource(text, encoding, bom)
+    if source.encode(text) != data:
+        raise FixError(f"re-encoding as {encoding} does not give back the same bytes; not fixed")
+    return source
+
+
+@dataclass
+class FileFix:
+    """Fixing one file: its original and new bytes, the outcome, or why it could not be fixed."""
+
+    path: str
+    original: bytes = b""
+    fixed: bytes = b""
+    outcome: Optional[FixOutcome] = None
+    original_text: str = ""
+    error: Optional[str] = None
+
+    @property
+    def changed(self) -> bool:
+        return self.error is None and self.fixed != self.original
+
+
+def fix_source(data: bytes, lint: LintFunction, display: str, *, unsafe_fixes: bool = False,
+               diagnostics: Optional[list[Diagnostic]] = None) -> FileFix:
+    """Fix the bytes of one file (or of stdin); nothing is written."""
+    result = FileFix(display, original=data, fixed=data)
+    try:
+        source = decode_for_fix(data)
+        result.original_text = source.text
+        outcome = fix_text(source.text, lint, display, unsafe_fixes=unsafe_fixes, diagnostics=diagnostics)
+        result.outcome = outcome
+        result.fixed = source.encode(outcome.text) if outcome.text != source.text else data
+    except FixError as error:
+        result.error = f"{display}: {error}"
+    return result
+
+
+def engine_lint(settings: "Settings", relative: Optional[str] = None) -> LintFunction:
+    """The engine's linter for one file's settings, as a `LintFunction`."""
+    from viewlint.engine import lint_text
+
+    def lint(text: str, display: str) -> list[Diagnostic]:
+        return lint_text(text, display, settings, relative)
+
+    return lint
+
+
+def fix_path(path: Path, display: str, settings: "Settings", relative: Optional[str], unsafe_fixes: bool) -> FileFix:
+    """Read and fix one file (nothing is written: `write_fix` does that)."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        return FileFix(display, error=f"{display}: cannot read file: {error.strerror or error}")
+    return fix_source(data, engine_lint(settings, relative), display, unsafe_fixes=unsafe_fixes)
+
+
+def _fix_batch(batch: list[tuple[Path, str, "Settings", Optional[str]]], unsafe_fixes: bool) -> list[FileFix]:
+    return [fix_path(path, display, settings, relative, unsafe_fixes) for path, display, settings, relative in batch]
+
+
+def fix_files(files: Sequence["SourceFile"], jobs: int, unsafe_fixes: bool) -> list[FileFix]:
+    """Fix discovered files (in parallel when there are several); results in the order of `files`."""
+    from viewlint.engine import _relative
+
+    tasks = [(f.path, str(f.path), f.settings, _relative(f.path, f.settings)) for f in files]
+    if jobs <= 1 or len(tasks) < 4:
+        return _fix_batch(tasks, unsafe_fixes)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    size = max(1, min(16, len(tasks) // (jobs * 4) or 1))
+    batches = [tasks[i:i + size] for i in range(0, len(tasks), size)]
+    context = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing.get_context()
+    results: list[FileFix] = []
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as executor:
+        for batch in executor.map(_fix_batch, batches, [unsafe_fixes] * len(batches)):
+            results.extend(batch)
+    return results
+
+
+def write_fix(file_fix: FileFix, path: Path) -> None:
+    """Write a fixed file in place (through symbolic links), unless it changed since it was read."""
+    target = Path(os.path.realpath(path))
+    write_atomically(target, file_fix.fixed, expected=file_fix.original)
+
+
+def unified_diff(display: str, before: str, after: str) -> str:
+    """A unified diff of two texts; lines keep their own endings, a missing final newline is marked."""
+    old, new = _lines_with_ends(before), _lines_with_ends(after)
+    lines = []
+    for line in difflib.unified_diff(old, new, fromfile=display, tofile=display, lineterm="\n"):
+        if not line.endswith(("\n", "\r")):
+            line += "\n\\ No newline at end of file\n"
+        lines.append(line)
+    return "".join(lines)
+
+
+def _lines_with_ends(text: str) -> list[str]:
+    """Lines ending in \\r\\n, \\r or \\n (str.splitlines would also split on form feeds)."""
+    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
+
+
+if False:  # typing only, without import cycles at runtime
+    from viewlint.files import SourceFile
+    from viewlint.settings import Settings

@@ -43,6 +43,8 @@ def known_code_or_prefix(selector: str) -> bool:
     upper = selector.upper()
     if upper == "ALL":
         return True
+    if not upper:
+        return False  # "" would otherwise be a prefix of every code
     codes = list(all_rules()) + list(RESERVED_CODES)
     return any(code.startswith(upper) for code in codes)
 

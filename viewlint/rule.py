@@ -72,7 +72,7 @@ class Rule:
 
     @classmethod
     def doc_sections(cls) -> list[str]:
-        return [line[3:].strip() for line in (cls.__doc__ or "").splitlines() if line.strip().startswith("## ")]
+        return [line.strip()[3:].strip() for line in (cls.__doc__ or "").splitlines() if line.strip().startswith("## ")]
 
     @classmethod
     def metadata(cls) -> dict[str, Any]:

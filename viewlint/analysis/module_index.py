@@ -42,6 +42,10 @@ class ClassInfo:
     # method name -> keyword names it retains.
     retaining_keywords: dict[str, set[str]] = field(default_factory=dict)
     is_module: bool = False  # derives from nn.Module (or a name ending in Module/Layer/Attention)
+    # self.<attr> names holding a parameter or buffer: `nn.Parameter(...)`, `register_buffer("attr", ...)`.
+    tensor_attributes: set[str] = field(default_factory=set)
+    # self.<attr> names holding a submodule: `nn.Linear(...)`, or a module class defined here.
+    submodule_attributes: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -57,6 +61,9 @@ class ModuleIndex:
     retaining_functions: dict[str, set[int]] = field(default_factory=dict)
     retaining_function_keywords: dict[str, set[str]] = field(default_factory=dict)
     cached_functions: set[str] = field(default_factory=set)
+    # Module-level functions that repeat the heads of their first argument (HF's `repeat_kv`:
+    # `expand(...)` then `reshape(...)`, or `repeat_interleave`): their result is a full copy.
+    head_repeat_functions: set[str] = field(default_factory=set)
 
     def qualify(self, node: cst.BaseExpression) -> Optional[str]:
         """The fully qualified name of `node` through import aliases (`F.pad` -> `torch.nn.functional.pad`)."""
@@ -218,6 +225,8 @@ def build_index(module: cst.Module) -> ModuleIndex:
                     functions.append((member, info))
         elif isinstance(stmt, cst.FunctionDef):
             functions.append((stmt, None))
+            if _repeats_heads(module, stmt):
+                index.head_repeat_functions.add(stmt.name.value)
             decorators = _decorator_names(stmt.decorators, index)
             if any(d.split(".")[-1] in {"cache", "lru_cache"} for d in decorators):
                 index.cached_functions.add(stmt.name.value)
@@ -243,6 +252,14 @@ def build_index(module: cst.Module) -> ModuleIndex:
                 callee = dotted_name(value.func)
                 if callee in index.classes:
                     info.attribute_classes[attribute] = callee
+                qualified = index.qualify(value.func) or callee or ""
+                if qualified in semantics.PARAMETER_CONSTRUCTORS:
+                    info.tensor_attributes.add(attribute)
+                elif (qualified.startswith("torch.nn.") and qualified.split(".")[-1][:1].isupper()) or (
+                    callee in index.classes and index.classes[callee].is_module
+                ):
+                    info.submodule_attributes.add(attribute)
+        info.tensor_attributes.update(_registered_tensors(fn))
 
     # Which functions and methods keep a parameter alive.
     for fn, info in functions:
@@ -262,6 +279,14 @@ def build_index(module: cst.Module) -> ModuleIndex:
     return index
 
 
+def _repeats_heads(module: cst.Module, fn: cst.FunctionDef) -> bool:
+    """`def repeat_kv(hidden_states, n_rep): ... .expand(...) ... .reshape(...)` (two parameters at least)."""
+    if len(fn.params.params) < 2:
+        return False
+    text = module.code_for_node(fn.body)
+    return "return" in text and ((".expand(" in text and ".reshape(" in text) or "repeat_interleave(" in text)
+
+
 class _SelfAssignments(cst.CSTVisitor):
     def __init__(self) -> None:
         self.found: list[tuple[str, cst.BaseExpression]] = []
@@ -276,6 +301,25 @@ class _SelfAssignments(cst.CSTVisitor):
         name = dotted_name(node.target) if isinstance(node.target, cst.Attribute) else None
         if name and name.startswith("self.") and name.count(".") == 1 and node.value is not None:
             self.found.append((name[5:], node.value))
+
+
+class _RegisteredTensors(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        # `self.register_buffer("inv_freq", ...)` / `self.register_parameter("scale", ...)`
+        if dotted_name(node.func) in ("self.register_buffer", "self.register_parameter") and node.args:
+            first = node.args[0].value
+            if isinstance(first, cst.SimpleString):
+                self.found.add(first.value.strip("'\""))
+
+
+def _registered_tensors(fn: cst.FunctionDef) -> set[str]:
+    """Names registered as buffers or parameters in a method body."""
+    visitor = _RegisteredTensors()
+    fn.body.visit(visitor)
+    return visitor.found
 
 
 def _self_assignments(fn: cst.FunctionDef) -> list[tuple[str, cst.BaseExpression]]:

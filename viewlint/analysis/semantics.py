@@ -82,7 +82,7 @@ LIKE_FACTORY_FUNCTIONS = frozenset(
 FRESH_CONTIGUOUS_FUNCTIONS = frozenset(
     {
         "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack",
-        "torch.matmul", "torch.mm", "torch.bmm", "torch.baddbmm", "torch.addmm", "torch.einsum",
+        "torch.matmul", "torch.mm", "torch.bmm", "torch.baddbmm", "torch.addmm",
         "torch.nn.functional.linear", "torch.index_select", "torch.masked_select", "torch.nonzero",
         "torch.argwhere", "torch.gather", "torch.take", "torch.repeat_interleave", "torch.outer",
     }
@@ -100,6 +100,11 @@ FRESH_FUNCTIONS = frozenset(
         "torch.nn.functional.layer_norm", "torch.nn.functional.dropout", "torch.masked_fill", "torch.lerp",
         "torch.maximum", "torch.minimum", "torch.pow", "torch.square", "torch.neg", "torch.bucketize",
         "torch.searchsorted", "torch.unique", "torch.flip", "torch.roll", "torch.tile", "torch.cumprod",
+        "torch.einsum",  # often a permuted view of a bmm result: `einsum("ij->ji", x)` is not contiguous
+        "torch.any", "torch.all", "torch.isnan", "torch.isinf", "torch.isfinite", "torch.logical_not",
+        "torch.logical_and", "torch.logical_or", "torch.logical_xor", "torch.eq", "torch.ne", "torch.gt", "torch.ge",
+        "torch.lt", "torch.le", "torch.isin", "torch.count_nonzero", "torch.unique_consecutive", "torch.nan_to_num",
+        "torch.amax", "torch.amin", "torch.logsumexp", "torch.prod", "torch.norm",
     }
 )
 # Tensor methods returning a new tensor (never a view of the receiver).
@@ -114,12 +119,42 @@ FRESH_METHODS = frozenset(
         "new_ones", "new_full", "new_tensor", "sort", "topk", "unique", "cumprod", "float_power",
         "fmod", "remainder", "logical_not", "logical_and", "logical_or", "eq", "ne", "lt", "le", "gt", "ge",
         "isnan", "isinf", "isfinite", "any", "all", "sin", "cos", "reciprocal", "tril", "triu", "outer",
+        "amax", "amin", "logsumexp", "count_nonzero", "nan_to_num", "unique_consecutive", "isin",
     }
 )
 # Methods whose result is a new contiguous tensor whatever the receiver's layout.
 FRESH_CONTIGUOUS_METHODS = frozenset(
-    {"matmul", "mm", "bmm", "index_select", "masked_select", "nonzero", "repeat", "repeat_interleave", "gather", "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "outer"}
+    {"matmul", "mm", "bmm", "index_select", "masked_select", "repeat", "repeat_interleave", "gather", "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "outer"}
+)  # (not `nonzero`/`argwhere`: torch 2.13 returns them transposed, stride (1, n))
+# Factories whose layout is not row-major: explicit strides, or the strides of an input tensor.
+NON_CONTIGUOUS_FACTORIES = frozenset({"torch.empty_strided", "torch.normal", "torch.bernoulli"})
+# In-place methods that change the receiver's strides (its contiguity is unknown afterwards).
+RESTRIDING_INPLACE_METHODS = frozenset({"t_", "transpose_", "as_strided_", "swapdims_", "swapaxes_", "set_", "unsqueeze_", "squeeze_"})
+# Conversions: methods that cast to a fixed dtype, and methods that move to a device.
+DTYPE_CAST_METHODS = frozenset({"float", "half", "bfloat16", "double", "long", "int", "short", "bool", "byte", "char"})
+DEVICE_MOVE_METHODS = frozenset({"cuda", "cpu", "xpu", "mps", "npu"})
+# The dtype each cast method converts to, as `torch.<name>` (for the `.to(device=…, dtype=…)` rewrite).
+CAST_METHOD_DTYPES = {
+    "float": "torch.float32", "half": "torch.float16", "bfloat16": "torch.bfloat16", "double": "torch.float64",
+    "long": "torch.int64", "int": "torch.int32", "short": "torch.int16", "bool": "torch.bool", "byte": "torch.uint8",
+    "char": "torch.int8",
+}
+# Names of torch dtypes (`torch.<name>`).
+DTYPE_NAMES = frozenset(
+    {
+        "float32", "float16", "bfloat16", "float", "half", "int8", "uint8", "int32", "int64", "int16", "float64",
+        "double", "long", "int", "short", "bool", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+        "float8_e5m2fnuz", "complex64", "complex128", "cfloat", "cdouble",
+    }
 )
+# Out-of-place updates with an in-place twin that writes only the selected elements (`buf = buf.index_copy(…)`).
+OUT_OF_PLACE_UPDATE_METHODS = frozenset(
+    {"index_copy", "index_put", "index_fill", "index_add", "scatter", "scatter_add", "scatter_reduce", "masked_fill", "masked_scatter"}
+)
+# Attribute names that hold a module's parameters or buffers on a submodule (`self.q_proj.weight`).
+PARAMETER_ATTRIBUTE_NAMES = frozenset({"weight", "bias"})
+# Calls whose result stored on `self` in `__init__` is a parameter or buffer tensor.
+PARAMETER_CONSTRUCTORS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "Parameter", "nn.Parameter"})
 # Results that are Python scalars or lists (already on the host).
 HOST_VALUE_METHODS = frozenset({"item", "tolist", "numel", "dim", "ndimension", "element_size", "size", "stride", "storage_offset", "nelement", "is_contiguous", "data_ptr", "get_device"})
 # Index-producing results (always at least 1-D): an advanced index when used in [].
@@ -132,10 +167,36 @@ HAS_INPLACE_TWIN = frozenset(
     {
         "index_copy", "index_put", "index_fill", "index_add", "masked_fill", "masked_scatter", "scatter",
         "scatter_add", "scatter_reduce", "clamp", "clamp_min", "clamp_max", "add", "sub", "mul", "div",
-        "copy", "fill", "zero", "addcmul", "addcdiv", "lerp", "mul", "pow", "sqrt", "exp", "abs", "neg",
-        "sigmoid", "relu", "tanh", "floor", "round", "clip", "put", "baddbmm", "addmm", "masked_scatter",
+        "addcmul", "addcdiv", "lerp", "pow", "sqrt", "exp", "abs", "neg",
+        "sigmoid", "relu", "tanh", "floor", "round", "clip", "put", "baddbmm", "addmm",
+    }
+)  # (not `copy`/`fill`/`zero`: torch.Tensor has only their `_` forms, and numpy's `fill` is in place)
+# Of those, the names only tensors have (not numpy arrays, sets, queues or comm groups): a bare
+# `obj.index_copy(...)` is a discarded tensor result even when `obj` is not known to be a tensor.
+TENSOR_ONLY_TWIN_METHODS = frozenset(
+    {"index_copy", "index_put", "index_fill", "index_add", "masked_fill", "masked_scatter", "scatter_reduce", "addcmul", "addcdiv", "clamp_min", "clamp_max"}
+)
+# In-place methods that change only metadata (flags, shape, names, storage binding), never element values.
+METADATA_INPLACE_METHODS = frozenset(
+    {
+        "requires_grad_", "squeeze_", "unsqueeze_", "t_", "transpose_", "resize_", "resize_as_", "as_strided_",
+        "set_", "detach_", "share_memory_", "swapdims_", "swapaxes_",
     }
 )
+# In-place writes that store one value in every element: well defined on overlapping memory (expanded tensors).
+UNIFORM_FILL_METHODS = frozenset({"fill_", "zero_"})
+# Conversions that return the receiver itself when nothing changes and a new tensor otherwise:
+# an in-place write on their result reaches the receiver only when they did not copy.
+MAYBE_COPY_METHODS = frozenset(
+    {
+        "reshape", "reshape_as", "flatten", "ravel", "contiguous", "to", "type", "type_as", "float", "half",
+        "bfloat16", "double", "int", "long", "short", "bool", "byte", "char", "cpu", "cuda",
+    }
+)
+# Of those, the ones that never copy a contiguous receiver (reshapes of contiguous memory are views).
+LAYOUT_ONLY_COPY_METHODS = frozenset({"reshape", "reshape_as", "flatten", "ravel", "contiguous"})
+# Methods whose result shares memory between elements when a dimension was broadcast (stride 0).
+EXPANDING_VIEW_ORIGINS = frozenset({".expand()", ".expand_as()", ".broadcast_to()", "torch.broadcast_to"})
 
 TORCH_NN_INIT_PREFIX = "torch.nn.init."
 
@@ -159,6 +220,31 @@ def is_partial_view_op(origin: str) -> bool:
 def is_inplace_method(name: str) -> bool:
     """PyTorch's in-place convention: ``add_``, ``copy_``, not ``__init__`` or ``_private``."""
     return name.endswith("_") and not name.startswith("_") and name not in NON_INPLACE_UNDERSCORE
+
+
+# torch.* functions returning a boolean tensor (a mask when used as an index).
+BOOL_RESULT_FUNCTIONS = frozenset(
+    {
+        "torch.isnan", "torch.isinf", "torch.isfinite", "torch.logical_not", "torch.logical_and", "torch.logical_or",
+        "torch.logical_xor", "torch.eq", "torch.ne", "torch.gt", "torch.ge", "torch.lt", "torch.le", "torch.isin",
+    }
+)
+
+# Host syncs (VL401-VL404). Methods that copy a device tensor's values into Python objects.
+HOST_SCALAR_METHODS = frozenset({"item", "tolist"})
+# Builtins that call `Tensor.__int__`/`__float__`/`__bool__`: the same copy as `.item()`.
+HOST_SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex"})
+# Methods whose output size depends on the values: PyTorch copies the size to the host before allocating.
+DATA_DEPENDENT_SHAPE_METHODS = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive"})
+DATA_DEPENDENT_SHAPE_FUNCTIONS = frozenset(
+    {"torch.nonzero", "torch.argwhere", "torch.masked_select", "torch.unique", "torch.unique_consecutive"}
+)
+
+
+def looks_cpu_name(name: str) -> bool:
+    """`seq_lens_cpu`, `batch.positions_cpu`, `cpu_indices`: the `_cpu` naming convention for host-side tensors."""
+    last = name.split(".")[-1].lower()
+    return last.endswith("_cpu") or last.startswith("cpu_")
 
 
 def looks_long_lived(name: str, extra: tuple[str, ...] = ()) -> bool:

@@ -35,8 +35,21 @@ if TYPE_CHECKING:
 
 ADVANCED_INDEX = "advanced index"
 HOT_MARKER = re.compile(r"#\s*viewlint:\s*hot\b")
-COLD_FUNCTION_NAMES = ("__init__", "load_weights", "from_pretrained", "load_state_dict", "_load_from_state_dict", "setup", "build", "reset_parameters", "_init_weights", "init_weights", "__repr__", "extra_repr")
-HOT_FUNCTION_NAMES = ("forward", "__call__")
+# Globs of function names that run once (construction, loading, saving, printing): never a hot path.
+COLD_FUNCTION_NAMES = (
+    "__init__", "__post_init__", "post_init", "load_weights", "load_*", "_load_*", "from_pretrained", "from_config",
+    "load_state_dict", "_load_from_state_dict", "state_dict", "save_*", "setup", "build", "reset_parameters",
+    "_init*", "init_weights", "*_init_weights", "create_weights", "process_weights_after_loading", "__repr__",
+    "__str__", "extra_repr",
+)
+# Method names that are hot in any class (PyTorch's convention, used by modules and forward mixins alike).
+HOT_FUNCTION_NAMES = ("forward", "forward_*", "_forward", "_forward_*")
+# `__call__` is hot only on a module-like class or when it takes a tensor: processors and collators are not.
+HOT_CALL_NAMES = ("__call__",)
+HOT_DECORATORS = ("torch.compile", "torch.jit.script", "torch.compiler.compile", "torch._dynamo.optimize")
+# Names and words in an `if` test that guard logging or once-per-interval work.
+_INTERVAL_WORDS = ("step", "iter", "epoch", "interval", "every", "freq", "period", "log")
+_LOGGING_WORDS = ("log_interval", "logging_steps", "print_freq", "log_every", "debug", "verbose", "should_log", "epoch")
 
 
 @dataclass
@@ -49,6 +62,8 @@ class Context:
     cold: bool = False
     class_name: Optional[str] = None
     node: Optional[cst.CSTNode] = None
+    # Cold whatever is nested inside (tests, `if __name__ == "__main__":`), even a hot `forward`.
+    cold_all: bool = False
 
 
 @dataclass
@@ -70,6 +85,39 @@ class StoreEvent:
     value_node: cst.BaseExpression
     value: Value
     target: str  # e.g. "self.cache[...]", "cache.set(...)"
+
+
+def source_in_place(module: cst.Module, node: cst.CSTNode) -> str:
+    """`node`'s code with the indentation of its enclosing blocks.
+
+    `Module.code_for_node` prints a node alone, so a line continued inside brackets loses
+    the indentation of the blocks around it; an edit made from it would dedent that line.
+    """
+    from libcst._nodes.internal import CodegenState
+
+    path = _path_to(module, node)
+    if path is None:
+        return module.code_for_node(node)
+    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+    for block in path:
+        if isinstance(block, cst.IndentedBlock):
+            state.indent_tokens.append(module.default_indent if block.indent is None else block.indent)
+    node._codegen(state)
+    return "".join(state.tokens)
+
+
+def _path_to(root: cst.CSTNode, target: cst.CSTNode) -> Optional[list[cst.CSTNode]]:
+    """The ancestors of `target` from `root` down (identity search; iterative, no recursion limit)."""
+    stack: list[tuple[cst.CSTNode, int]] = [(root, 0)]
+    path: list[cst.CSTNode] = []
+    while stack:
+        current, depth = stack.pop()
+        del path[depth:]
+        if current is target:
+            return path
+        path.append(current)
+        stack.extend((child, depth + 1) for child in reversed(current.children))
+    return None
 
 
 class Facts:
@@ -99,15 +147,25 @@ class Facts:
         statement = self._statements[-1] if self._statements else None
         self.reports.append(Report(rule, node, message, statement, fix_message, edits, applicability))
 
+    @property
+    def current_statement(self) -> Optional[cst.CSTNode]:
+        """The innermost statement (a SimpleStatementLine or compound statement) being walked."""
+        return self._statements[-1] if self._statements else None
+
     # ------------------------------------------------------------------ names and text
     def qualify(self, node: cst.BaseExpression) -> Optional[str]:
         """Fully qualified name through import aliases: `t.split` -> `torch.split`."""
         return self.index.qualify(node)
 
     def source(self, node: cst.CSTNode) -> str:
-        """The source text of a node (as libcst prints it)."""
+        """The source text of a node (as libcst prints it), continuation lines indented as in the file."""
         name = dotted_name(node) if isinstance(node, cst.BaseExpression) else None
-        return name if name is not None else self.module.code_for_node(node)
+        if name is not None:
+            return name
+        text = self.module.code_for_node(node)
+        if "\n" in text or "\r" in text:
+            text = source_in_place(self.module, node)
+        return text
 
     def short_source(self, node: cst.CSTNode, limit: int = 60) -> str:
         text = " ".join(self.source(node).split())
@@ -131,24 +189,50 @@ class Facts:
 
     @property
     def in_hot_path(self) -> bool:
-        """Inside a hot function (or a block marked hot), and not inside a known-cold place."""
-        hot = False
+        """Inside a hot function (or a block marked hot), and not inside a known-cold place.
+
+        The contexts form a stack: the innermost one that says hot or cold decides, so a nested
+        `def` or loop keeps its outer context and a cold `if step % 100 == 0:` inside `forward`
+        is quiet. Tests and `if __name__ == "__main__":` silence everything nested in them.
+        """
+        return self._hot_context() is not None
+
+    @property
+    def hot_path_name(self) -> Optional[str]:
+        """A short description of the hot context for messages: "`Model.forward`", "a `# viewlint: hot` block"."""
+        return self.hot_path_name_at(None)
+
+    def hot_path_name_at(self, header_of: Optional[cst.CSTNode]) -> Optional[str]:
+        """Like `hot_path_name`, for the header of the `if`/`while`/`for` statement `header_of`: its test runs
+        in the enclosing context, not in the block it opens (`if step % 100 == 0:` is not itself cold)."""
+        context = self._hot_context(header_of)
+        if context is None:
+            return None
+        if context.kind == "function":
+            return f"`{context.class_name}.{context.name}`" if context.class_name else f"`{context.name}`"
+        return "a `# viewlint: hot` block"
+
+    def _hot_context(self, header_of: Optional[cst.CSTNode] = None) -> Optional[Context]:
+        decided: Optional[Context] = None
         for context in self._contexts:
+            if header_of is not None and context.node is header_of:
+                break
+            if context.cold_all:
+                return None
             if context.cold:
-                hot = False
-            if context.hot:
-                hot = True
-        return hot and not self.in_cold_block
+                decided = None
+            elif context.hot:
+                decided = context
+        return decided
 
     @property
     def in_cold_block(self) -> bool:
-        # A cold block (logging guarded by an interval, `if __name__ == "__main__"`) silences what it holds.
-        seen_hot = False
-        for context in self._contexts:
-            if context.hot:
-                seen_hot = True
-            if context.cold and (context.kind == "block" or not seen_hot):
+        """Inside a known-cold place: a cold function or block is the innermost one that decides."""
+        for context in reversed(self._contexts):
+            if context.cold or context.cold_all:
                 return True
+            if context.hot:
+                return any(c.cold_all for c in self._contexts)
         return False
 
     @property
@@ -162,12 +246,17 @@ class Facts:
 
     # ------------------------------------------------------------------ environment
     def lookup(self, name: str) -> Value:
+        found = UNKNOWN
         for scope in reversed(self._scopes):
             if name in scope:
-                return scope[name]
-        if name in self.settings.cpu_names:
-            return UNKNOWN_TENSOR.with_(cpu=True)
-        return UNKNOWN
+                found = scope[name]
+                break
+        # Configured `cpu-names` win over what the walker inferred; `*_cpu` names are CPU tensors by convention.
+        if name in self.settings.cpu_names or name.split(".")[-1] in self.settings.cpu_names:
+            return found.with_(cpu=True) if found.is_tensor else UNKNOWN_TENSOR.with_(cpu=True) if found.kind is Kind.UNKNOWN else found
+        if found.is_tensor and not found.cpu and sem.looks_cpu_name(name):
+            return found.with_(cpu=True)
+        return found
 
     def bind(self, name: str, value: Value) -> None:
         self._scopes[-1][name] = value
@@ -203,6 +292,8 @@ class Facts:
         if isinstance(node, (cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
             return HOST
         if isinstance(node, cst.UnaryOperation):
+            if isinstance(node.operator, cst.Not):
+                return HOST  # `not t` is a Python bool (it calls `bool(t)`)
             operand = self._evaluate(node.expression, local)
             if operand.kind is Kind.INT:
                 return INT
@@ -291,6 +382,8 @@ class Facts:
             bound = self.lookup(name) if head == "self" else UNKNOWN
             if bound is not UNKNOWN:
                 return bound
+            if node.attr.value in self.settings.cpu_names:
+                return UNKNOWN_TENSOR.with_(cpu=True)  # `batch.seq_lens_cpu` with `cpu-names = ["seq_lens_cpu"]`
         attr = node.attr.value
         receiver = self._evaluate(node.value, local)
         if attr in ("shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "grad_fn", "layout"):
@@ -300,8 +393,15 @@ class Facts:
         if attr in sem.AMBIGUOUS_VIEW_ATTRIBUTES and receiver.is_tensor:
             return self._view_of(node.value, receiver, "." + attr)
         if name is not None and name.startswith("self.") and name.count(".") == 1:
+            info = self.index.classes.get(self.class_name or "")
+            if info is not None and attr in info.tensor_attributes:
+                return UNKNOWN_TENSOR.with_(is_parameter=True)  # nn.Parameter(...) or register_buffer("attr", ...)
+            if info is not None and attr in info.submodule_attributes:
+                return UNKNOWN  # `self.q_proj = nn.Linear(...)`: a module, not a tensor
             if attr in ("weight", "bias") or attr.endswith(("_weight", "_bias", "_proj")):
                 return UNKNOWN_TENSOR.with_(is_parameter=True)
+        if name is not None and name.startswith("self.") and name.count(".") == 2 and attr in sem.PARAMETER_ATTRIBUTE_NAMES:
+            return UNKNOWN_TENSOR.with_(is_parameter=True)  # `self.q_proj.weight`: a submodule's parameter
         if receiver.is_tensor and attr == "grad":
             return Value(kind=Kind.TENSOR)
         return UNKNOWN
@@ -476,8 +576,12 @@ class Facts:
             return Value(kind=Kind.TENSOR_SEQUENCE, elements=(element,), origin=qualified)
         if qualified in sem.VIEW_FUNCTIONS and first is not None:
             return self._view_of(first, first_value, qualified)
+        device_cpu = self._device_argument_cpu(node, local)
         if qualified in sem.MAYBE_VIEW_FUNCTIONS and first is not None:
-            return self._maybe_view(first_value, qualified, cpu=first_value.cpu or qualified == "torch.from_numpy")
+            # `torch.as_tensor(list)` builds on the CPU unless told otherwise; a tensor keeps its device.
+            host_data = first_value.kind in (Kind.INT, Kind.INT_LIST, Kind.HOST) or isinstance(first, (cst.List, cst.Tuple, cst.ListComp))
+            cpu = device_cpu if device_cpu is not None else (first_value.cpu or host_data or qualified == "torch.from_numpy")
+            return self._maybe_view(first_value, qualified, cpu=cpu)
         if qualified in ("torch.where",) and len([a for a in node.args if a.keyword is None]) == 1:
             return Value(kind=Kind.TENSOR_SEQUENCE, elements=(fresh(contiguous=True, index_like=True, zero_dim=False),))
         if qualified == "torch.nonzero" and self._keyword(node, "as_tuple") is not None:
@@ -493,15 +597,23 @@ class Facts:
             index_like = qualified in ("torch.arange", "torch.randperm", "torch.tril_indices", "torch.triu_indices") or (
                 qualified == "torch.tensor" and zero_dim is False and isinstance(first, (cst.List, cst.ListComp))
             )
-            return fresh(contiguous=True, cpu=not has_device, zero_dim=zero_dim, index_like=index_like)
+            # Row-major unless the strides are explicit, follow an input, or another memory format is asked for.
+            contiguous = None if qualified in sem.NON_CONTIGUOUS_FACTORIES or not self._default_memory_format(node) else True
+            # On the CPU without a device (`torch.tensor(t)` of a tensor keeps t's device), or on the one named.
+            cpu = device_cpu if device_cpu is not None else (first_value.cpu if qualified == "torch.tensor" and first_value.is_tensor else True)
+            return fresh(contiguous=contiguous, cpu=cpu, zero_dim=zero_dim, index_like=index_like)
         if qualified in sem.LIKE_FACTORY_FUNCTIONS:
-            return fresh(contiguous=first_value.contiguous if not has_device else None, cpu=first_value.cpu and not has_device)
+            cpu = device_cpu if device_cpu is not None else first_value.cpu
+            return fresh(contiguous=first_value.contiguous if not has_device else None, cpu=cpu)
         if qualified in sem.FRESH_CONTIGUOUS_FUNCTIONS:
             index_like = qualified in ("torch.nonzero", "torch.argwhere")
-            return fresh(contiguous=True, index_like=index_like, zero_dim=False if index_like else None)
+            # nonzero/argwhere come back transposed (stride (1, n)); the others are row-major.
+            return fresh(contiguous=None if index_like else True, index_like=index_like, zero_dim=False if index_like else None,
+                         cpu=self._inputs_on_cpu(node, local))
         if qualified in sem.FRESH_FUNCTIONS:
             index_like = qualified in ("torch.argsort",)
-            return fresh(contiguous=None, index_like=index_like)
+            return fresh(contiguous=None, index_like=index_like, cpu=self._inputs_on_cpu(node, local),
+                         bool_mask=qualified in sem.BOOL_RESULT_FUNCTIONS)
         if qualified.startswith("numpy.") and qualified.split(".")[-1] in ("array", "arange", "asarray", "nonzero", "where", "argsort"):
             return Value(kind=Kind.INT_LIST)  # a numpy array index gathers like a list
         return UNKNOWN
@@ -510,15 +622,16 @@ class Facts:
         if receiver.is_view or receiver.is_maybe_view_of_view:
             return Value(kind=Kind.TENSOR, provenance=Provenance.MAYBE_VIEW, base=receiver.base,
                          origin=receiver.origin, ownership_op=receiver.ownership_op or op, cpu=cpu,
-                         is_parameter=receiver.is_parameter, partial=receiver.partial)
+                         is_parameter=receiver.is_parameter, partial=receiver.partial,
+                         contiguous=True if "contiguous" in op else None)
         if receiver.is_fresh:
             # On a tensor that owns its storage, "maybe the same storage" still owns it.
-            return fresh(contiguous=True if op.endswith("contiguous") else receiver.contiguous, cpu=cpu,
+            return fresh(contiguous=True if "contiguous" in op else receiver.contiguous, cpu=cpu,
                          zero_dim=receiver.zero_dim, bool_mask=receiver.bool_mask, index_like=receiver.index_like)
         if receiver.is_tensor:
             return Value(kind=Kind.TENSOR, provenance=Provenance.UNKNOWN, cpu=cpu,
-                         contiguous=True if op.endswith("contiguous") else None, is_parameter=receiver.is_parameter)
-        return Value(kind=Kind.TENSOR, provenance=Provenance.UNKNOWN, cpu=cpu, contiguous=True if op.endswith("contiguous") else None)
+                         contiguous=True if "contiguous" in op else None, is_parameter=receiver.is_parameter)
+        return Value(kind=Kind.TENSOR, provenance=Provenance.UNKNOWN, cpu=cpu, contiguous=True if "contiguous" in op else None)
 
     def _method(self, node: cst.Call, func: cst.Attribute, local: dict[str, Value]) -> Value:
         method = func.attr.value
@@ -543,10 +656,13 @@ class Facts:
             return UNKNOWN
         if method in sem.MAYBE_VIEW_METHODS:
             if tensor or method not in sem.MAYBE_VIEW_METHODS_NEED_TENSOR:
-                cpu = method == "cpu" or (receiver.cpu and method not in ("cuda",) and not (method == "to" and node.args))
-                if method == "to" and node.args and self._is_cpu_device(node.args[0].value):
-                    cpu = True
-                return self._maybe_view(receiver, "." + method + "()", cpu)
+                cpu = method in ("cpu", "pin_memory") or (receiver.cpu and method not in ("cuda", "xpu", "mps", "npu", "to"))
+                if method == "to":
+                    cpu = self._to_keeps_cpu(node, receiver, local)
+                result = self._maybe_view(receiver, "." + method + "()", cpu)
+                if not self._default_memory_format(node):
+                    result = result.with_(contiguous=None)  # `.to(memory_format=torch.channels_last)`
+                return result
             return UNKNOWN
         if method in sem.HOST_VALUE_METHODS:
             return INT if method in ("item", "numel", "dim", "ndimension", "element_size", "nelement", "storage_offset", "get_device") or (method == "size" and node.args) else HOST
@@ -565,10 +681,17 @@ class Facts:
             return fresh(contiguous=contiguous, cpu=receiver.cpu, index_like=index_like, bool_mask=bool_mask,
                          zero_dim=False if index_like else None)
         if tensor and sem.is_inplace_method(method):
+            if method in sem.RESTRIDING_INPLACE_METHODS:
+                return receiver.with_(contiguous=None)  # `x.t_()` returns x with new strides
             return receiver  # in-place methods return self
         if method in ("nonzero", "argsort") and not tensor and receiver.kind is Kind.UNKNOWN:
-            return Value(kind=Kind.TENSOR, provenance=Provenance.FRESH, index_like=True, zero_dim=False, contiguous=True)
+            return Value(kind=Kind.TENSOR, provenance=Provenance.FRESH, index_like=True, zero_dim=False, contiguous=None)
         return UNKNOWN
+
+    def _default_memory_format(self, node: cst.Call) -> bool:
+        """No `memory_format=` argument, or `torch.contiguous_format`: the result is row-major."""
+        memory_format = self._keyword(node, "memory_format")
+        return memory_format is None or "contiguous_format" in self.source(memory_format.value)
 
     def _is_dtype_argument(self, node: cst.BaseExpression) -> bool:
         qualified = self.qualify(node) or ""
@@ -579,6 +702,45 @@ class Facts:
     @staticmethod
     def _is_cpu_device(node: cst.BaseExpression) -> bool:
         return isinstance(node, cst.SimpleString) and node.value.strip("'\"") == "cpu"
+
+    def _names_cpu_device(self, node: cst.BaseExpression, local: dict[str, Value]) -> bool:
+        """`"cpu"`, `torch.device("cpu")`, or `t.device` of a tensor known to be on the CPU."""
+        if self._is_cpu_device(node):
+            return True
+        if isinstance(node, cst.Call) and self.qualify(node.func) == "torch.device" and node.args:
+            return self._is_cpu_device(node.args[0].value)
+        if isinstance(node, cst.Attribute) and node.attr.value == "device":
+            receiver = self._evaluate(node.value, local)
+            return receiver.is_tensor and receiver.cpu
+        return False
+
+    def _to_keeps_cpu(self, node: cst.Call, receiver: Value, local: dict[str, Value]) -> bool:
+        """`.to("cpu")`, `.to(cpu_tensor)` or a dtype-only `.to(torch.float16)` of a CPU tensor: on the CPU."""
+        device = self._keyword(node, "device")
+        positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
+        target = device.value if device is not None else (positional[0] if positional else None)
+        if target is None or self._is_dtype_argument(target):
+            return receiver.cpu and not any(a.star for a in node.args)
+        if self._names_cpu_device(target, local):
+            return True
+        value = self._evaluate(target, local)
+        return value.is_tensor and value.cpu
+
+    def _device_argument_cpu(self, node: cst.Call, local: dict[str, Value]) -> Optional[bool]:
+        """Whether `device=` names the CPU; None when the call has no `device=`."""
+        arg = self._keyword(node, "device")
+        return None if arg is None else self._names_cpu_device(arg.value, local)
+
+    def _inputs_on_cpu(self, node: cst.Call, local: dict[str, Value]) -> bool:
+        """Every positional input (and every tensor in a list of them) is a CPU tensor or a Python scalar."""
+        values: list[Value] = []
+        for arg in node.args:
+            if arg.keyword is None and arg.star == "":
+                value = self._evaluate(arg.value, local)
+                nested = value.kind is Kind.TENSOR_SEQUENCE or (value.kind is Kind.WRAPPER and value.wrapper in ("list", "tuple"))
+                values.extend(value.elements if nested else (value,))
+        tensors = [v for v in values if v.is_tensor]
+        return bool(tensors) and all(v.cpu for v in tensors) and all(v.is_tensor or v.kind in (Kind.INT, Kind.HOST) for v in values)
 
     @staticmethod
     def _tensor_split_arguments(node: cst.Call) -> bool:
@@ -667,6 +829,13 @@ class Facts:
     def _is_local(self, name: str) -> bool:
         return len(self._scopes) > 1 and name in self._scopes[-1]
 
+    def outlives_function(self, expression: str) -> bool:
+        """`self.<attr>…` or a module-level name: its storage stays alive whatever this function keeps."""
+        head = re.split(r"[.\[(]", expression, maxsplit=1)[0]
+        if head in ("self", "cls"):
+            return expression.startswith(head + ".")
+        return head in self.index.module_names and not self._is_local(head)
+
     def _long_lived_receiver(self, node: cst.BaseExpression, method: str) -> bool:
         name = dotted_name(node)
         if name is None:
@@ -752,9 +921,12 @@ class Facts:
 
     def enter_function(self, node: cst.FunctionDef) -> None:
         name = node.name.value
-        hot = self._is_hot_function(node)
-        cold = name in COLD_FUNCTION_NAMES or name.startswith("test_") or name.startswith("_init")
-        self._contexts.append(Context(kind="function", name=name, hot=hot and not cold, cold=cold, class_name=self.class_name, node=node))
+        # A `# viewlint: hot` marker beats a cold name; a `hot-functions` glob (even `*`) does not.
+        marked = self._has_hot_marker(node)
+        cold = not marked and any(fnmatch.fnmatchcase(name, glob) for glob in COLD_FUNCTION_NAMES)
+        hot = marked or (not cold and (self._matches_hot_glob(node) or self._is_hot_function(node)))
+        self._contexts.append(Context(kind="function", name=name, hot=hot, cold=cold, class_name=self.class_name, node=node,
+                                      cold_all=name.startswith("test_")))
         scope: dict[str, Value] = {}
         for param in list(node.params.posonly_params) + list(node.params.params) + list(node.params.kwonly_params):
             scope[param.name.value] = self._parameter_value(param)
@@ -781,7 +953,8 @@ class Facts:
                 return Value(kind=Kind.INT_LIST)
             return UNKNOWN
         qualified = self.qualify(annotation) or dotted_name(annotation) or ""
-        if qualified in ("torch.Tensor", "Tensor", "torch.nn.Parameter"):
+        # `torch.LongTensor`, `torch.FloatTensor`...: the legacy typed names transformers annotates with.
+        if qualified in ("torch.Tensor", "Tensor", "torch.nn.Parameter") or (qualified.startswith("torch.") and qualified.endswith("Tensor") and qualified.count(".") == 1):
             return UNKNOWN_TENSOR
         if qualified in ("int",):
             return INT
@@ -789,23 +962,44 @@ class Facts:
             return HOST
         return UNKNOWN
 
+    def _matches_hot_glob(self, node: cst.FunctionDef) -> bool:
+        """Named like a configured `hot-functions` glob, as `name` or as `Class.name`."""
+        name = node.name.value
+        qualified = f"{self.class_name}.{name}" if self.class_name and self._contexts[-1].kind == "class" else name
+        return any(fnmatch.fnmatchcase(name, glob) or fnmatch.fnmatchcase(qualified, glob) for glob in self._hot_globs)
+
     def _is_hot_function(self, node: cst.FunctionDef) -> bool:
+        """`forward`/`forward_*` methods, a module's (or tensor-taking) `__call__`, compiled or scripted functions."""
         name = node.name.value
         if self.class_name is not None and self._contexts[-1].kind == "class":
-            if name in HOT_FUNCTION_NAMES or name.startswith("forward_") or name.startswith("_forward"):
+            if any(fnmatch.fnmatchcase(name, glob) for glob in HOT_FUNCTION_NAMES):
                 return True
+            if name in HOT_CALL_NAMES:
+                info = self.index.classes.get(self.class_name)
+                if (info is not None and info.is_module) or self._takes_tensor(node):
+                    return True
         for decorator in node.decorators:
             expr = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
             qualified = self.qualify(expr) or dotted_name(expr) or ""
-            if qualified in ("torch.compile", "torch.jit.script", "torch.jit.trace", "torch.compiler.compile") or qualified.endswith((".compile", ".jit.script")) and "torch" in qualified:
+            if qualified in HOT_DECORATORS or (qualified.endswith((".compile", ".jit.script")) and "torch" in qualified):
                 return True
-        if any(fnmatch.fnmatchcase(name, glob) for glob in self._hot_globs):
-            return True
-        return self._has_hot_marker(node)
+        return False
+
+    @staticmethod
+    def _takes_tensor(node: cst.FunctionDef) -> bool:
+        """A parameter annotated with a tensor type (`torch.Tensor`, `Optional[torch.FloatTensor]`)."""
+        params = list(node.params.posonly_params) + list(node.params.params) + list(node.params.kwonly_params)
+        for param in params:
+            if param.annotation is not None:
+                text = cst.Module(body=[]).code_for_node(param.annotation.annotation)
+                if "Tensor" in text:
+                    return True
+        return False
 
     @staticmethod
     def _has_hot_marker(node: cst.CSTNode) -> bool:
-        lines = getattr(node, "leading_lines", ())
+        """`# viewlint: hot` on the line above the statement (or its decorators), or at the end of its header line."""
+        lines = list(getattr(node, "leading_lines", ())) + list(getattr(node, "lines_after_decorators", ()))
         for line in lines:
             if line.comment is not None and HOT_MARKER.search(line.comment.value):
                 return True
@@ -817,7 +1011,8 @@ class Facts:
 
     def enter_class(self, node: cst.ClassDef) -> None:
         self._current_class.append(node.name.value)
-        self._contexts.append(Context(kind="class", name=node.name.value, node=node))
+        # Test classes (`TestAttention`) are cold, with every module they define inside.
+        self._contexts.append(Context(kind="class", name=node.name.value, node=node, cold_all=node.name.value.startswith("Test")))
         self._scopes.append({})
 
     def leave_class(self, node: cst.ClassDef) -> None:
@@ -837,31 +1032,53 @@ class Facts:
         self._scopes[-1] = _merge_scopes(before, self._scopes[-1])
 
     def enter_if(self, node: cst.If) -> None:
-        cold = self._is_cold_condition(node.test)
-        self._contexts.append(Context(kind="block", node=node, cold=cold, hot=self._has_hot_marker(node)))
+        text = self.module.code_for_node(node.test)
+        main_guard = "__name__" in text and "__main__" in text
+        cold = main_guard or self._is_cold_condition(node.test)
+        self._contexts.append(Context(kind="block", node=node, cold=cold, hot=self._has_hot_marker(node), cold_all=main_guard))
         self._if_snapshots.append(dict(self._scopes[-1]))
+
+    def enter_cold_block(self, node: cst.CSTNode) -> None:
+        """A `raise` statement or an `except` handler: the error path, not the hot path."""
+        self._contexts.append(Context(kind="block", node=node, cold=True))
+
+    def leave_cold_block(self, node: cst.CSTNode) -> None:
+        self._contexts.pop()
 
     def if_body_done(self, node: cst.If) -> None:
         # Keep the body's result and restart from the state before the `if` for the else branch.
         before = self._if_snapshots[-1]
         self._if_snapshots[-1] = self._scopes[-1]
         self._scopes[-1] = dict(before)
-        self._contexts[-1].cold = False  # the else branch of a cold guard is not cold
+        # The else branch of a cold guard is not cold, nor is the else of a block marked hot hot.
+        context = self._contexts[-1]
+        context.cold = context.cold_all = context.hot = False
 
     def leave_if(self, node: cst.If) -> None:
         self._contexts.pop()
         after_body = self._if_snapshots.pop()
         self._scopes[-1] = _merge_scopes(after_body, self._scopes[-1])
 
-    def _is_cold_condition(self, test: cst.BaseExpression) -> bool:
-        """`if __name__ == "__main__":` and logging guarded by an interval (`if step % 100 == 0:`)."""
+    def is_cold_guard(self, test: cst.BaseExpression) -> bool:
+        """Whether `test` guards a cold block: `step % 100 == 0`, `self.debug`, `__name__ == "__main__"`.
+        In `guard and t.any()`, the right operand runs only inside the guard."""
         text = self.module.code_for_node(test)
-        if "__name__" in text and "__main__" in text:
-            return True
+        return ("__name__" in text and "__main__" in text) or self._is_cold_condition(test)
+
+    def _is_cold_condition(self, test: cst.BaseExpression) -> bool:
+        """Logging or bookkeeping guarded by an interval (`if step % 100 == 0:`), a debug flag or the epoch."""
+        if isinstance(test, cst.BooleanOperation):
+            left, right = self._is_cold_condition(test.left), self._is_cold_condition(test.right)
+            return (left or right) if isinstance(test.operator, cst.And) else (left and right)
         if isinstance(test, cst.Comparison) and isinstance(test.left, cst.BinaryOperation) and isinstance(test.left.operator, cst.Modulo):
-            return True
-        lowered = text.lower()
-        return any(word in lowered for word in ("log_interval", "logging_steps", "print_freq", "log_every", "debug", "verbose", "should_log"))
+            # `step % 100 == 0`, `(i + 1) % log_every == 0`; not `layer_id % 2 == 0`, which picks a layer type.
+            modulus = test.left.right
+            if isinstance(modulus, cst.Integer):
+                return int(modulus.evaluated_value) >= 10
+            lowered = self.module.code_for_node(test.left).lower()
+            return any(word in lowered for word in _INTERVAL_WORDS)
+        lowered = self.module.code_for_node(test).lower()
+        return any(word in lowered for word in _LOGGING_WORDS)
 
     def push_statement(self, node: cst.CSTNode) -> None:
         self._statements.append(node)
@@ -957,6 +1174,8 @@ class Walker(cst.CSTVisitor):
             facts.enter_loop(node)
         elif isinstance(node, cst.If):
             facts.enter_if(node)
+        elif isinstance(node, (cst.Raise, cst.ExceptHandler)):
+            facts.enter_cold_block(node)
         self._dispatch(self._visit, node)
         return True
 
@@ -977,6 +1196,8 @@ class Walker(cst.CSTVisitor):
             facts.leave_loop(original_node)
         elif isinstance(original_node, cst.If):
             facts.leave_if(original_node)
+        elif isinstance(original_node, (cst.Raise, cst.ExceptHandler)):
+            facts.leave_cold_block(original_node)
         if isinstance(original_node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             facts.pop_statement()
 

@@ -1,0 +1,161 @@
+"""Speed benchmark: viewlint against the parse floor (ast, libcst) and TorchFix, on one corpus.
+
+Usage:
+    python bench/speed.py CORPUS_DIR [--torchfix-venv DIR] [--jobs 2] [--skip-libcst]
+
+Every figure is printed as a ratio to a single-process `ast.parse` of every file of the
+same corpus, measured in the same run (these machines are noisy: compare ratios, not
+seconds). Also checks that the fast path (prefilter) and the full libcst path report
+exactly the same findings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def python_files(corpus: Path) -> list[Path]:
+    return sorted(p for p in corpus.rglob("*.py") if p.is_file())
+
+
+def time_ast(files: list[Path]) -> float:
+    start = time.perf_counter()
+    for path in files:
+        try:
+            ast.parse(path.read_bytes())
+        except (SyntaxError, ValueError):
+            pass
+    return time.perf_counter() - start
+
+
+def time_libcst(files: list[Path]) -> float:
+    import libcst
+
+    start = time.perf_counter()
+    for path in files:
+        try:
+            libcst.parse_module(path.read_bytes())
+        except Exception:
+            pass
+    return time.perf_counter() - start
+
+
+def viewlint(args: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess, int]:
+    """Run viewlint as a user would; returns wall time, the process and peak child RSS in MiB."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "viewlint", *args], cwd=cwd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if result.returncode not in (0, 1):
+        sys.exit(f"viewlint failed ({result.returncode}): {result.stderr[-2000:]}")
+    return elapsed, result, max(before, after) // 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("corpus", type=Path)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--torchfix-venv", type=Path, default=None, help="a venv with torchfix installed")
+    parser.add_argument("--skip-libcst", action="store_true", help="skip the slow libcst parse baseline")
+    parser.add_argument("--skip-full", action="store_true", help="skip the --no-prefilter comparison run")
+    options = parser.parse_args()
+
+    corpus = options.corpus.resolve()
+    files = python_files(corpus)
+    size = sum(p.stat().st_size for p in files)
+    print(f"corpus: {corpus} ({len(files)} files, {size / 1e6:.1f} MB), {os.cpu_count()} cores")
+    rows: list[tuple[str, float, str]] = []
+
+    t_ast = time_ast(files)
+    rows.append(("ast.parse, 1 process (baseline)", t_ast, ""))
+    t_cst = None
+    if not options.skip_libcst:
+        t_cst = time_libcst(files)
+        rows.append(("libcst.parse_module, 1 process", t_cst, ""))
+
+    work = Path(tempfile.mkdtemp(prefix="viewlint-bench-"))
+    cache = work / "cache"
+    common = ["--isolated", "--exit-zero", "-q", "--output-format", "json", str(corpus)]
+    t_j1, r_j1, rss_j1 = viewlint(["--no-cache", "-j", "1", *common], work)
+    rows.append(("viewlint cold, -j1", t_j1, f"peak RSS {rss_j1} MiB"))
+    t_jn, r_jn, rss_jn = viewlint(["--no-cache", "-j", str(options.jobs), *common], work)
+    rows.append((f"viewlint cold, -j{options.jobs}", t_jn, f"peak RSS {rss_jn} MiB"))
+    same_jobs = r_j1.stdout == r_jn.stdout
+    viewlint(["--cache-dir", str(cache), "-j", str(options.jobs), *common], work)  # fill the cache
+    t_warm, r_warm, _ = viewlint(["--cache-dir", str(cache), "-j", str(options.jobs), *common], work)
+    rows.append(("viewlint warm (cache, nothing changed)", t_warm, ""))
+
+    # Touch one file: a copy of the corpus so the original stays untouched.
+    copy = work / "corpus"
+    shutil.copytree(corpus, copy)
+    copy_common = [*common[:-1], str(copy)]
+    viewlint(["--cache-dir", str(cache), "-j", str(options.jobs), *copy_common], work)
+    target = max(python_files(copy), key=lambda p: p.stat().st_size)
+    with open(target, "a", encoding="utf-8") as handle:
+        handle.write("\n# touched\n")
+    t_touch, _, _ = viewlint(["--cache-dir", str(cache), "-j", str(options.jobs), *copy_common], work)
+    rows.append(("viewlint, one file touched", t_touch, ""))
+
+    differences = None
+    if not options.skip_full:
+        t_full, r_full, _ = viewlint(["--no-cache", "--no-prefilter", "-j", str(options.jobs), *common], work)
+        rows.append((f"viewlint --no-prefilter, -j{options.jobs}", t_full, ""))
+        fast = {json.dumps(d, sort_keys=True) for d in json.loads(r_jn.stdout)}
+        full = {json.dumps(d, sort_keys=True) for d in json.loads(r_full.stdout)}
+        differences = len(fast ^ full)
+
+    t_tf = None
+    if options.torchfix_venv is not None:
+        flake8 = options.torchfix_venv / "bin" / "flake8"
+        start = time.perf_counter()
+        subprocess.run([str(flake8), "--isolated", "--select", "TOR", "-j", str(options.jobs), str(corpus)], capture_output=True, text=True)
+        t_tf = time.perf_counter() - start
+        rows.append((f"TorchFix (flake8 --select TOR -j{options.jobs})", t_tf, ""))
+
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "viewlint", "--version"], capture_output=True)
+    t_version = time.perf_counter() - start
+    small = work / "small.py"
+    small.write_text("import torch\nbuf = torch.zeros(8, 4)\nbuf[[3]].fill_(2.0)\n")
+    t_small, _, _ = viewlint(["--no-cache", "--isolated", "--exit-zero", "-q", str(small)], work)
+
+    findings = len(json.loads(r_jn.stdout))
+    print(f"findings: {findings}")
+    print()
+    print(f"| measurement | seconds | x ast.parse | note |")
+    print(f"|---|---:|---:|---|")
+    for name, seconds, note in rows:
+        print(f"| {name} | {seconds:.2f} | {seconds / t_ast:.2f} | {note} |")
+    print()
+    targets = [
+        (f"cold -j{options.jobs} <= 3.0x ast.parse (stretch 2.0x)", t_jn / t_ast <= 3.0, f"{t_jn / t_ast:.2f}x"),
+        ("cold -j1 <= 0.5x libcst.parse_module", t_cst is not None and t_j1 / t_cst <= 0.5, f"{t_j1 / t_cst:.2f}x" if t_cst else "skipped"),
+        ("warm <= 5% of cold", t_warm / t_jn <= 0.05, f"{100 * t_warm / t_jn:.1f}%"),
+        ("one file touched <= 10% of cold", t_touch / t_jn <= 0.10, f"{100 * t_touch / t_jn:.1f}%"),
+        ("10x faster than TorchFix", t_tf is not None and t_tf / t_jn >= 10, f"{t_tf / t_jn:.1f}x" if t_tf else "not measured"),
+        ("--version <= 0.2 s", t_version <= 0.2, f"{t_version:.2f} s"),
+        ("one small file <= 0.5 s", t_small <= 0.5, f"{t_small:.2f} s"),
+        ("peak RSS <= 300 MiB per worker", max(rss_j1, rss_jn) <= 300, f"{max(rss_j1, rss_jn)} MiB"),
+        ("-j1 and -jN output identical", same_jobs, str(same_jobs)),
+        ("prefilter vs full path: 0 differences", differences == 0, "skipped" if differences is None else f"{differences} differences"),
+    ]
+    print("| target | result | pass |")
+    print("|---|---|---|")
+    for name, ok, value in targets:
+        print(f"| {name} | {value} | {'pass' if ok else 'FAIL'} |")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

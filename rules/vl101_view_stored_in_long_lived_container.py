@@ -1,0 +1,181 @@
+"""VL101: a view of part of a tensor is kept in a long-lived container and pins the whole tensor."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import libcst as cst
+
+from viewlint.analysis.values import Value
+from viewlint.analysis.walker import Facts
+from viewlint.diagnostics import Applicability
+from viewlint.rule import Rule
+
+# Expressions that take a `.clone()` suffix without parentheses.
+_ATOMS = (cst.Name, cst.Attribute, cst.Subscript, cst.Call)
+
+
+def clone_of(facts_source: str, node: cst.BaseExpression) -> str:
+    """`x[:, 0]` -> `x[:, 0].clone()`, `a + b` -> `(a + b).clone()`."""
+    return f"{facts_source}.clone()" if isinstance(node, _ATOMS) else f"({facts_source}).clone()"
+
+
+class ViewStoredInLongLivedContainer(Rule):
+    """
+    ## What it does
+    Flags a view of *part* of a tensor (a slice, an indexed row, a `split`/`chunk`/`unbind`
+    piece, a row met while iterating a batch), bare or wrapped in a dataclass, tuple, list or
+    dict, that is stored in a long-lived place: a container held by `self` or by the module,
+    a receiver named like a cache/pool/store/registry (or listed in `long-lived-names`), a
+    same-module function or method that keeps its argument, or the return value of a
+    `functools.cache`/`lru_cache` function.
+
+    ## Why it matters
+    A view has no storage of its own: it keeps the *whole* storage of its base alive. One
+    cached `[100, 4096]` bf16 piece of a `[1000, 4096]` encoder batch pins 7.81 MiB for a
+    0.78 MiB payload, and a cache that admits one piece per batch keeps every batch alive
+    (SGLang PR #39120). `.detach()` does not help: it is a view too.
+
+    ## Example
+    ```python
+    pieces = torch.split(encoder_out, counts)
+    for key, piece in zip(keys, pieces):
+        cache.set(key, EmbeddingResult(embedding=piece))  # pins all of encoder_out
+    self.saved.append(hidden[:, 0].detach())                # pins all of hidden
+    ```
+
+    ## Fix
+    Store a copy that owns exactly its payload:
+    ```python
+        cache.set(key, EmbeddingResult(embedding=piece.clone()))
+    self.saved.append(hidden[:, 0].detach().clone())
+    ```
+    Views that *are* the design (`self.k_buffer = raw[0]` in `__init__`, views of `self`-held
+    or module-level tensors, containers local to a function) are not flagged.
+    Fix safety: unsafe. `--unsafe-fixes` wraps the stored view in `.clone()`, which copies
+    (memory and time) and breaks code that relied on writes through the view.
+    """
+
+    code = "VL101"
+    name = "view-stored-in-long-lived-container"
+    summary = "A view of part of a tensor stored in a long-lived container pins the whole base storage"
+    fix_applicability = Applicability.UNSAFE
+    triggers = ("torch",)
+
+    def __init__(self, facts: Facts, options: dict[str, Any]) -> None:
+        super().__init__(facts, options)
+        self._cached: list[bool] = []  # one entry per enclosing function: is it functools.cache'd?
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._check_stores(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._check_stores(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._cached.append(any(self._is_cache_decorator(d) for d in node.decorators))
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._cached.pop()
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if not self._cached or not self._cached[-1] or node.value is None:
+            return
+        view = self._leaking_view(self.facts.value_of(node.value))
+        if view is None or not self._temporary_base(node.value):
+            return
+        text = self.facts.short_source(node.value)
+        self.report(
+            node.value,
+            f"`{text}` returned by a cached function is a view of `{view.base}` (via `{view.origin}`): "
+            f"the cache keeps all of `{view.base}`'s storage alive for every entry.",
+            fix_message=f"return `{text}.clone()`",
+            edits=((node.value, clone_of(self.facts.source(node.value), node.value)),),
+        )
+
+    # ------------------------------------------------------------------ helpers
+    def _check_stores(self, node: cst.CSTNode) -> None:
+        facts = self.facts
+        for event in facts.store_events(node):
+            view = self._leaking_view(event.value)
+            if view is None:
+                continue
+            stored = facts.short_source(event.value_node)
+            inner = self._view_node(event.value_node)
+            shown = facts.short_source(inner) if inner is not None else stored
+            if event.value.is_view:
+                what = "is a view"
+            elif inner is not None:
+                what = f"holds `{shown}`, a view"
+            else:
+                what = "holds a view"
+            detach = " `.detach()` does not copy." if view.origin == ".detach()" else ""
+            message = (
+                f"`{stored}` stored in `{event.target}` {what} of `{view.base}` (via `{view.origin}`): "
+                f"the entry keeps all of `{view.base}`'s storage alive.{detach}"
+            )
+            if inner is not None:
+                self.report(event.value_node, message, fix_message=f"store `{shown}.clone()`",
+                            edits=((inner, clone_of(facts.source(inner), inner)),))
+            else:
+                self.report(event.value_node, message, fix_message="store a `.clone()` of the view")
+
+    def _leaking_view(self, value: Value) -> Optional[Value]:
+        """The first plain view of a part of a short-lived tensor inside `value`.
+
+        Maybe-views (`.contiguous()` of a view) are VL102's; views of `self`-held or
+        module-level tensors cost nothing extra.
+        """
+        views = value.retained_views()
+        if any(v.is_maybe_view_of_view and v.partial for v in views):
+            return None  # VL102 reports this value: never both
+        for view in views:
+            if view.is_view and view.partial and view.base is not None and not self.facts.outlives_function(view.base):
+                return view
+        return None
+
+    def _view_node(self, node: cst.BaseExpression, depth: int = 2) -> Optional[cst.BaseExpression]:
+        """The sub-expression of a stored expression that is the leaking view (for the edit)."""
+        value = self.facts.value_of(node)
+        if value.is_view:
+            return node if self._leaking_view(value) is not None else None
+        if depth <= 0:
+            return None
+        children: list[cst.BaseExpression] = []
+        if isinstance(node, cst.Call):
+            children = [a.value for a in node.args]
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            children = [e.value for e in node.elements]
+        elif isinstance(node, cst.Dict):
+            children = [e.value for e in node.elements if isinstance(e, cst.DictElement)]
+        for child in children:
+            found = self._view_node(child, depth - 1)
+            if found is not None:
+                return found
+        return None
+
+    def _temporary_base(self, node: cst.BaseExpression) -> bool:
+        """The returned view's root is a tensor made in this call (a fresh local or a call result)."""
+        current: Optional[cst.BaseExpression] = node
+        for _ in range(10):
+            if isinstance(current, (cst.Subscript, cst.Attribute)):
+                current = current.value
+            elif isinstance(current, cst.Call):
+                if self.facts.value_of(current).is_fresh:
+                    return True
+                if (self.facts.qualify(current.func) or "").startswith("torch."):
+                    current = current.args[0].value if current.args else None
+                elif isinstance(current.func, cst.Attribute):
+                    current = current.func.value
+                else:
+                    return False
+            elif isinstance(current, cst.Name):
+                return self.facts.value_of(current).is_fresh
+            else:
+                return False
+        return False
+
+    def _is_cache_decorator(self, decorator: cst.Decorator) -> bool:
+        expr = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+        qualified = self.facts.qualify(expr) or ""
+        return qualified in ("functools.cache", "functools.lru_cache")

@@ -1,0 +1,127 @@
+"""VL102: `.contiguous()`/`.reshape()`/`.to()`/casts on a view before storing it may not copy at all."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from viewlint.analysis.values import Value
+from viewlint.diagnostics import Applicability
+from viewlint.rule import Rule
+
+
+class IneffectiveOwnershipFix(Rule):
+    """
+    ## What it does
+    Flags a view of part of a tensor that went through `.contiguous()`, `.reshape()`,
+    `.flatten()`, `.to(...)`, `.float()`/`.half()`-style casts, `.cpu()` or `torch.as_tensor`
+    (alone or chained with `.detach()`) and is then stored in a long-lived place (see VL101)
+    or written with `torch.save` (see VL103).
+
+    ## Why it matters
+    Each of these returns its input *unchanged* whenever it can: `.contiguous()` of a
+    contiguous split piece is the piece itself, `.to(dtype)` to the dtype it already has and
+    `.cpu()` of a CPU tensor return `self`, `.reshape()` returns a view when strides allow.
+    The code looks as if it gave the value its own storage, but the stored value can still
+    pin the whole base tensor (or write all of it to the file).
+
+    ## Example
+    ```python
+    for key, piece in zip(keys, torch.split(batch, counts)):
+        self.cache[key] = piece.contiguous()  # the same storage as `batch`
+    ```
+
+    ## Fix
+    `.clone()` always copies exactly the view's elements:
+    ```python
+        self.cache[key] = piece.clone()
+    ```
+    Fix safety: unsafe. `--unsafe-fixes` replaces `.contiguous()` with
+    `.clone(memory_format=torch.contiguous_format)` (the same layout guarantee, always a copy);
+    other ops get a hint only.
+    """
+
+    code = "VL102"
+    name = "ineffective-ownership-fix"
+    summary = "`.contiguous()`/`.reshape()`/`.to()` of a view may return the same storage: store `.clone()`"
+    fix_applicability = Applicability.UNSAFE
+    triggers = ("torch",)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._check(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._check(node)
+
+    def _check(self, node: cst.CSTNode) -> None:
+        facts = self.facts
+        stores = [(e.value_node, e.value, f"stored in `{e.target}`") for e in facts.store_events(node)]
+        # A file gets the whole base storage whoever else holds it; a container only matters for short-lived bases.
+        if isinstance(node, cst.Call) and facts.qualify(node.func) == "torch.save" and node.args:
+            saved = node.args[0].value
+            stores.append((saved, facts.value_of(saved), "written by `torch.save`"))
+        for value_node, value, where in stores:
+            view = self._ineffective(value, saved="torch.save" in where)
+            if view is None:
+                continue
+            op = view.ownership_op or ""
+            op_name = op.rsplit(".", 1)[-1].removesuffix("()")
+            stored = facts.short_source(value_node)
+            call = self._op_call(value_node, op_name)
+            shown = facts.short_source(call) if call is not None else stored
+            message = (
+                f"`{shown}` {where} may share the storage of `{view.base}`: `{op}` returns its input unchanged "
+                f"when it can, and the input is a view (via `{view.origin}`), so all of `{view.base}` "
+                f"{'stays alive' if 'torch.save' not in where else 'can be written to the file'}; use `.clone()`"
+            )
+            edits = self._edits(call, op_name)
+            self.report(value_node if call is None else call, message,
+                        fix_message=f"replace `{op}` with `.clone()`" if op_name == "contiguous" else f"store a `.clone()` (after `{op}`)",
+                        edits=edits)
+
+    def _ineffective(self, value: Value, saved: bool = False) -> Optional[Value]:
+        """A maybe-view of a part of a tensor inside `value` (of a short-lived tensor, unless it is saved)."""
+        for view in value.retained_views():
+            if not (view.is_maybe_view_of_view and view.partial and view.base is not None):
+                continue
+            if saved or not self.facts.outlives_function(view.base):
+                return view
+        return None
+
+    def _op_call(self, node: cst.BaseExpression, op_name: str, depth: int = 3) -> Optional[cst.Call]:
+        """The `….contiguous()` (or `torch.as_tensor(…)`) call inside the stored expression, if written there."""
+        if isinstance(node, cst.Call):
+            func = node.func
+            named = func.attr.value if isinstance(func, cst.Attribute) else ""
+            qualified = self.facts.qualify(func) or ""
+            if (named == op_name or qualified.endswith("." + op_name)) and self._ineffective(self.facts.value_of(node), saved=True):
+                return node
+            if depth > 0:
+                children = [a.value for a in node.args]
+                if isinstance(func, cst.Attribute):
+                    children.append(func.value)
+                for child in children:
+                    found = self._op_call(child, op_name, depth - 1)
+                    if found is not None:
+                        return found
+        elif isinstance(node, (cst.Tuple, cst.List)) and depth > 0:
+            for element in node.elements:
+                found = self._op_call(element.value, op_name, depth - 1)
+                if found is not None:
+                    return found
+        elif isinstance(node, cst.Dict) and depth > 0:
+            for element in node.elements:
+                if isinstance(element, cst.DictElement):
+                    found = self._op_call(element.value, op_name, depth - 1)
+                    if found is not None:
+                        return found
+        return None
+
+    def _edits(self, call: Optional[cst.Call], op_name: str) -> tuple[tuple[cst.CSTNode, str], ...]:
+        if call is None or op_name != "contiguous" or call.args or not isinstance(call.func, cst.Attribute):
+            return ()
+        receiver = self.facts.source(call.func.value)
+        if self.facts.index.aliases.get("torch") == "torch":
+            return ((call, f"{receiver}.clone(memory_format=torch.contiguous_format)"),)
+        return ((call, f"{receiver}.clone()"),)

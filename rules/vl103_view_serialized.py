@@ -1,0 +1,94 @@
+"""VL103: `torch.save` of a view writes the whole base storage to the file."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from viewlint.analysis.values import Value
+from viewlint.diagnostics import Applicability
+from viewlint.rule import Rule
+
+# Expressions that take a `.clone()` suffix without parentheses.
+_ATOMS = (cst.Name, cst.Attribute, cst.Subscript, cst.Call)
+
+
+class ViewSerialized(Rule):
+    """
+    ## What it does
+    Flags `torch.save(obj, f)` where `obj` is a view of part of a tensor (a slice, a row, a
+    `split`/`chunk`/`unbind` piece), or a dict/list/tuple/dataclass holding such views,
+    including rows obtained by iterating a batch (`{k: row for k, row in zip(keys, batch)}`).
+
+    ## Why it matters
+    `torch.save` serialises *storages*, not the elements a view shows: saving `hidden[:, -1]`
+    of a `[8, 512, 4096]` activation writes all 512 positions, and saving each row of a batch
+    to its own file writes the whole batch into every file. Files become as large as the
+    base tensor, and loading one allocates all of it again (the loaded value is still a view
+    of that big storage). Only when a container holds *every* part of the base is nothing
+    wasted.
+
+    ## Example
+    ```python
+    torch.save(hidden[:, -1], "last_token.pt")         # writes all of `hidden`
+    for key, row in zip(keys, embeddings):
+        torch.save({"embedding": row}, f"{key}.pt")     # each file holds all rows
+    ```
+
+    ## Fix
+    Save copies that own exactly their elements:
+    ```python
+    torch.save(hidden[:, -1].clone(), "last_token.pt")
+        torch.save({"embedding": row.clone()}, f"{key}.pt")
+    ```
+    A view whose ownership "fix" may not copy (`.contiguous()`, `.to()`) is VL102's.
+    Fix safety: unsafe. `--unsafe-fixes` wraps a directly saved view in `.clone()`.
+    """
+
+    code = "VL103"
+    name = "view-serialized"
+    summary = "`torch.save` of a view (or of a container of views) writes the whole base storage"
+    fix_applicability = Applicability.UNSAFE
+    triggers = ("save",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.facts
+        if facts.qualify(node.func) != "torch.save":
+            return
+        saved = self._saved_argument(node)
+        if saved is None:
+            return
+        view = self._saved_view(facts.value_of(saved))
+        if view is None:
+            return
+        text = facts.short_source(saved)
+        direct = facts.value_of(saved).is_view
+        what = "is a view" if direct else "holds a view"
+        message = (
+            f"`torch.save({text}, …)`: `{text}` {what} of `{view.base}` (via `{view.origin}`), so the file "
+            f"gets the whole storage of `{view.base}`, not just the viewed elements"
+        )
+        if direct:
+            replacement = f"{facts.source(saved)}.clone()" if isinstance(saved, _ATOMS) else f"({facts.source(saved)}).clone()"
+            self.report(saved, message, fix_message=f"save `{text}.clone()`", edits=((saved, replacement),))
+        else:
+            self.report(saved, message, fix_message="save `.clone()`s of the views")
+
+    @staticmethod
+    def _saved_argument(node: cst.Call) -> Optional[cst.BaseExpression]:
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == "obj":
+                return arg.value
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        return positional[0].value if positional else None
+
+    def _saved_view(self, value: Value) -> Optional[Value]:
+        """A plain view of part of a tensor inside the saved object (maybe-views are VL102's)."""
+        views = value.retained_views()
+        if any(v.is_maybe_view_of_view and v.partial for v in views):
+            return None
+        for view in views:
+            if view.is_view and view.partial and view.base is not None:
+                return view
+        return None

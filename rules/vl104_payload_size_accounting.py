@@ -1,0 +1,266 @@
+"""VL104: a tensor cache charges its budget by payload bytes while its entries may pin whole storages."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import libcst as cst
+
+from viewlint.analysis import semantics
+from viewlint.analysis.module_index import dotted_name
+from viewlint.analysis.walker import Facts
+from viewlint.rule import Rule
+
+# Parts of a `self.<attr>` name that make it a memory budget or usage counter.
+_BUDGET_WORDS = ("size", "bytes", "budget", "usage", "used", "mem", "capacity", "allocated")
+# Any of these in a class means it already measures storages or copies what it admits.
+_STORAGE_AWARE = ("untyped_storage", "storage()", ".clone(")
+
+
+def _is_method_call(node: cst.BaseExpression, names: tuple[str, ...]) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in names
+
+
+class _PayloadSizeFinder(cst.CSTVisitor):
+    """Finds `t.numel() * t.element_size()` (or `.itemsize`) and `t.nbytes` inside an expression."""
+
+    def __init__(self) -> None:
+        self.numel = False
+        self.element_size = False
+        self.nbytes = False
+        self._called_funcs: set[int] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._called_funcs.add(id(node.func))
+        if _is_method_call(node, ("numel", "nelement")):
+            self.numel = True
+        if _is_method_call(node, ("element_size",)):
+            self.element_size = True
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        # `t.nbytes` (payload) is an attribute; `t.untyped_storage().nbytes()` is a call.
+        if node.attr.value == "nbytes" and id(node) not in self._called_funcs:
+            self.nbytes = True
+        if node.attr.value == "itemsize":
+            self.element_size = True
+
+    @property
+    def found(self) -> bool:
+        return (self.numel and self.element_size) or self.nbytes
+
+
+def _payload_size_expression(node: cst.BaseExpression) -> bool:
+    finder = _PayloadSizeFinder()
+    node.visit(finder)
+    return finder.found
+
+
+class _HelperFinder(cst.CSTVisitor):
+    """Names of same-module functions and methods that return a payload size (`_get_tensor_size`)."""
+
+    def __init__(self) -> None:
+        self.functions: set[str] = set()
+        self.methods: set[str] = set()
+        self._returns: list[tuple[str, bool, cst.BaseExpression]] = []
+        self._stack: list[tuple[str, bool]] = []
+        self._in_class = 0
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._in_class += 1
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self._in_class -= 1
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._stack.append((node.name.value, self._in_class > 0))
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._stack.pop()
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if self._stack and node.value is not None:
+            name, is_method = self._stack[-1]
+            self._returns.append((name, is_method, node.value))
+
+    def resolve(self) -> None:
+        """Helpers of helpers: repeat until nothing new is found."""
+        changed = True
+        while changed:
+            changed = False
+            for name, is_method, value in self._returns:
+                target = self.methods if is_method else self.functions
+                if name not in target and self.is_size(value, {}):
+                    target.add(name)
+                    changed = True
+
+    def is_size(self, node: cst.BaseExpression, sizes: dict[str, str]) -> bool:
+        if isinstance(node, cst.Name) and node.value in sizes:
+            return True
+        if _payload_size_expression(node):
+            return True
+        for call in _calls(node):
+            callee = dotted_name(call.func) or ""
+            if callee in self.functions or (callee.startswith("self.") and callee[5:] in self.methods):
+                return True
+        return any(isinstance(n, cst.Name) and n.value in sizes for n in _names(node))
+
+
+class _Collector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.calls: list[cst.Call] = []
+        self.names: list[cst.Name] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.append(node)
+
+
+def _calls(node: cst.BaseExpression) -> list[cst.Call]:
+    collector = _Collector()
+    node.visit(collector)
+    return collector.calls
+
+
+def _names(node: cst.BaseExpression) -> list[cst.Name]:
+    collector = _Collector()
+    node.visit(collector)
+    return collector.names
+
+
+class _ContainerStoreFinder(cst.CSTVisitor):
+    """Does a class put values into one of its own containers (`self.entries[k] = v`, `.append(v)`)?"""
+
+    def __init__(self, containers: set[str]) -> None:
+        self.containers = containers
+        self.stores = False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            t = target.target
+            if isinstance(t, cst.Subscript) and (dotted_name(t.value) or "").removeprefix("self.") in self.containers:
+                self.stores = self.stores or (dotted_name(t.value) or "").startswith("self.")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in semantics.STORING_METHODS:
+            name = dotted_name(func.value) or ""
+            if name.startswith("self.") and name[5:] in self.containers:
+                self.stores = True
+
+
+class PayloadSizeAccounting(Rule):
+    """
+    ## What it does
+    Flags the statement that charges a cache's or pool's memory budget
+    (`self.current_size += size`, on an attribute named like a size, bytes, budget, usage or
+    capacity counter) when `size` was computed as `t.numel() * t.element_size()` or `t.nbytes`
+    (directly, through a local name, or through a same-module helper such as
+    `_get_tensor_size`), in a class that stores values in its own containers and never
+    looks at `untyped_storage()` nor clones what it admits.
+
+    ## Why it matters
+    `numel() * element_size()` counts the elements a tensor *shows*. A cached view (a split
+    piece, a row, a slice) keeps its whole base storage alive, so the cache believes it holds
+    0.78 MiB while it pins 7.81 MiB, and its eviction never triggers before the process runs
+    out of memory (SGLang PR #39120).
+
+    ## Example
+    ```python
+    def _get_tensor_size(t):
+        return t.element_size() * t.numel()
+
+    class EmbeddingCache:
+        def set(self, key, t):
+            self.entries[key] = t
+            self.current_size += _get_tensor_size(t)
+    ```
+
+    ## Fix
+    Charge what is really held, and make it equal to the payload by cloning views on admit:
+    ```python
+        def set(self, key, t):
+            if t.untyped_storage().nbytes() > t.element_size() * t.numel():
+                t = t.clone()  # do not pin the batch this piece came from
+            self.entries[key] = t
+            self.current_size += t.untyped_storage().nbytes()
+    ```
+    Sizes computed for logging or statistics are not flagged: only an augmented `+=` on a
+    budget attribute of a class that stores into its own containers.
+    Fix safety: no automatic fix.
+    """
+
+    code = "VL104"
+    name = "payload-size-accounting"
+    summary = "A cache budget counts `numel() * element_size()` / `.nbytes` while entries may pin whole storages"
+    triggers = ("numel", "nbytes")
+
+    def __init__(self, facts: Facts, options: dict[str, Any]) -> None:
+        super().__init__(facts, options)
+        self._helpers = _HelperFinder()
+        self._classes: list[Optional[str]] = []  # the enclosing class when it qualifies, else None
+        self._sizes: list[dict[str, str]] = []  # per function: local name -> the size expression
+
+    def visit_Module(self, node: cst.Module) -> None:
+        node.visit(self._helpers)
+        self._helpers.resolve()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node.name.value if self._is_tensor_store(node) else None)
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._sizes.append({})
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._sizes.pop()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if not self._sizes or not self._in_store_class():
+            return
+        sizes = self._sizes[-1]
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                if self._helpers.is_size(node.value, sizes):
+                    sizes[target.target.value] = self.facts.short_source(node.value)
+                else:
+                    sizes.pop(target.target.value, None)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if not self._sizes or not self._in_store_class() or not isinstance(node.operator, cst.AddAssign):
+            return
+        target = dotted_name(node.target) or ""
+        if not target.startswith("self.") or target.count(".") != 1:
+            return
+        if not any(word in target[5:].lower() for word in _BUDGET_WORDS):
+            return
+        sizes = self._sizes[-1]
+        if not self._helpers.is_size(node.value, sizes):
+            return
+        value = self.facts.short_source(node.value)
+        origin = sizes.get(value, value) if isinstance(node.value, cst.Name) else value
+        detail = f" (`{value}` = `{origin}`)" if origin != value else ""
+        self.report(
+            node,
+            f"`{self.facts.short_source(node)}` charges the budget with the payload size{detail}, but a stored view "
+            f"keeps its whole base storage alive: `{target}` undercounts what the cache really holds",
+            fix_message="charge `t.untyped_storage().nbytes()` and `.clone()` views on admit",
+        )
+
+    def _in_store_class(self) -> bool:
+        return bool(self._classes) and self._classes[-1] is not None
+
+    def _is_tensor_store(self, node: cst.ClassDef) -> bool:
+        """A class that fills its own containers and does not already measure storages or clone."""
+        info = self.facts.index.classes.get(node.name.value)
+        if info is None or not info.container_attributes:
+            return False
+        text = self.facts.module.code_for_node(node)
+        if any(marker in text for marker in _STORAGE_AWARE):
+            return False
+        finder = _ContainerStoreFinder(info.container_attributes)
+        node.visit(finder)
+        return finder.stores

@@ -1,0 +1,170 @@
+"""VL203: an in-place write on the result of a conversion that copies when it has to."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from viewlint.analysis import semantics
+from viewlint.analysis.temporaries import TemporaryTracker, inplace_chain_receiver
+from viewlint.analysis.values import Value
+from viewlint.rule import Rule
+
+
+class InplaceOnMaybeCopy(Rule):
+    """
+    ## What it does
+    Flags an in-place write on the result of `reshape`, `flatten`, `contiguous`, `to`,
+    `type`, `float`, `half`, `cpu`, `cuda` and similar conversions of a tensor when that
+    result is thrown away: `x.reshape(-1).zero_()` as a statement, or
+    `y = x.float(); y.add_(1)` with `y` never read again.
+
+    ## Why it matters
+    These conversions return `x` itself (or a view of it) when they can, and a new tensor
+    when they cannot: `reshape` of a non-contiguous tensor, `float()` of a half tensor,
+    `.cuda()` of a CPU tensor. The write reaches `x` only in the first case; in the second
+    it lands in a copy nobody reads. The code works in one configuration and silently does
+    nothing in another.
+
+    ## Example
+    ```python
+    x = torch.zeros(4, 3).t()  # not contiguous
+    x.reshape(-1).zero_()      # reshape copies: x is unchanged
+    y = x.half()
+    y.add_(1)                  # x is unchanged
+    ```
+
+    ## Fix
+    Write into `x` directly (`x.zero_()`, `x.add_(1)`), or use an operation that is always
+    a view (`x.view(-1)`, which raises instead of copying), or assign the converted result
+    back (`x.copy_(y)`).
+    Fix safety: no automatic fix; which tensor was meant to change is a decision.
+
+    A converted value that is used (`z = x.float().add_(1)`, or `y` read later) is not
+    flagged: then the copy is the point.
+    """
+
+    code = "VL203"
+    name = "inplace-on-maybe-copy"
+    summary = "In-place write on a `reshape/contiguous/to/float/...` result is lost when it copied"
+    fix_applicability = None
+    triggers = ("_(",)
+
+    def __init__(self, facts, options) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(facts, options)
+        self.temporaries = TemporaryTracker()
+        # id(Assign) -> (name of the converted tensor, conversion text) for `y = x.float()` bindings.
+        self._conversions: dict[int, tuple[str, str]] = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.temporaries.enter_function(node)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.temporaries.leave_function(node)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.temporaries.enter_block(node)
+
+    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.temporaries.leave_block(node)
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self.temporaries.enter_block(node)
+
+    def leave_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self.temporaries.leave_block(node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self.temporaries.bind(node)
+        conversion = self._maybe_copy(node.value)
+        if conversion is not None:
+            self._conversions[id(node)] = conversion
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        receiver = inplace_chain_receiver(node.value)
+        if receiver is None:
+            return
+        call = self._first_inplace_call(node.value)  # type: ignore[arg-type]
+        method = call.func.attr.value  # type: ignore[attr-defined]
+        if method in semantics.METADATA_INPLACE_METHODS:
+            return
+        call_text = f".{method}({'…' if call.args else ''})"
+        conversion = self._maybe_copy(receiver)
+        if conversion is not None:
+            source, op = conversion
+            self.report(
+                call,
+                f"`{self.facts.short_source(receiver)}{call_text}` writes into the result of `{op}`, which is a "
+                f"copy whenever it could not return `{source}` itself: then `{source}` is unchanged",
+                fix_message=f"write into `{source}` directly, or keep and use the converted tensor",
+            )
+            return
+        if not isinstance(receiver, cst.Name):
+            return
+        binding = self.temporaries.binding_of(receiver.value)
+        if binding is None or id(binding) not in self._conversions:
+            return
+        if not self.temporaries.is_dead_after(receiver, binding, self.facts.in_loop):
+            return
+        source, op = self._conversions[id(binding)]
+        self.report(
+            call,
+            f"`{receiver.value}` is `{source}{op}`, never read again: `{receiver.value}{call_text}` reaches "
+            f"`{source}` only when `{op}` did not copy",
+            fix_message=f"write into `{source}` directly, or use `{receiver.value}` afterwards",
+        )
+
+    def _maybe_copy(self, expr: cst.BaseExpression) -> Optional[tuple[str, str]]:
+        """(receiver text, `.op()` text) when `expr` is a conversion of a known tensor that may copy it."""
+        if not isinstance(expr, cst.Call):
+            return None
+        func = expr.func
+        qualified = self.facts.qualify(func)
+        if qualified in ("torch.reshape", "torch.flatten", "torch.ravel"):
+            receiver_node = self._first_positional(expr)
+            op = qualified.split(".")[-1]
+            if receiver_node is None:
+                return None
+            receiver = self.facts.value_of(receiver_node)
+            if not self._may_copy(receiver, op):
+                return None
+            return self.facts.short_source(receiver_node), f"torch.{op}(…)"
+        if qualified is not None or not isinstance(func, cst.Attribute):
+            return None
+        op = func.attr.value
+        if op not in semantics.MAYBE_COPY_METHODS:
+            return None
+        receiver = self.facts.value_of(func.value)
+        if not self._may_copy(receiver, op):
+            return None
+        if op in ("to", "type") and not expr.args:
+            return None  # `.to()` / `.type()` with no target: a no-op, or a dtype string query
+        return self.facts.short_source(func.value), f".{op}({'…' if expr.args else ''})"
+
+    @staticmethod
+    def _may_copy(receiver: Value, op: str) -> bool:
+        """Only known tensors; and not where the analysis proves the conversion returns the receiver."""
+        if not receiver.is_tensor:
+            return False
+        if op in semantics.LAYOUT_ONLY_COPY_METHODS and receiver.contiguous:
+            return False  # reshapes of contiguous memory are views; `.contiguous()` returns self
+        if op == "cpu" and receiver.cpu:
+            return False  # `.cpu()` of a CPU tensor returns it
+        return True
+
+    @staticmethod
+    def _first_positional(call: cst.Call) -> Optional[cst.BaseExpression]:
+        for arg in call.args:
+            if arg.keyword is None and not arg.star:
+                return arg.value
+        return None
+
+    @staticmethod
+    def _first_inplace_call(call: cst.Call) -> cst.Call:
+        current = call
+        while isinstance(current.func, cst.Attribute) and isinstance(current.func.value, cst.Call) \
+                and isinstance(current.func.value.func, cst.Attribute) \
+                and semantics.is_inplace_method(current.func.value.func.attr.value):
+            current = current.func.value
+        return current

@@ -1,0 +1,148 @@
+"""VL205: an out-of-place tensor method with an in-place twin, called as a bare statement."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from viewlint.analysis import semantics
+from viewlint.analysis.values import Kind
+from viewlint.diagnostics import Applicability
+from viewlint.rule import Rule
+
+# Context managers under which a discarded call is the point: it is expected to raise or warn.
+_EXPECTING_CONTEXTS = ("raises", "Raises", "assertWarns", "warns", "Warns", "assert_raises")
+
+
+class DiscardedOutOfPlaceResult(Rule):
+    """
+    ## What it does
+    Flags a statement that calls an out-of-place tensor method and throws its result away,
+    when an in-place twin exists: `x.index_copy(0, idx, src)`, `x.masked_fill(m, 0)`,
+    `x.scatter(1, idx, v)`, `x.clamp(0, 1)`, `x.add(y)`, and the functional
+    `torch.clamp(x, 0, 1)` (without `out=`).
+
+    Generic names (`add`, `mul`, `clamp`, `abs`, ...) are flagged only on receivers known
+    to be tensors, since sets, queues and other objects have methods with those names.
+    Names only tensors have (`index_copy`, `index_put`, `index_fill`, `index_add`,
+    `masked_fill`, `masked_scatter`, `scatter_reduce`, `addcmul`, `addcdiv`, `clamp_min`,
+    `clamp_max`) are flagged on any receiver that is not a module, `self` or a non-tensor.
+
+    ## Why it matters
+    The method returns a new tensor and leaves `x` unchanged. As a bare statement its
+    result is discarded, so the call only costs time and memory: the update the code
+    clearly meant never happens.
+
+    ## Example
+    ```python
+    cache.index_copy(0, slots, new_rows)  # cache is unchanged
+    scores.masked_fill(pad_mask, float("-inf"))
+    ```
+
+    ## Fix
+    Use the in-place twin, or assign the result:
+    ```python
+    cache.index_copy_(0, slots, new_rows)
+    scores = scores.masked_fill(pad_mask, float("-inf"))
+    ```
+    Fix safety: unsafe. `--unsafe-fixes` renames the method to its `_` form; that changes
+    `x` (and every view of it) in place, and fails where the result's dtype or shape could
+    not be written back into `x`.
+    """
+
+    code = "VL205"
+    name = "discarded-out-of-place-result"
+    summary = "Out-of-place result thrown away where the in-place `_` twin was meant"
+    fix_applicability = Applicability.UNSAFE
+    triggers = tuple(f"{name}(" for name in sorted(semantics.HAS_INPLACE_TWIN))
+
+    def __init__(self, facts, options) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(facts, options)
+        self._expecting = 0  # depth of `with pytest.raises(...)`-like blocks
+        self._defined: Optional[set[str]] = None
+
+    def _defined_here(self, name: str) -> bool:
+        """A function or method this module defines under a twin's name is not the tensor method."""
+        if self._defined is None:
+            self._defined = {n.name.value for n in _function_defs(self.facts.module)}
+        return name in self._defined
+
+    def visit_With(self, node: cst.With) -> None:
+        if self._is_expecting(node):
+            self._expecting += 1
+
+    def leave_With(self, node: cst.With) -> None:
+        if self._is_expecting(node):
+            self._expecting -= 1
+
+    def _is_expecting(self, node: cst.With) -> bool:
+        return any(
+            any(word in self.facts.source(item.item) for word in _EXPECTING_CONTEXTS) for item in node.items
+        )
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        call = node.value
+        if self._expecting or not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+            return
+        method = call.func.attr.value
+        if method not in semantics.HAS_INPLACE_TWIN:
+            return
+        qualified = self.facts.qualify(call.func)
+        if qualified is not None:
+            self._check_function(call, qualified, method)
+            return
+        receiver = call.func.value
+        if not self._is_tensor_receiver(receiver, method):
+            return
+        text = self.facts.short_source(receiver)
+        args = "(…)" if call.args else "()"
+        self.report(
+            call,
+            f"`{text}.{method}{args}` returns a new tensor that is thrown away: `{text}` is unchanged",
+            fix_message=f"use the in-place `{text}.{method}_(…)`, or assign the result",
+            edits=((call.func.attr, f"{method}_"),),
+        )
+
+    def _check_function(self, call: cst.Call, qualified: str, method: str) -> None:
+        """`torch.clamp(x, 0, 1)` as a statement: the functional form, unless it writes to `out=`."""
+        if qualified != f"torch.{method}" or any(a.keyword is not None and a.keyword.value == "out" for a in call.args):
+            return
+        if not call.args or call.args[0].keyword is not None or call.args[0].star:
+            return
+        first = self.facts.short_source(call.args[0].value)
+        self.report(
+            call,
+            f"`torch.{method}({first}, …)` returns a new tensor that is thrown away: `{first}` is unchanged",
+            fix_message=f"use the in-place `{first}.{method}_(…)`, or assign the result",
+        )
+
+    def _is_tensor_receiver(self, receiver: cst.BaseExpression, method: str) -> bool:
+        value = self.facts.value_of(receiver)
+        if value.is_tensor:
+            return True
+        if method not in semantics.TENSOR_ONLY_TWIN_METHODS or self._defined_here(method):
+            return False
+        if value.kind is not Kind.UNKNOWN:
+            return False  # a container, a number, a string: not a tensor
+        if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls"):
+            return False
+        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "super":
+            return False
+        head = receiver
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        if isinstance(head, cst.Name) and head.value in self.facts.index.aliases and head.value != "self":
+            return False  # `module.index_add(...)`: a function of an imported module
+        return True
+
+
+def _function_defs(module: cst.Module) -> list[cst.FunctionDef]:
+    found: list[cst.FunctionDef] = []
+
+    class _Collector(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            found.append(node)
+
+    module.visit(_Collector())
+    return found

@@ -1,0 +1,127 @@
+"""VL301: `.contiguous()` on a tensor that is contiguous by construction, and `.clone().contiguous()`."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from viewlint.diagnostics import Applicability
+from viewlint.rule import Rule
+
+
+class RedundantContiguous(Rule):
+    """
+    ## What it does
+    Flags `.contiguous()` called on a tensor that is already contiguous by construction:
+    the result of a factory (`torch.empty/zeros/ones/full/rand*/arange/tensor`), of
+    `torch.cat/stack`, of a matrix product (`matmul`, `@`, `mm`, `bmm`, `F.linear`), of
+    an advanced-index read (`x[idx]`), of arithmetic on such tensors, or of an earlier
+    `.contiguous()`. It also flags `.clone().contiguous()`.
+
+    It stays silent whenever the layout is not proven: after `transpose/permute/t/expand/
+    narrow/split`, on `empty_like`/`clone()` results (they keep the input's strides), on
+    elementwise results of strided inputs (`x.t() + 1` is not contiguous), on `einsum`
+    and `nonzero` results (both may come back transposed), on tensors built with another
+    `memory_format`, and on anything the analysis cannot see (parameters, arguments).
+
+    ## Why it matters
+    On a contiguous tensor `.contiguous()` returns the tensor itself: the call is noise
+    that suggests a copy is needed when it is not, and it hides the places where a copy
+    really happens. `.clone().contiguous()` is either a plain clone (when the input was
+    contiguous) or *two* full copies: `clone()` keeps the strides of a strided input,
+    and `.contiguous()` then copies again.
+
+    ## Example
+    ```python
+    qkv = torch.cat([q, k, v], dim=-1).contiguous()   # cat already returns a contiguous tensor
+    y = x.t().clone().contiguous()                    # two copies of x
+    ```
+
+    ## Fix
+    ```python
+    qkv = torch.cat([q, k, v], dim=-1)
+    y = x.t().clone(memory_format=torch.contiguous_format)   # one copy, contiguous
+    ```
+    Fix safety: safe. Dropping `.contiguous()` from a contiguous tensor returns the same
+    object, and `clone(memory_format=torch.contiguous_format)` returns the same values in
+    one copy. The clone rewrite is offered only when `torch` is imported under that name.
+    """
+
+    code = "VL301"
+    name = "redundant-contiguous"
+    summary = "`.contiguous()` on a tensor that is already contiguous, or after `.clone()`"
+    fix_applicability = Applicability.SAFE
+    triggers = (".contiguous(",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "contiguous") or node.args:
+            return  # `.contiguous(memory_format=…)` asks for another layout: never redundant
+        receiver = func.value
+        facts = self.facts
+        clone = self._clone_call(receiver)
+        if clone is not None:
+            self._report_clone(node, clone)
+            return
+        value = facts.value_of(receiver)
+        if not (value.is_tensor and value.contiguous is True):
+            return
+        text = facts.short_source(receiver)
+        self.report(
+            node,
+            f"`{text}` is already contiguous ({self._reason(receiver)}): `.contiguous()` returns it unchanged",
+            fix_message=f"drop `.contiguous()`: use `{text}`",
+            edits=((node, facts.module.code_for_node(receiver)),),
+        )
+
+    def _clone_call(self, receiver: cst.BaseExpression) -> Optional[cst.Call]:
+        """`x.clone()` or `torch.clone(x)` without a memory format."""
+        if not isinstance(receiver, cst.Call):
+            return None
+        func = receiver.func
+        is_method = isinstance(func, cst.Attribute) and func.attr.value == "clone" and self.facts.qualify(func) is None
+        if not (is_method or self.facts.qualify(func) == "torch.clone"):
+            return None
+        if any(arg.keyword is not None and arg.keyword.value == "memory_format" for arg in receiver.args):
+            return None
+        if is_method and any(arg.keyword is None for arg in receiver.args):
+            return None  # `obj.clone(deep)`: not a tensor clone
+        return receiver
+
+    def _report_clone(self, node: cst.Call, clone: cst.Call) -> None:
+        facts = self.facts
+        text = facts.short_source(clone)
+        edits: tuple[tuple[cst.CSTNode, str], ...] = ()
+        if facts.index.aliases.get("torch") == "torch" and not clone.args:
+            func = clone.func
+            if isinstance(func, cst.Attribute):
+                replacement = f"{facts.module.code_for_node(func.value)}.clone(memory_format=torch.contiguous_format)"
+                edits = ((node, replacement),)
+        self.report(
+            node,
+            f"`{text}.contiguous()` copies twice when the input is strided (`clone()` keeps its strides) "
+            f"and `.contiguous()` is a no-op otherwise",
+            fix_message="clone straight into a contiguous layout: `.clone(memory_format=torch.contiguous_format)`",
+            edits=edits,
+        )
+
+    def _reason(self, receiver: cst.BaseExpression) -> str:
+        """A few words on why the receiver is contiguous, for the message."""
+        node = receiver
+        if isinstance(node, cst.Name):
+            return f"`{node.value}` was built contiguous in this function"
+        if isinstance(node, cst.Call):
+            qualified = self.facts.qualify(node.func)
+            if qualified is not None:
+                return f"`{qualified}` returns a new contiguous tensor"
+            if isinstance(node.func, cst.Attribute):
+                method = node.func.attr.value
+                if method == "contiguous":
+                    return "it is the result of `.contiguous()`"
+                return f"`.{method}()` of a contiguous tensor is contiguous"
+        if isinstance(node, cst.Subscript):
+            return "advanced indexing gathers into a new contiguous tensor"
+        if isinstance(node, cst.BinaryOperation):
+            return "the result of an operation on contiguous tensors"
+        return "by construction"

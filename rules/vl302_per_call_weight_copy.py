@@ -1,0 +1,142 @@
+"""VL302: a module's parameter or buffer transposed-and-copied, or cast, on every forward call."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from viewlint.analysis import semantics
+from viewlint.analysis.module_index import dotted_name
+from viewlint.rule import Rule
+
+# Views that reorder dimensions: `.contiguous()` after them copies a 2-D+ weight every time.
+_TRANSPOSING_METHODS = frozenset({"t", "transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims"})
+_TRANSPOSING_ATTRIBUTES = frozenset({"T", "mT"})
+_TRANSPOSING_FUNCTIONS = frozenset({"torch.t", "torch.transpose", "torch.permute", "torch.movedim", "torch.swapaxes"})
+
+
+class PerCallWeightCopy(Rule):
+    """
+    ## What it does
+    Flags, inside a hot path (`forward`, `__call__`, compiled functions, configured
+    `hot-functions`), a copy of a module's own parameter or buffer that is rebuilt on every
+    call: `self.weight.t().contiguous()`, `self.w.transpose(0, 1).contiguous()`,
+    `self.weight.float()`, `self.bias.to(torch.float16)`, `self.q_proj.weight.T.contiguous()`.
+
+    Parameters are recognised as `self.weight`, `self.bias`, `self.*_weight`,
+    `self.*_bias`, `self.<submodule>.weight/bias`, and any `self.<name>` assigned an
+    `nn.Parameter(...)` or registered with `register_buffer/register_parameter`. It does
+    not fire on `x.to(self.weight.dtype)` (that copies `x`), on calls of submodules
+    (`self.proj(x)`), on casts to a dtype only known at run time (`self.weight.to(x.dtype)`
+    copies only when the dtypes differ), or when the result is stored back on `self`
+    (that is the cache).
+
+    ## Why it matters
+    A weight does not change between forward calls, yet each call allocates and fills a
+    new transposed or converted copy of it: a full read and write of the weight, and an
+    allocation, per call, per layer.
+
+    ## Example
+    ```python
+    def forward(self, x):
+        w = self.weight.t().contiguous()        # a new copy of the weight on every call
+        return torch.matmul(x, w) + self.bias.float()
+    ```
+
+    ## Fix
+    Compute the copy once, after the weights are loaded, and reuse it:
+    ```python
+    def load_weights(self, ...):
+        ...
+        self.weight_t = self.weight.t().contiguous()
+
+    def forward(self, x):
+        return torch.matmul(x, self.weight_t) + self.bias_f32
+    ```
+    Or keep the parameter in the layout and dtype the kernel wants. No automatic fix.
+    """
+
+    code = "VL302"
+    name = "per-call-weight-copy"
+    summary = "A parameter is transposed+copied or cast on every forward call: compute it once"
+    triggers = (".contiguous(", ".float(", ".half(", ".bfloat16(", ".double(", ".to(")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.facts
+        func = node.func
+        if not isinstance(func, cst.Attribute) or not facts.in_hot_path:
+            return
+        method = func.attr.value
+        receiver = func.value
+        if method == "contiguous" and not node.args:
+            weight = self._transposed_parameter(receiver)
+            if weight is not None and not self._stored_on_self():
+                text = facts.short_source(receiver)
+                self.report(
+                    node,
+                    f"`{text}.contiguous()` copies the parameter `{facts.short_source(weight)}` into a new layout on every call",
+                    fix_message="compute the transposed copy once (after loading the weights) and reuse it",
+                )
+            return
+        target = self._cast_target(node, method)
+        if target is None or not self._is_parameter(receiver) or self._stored_on_self():
+            return
+        text = facts.short_source(receiver)
+        self.report(
+            node,
+            f"`{facts.short_source(node)}` converts the parameter `{text}` to {target} on every call",
+            fix_message=f"store `{text}` in {target} once (after loading the weights), or keep a converted copy",
+        )
+
+    def _is_parameter(self, node: cst.BaseExpression) -> bool:
+        value = self.facts.value_of(node)
+        return value.is_tensor and value.is_parameter
+
+    def _transposed_parameter(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """The parameter under `p.t()`, `p.transpose(…)`, `p.T`, `torch.transpose(p, …)`, else None."""
+        inner: Optional[cst.BaseExpression] = None
+        if isinstance(node, cst.Attribute) and node.attr.value in _TRANSPOSING_ATTRIBUTES:
+            inner = node.value
+        elif isinstance(node, cst.Call):
+            qualified = self.facts.qualify(node.func)
+            if qualified in _TRANSPOSING_FUNCTIONS and node.args:
+                inner = node.args[0].value
+            elif qualified is None and isinstance(node.func, cst.Attribute) and node.func.attr.value in _TRANSPOSING_METHODS:
+                inner = node.func.value
+        if inner is None or not self._is_parameter(inner):
+            return None
+        return inner
+
+    def _cast_target(self, node: cst.Call, method: str) -> Optional[str]:
+        """The dtype a cast converts to, when it is a fixed dtype (`.float()`, `.to(torch.half)`)."""
+        if method in ("float", "half", "bfloat16", "double") and not node.args:
+            return f"`{semantics.CAST_METHOD_DTYPES[method]}`"
+        if method != "to" or not node.args:
+            return None
+        dtype_args = [a for a in node.args if a.keyword is None or a.keyword.value == "dtype"]
+        if len(node.args) != 1 or len(dtype_args) != 1:
+            return None  # `.to(device, dtype)`, `.to(x)`, `non_blocking=`: not a plain cast
+        qualified = self.facts.qualify(dtype_args[0].value) or ""
+        if qualified.startswith("torch.") and qualified.split(".")[-1] in semantics.DTYPE_NAMES and qualified.count(".") == 1:
+            return f"`{qualified}`"
+        return None
+
+    def _stored_on_self(self) -> bool:
+        """`self.w_t = self.weight.t().contiguous()`: the copy is cached, not rebuilt per call."""
+        statement = self.facts.current_statement
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        for small in statement.body:
+            targets: list[cst.BaseExpression] = []
+            if isinstance(small, cst.Assign):
+                targets = [t.target for t in small.targets]
+            elif isinstance(small, cst.AnnAssign):
+                targets = [small.target]
+            for target in targets:
+                name = dotted_name(target) if isinstance(target, cst.Attribute) else None
+                if name is not None and name.startswith("self."):
+                    return True
+                if isinstance(target, cst.Subscript) and (dotted_name(target.value) or "").startswith("self."):
+                    return True
+        return False

@@ -1,0 +1,73 @@
+"""VL401: `.item()`, `.tolist()`, `int(t)`, `float(t)`, `bool(t)` on a device tensor in a hot path."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from viewlint.analysis import semantics
+from viewlint.rule import Rule
+
+
+class HostSyncScalar(Rule):
+    """
+    ## What it does
+    Flags `.item()`, `.tolist()` and `int(t)`, `float(t)`, `bool(t)` on a tensor inside a
+    hot path: a `forward`/`forward_*` method, a module's `__call__`, a function under
+    `torch.compile`/`torch.jit.script`, a function matched by the `hot-functions` setting,
+    or a function or block marked `# viewlint: hot`.
+
+    It fires only when the receiver is known to be a tensor (a `torch.Tensor` parameter,
+    the result of a torch operation) and is not known to live on the CPU. Tensors built
+    without a device (`torch.tensor(lengths)`), results of `.cpu()`, names ending in `_cpu`
+    and names listed in `cpu-names` are on the CPU: reading them is free. Known-cold places
+    stay quiet: `__init__`, weight loading, tests, `if __name__ == "__main__":`, `raise` and
+    `except` blocks, and logging guarded by an interval (`if step % 100 == 0:`).
+
+    ## Why it matters
+    Reading a device tensor's value on the host waits for every kernel queued before it:
+    the CPU stops feeding the GPU, which then idles until the next launch. Once per step
+    this costs little; in every layer's `forward` it serialises the model. Under
+    `torch.compile` it is also a graph break, and under CUDA graph capture an error.
+
+    ## Example
+    ```python
+    class Attention(nn.Module):
+        def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+            max_len = lengths.max().item()          # waits for the GPU
+            return x[:, :max_len]
+    ```
+
+    ## Fix
+    Keep the value on the device (`torch.where`, masks, `clamp` with tensor bounds), take it
+    from host-side metadata you already have (`lengths_cpu`, a Python list), or read all the
+    values you need with one `.tolist()` outside the hot path. When the sync is deliberate,
+    say so with `# noqa: VL401`. Fix safety: no automatic fix.
+    """
+
+    code = "VL401"
+    name = "host-sync-scalar"
+    summary = "`.item()`/`.tolist()`/`int(t)` on a device tensor in a hot path waits for the GPU"
+    triggers = (".item(", ".tolist(", "int(", "float(", "bool(", "complex(")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in semantics.HOST_SCALAR_METHODS and not node.args:
+            self._check(node, func.value, f"`{self.facts.short_source(node)}`")
+        elif isinstance(func, cst.Name) and func.value in semantics.HOST_SCALAR_BUILTINS and len(node.args) == 1:
+            arg = node.args[0]
+            if arg.keyword is None and arg.star == "" and func.value not in self.facts.index.aliases:
+                self._check(node, arg.value, f"`{self.facts.short_source(node)}`")
+
+    def _check(self, node: cst.Call, tensor: cst.BaseExpression, expression: str) -> None:
+        facts = self.facts
+        if not facts.in_hot_path:
+            return
+        value = facts.value_of(tensor)
+        if not value.is_tensor or value.cpu:
+            return
+        self.report(
+            node,
+            f"{expression} copies a device tensor to the host in hot path {facts.hot_path_name}: "
+            f"the CPU waits for every queued kernel",
+            fix_message="keep the value on the device, use host-side metadata, or batch the reads outside the hot path",
+        )

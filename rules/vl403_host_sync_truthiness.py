@@ -1,0 +1,117 @@
+"""VL403: a device tensor used as a Python truth value (`if t.any():`, `assert t`, `t and u`) in a hot path."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import libcst as cst
+
+from viewlint.rule import Rule
+
+
+class HostSyncTruthiness(Rule):
+    """
+    ## What it does
+    Flags a tensor whose truth value Python asks for inside a hot path (see VL401 for what
+    is hot): the test of `if`, `elif`, `while`, `assert`, a conditional expression or a
+    comprehension's `if`, and the operands of `and`, `or` and `not`. Typical forms are
+    `if t.any():`, `if (x == 0).all():`, `while (err > tol).any():` and `assert torch.all(p >= 0)`.
+    It fires only on values known to be tensors and not known to be on the CPU; `if t is None:`
+    and tests on shapes (`if x.shape[0] > 1:`) are plain Python and stay quiet.
+
+    ## Why it matters
+    `bool(t)` copies the tensor's value to the host, so the CPU waits for every kernel queued
+    before it, and the branch it picks is data dependent: `torch.compile` breaks the graph
+    there and CUDA graph capture fails. An `assert` on a tensor is the same sync, paid on
+    every call unless Python runs with `-O`.
+
+    ## Example
+    ```python
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if torch.isnan(x).any():             # a sync in every call
+            x = torch.nan_to_num(x)
+        return x
+    ```
+
+    ## Fix
+    Compute both branches and select on the device (`torch.where(cond, a, b)`,
+    `torch.nan_to_num(x)` unconditionally), move checks behind a debug flag or an interval
+    guard, or use `torch._assert_async(cond)`, which checks on the device without a sync.
+    Fix safety: no automatic fix.
+    """
+
+    code = "VL403"
+    name = "host-sync-truthiness"
+    summary = "A device tensor used as a Python truth value in a hot path waits for the GPU"
+    triggers = ("if ", "while ", "assert ", " and ", " or ", "not ")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # `and`/`or`/`not` nodes already checked as part of an enclosing test.
+        self._checked: set[int] = set()
+
+    def visit_If(self, node: cst.If) -> None:
+        self._check_test(node.test, "`if`", header_of=node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._check_test(node.test, "`while`", header_of=node)
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self._check_test(node.test, "`assert`")
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._check_test(node.test, "a conditional expression")
+
+    def visit_CompIf(self, node: cst.CompIf) -> None:
+        self._check_test(node.test, "a comprehension's `if`")
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        if id(node) in self._checked:
+            return
+        # Used as a value (`y = a or b`), Python tests the left operand and returns the right one as is.
+        self._checked.add(id(node))
+        self._check_test(node.left, "`and`" if isinstance(node.operator, cst.And) else "`or`")
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        if isinstance(node.operator, cst.Not) and id(node) not in self._checked:
+            self._check_test(node, "`not`")
+
+    def _check_test(self, test: cst.BaseExpression, where: str, header_of: Optional[cst.CSTNode] = None) -> None:
+        """Check a truth-tested expression, descending through `and`/`or`/`not` to the operands Python tests."""
+        if isinstance(test, cst.BooleanOperation):
+            self._checked.add(id(test))
+            word = "`and`" if isinstance(test.operator, cst.And) else "`or`"
+            self._check_test(test.left, word, header_of)
+            if isinstance(test.operator, cst.And) and self.facts.is_cold_guard(test.left):
+                self._mark_checked(test.right)  # `step % 100 == 0 and t.any()`: runs only in the guard
+            else:
+                self._check_test(test.right, word, header_of)
+            return
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            self._checked.add(id(test))
+            self._check_test(test.expression, "`not`", header_of)
+            return
+        facts = self.facts
+        # The test of an `if`/`while` runs before the block it guards: judge it by the enclosing context.
+        hot_path = facts.hot_path_name_at(header_of)
+        if hot_path is None:
+            return
+        value = facts.value_of(test)
+        if not value.is_tensor or value.cpu:
+            return
+        self.report(
+            test,
+            f"{where} asks for the truth value of tensor `{facts.short_source(test)}` in hot path "
+            f"{hot_path}: `bool()` copies it to the host and waits for the GPU",
+            fix_message="select on the device with `torch.where(…)`, or check behind a debug flag",
+        )
+
+    def _mark_checked(self, node: cst.BaseExpression) -> None:
+        """Skip `and`/`or`/`not` nodes inside a short-circuited (cold) operand when they are visited later."""
+        if isinstance(node, cst.BooleanOperation):
+            self._checked.add(id(node))
+            self._mark_checked(node.left)
+            self._mark_checked(node.right)
+        elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            self._checked.add(id(node))
+            self._mark_checked(node.expression)

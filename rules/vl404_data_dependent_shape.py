@@ -1,0 +1,126 @@
+"""VL404: an operation whose output size depends on the data (`nonzero`, `x[mask]`…) in a hot path."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import libcst as cst
+
+from viewlint.analysis import semantics
+from viewlint.rule import Rule
+
+
+class DataDependentShape(Rule):
+    """
+    ## What it does
+    Flags operations whose output size depends on tensor values, inside a hot path (see
+    VL401 for what is hot): `t.nonzero()`, `torch.nonzero(t)`, `torch.argwhere(t)`,
+    `torch.where(cond)` with one argument, `masked_select`, `unique`, `unique_consecutive`,
+    reads through a boolean mask (`x[mask]`, `x[:, scores > 0]`) and augmented assignments
+    through one (`x[mask] *= 2`, which reads `x[mask]` first). It fires only when the
+    operand is not known to be on the CPU, and for methods and mask indexing only when it is
+    known to be a tensor. A plain `x[mask] = v` is not flagged.
+
+    ## Why it matters
+    To allocate the result PyTorch must know how many elements are selected, a number that
+    exists only on the device: it copies it to the host and waits for every queued kernel.
+    The varying shape also defeats CUDA graphs and makes `torch.compile` break the graph or
+    recompile.
+
+    ## Example
+    ```python
+    def forward(self, logits: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        kept = logits[keep > 0]                   # size known only after a sync
+        return kept.softmax(-1)
+    ```
+
+    ## Fix
+    Keep shapes static: mask instead of select (`logits.masked_fill(keep <= 0, float("-inf"))`,
+    `torch.where(mask, x, 0)`), use `torch.nonzero_static(t, size=n)` or pass `output_size=`
+    where the operation takes one, or compute the indices from host-side metadata.
+    Fix safety: no automatic fix.
+    """
+
+    code = "VL404"
+    name = "data-dependent-shape"
+    summary = "An output size that depends on tensor values (`nonzero`, `x[mask]`) needs a host sync"
+    triggers = ("nonzero", "argwhere", "where(", "masked_select", "unique", "[")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Subscripts that are plain assignment or `del` targets: writes, not reads.
+        self._written: set[int] = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._written.add(id(target.target))
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._written.add(id(node.target))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.facts
+        func = node.func
+        qualified = facts.qualify(func)
+        operand: Optional[cst.BaseExpression] = None
+        if qualified is not None and qualified.startswith("torch."):
+            positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
+            single_where = qualified == "torch.where" and len(node.args) == 1 and len(positional) == 1
+            if (qualified in semantics.DATA_DEPENDENT_SHAPE_FUNCTIONS or single_where) and positional:
+                operand = positional[0]
+                # torch.* functions take tensors only: the operand needs no proof of being one.
+                if not facts.in_hot_path or facts.value_of(operand).cpu:
+                    return
+            else:
+                return
+        elif isinstance(func, cst.Attribute) and func.attr.value in semantics.DATA_DEPENDENT_SHAPE_METHODS:
+            operand = func.value
+            value = facts.value_of(operand)
+            if not facts.in_hot_path or not value.is_tensor or value.cpu:
+                return
+        else:
+            return
+        if self._static_size(node):
+            return
+        self.report(
+            node,
+            f"`{facts.short_source(node)}` has a data-dependent size in hot path {facts.hot_path_name}: "
+            f"PyTorch copies the count to the host and waits for the GPU",
+            fix_message="keep shapes static (`torch.where(mask, x, 0)`, `masked_fill`, `nonzero_static`)",
+        )
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if id(node) in self._written or not self.facts.in_hot_path:
+            return
+        self._check_mask_index(node, "reads")
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        target = node.target
+        if isinstance(target, cst.Subscript) and self.facts.in_hot_path:
+            # `x[mask] += v` gathers `x[mask]` before writing it back: the same sync as a read.
+            self._written.add(id(target))
+            self._check_mask_index(target, "updates")
+
+    def _check_mask_index(self, node: cst.Subscript, verb: str) -> None:
+        facts = self.facts
+        receiver = facts.value_of(node.value)
+        if not receiver.is_tensor or receiver.cpu:
+            return
+        for element in node.slice:
+            index = element.slice
+            if not isinstance(index, cst.Index):
+                continue
+            mask = facts.value_of(index.value)
+            if mask.is_tensor and mask.bool_mask and not mask.cpu:
+                self.report(
+                    node,
+                    f"`{facts.short_source(node)}` {verb} through boolean mask `{facts.short_source(index.value)}` "
+                    f"in hot path {facts.hot_path_name}: the selected count is copied to the host (a sync)",
+                    fix_message="keep shapes static: `torch.where(mask, x, 0)` or `masked_fill(~mask, 0)`",
+                )
+                return
+
+    @staticmethod
+    def _static_size(node: cst.Call) -> bool:
+        """`nonzero(…, size=n)`-style calls that were given their output size (none in torch today but `unique`'s kin)."""
+        return any(a.keyword is not None and a.keyword.value in ("size", "output_size") for a in node.args)

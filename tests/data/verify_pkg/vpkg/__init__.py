@@ -1,0 +1,1 @@
+"""A tiny library with two tensor bugs that its own test exercises (for `viewlint verify --run`)."""

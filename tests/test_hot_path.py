@@ -1,0 +1,251 @@
+"""The hot-path context: which functions and blocks count as hot, which stay cold, and the settings that change it.
+
+VL401 (`.item()` on a tensor parameter) is the probe: it fires exactly where the walker says "hot".
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from conftest import run_viewlint
+
+
+def hot_rows(lint_source, source: str, **settings) -> list[int]:
+    """Rows where the probe `x.item()` fired."""
+    source = "import torch\nimport torch.nn as nn\n\n" + textwrap.dedent(source).lstrip("\n")
+    return [row for row, code, _ in lint_source(source, select=("VL401",), **settings)]
+
+
+# ---------------------------------------------------------------- hot functions
+def test_forward_and_forward_variants_of_a_module_are_hot(lint_source):
+    source = """
+    class M(nn.Module):
+        def forward(self, x: torch.Tensor):
+            return x.item()
+        def forward_decode(self, x: torch.Tensor):
+            return x.item()
+        def _forward_impl(self, x: torch.Tensor):
+            return x.item()
+        def extra(self, x: torch.Tensor):
+            return x.item()
+    """
+    assert hot_rows(lint_source, source) == [6, 8, 10]
+
+
+def test_forward_of_a_mixin_without_bases_is_hot(lint_source):
+    # sglang's attention `...ForwardMixin` classes and `ModelRunner.forward` have no nn.Module base.
+    source = """
+    class AttentionForwardMixin:
+        def forward_mha(self, x: torch.Tensor):
+            return x.item()
+    """
+    assert hot_rows(lint_source, source) == [6]
+
+
+def test_call_is_hot_on_modules_and_tensor_taking_classes_only(lint_source):
+    source = """
+    class Block(nn.Module):
+        def __call__(self, x: torch.Tensor):
+            return x.item()
+
+    class LogitsProcessor:
+        def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor):
+            x: torch.Tensor = scores.max()
+            return x.item()
+
+    class Collator:
+        def __call__(self, features, x: "list" = None):
+            x = torch.stack(features)
+            return x.tolist()
+    """
+    assert hot_rows(lint_source, source) == [6, 11]
+
+
+def test_compiled_and_scripted_functions_are_hot(lint_source):
+    source = """
+    @torch.compile
+    def a(x: torch.Tensor):
+        return x.item()
+
+    @torch.compile(dynamic=True)
+    def b(x: torch.Tensor):
+        return x.item()
+
+    @torch.jit.script
+    def c(x: torch.Tensor):
+        return x.item()
+
+    def d(x: torch.Tensor):
+        return x.item()
+    """
+    assert hot_rows(lint_source, source) == [6, 10, 14]
+
+
+def test_hot_marker_on_a_function_above_its_decorator_and_on_blocks(lint_source):
+    source = """
+    def a(x: torch.Tensor):  # viewlint: hot
+        return x.item()
+
+    # viewlint: hot
+    def b(x: torch.Tensor):
+        return x.item()
+
+    @staticmethod
+    # viewlint: hot
+    def c(x: torch.Tensor):
+        return x.item()
+
+    def d(x: torch.Tensor, flag: bool):
+        for _ in range(3):  # viewlint: hot
+            x.item()
+        if flag:  # viewlint: hot
+            x.item()
+        else:
+            x.item()
+        x.item()
+    """
+    assert hot_rows(lint_source, source) == [5, 9, 14, 18, 20]
+
+
+def test_loops_and_nested_functions_keep_the_outer_context(lint_source):
+    source = """
+    class M(nn.Module):
+        def forward(self, x: torch.Tensor):
+            def helper():
+                return x.item()
+            for _ in range(2):
+                while False:
+                    x.item()
+            return helper()
+    """
+    assert hot_rows(lint_source, source) == [7, 10]
+
+
+def test_hot_functions_setting_adds_globs(lint_source):
+    source = """
+    def decode_step(x: torch.Tensor):
+        return x.item()
+
+    def prefill(x: torch.Tensor):
+        return x.item()
+
+    class Runner:
+        def replay(self, x: torch.Tensor):
+            return x.item()
+    """
+    assert hot_rows(lint_source, source) == []
+    assert hot_rows(lint_source, source, hot_functions=("decode_*",)) == [5]
+    assert hot_rows(lint_source, source, hot_functions=("decode_*", "Runner.replay")) == [5, 12]
+
+
+# ---------------------------------------------------------------- cold places
+def test_construction_and_loading_are_cold_even_when_configured_broadly(lint_source):
+    source = """
+    class M(nn.Module):
+        def __init__(self, x: torch.Tensor):
+            self.n = x.item()
+        def load_weights(self, x: torch.Tensor):
+            return x.item()
+        @classmethod
+        def from_pretrained(cls, x: torch.Tensor):
+            return x.item()
+        def step(self, x: torch.Tensor):
+            return x.item()
+    """
+    assert hot_rows(lint_source, source, hot_functions=("*",)) == [13]
+
+
+def test_an_explicit_marker_beats_a_cold_name(lint_source):
+    source = """
+    def load_step(x: torch.Tensor):  # viewlint: hot
+        return x.item()
+    """
+    assert hot_rows(lint_source, source) == [5]
+
+
+def test_tests_and_main_guard_are_cold_with_everything_inside(lint_source):
+    source = """
+    def test_model(x: torch.Tensor):
+        class Tiny(nn.Module):
+            def forward(self, x: torch.Tensor):
+                return x.item()
+        return x.item()
+
+    class TestModel:
+        def forward(self, x: torch.Tensor):
+            return x.item()
+
+    if __name__ == "__main__":
+        class Script(nn.Module):
+            def forward(self, x: torch.Tensor):
+                return x.item()
+    """
+    assert hot_rows(lint_source, source) == []
+
+
+def test_interval_and_debug_guards_are_cold_but_layer_parity_is_not(lint_source):
+    source = """
+    class M(nn.Module):
+        def forward(self, x: torch.Tensor, step: int, layer_id: int):
+            if step % 100 == 0:
+                print(x.item())
+            else:
+                x.item()
+            if (step + 1) % self.log_every == 0:
+                print(x.item())
+            if self.verbose:
+                print(x.item())
+            if self.training and step % 50 == 0:
+                print(x.item())
+            if layer_id % 2 == 0:
+                x.item()
+            return x
+    """
+    assert hot_rows(lint_source, source) == [9, 17]
+
+
+def test_raise_and_except_are_cold(lint_source):
+    source = """
+    class M(nn.Module):
+        def forward(self, x: torch.Tensor):
+            try:
+                y = x + 1
+            except RuntimeError:
+                print(x.item())
+                raise
+            if x.dim() > 3:
+                raise ValueError(f"{x.max().item()}")
+            return y.item()
+    """
+    assert hot_rows(lint_source, source) == [13]
+
+
+# ---------------------------------------------------------------- configuration through pyproject.toml and the CLI
+def test_hot_functions_in_pyproject_changes_the_cli_result(tmp_path: Path):
+    code = "import torch\n\n\ndef decode_step(x: torch.Tensor) -> float:\n    return x.item()\n"
+    (tmp_path / "model.py").write_text(code)
+    (tmp_path / "pyproject.toml").write_text("[tool.viewlint]\nselect = [\"VL401\"]\n")
+
+    quiet = run_viewlint("--no-cache", "--output-format", "concise", "model.py", cwd=tmp_path)
+    assert quiet.returncode == 0, quiet.stdout + quiet.stderr
+    assert "VL401" not in quiet.stdout
+
+    (tmp_path / "pyproject.toml").write_text('[tool.viewlint]\nselect = ["VL401"]\nhot-functions = ["decode_*"]\n')
+    loud = run_viewlint("--no-cache", "--output-format", "concise", "model.py", cwd=tmp_path)
+    assert loud.returncode == 1, loud.stdout + loud.stderr
+    assert "model.py:5:12: VL401" in loud.stdout
+    assert "`decode_step`" in loud.stdout
+
+
+def test_cpu_names_in_pyproject_silence_the_cli(tmp_path: Path):
+    code = (
+        "import torch\n\n\nclass M(torch.nn.Module):\n"
+        "    def forward(self, lens: torch.Tensor) -> list:\n        return lens.tolist()\n"
+    )
+    (tmp_path / "model.py").write_text(code)
+    (tmp_path / "pyproject.toml").write_text('[tool.viewlint]\nselect = ["VL401"]\n')
+    assert "VL401" in run_viewlint("--no-cache", "model.py", cwd=tmp_path).stdout
+    (tmp_path / "pyproject.toml").write_text('[tool.viewlint]\nselect = ["VL401"]\ncpu-names = ["lens"]\n')
+    result = run_viewlint("--no-cache", "model.py", cwd=tmp_path)
+    assert result.returncode == 0 and "VL401" not in result.stdout, result.stdout + result.stderr

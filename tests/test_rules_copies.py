@@ -1,0 +1,252 @@
+"""Hidden copies: VL301 redundant-contiguous .. VL305 double-conversion, rule by rule."""
+
+from __future__ import annotations
+
+import textwrap
+
+from viewlint.engine import lint_text
+from viewlint.settings import Settings
+
+
+def codes(lint_source, source: str, code: str) -> list[int]:
+    """Rows where `code` fires on the dedented snippet."""
+    return [row for row, found, _ in lint_source(textwrap.dedent(source), select=(code,)) if found == code]
+
+
+def fix_of(source: str, code: str) -> list[str]:
+    """The fixed text of each finding of `code`: every edit applied to the snippet."""
+    source = textwrap.dedent(source)
+    lines = source.splitlines(keepends=True)
+    fixed = []
+    for diagnostic in lint_text(source, "snippet.py", Settings(select=(code,))):
+        assert diagnostic.fix is not None and diagnostic.fix.edits
+        (edit,) = diagnostic.fix.edits
+        assert edit.start.row == edit.end.row
+        line = lines[edit.start.row - 1]
+        fixed.append(line[: edit.start.column - 1] + edit.content + line[edit.end.column - 1 :])
+    return fixed
+
+
+# ---------------------------------------------------------------- VL301
+def test_vl301_fires_on_factories_cat_matmul_and_double_contiguous(lint_source):
+    source = """
+    import torch
+    def f(x: torch.Tensor, y: torch.Tensor):
+        a = torch.zeros(3, 4).contiguous()
+        b = torch.cat([x, y]).contiguous()
+        c = (x @ y).contiguous()
+        d = x.contiguous().contiguous()
+        e = (a * 2 + 1).contiguous()
+        return a, b, c, d, e
+    """
+    assert codes(lint_source, source, "VL301") == [4, 5, 6, 7, 8]
+
+
+def test_vl301_silent_on_views_unknown_and_stride_preserving_ops(lint_source):
+    source = """
+    import torch
+    def f(x: torch.Tensor, qkv: torch.Tensor):
+        q, k, v = qkv.split([4, 4, 4], dim=-1)
+        a = k.contiguous()
+        b = x.t().contiguous()
+        c = (x.t() + 1).contiguous()
+        d = torch.empty_like(x).contiguous()
+        e = x.clone().t().contiguous()
+        f = x.contiguous()
+        g = torch.einsum("ij->ji", torch.zeros(2, 3)).contiguous()
+        h = torch.empty(1, 2, 3, 4, memory_format=torch.channels_last).contiguous()
+        i = torch.zeros(3, 4).contiguous(memory_format=torch.channels_last)
+        return a, b, c, d, e, f, g, h, i
+    """
+    assert codes(lint_source, source, "VL301") == []
+
+
+def test_vl301_branch_merge_is_not_contiguous(lint_source):
+    source = """
+    import torch
+    def f(x: torch.Tensor, flag: bool):
+        y = torch.zeros(3, 4)
+        if flag:
+            y = x.t()
+        return y.contiguous()
+    """
+    assert codes(lint_source, source, "VL301") == []
+
+
+def test_vl301_fix_drops_contiguous_and_rewrites_clone():
+    source = """
+    import torch
+    def f(x: torch.Tensor):
+        a = torch.cat([x, x]).contiguous()
+        b = x.t().clone().contiguous()
+        return a, b
+    """
+    assert fix_of(source, "VL301") == [
+        "    a = torch.cat([x, x])\n",
+        "    b = x.t().clone(memory_format=torch.contiguous_format)\n",
+    ]
+
+
+def test_vl301_clone_fix_needs_torch_under_its_name(lint_source):
+    source = """
+    import torch as T
+    def f(x: T.Tensor):
+        return x.t().clone().contiguous()
+    """
+    diagnostics = lint_text(textwrap.dedent(source), "snippet.py", Settings(select=("VL301",)))
+    assert len(diagnostics) == 1 and diagnostics[0].fix is not None and not diagnostics[0].fix.edits
+
+
+# ---------------------------------------------------------------- VL302
+MODULE = """
+import torch
+import torch.nn as nn
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(4, 4))
+        self.register_buffer("inv_freq", torch.ones(4))
+        self.q_proj = nn.Linear(4, 4)
+        self.w_t = self.w.t().contiguous()
+
+    def forward(self, x):
+{body}
+"""
+
+
+def _module(body: str) -> str:
+    return MODULE.format(body=textwrap.indent(textwrap.dedent(body), " " * 8))
+
+
+def test_vl302_fires_on_transposed_copy_and_casts_in_forward(lint_source):
+    body = """
+    a = self.w.t().contiguous()
+    b = self.inv_freq.float()
+    c = self.q_proj.weight.T.contiguous()
+    d = self.bias.to(torch.float16)
+    return a
+    """
+    assert codes(lint_source, _module(body), "VL302") == [15, 16, 17, 18]
+
+
+def test_vl302_silent_on_activations_submodules_and_cached_copies(lint_source):
+    body = """
+    a = x.to(self.w.dtype)
+    b = self.q_proj(x)
+    c = self.w.to(x.dtype)
+    self.cached = self.w.float()
+    d = self.q_proj.float()
+    return a
+    """
+    assert codes(lint_source, _module(body), "VL302") == []
+
+
+def test_vl302_needs_a_hot_path(lint_source):
+    source = """
+    import torch
+    class M(torch.nn.Module):
+        def export(self):
+            return self.weight.t().contiguous()
+    """
+    assert codes(lint_source, source, "VL302") == []
+
+
+# ---------------------------------------------------------------- VL303
+def test_vl303_tracks_repeats_through_names_and_repeat_kv(lint_source):
+    source = """
+    import torch
+    import torch.nn.functional as F
+
+    def repeat_kv(hidden, n_rep):
+        b, h, s, d = hidden.shape
+        return hidden[:, :, None].expand(b, h, n_rep, s, d).reshape(b, h * n_rep, s, d)
+
+    def a(q, k, v, n):
+        k = k.repeat_interleave(n, dim=1)
+        return F.scaled_dot_product_attention(q, k, v)
+
+    def b(q, k, v, n):
+        return F.scaled_dot_product_attention(q, repeat_kv(k, n), repeat_kv(v, n))
+
+    def c(q, k, v, n):
+        return F.scaled_dot_product_attention(q, k.repeat(1, n, 1, 1), v)
+    """
+    assert codes(lint_source, source, "VL303") == [11, 14, 17]
+
+
+def test_vl303_silent_with_enable_gqa_or_other_dims(lint_source):
+    source = """
+    import torch.nn.functional as F
+
+    def a(q, k, v, n):
+        k = k.repeat_interleave(n, dim=1)
+        return F.scaled_dot_product_attention(q, k, v, enable_gqa=False)
+
+    def b(q, k, v, n):
+        k = k.repeat_interleave(n, dim=0)
+        return F.scaled_dot_product_attention(q, k, v)
+
+    def c(q, k, v, n):
+        k = k.repeat_interleave(n, dim=1)
+        k = k[:, :4]
+        return F.scaled_dot_product_attention(q, k, v)
+    """
+    assert codes(lint_source, source, "VL303") == []
+
+
+# ---------------------------------------------------------------- VL304
+def test_vl304_fires_on_assigned_back_updates(lint_source):
+    source = """
+    import torch
+    class C:
+        def write(self, idx, rows, mask):
+            self.cache_k = self.cache_k.index_copy(0, idx, rows)
+            self.cache_v = self.cache_v.masked_fill(mask, 0)
+    def f(buf, idx, src, scores, mask):
+        buf = buf.scatter(0, idx, src)
+        scores = scores.masked_fill(mask, 0)
+        other = buf.index_put((idx,), src)
+        return buf, scores, other
+    """
+    assert codes(lint_source, source, "VL304") == [5, 6, 8]
+
+
+def test_vl304_unsafe_fix_uses_the_inplace_twin():
+    source = """
+    def f(buf, idx, rows):
+        buf = buf.index_copy(0, idx, rows)
+        return buf
+    """
+    diagnostics = lint_text(textwrap.dedent(source), "snippet.py", Settings(select=("VL304",)))
+    assert diagnostics[0].fix is not None and diagnostics[0].fix.applicability.value == "unsafe"
+    assert fix_of(source, "VL304") == ["    buf.index_copy_(0, idx, rows)\n"]
+
+
+# ---------------------------------------------------------------- VL305
+def test_vl305_fires_only_on_host_tensor_moved_then_cast(lint_source):
+    source = """
+    import torch
+    def f(values, device, x):
+        a = torch.tensor(values, dtype=torch.float64).cuda().half()
+        b = torch.tensor(values, dtype=torch.float64).to(device).to(torch.bfloat16)
+        c = torch.tensor(values).float().to(device)
+        d = x.to(device).half()
+        e = x.cpu().float()
+        f = torch.arange(4).to(device).long()
+        g = torch.tensor(values, dtype=torch.float64).to(device, non_blocking=True).half()
+        h = torch.tensor(values, dtype=torch.float64).to(x).half()
+        return a, b, c, d, e, f, g, h
+    """
+    assert codes(lint_source, source, "VL305") == [4, 5]
+
+
+def test_vl305_fix_fuses_device_and_dtype():
+    source = """
+    import torch
+    def f(values, device):
+        return torch.tensor(values, dtype=torch.float64).to(device).half()
+    """
+    assert fix_of(source, "VL305") == [
+        "    return torch.tensor(values, dtype=torch.float64).to(device=device, dtype=torch.float16)\n"
+    ]

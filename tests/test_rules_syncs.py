@@ -1,0 +1,210 @@
+"""VL401–VL404: host syncs in hot paths, and the CPU-side and cold look-alikes that must stay quiet."""
+
+from __future__ import annotations
+
+import textwrap
+
+SYNCS = ("VL401", "VL402", "VL403", "VL404")
+
+
+def findings(lint_source, body: str, **settings) -> list[tuple[int, str]]:
+    """Lint `body` placed inside `forward` of an nn.Module (the body starts on line 7)."""
+    source = (
+        "import torch\n"
+        "import torch.nn as nn\n"
+        "\n"
+        "\n"
+        "class M(nn.Module):\n"
+        "    def forward(self, x: torch.Tensor, lengths: torch.Tensor):\n"
+        + textwrap.indent(textwrap.dedent(body), " " * 8)
+    )
+    return [(row, code) for row, code, _ in lint_source(source, select=SYNCS, **settings)]
+
+
+# ---------------------------------------------------------------- VL401 host-sync-scalar
+def test_item_on_a_tensor_parameter_is_a_sync(lint_source):
+    assert findings(lint_source, "n = lengths.max().item()\n") == [(7, "VL401")]
+
+
+def test_tolist_and_scalar_builtins(lint_source):
+    body = "a = x.tolist()\nb = int(lengths[0])\nc = float(x.sum())\nd = bool(x.any())\n"
+    assert findings(lint_source, body) == [(7, "VL401"), (8, "VL401"), (9, "VL401"), (10, "VL401")]
+
+
+def test_message_names_the_expression_and_the_hot_function(lint_source):
+    source = "import torch\n\nclass M(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n        return x.sum().item()\n"
+    [(row, code, message)] = lint_source(source, select=("VL401",))
+    assert "`x.sum().item()`" in message and "`M.forward`" in message
+
+
+def test_tolist_of_a_tensor_built_from_a_list_is_free(lint_source):
+    assert findings(lint_source, "meta = torch.tensor([1, 2, 3])\nstarts = meta.tolist()\n") == []
+
+
+def test_factory_with_a_device_variable_is_not_assumed_on_cpu(lint_source):
+    body = "t = torch.zeros(3, device=x.device)\nt.item()\nc = torch.zeros(3, device='cpu')\nc.item()\n"
+    assert findings(lint_source, body) == [(8, "VL401")]
+
+
+def test_device_of_a_cpu_tensor_is_the_cpu(lint_source):
+    body = "meta = torch.tensor([1, 2])\nidx = torch.arange(2, device=meta.device)\nidx.tolist()\n"
+    assert findings(lint_source, body) == []
+
+
+def test_results_of_cpu_are_on_the_host(lint_source):
+    # The `.cpu()` is the one sync (VL402); reading its result afterwards is free.
+    assert findings(lint_source, "host = x.cpu()\nhost.tolist()\nx.cpu().tolist()\n") == [(7, "VL402"), (9, "VL402")]
+
+
+def test_dtype_conversion_keeps_a_cpu_tensor_on_the_cpu(lint_source):
+    body = "m = torch.tensor([1, 2]).to(torch.float16)\nm.tolist()\nn = torch.as_tensor([1, 2])\nn.tolist()\n"
+    assert findings(lint_source, body) == []
+
+
+def test_cat_of_cpu_tensors_stays_on_the_cpu(lint_source):
+    body = "a = torch.tensor([1])\nb = torch.cat([a, a])\nb.tolist()\nc = torch.cat([a, x])\nc.tolist()\n"
+    assert findings(lint_source, body) == [(11, "VL401")]
+
+
+def test_cpu_suffixed_names_are_host_side(lint_source):
+    assert findings(lint_source, "seq_lens_cpu = lengths\nseq_lens_cpu.tolist()\n") == []
+
+
+def test_configured_cpu_names(lint_source):
+    body = "lengths.tolist()\nx.item()\n"
+    assert findings(lint_source, body, cpu_names=("lengths",)) == [(8, "VL401")]
+
+
+def test_configured_cpu_names_match_attributes(lint_source):
+    source = (
+        "import torch\n\nclass M(torch.nn.Module):\n"
+        "    def forward(self, batch):\n        return batch.seq_lens.tolist()\n"
+    )
+    assert lint_source(source, select=("VL401",), cpu_names=("seq_lens",)) == []
+
+
+def test_item_on_an_unknown_object_is_not_enough(lint_source):
+    # `value` could be a NumPy scalar, `stats` anything: unknown stays unknown.
+    body = "value = self.stats()\nvalue.item()\nint(self.count)\n"
+    assert findings(lint_source, body) == []
+
+
+def test_int_of_a_shape_entry_is_plain_python(lint_source):
+    assert findings(lint_source, "n = int(x.shape[0])\nm = int(x.size(0))\n") == []
+
+
+def test_shadowed_builtin_is_not_a_conversion(lint_source):
+    source = "import torch\nfrom numpy import float\n\nclass M(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n        return float(x)\n"
+    assert lint_source(source, select=("VL401",)) == []
+
+
+def test_error_path_is_cold(lint_source):
+    body = "if x.dim() != 2:\n    raise ValueError(f'bad {x.max().item()}')\ntry:\n    pass\nexcept Exception:\n    print(x.item())\n"
+    assert findings(lint_source, body) == []
+
+
+# ---------------------------------------------------------------- VL402 host-sync-transfer
+def test_cpu_and_to_cpu_are_transfers(lint_source):
+    body = "a = x.cpu()\nb = x.to('cpu')\nc = x.to(device='cpu')\nd = x.to(torch.device('cpu'))\ne = x.numpy(force=True)\n"
+    assert findings(lint_source, body) == [(7, "VL402"), (8, "VL402"), (9, "VL402"), (10, "VL402"), (11, "VL402")]
+
+
+def test_non_blocking_copy_and_plain_numpy_are_quiet(lint_source):
+    # `.numpy()` raises on a GPU tensor, so it only ever sees CPU tensors.
+    body = "a = x.to('cpu', non_blocking=True)\nb = x.numpy()\nc = x.to('cuda')\nd = self.cpu()\n"
+    assert findings(lint_source, body) == []
+
+
+def test_cpu_of_a_cpu_tensor_is_free(lint_source):
+    assert findings(lint_source, "m = torch.arange(4)\nm.cpu()\nm.to('cpu')\n") == []
+
+
+# ---------------------------------------------------------------- VL403 host-sync-truthiness
+def test_truth_value_of_tensors(lint_source):
+    body = (
+        "if x.any():\n    pass\n"
+        "while (x > 0).all():\n    x = x - 1\n"
+        "assert torch.all(x >= 0)\n"
+        "y = 1 if x.max() > 0 else 0\n"
+        "z = [i for i in range(3) if x.sum() > i]\n"
+    )
+    assert findings(lint_source, body) == [(7, "VL403"), (9, "VL403"), (11, "VL403"), (12, "VL403"), (13, "VL403")]
+
+
+def test_and_or_not_report_each_tensor_operand_once(lint_source):
+    body = "if not x.any() and lengths.sum() > 3:\n    pass\nflag = x.any() or lengths\n"
+    rows = findings(lint_source, body)
+    assert rows == [(7, "VL403"), (7, "VL403"), (9, "VL403")]
+
+
+def test_python_tests_are_quiet(lint_source):
+    body = (
+        "if x is None or lengths is not None:\n    pass\n"
+        "if x.shape[0] > 1 and x.dim() == 2:\n    pass\n"
+        "if self.training:\n    pass\n"
+        "meta = torch.tensor([1, 2])\n"
+        "if (meta > 1).any():\n    pass\n"
+    )
+    assert findings(lint_source, body) == []
+
+
+def test_a_cold_guard_short_circuits_the_rest_of_the_test(lint_source):
+    body = "if step % 100 == 0 and (x < 0).any():\n    pass\nif self.debug and x.any():\n    pass\n"
+    assert findings(lint_source, body) == []
+
+
+def test_the_test_of_a_cold_if_is_judged_by_the_enclosing_context(lint_source):
+    # `if x.any():  # viewlint: hot` — the marker covers the body, the test runs before it.
+    source = (
+        "import torch\n\ndef f(x: torch.Tensor):\n"
+        "    if x.any():  # viewlint: hot\n        x.item()\n"
+    )
+    assert [(r, c) for r, c, _ in lint_source(source, select=SYNCS)] == [(5, "VL401")]
+
+
+# ---------------------------------------------------------------- VL404 data-dependent-shape
+def test_data_dependent_sizes(lint_source):
+    body = (
+        "a = x[x > 0]\n"
+        "b = x.nonzero()\n"
+        "c = torch.nonzero(lengths)\n"
+        "d = torch.where(x > 0)\n"
+        "e = torch.unique(lengths)\n"
+        "f = x.masked_select(x > 0)\n"
+        "x[x > 0] *= 2\n"
+        "g = x[:, lengths == 0]\n"
+    )
+    assert findings(lint_source, body) == [(r, "VL404") for r in range(7, 15)]
+
+
+def test_static_shapes_are_quiet(lint_source):
+    body = (
+        "x[x > 0] = 0\n"
+        "del x[x > 0]\n"
+        "a = torch.where(x > 0, x, 0)\n"
+        "b = x.masked_fill(x > 0, 0)\n"
+        "c = x[torch.arange(2)]\n"
+        "meta = torch.tensor([1, 0, 2])\n"
+        "d = meta[meta > 0]\n"
+        "e = meta.nonzero()\n"
+        "f = torch.unique(meta)\n"
+    )
+    assert findings(lint_source, body) == []
+
+
+def test_mask_index_on_an_unknown_receiver_is_quiet(lint_source):
+    assert findings(lint_source, "a = self.table[x > 0]\nb = self.lookup().nonzero()\n") == []
+
+
+# ---------------------------------------------------------------- hot path gating
+def test_nothing_fires_outside_a_hot_path(lint_source):
+    source = (
+        "import torch\n\n"
+        "def evaluate(x: torch.Tensor, mask: torch.Tensor):\n"
+        "    if x.any():\n        return x[mask > 0].cpu().tolist(), x.item(), x.nonzero()\n"
+    )
+    assert lint_source(source, select=SYNCS) == []
+
+
+def test_noqa_silences_a_deliberate_sync(lint_source):
+    assert findings(lint_source, "n = lengths.max().item()  # noqa: VL401\n") == []

@@ -1,0 +1,360 @@
+"""VL101-VL104: views kept in long-lived places, ineffective ownership fixes, saved views, payload budgets."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from viewlint.diagnostics import Applicability
+from viewlint.engine import lint_text
+from viewlint.settings import Settings
+
+VIEWS = ("VL101", "VL102", "VL103", "VL104")
+
+
+def codes(found: list[tuple[int, str, str]]) -> list[tuple[int, str]]:
+    return [(row, code) for row, code, _ in found]
+
+
+def lint(lint_source, source: str, **settings) -> list[tuple[int, str, str]]:
+    return lint_source(textwrap.dedent(source), select=VIEWS, **settings)
+
+
+# ---------------------------------------------------------------- VL101
+PR_39120_SHAPE = """\
+import torch
+from dataclasses import dataclass
+
+@dataclass
+class EmbeddingResult:
+    embedding: torch.Tensor
+
+class Cache:
+    def __init__(self):
+        self.mm_cache = {}
+
+    def set(self, key, entry):
+        self.mm_cache[key] = entry
+
+cache = Cache()
+
+def admit(batch: torch.Tensor, counts, keys):
+    for key, piece in zip(keys, torch.split(batch, counts)):
+        cache.set(key, EmbeddingResult(embedding=piece))
+"""
+
+
+def test_split_piece_wrapped_in_dataclass_and_cached(lint_source):
+    found = lint(lint_source, PR_39120_SHAPE)
+    assert codes(found) == [(19, "VL101")]
+    message = found[0][2]
+    assert "`EmbeddingResult(embedding=piece)`" in message
+    assert "`piece`" in message and "`batch`" in message and "`cache.set(...)`" in message
+
+
+def test_split_piece_fix_wraps_the_view_in_clone():
+    diagnostics = lint_text(PR_39120_SHAPE, "snippet.py", Settings(select=("VL101",)))
+    (fix,) = [d.fix for d in diagnostics]
+    assert fix.applicability is Applicability.UNSAFE
+    assert "clone" in fix.message
+    assert [e.content for e in fix.edits] == ["piece.clone()"]
+    assert (fix.edits[0].start.row, fix.edits[0].start.column) == (19, 50)
+
+
+def test_method_summarised_as_retaining_its_argument(lint_source):
+    # `keep` is not named like a store, but its body puts the argument into a self-held dict.
+    found = lint(lint_source, """
+        import torch
+
+        class Holder:
+            def __init__(self):
+                self.items = {}
+
+            def keep(self, key, value):
+                self.items[key] = value
+
+            def run(self, x: torch.Tensor):
+                self.keep(0, x[0])
+    """)
+    assert codes(found) == [(12, "VL101")]
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "self.cache[k] = x[:, 0]",
+        "self.saved.append(x[1:].detach())",
+        "self.saved.append(x.narrow(0, 0, 2))",
+        "self.saved.extend(x.chunk(2))",
+        "self.saved.append(x.unbind(0)[1])",
+    ],
+)
+def test_views_of_parts_in_self_containers(lint_source, statement):
+    found = lint(lint_source, f"""
+        import torch
+
+        class Recorder:
+            def __init__(self):
+                self.cache = {{}}
+                self.saved = []
+
+            def record(self, k: int, x: torch.Tensor):
+                {statement}
+    """)
+    assert codes(found) == [(10, "VL101")]
+
+
+def test_module_level_registry_and_lru_cache(lint_source):
+    found = lint(lint_source, """
+        import functools
+        import torch
+
+        REGISTRY = {}
+
+        def register(name, w: torch.Tensor):
+            REGISTRY[name] = w[:4]
+
+        @functools.lru_cache(maxsize=None)
+        def table(n):
+            t = torch.arange(1000)
+            return t[:n]
+    """)
+    assert codes(found) == [(8, "VL101"), (13, "VL101")]
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "self.cache[k] = x[:, 0].clone()",  # an owned copy
+        "self.cache[k] = x.detach()",  # a view of all of x: nothing extra is pinned
+        "self.cache[k] = x.t()",
+        "self.cache[k] = x[...]",
+        "self.cache[k] = torch.cat([x[0], x[1]])",  # fresh
+        "self.cache[k] = self.table[0]",  # self.table lives as long as self anyway
+        "self.k_buffer = x[0]",  # a plain attribute: a view by design
+        "local = {}; local[k] = x[0]",  # dies with the function
+        "cache = {}; cache[k] = x[0]",
+    ],
+)
+def test_look_alikes_are_quiet(lint_source, statement):
+    found = lint(lint_source, f"""
+        import torch
+
+        class Recorder:
+            def __init__(self):
+                self.cache = {{}}
+                self.table = torch.zeros(4, 4)
+
+            def record(self, k: int, x: torch.Tensor):
+                {statement}
+    """)
+    assert found == []
+
+
+def test_designed_views_in_init_are_quiet(lint_source):
+    found = lint(lint_source, """
+        import torch
+
+        class KVPool:
+            def __init__(self, layers: int):
+                raw = torch.zeros(2, layers, 16, 8)
+                self.k_buffer = raw[0]
+                self.v_buffer = raw[1]
+    """)
+    assert found == []
+
+
+def test_long_lived_names_option(lint_source):
+    source = """
+        import torch
+
+        def remember(lookup_table, x: torch.Tensor):
+            lookup_table.put(0, x[0])
+    """
+    assert lint(lint_source, source) == []
+    found = lint(lint_source, source, long_lived_names=("lookup_table",))
+    assert codes(found) == [(5, "VL101")]
+    # `memo` is one of the built-in long-lived name parts; configuring it again changes nothing.
+    memo = source.replace("lookup_table", "memo_table")
+    assert codes(lint(lint_source, memo)) == codes(lint(lint_source, memo, long_lived_names=("memo_table",))) == [(5, "VL101")]
+
+
+# ---------------------------------------------------------------- VL102
+def test_contiguous_of_split_piece_is_vl102_not_vl101(lint_source):
+    found = lint(lint_source, """
+        import torch
+
+        class Store:
+            def __init__(self):
+                self.entries = {}
+
+            def admit(self, batch: torch.Tensor, counts, keys):
+                for key, piece in zip(keys, torch.split(batch, counts)):
+                    self.entries[key] = piece.contiguous()
+    """)
+    assert codes(found) == [(10, "VL102")]
+    assert "`piece.contiguous()`" in found[0][2] and ".clone()" in found[0][2]
+
+
+@pytest.mark.parametrize(
+    "expression",
+    ["x[0].float()", "x[0].to(torch.float32)", "x[:2].reshape(-1)", "torch.as_tensor(x[0])", "x[0].detach().contiguous()", "x[0].cpu()"],
+)
+def test_ownership_fix_lookalikes_on_views(lint_source, expression):
+    found = lint(lint_source, f"""
+        import torch
+
+        SAVED = []
+
+        def keep(x: torch.Tensor):
+            SAVED.append({expression})
+    """)
+    assert codes(found) == [(7, "VL102")]
+
+
+def test_contiguous_fix_edit_replaces_it_with_clone():
+    source = textwrap.dedent("""
+        import torch
+
+        SAVED = []
+
+        def keep(x: torch.Tensor):
+            SAVED.append(x[0].contiguous())
+    """)
+    (diagnostic,) = lint_text(source, "snippet.py", Settings(select=("VL102",)))
+    assert diagnostic.fix.applicability is Applicability.UNSAFE
+    assert [e.content for e in diagnostic.fix.edits] == ["x[0].clone(memory_format=torch.contiguous_format)"]
+
+
+def test_contiguous_of_owned_tensors_is_quiet(lint_source):
+    found = lint(lint_source, """
+        import torch
+
+        SAVED = []
+
+        def keep(x: torch.Tensor):
+            SAVED.append((x * 2).contiguous())
+            SAVED.append(x.t().contiguous())
+            SAVED.append(x[0].clone())
+            SAVED.append(x.contiguous())
+    """)
+    assert found == []
+
+
+def test_vl102_on_torch_save(lint_source):
+    found = lint(lint_source, """
+        import torch
+
+        def dump(x: torch.Tensor, path):
+            torch.save(x[:1].contiguous(), path)
+    """)
+    assert codes(found) == [(5, "VL102")]
+
+
+# ---------------------------------------------------------------- VL103
+def test_torch_save_of_views(lint_source):
+    found = lint(lint_source, """
+        import torch
+
+        def dump(hidden: torch.Tensor, keys, path):
+            torch.save(hidden[:, -1], path)
+            for key, row in zip(keys, hidden):
+                torch.save({"row": row}, f"{key}.pt")
+            torch.save({k: r for k, r in zip(keys, hidden)}, path)
+    """)
+    assert codes(found) == [(5, "VL103"), (7, "VL103"), (8, "VL103")]
+    assert "whole storage of `hidden`" in found[0][2]
+
+
+def test_torch_save_fix_edit():
+    source = "import torch\n\ndef dump(h: torch.Tensor, path):\n    torch.save(h[:, -1], path)\n"
+    (diagnostic,) = lint_text(source, "snippet.py", Settings(select=("VL103",)))
+    assert [e.content for e in diagnostic.fix.edits] == ["h[:, -1].clone()"]
+
+
+def test_torch_save_of_copies_and_whole_tensors_is_quiet(lint_source):
+    found = lint(lint_source, """
+        import torch
+
+        def dump(hidden: torch.Tensor, model, path):
+            torch.save(hidden[:, -1].clone(), path)
+            torch.save(hidden, path)
+            torch.save(hidden.detach(), path)
+            torch.save(model.state_dict(), path)
+            torch.save([r.clone() for r in hidden], path)
+    """)
+    assert found == []
+
+
+# ---------------------------------------------------------------- VL104
+def test_budget_charged_through_helper(lint_source):
+    found = lint(lint_source, """
+        import torch
+
+        def _get_tensor_size(t):
+            return t.element_size() * t.numel()
+
+        class Cache:
+            def __init__(self):
+                self.entries = {}
+                self.current_size = 0
+
+            def set(self, key, t):
+                size = _get_tensor_size(t)
+                self.entries[key] = t
+                self.current_size += size
+    """)
+    assert codes(found) == [(15, "VL104")]
+    assert "`self.current_size += size`" in found[0][2] and "_get_tensor_size" in found[0][2]
+
+
+def test_budget_charged_with_nbytes(lint_source):
+    found = lint(lint_source, """
+        import torch
+
+        class Pool:
+            def __init__(self):
+                self.items = []
+                self.used_bytes = 0
+
+            def add(self, t: torch.Tensor):
+                self.items.append(t)
+                self.used_bytes += t.nbytes
+    """)
+    assert codes(found) == [(11, "VL104")]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # a storage-based budget
+        "self.entries[k] = t\n        self.current_size += t.untyped_storage().nbytes()",
+        # clone on admit: the payload is what is held
+        "self.entries[k] = t.clone()\n        self.current_size += t.numel() * t.element_size()",
+        # a size for logging: not a budget attribute
+        "self.entries[k] = t\n        self.calls += t.numel() * t.element_size()",
+        # not a budget: a local
+        "self.entries[k] = t\n        total = 0\n        total += t.nbytes",
+    ],
+)
+def test_payload_size_look_alikes_are_quiet(lint_source, body):
+    source = (
+        "import torch\n\nclass Cache:\n    def __init__(self):\n        self.entries = {}\n"
+        "        self.current_size = 0\n        self.calls = 0\n\n    def set(self, k, t):\n        " + body + "\n"
+    )
+    assert lint_source(source, select=VIEWS) == []
+
+
+def test_statistics_without_stored_tensors_are_quiet(lint_source):
+    found = lint(lint_source, """
+        import torch
+
+        class Stats:
+            def __init__(self):
+                self.bytes_seen = 0
+
+            def observe(self, t):
+                self.bytes_seen += t.numel() * t.element_size()
+    """)
+    assert found == []

@@ -1,0 +1,538 @@
+"""Run instrumented code in a child process, with a timeout, and turn what it measured into verdicts.
+
+Two modes:
+
+- :func:`verify_scripts` (``check --verify``): one child (``python -m viewlint.verify.runner``)
+  imports torch once and runs every flagged file as ``__main__`` in turn. It appends one JSON
+  line per event to a progress file: ``ready`` (device), ``start`` (file), ``end`` (file, how
+  it ended, the probe records of its sites). The parent follows that file: a file that runs
+  past the timeout is stopped (SIGTERM, which makes the child report what it measured so far,
+  then SIGKILL), and a fresh child carries on with the next file. A file that raises, calls
+  ``sys.exit`` or kills its interpreter is reported and the run continues.
+- :func:`verify_command` (``verify --run``): the user's command runs with an import hook
+  (:mod:`viewlint.verify.hook`) that instruments the flagged modules as they are imported; each
+  Python process of the command leaves a JSON file of records behind.
+
+The viewlint process never executes user code and never imports torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Optional, Sequence
+
+from viewlint.diagnostics import RESERVED_CODES, Diagnostic, Verdict
+from viewlint.verify import PROBE_MODULE
+
+if TYPE_CHECKING:  # the child process imports this module: keep libcst out of its start-up
+    from viewlint.verify.instrument import InstrumentedFile, Site
+
+# How long the child may take to start (import torch, pick a device) before its first file.
+STARTUP_TIMEOUT = 300.0
+# After SIGTERM, how long a stopped child gets to report its partial measurements.
+TERM_GRACE = 2.0
+POLL_INTERVAL = 0.02
+
+
+class VerifyError(Exception):
+    """--verify cannot run at all (no CUDA for --device cuda, torch missing): a usage error."""
+
+
+@dataclass
+class FileOutcome:
+    """How running one file ended: ok, raised, exit, timeout, died, not-run; ``reason`` says more."""
+
+    status: str
+    reason: str = ""
+
+
+@dataclass
+class VerifyResult:
+    """Every finding given to verify (same order), with a verdict on those that were probed."""
+
+    diagnostics: list[Diagnostic]
+    sites: dict[int, Site] = field(default_factory=dict)
+    records: dict[int, dict[str, Any]] = field(default_factory=dict)
+    files: dict[str, FileOutcome] = field(default_factory=dict)
+    device: Optional[str] = None
+    notes: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        """Number of findings per verdict status."""
+        counts: dict[str, int] = {}
+        for diagnostic in self.diagnostics:
+            if diagnostic.verdict is not None:
+                counts[diagnostic.verdict.status] = counts.get(diagnostic.verdict.status, 0) + 1
+        return counts
+
+    def messages(self, include_summary: bool = True) -> list[str]:
+        """Lines for stderr: device notes, files that did not run to the end, and a count per verdict."""
+        lines = list(self.notes)
+        for path, outcome in self.files.items():
+            if outcome.status not in ("ok", "not-run"):
+                lines.append(f"{path}: {outcome.reason}")
+        if include_summary:
+            order = ("confirmed", "refuted", "cpu-only", "not reached", "error")
+            counts = self.counts()
+            parts = [f"{counts[status]} {status}" for status in order if counts.get(status)]
+            lines.append(f"{', '.join(parts) or 'nothing to verify'} (device: {self.device or 'none'})")
+        return lines
+
+
+# ---------------------------------------------------------------------------------------------- parent side
+def _instrument_all(diagnostics: Sequence[Diagnostic]) -> tuple[list[InstrumentedFile], dict[tuple[str, int], Verdict]]:
+    """Instrument each file with findings; verdicts for the findings that cannot be probed."""
+    from viewlint.engine import decode_source
+    from viewlint.verify.instrument import instrument
+    by_path: dict[str, list[Diagnostic]] = {}
+    for diagnostic in diagnostics:
+        if diagnostic.code not in RESERVED_CODES and diagnostic.path != "-":
+            by_path.setdefault(diagnostic.path, []).append(diagnostic)
+    files: list[InstrumentedFile] = []
+    early: dict[tuple[str, int], Verdict] = {}
+    next_site = 0
+    for path, found in by_path.items():
+        try:
+            source = decode_source(Path(path).read_bytes())
+            instrumented = instrument(path, source, found, first_site=next_site)
+        except Exception as error:  # unreadable, changed since linting, or unparsable
+            for diagnostic in found:
+                early[_key(diagnostic)] = Verdict("error", f"cannot instrument {path}: {type(error).__name__}: {error}")
+            continue
+        for diagnostic, reason in instrumented.unprobed:
+            early[_key(diagnostic)] = Verdict("error", reason)
+        if instrumented.sites:
+            next_site = instrumented.sites[-1].site_id + 1
+            files.append(instrumented)
+    return files, early
+
+
+def _key(diagnostic: Diagnostic) -> tuple[str, int]:
+    return diagnostic.path, id(diagnostic)
+
+
+def _python_path() -> str:
+    """PYTHONPATH for a child: the folder that holds this viewlint package, then the parent's own."""
+    here = str(Path(__file__).resolve().parent.parent.parent)
+    existing = os.environ.get("PYTHONPATH", "")
+    return os.pathsep.join(p for p in (here, existing) if p)
+
+
+def verify_scripts(diagnostics: Sequence[Diagnostic], *, timeout: float = 60.0, device: str = "auto",
+                   python: Optional[str] = None) -> VerifyResult:
+    """Run every file with findings as ``__main__`` in one child process and judge its sites."""
+    from viewlint.verify.verdicts import judge
+    files, early = _instrument_all(diagnostics)
+    result = VerifyResult(list(diagnostics))
+    sites = {site.site_id: site for f in files for site in f.sites}
+    result.sites = sites
+    outcomes: dict[int, FileOutcome] = {}
+    if files:
+        with tempfile.TemporaryDirectory(prefix="viewlint-verify-") as work:
+            job = Path(work) / "job.json"
+            job.write_text(json.dumps({
+                "device": device,
+                "files": [{"path": os.path.abspath(f.path), "source": f.source, "sites": [s.site_id for s in f.sites]}
+                          for f in files],
+            }), encoding="utf-8")
+            _run_children(job, Path(work), len(files), timeout, python or sys.executable, result, outcomes)
+    for index, f in enumerate(files):
+        outcome = outcomes.get(index, FileOutcome("not-run", "the file did not run"))
+        result.files[f.path] = outcome
+    unreached = {f.path: _unreached_reason(result.files[f.path], timeout) for f in files}
+    verdicts = {_key(site.diagnostic): judge(site, result.records.get(site.site_id), device=result.device,
+                                             unreached=unreached[site.diagnostic.path])
+                for site in sites.values()}
+    verdicts.update(early)
+    result.diagnostics = [d.with_verdict(verdicts[_key(d)]) if _key(d) in verdicts else d for d in diagnostics]
+    return result
+
+
+def _unreached_reason(outcome: FileOutcome, timeout: float) -> str:
+    """Evidence for a site that never ran; a leading "!" makes it an `error` verdict."""
+    if outcome.status == "ok":
+        return "the script ran to the end without reaching this line"
+    if outcome.status == "exit":
+        return f"!{outcome.reason} before reaching this line"
+    if outcome.status == "timeout":
+        return f"!timed out after {timeout:g} s before reaching this line"
+    return f"!{outcome.reason}" + (" before reaching this line" if outcome.status == "raised" else "")
+
+
+def _run_children(job: Path, work: Path, count: int, timeout: float, python: str, result: VerifyResult,
+                  outcomes: dict[int, FileOutcome]) -> None:
+    """Run children until every file has an outcome: a file that hangs or kills its child is
+    charged to that file, and a fresh child starts at the next one."""
+    start = 0
+    attempt = 0
+    while start < count:
+        attempt += 1
+        progress = work / f"progress-{attempt}.jsonl"
+        log = work / f"child-{attempt}.log"
+        progress.touch()
+        env = {**os.environ, "PYTHONPATH": _python_path(), "PYTHONUNBUFFERED": "1"}
+        with open(log, "wb") as log_file:
+            child = subprocess.Popen(
+                [python, "-m", "viewlint.verify.runner", str(job), str(progress), str(start)],
+                stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT, env=env,
+                start_new_session=True,  # its own process group: a timeout stops whatever it started too
+            )
+            start = _follow(child, progress, log, start, count, timeout, result, outcomes)
+
+
+def _follow(child: "subprocess.Popen[bytes]", progress: Path, log: Path, start: int, count: int, timeout: float,
+            result: VerifyResult, outcomes: dict[int, FileOutcome]) -> int:
+    """Read the child's progress until it ends; returns the index of the next file to run."""
+    from viewlint.verify.verdicts import merge_records
+    current: Optional[int] = None
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    with open(progress, "r", encoding="utf-8") as stream:
+        while True:
+            exited = child.poll() is not None
+            buffer = stream.read()
+            for event in _events(buffer, stream):
+                kind = event["event"]
+                if kind == "ready":
+                    result.device = event["device"]
+                    if event.get("note") and event["note"] not in result.notes:
+                        result.notes.append(event["note"])
+                elif kind == "fatal":
+                    _stop(child)
+                    raise VerifyError(event["reason"])
+                elif kind == "start":
+                    current = event["file"]
+                    deadline = time.monotonic() + timeout
+                elif kind == "end":
+                    outcomes[event["file"]] = FileOutcome(event["status"], event.get("reason", ""))
+                    for site, record in event.get("records", {}).items():
+                        merge_records(result.records.setdefault(int(site), {}), record)
+                    current = None
+                    deadline = time.monotonic() + STARTUP_TIMEOUT  # between files: no user code runs
+            if exited:
+                if current is not None and current not in outcomes:
+                    outcomes[current] = FileOutcome("died", _died(child.returncode))
+                    return current + 1
+                if current is None and not outcomes and start == 0 and child.returncode != 0:
+                    raise VerifyError(f"the verify child process failed to start: {_tail(log)}")
+                done = [i for i in outcomes if i >= start]
+                return max(done) + 1 if done else count
+            if time.monotonic() > deadline:
+                if current is None:
+                    _stop(child)
+                    raise VerifyError(f"the verify child process stalled outside user code for {STARTUP_TIMEOUT:g} s: {_tail(log)}")
+                _terminate(child)
+                for event in _events(stream.read(), stream):  # the partial measurements the child reported
+                    if event["event"] == "end":
+                        for site, record in event.get("records", {}).items():
+                            merge_records(result.records.setdefault(int(site), {}), record)
+                outcomes[current] = FileOutcome("timeout", f"timed out after {timeout:g} s")
+                return current + 1
+            time.sleep(POLL_INTERVAL)
+
+
+_PARTIAL: dict[int, str] = {}
+
+
+def _events(buffer: str, stream: IO[str]) -> list[dict[str, Any]]:
+    """Complete JSON lines from the progress file; a half-written last line waits for the next read."""
+    key = id(stream)
+    text = _PARTIAL.pop(key, "") + buffer
+    lines = text.split("\n")
+    if lines and lines[-1]:
+        _PARTIAL[key] = lines[-1]
+    return [json.loads(line) for line in lines[:-1] if line.strip()]
+
+
+def _died(returncode: Optional[int]) -> str:
+    if returncode is not None and returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = str(-returncode)
+        return f"the interpreter was killed by {name}"
+    return f"the interpreter exited with status {returncode} (os._exit or a crash)"
+
+
+def _tail(log: Path, lines: int = 3) -> str:
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return "no output"
+    return " / ".join(text[-lines:]) or "no output"
+
+
+def _terminate(child: "subprocess.Popen[bytes]") -> None:
+    """SIGTERM (the child reports its partial records), then SIGKILL after a grace period."""
+    try:
+        os.killpg(child.pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        child.wait(TERM_GRACE)
+    except subprocess.TimeoutExpired:
+        _stop(child)
+
+
+def _stop(child: "subprocess.Popen[bytes]") -> None:
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    child.wait()
+
+
+# ---------------------------------------------------------------------------------------------- verify --run
+_BOOTSTRAP = '''"""Written by `viewlint verify --run`: install the import hook that instruments flagged modules."""
+import os as _os
+import sys as _sys
+
+
+def _viewlint_install():
+    folder = _os.path.dirname(_os.path.abspath(__file__))
+    added = {package!r} not in _sys.path
+    if added:
+        _sys.path.append({package!r})  # at the end: never shadows the user's own modules
+    try:
+        from viewlint.verify import hook
+        hook.install(_os.environ["VIEWLINT_VERIFY_PLAN"])
+    finally:
+        if added:
+            _sys.path.remove({package!r})
+    # Chain to a sitecustomize of the user's own, which this file shadows.
+    if folder in _sys.path:
+        index = _sys.path.index(folder)
+        _sys.path.pop(index)
+        own = _sys.modules.pop("sitecustomize", None)
+        try:
+            import sitecustomize  # noqa: F401
+        except ImportError:
+            pass
+        finally:
+            _sys.path.insert(index, folder)
+            if own is not None and "sitecustomize" not in _sys.modules:
+                _sys.modules["sitecustomize"] = own
+
+
+_viewlint_install()
+'''
+
+
+def verify_command(diagnostics: Sequence[Diagnostic], command: str, *, timeout: Optional[float] = None,
+                   device: str = "auto", python: Optional[str] = None) -> VerifyResult:
+    """Run ``command`` (a shell command line) with the import hook; judge the sites it reached."""
+    from viewlint.verify.verdicts import judge, merge_records
+    files, early = _instrument_all(diagnostics)
+    result = VerifyResult(list(diagnostics))
+    result.sites = {site.site_id: site for f in files for site in f.sites}
+    loaded: set[str] = set()
+    if device == "cuda":
+        _require_cuda(python or sys.executable)
+    if files:
+        with tempfile.TemporaryDirectory(prefix="viewlint-verify-") as work:
+            workdir = Path(work)
+            bootstrap = workdir / "bootstrap"
+            bootstrap.mkdir()
+            package = str(Path(__file__).resolve().parent.parent.parent)
+            (bootstrap / "sitecustomize.py").write_text(_BOOTSTRAP.format(package=package), encoding="utf-8")
+            records_dir = workdir / "records"
+            records_dir.mkdir()
+            plan = {
+                "records": str(records_dir),
+                "device": device,
+                "files": {
+                    os.path.realpath(f.path): {
+                        "source": f.source,
+                        "sha256": hashlib.sha256(Path(f.path).read_bytes()).hexdigest(),
+                        "sites": [s.site_id for s in f.sites],
+                    }
+                    for f in files
+                },
+            }
+            plan_path = workdir / "plan.json"
+            plan_path.write_text(json.dumps(plan), encoding="utf-8")
+            env = {**os.environ, "VIEWLINT_VERIFY_PLAN": str(plan_path)}
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (str(bootstrap), os.environ.get("PYTHONPATH", "")) if p)
+            if device == "cpu":
+                env["CUDA_VISIBLE_DEVICES"] = ""
+            status = _run_command(command, env, timeout)
+            result.notes.append(status)
+            for record_file in sorted(records_dir.glob("*.json")):
+                try:
+                    data = json.loads(record_file.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    continue
+                loaded.update(data.get("loaded", []))
+                for site, record in data.get("records", {}).items():
+                    merge_records(result.records.setdefault(int(site), {}), record)
+                if data.get("device"):
+                    result.device = data["device"]
+    verdicts: dict[tuple[str, int], Verdict] = {}
+    for f in files:
+        imported = os.path.realpath(f.path) in loaded
+        result.files[f.path] = FileOutcome("ok" if imported else "not-run", "" if imported else "never imported")
+        reason = "the command never ran this line" if imported else f"the command never imported {f.path}"
+        for site in f.sites:
+            verdicts[_key(site.diagnostic)] = judge(site, result.records.get(site.site_id), device=result.device,
+                                                    unreached=reason)
+    verdicts.update(early)
+    result.diagnostics = [d.with_verdict(verdicts[_key(d)]) if _key(d) in verdicts else d for d in diagnostics]
+    return result
+
+
+def _run_command(command: str, env: dict[str, str], timeout: Optional[float]) -> str:
+    """Run the user's command; its output goes to our stderr (stdout is for findings)."""
+    child = subprocess.Popen(command, shell=True, env=env, stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno(),
+                             stderr=sys.stderr.fileno(), start_new_session=True)
+    try:
+        code = child.wait(timeout)
+    except subprocess.TimeoutExpired:
+        _terminate(child)
+        return f"`{command}` timed out after {timeout:g} s"
+    if code < 0:
+        return f"`{command}` {_died(code)[len('the interpreter '):]}"
+    return f"`{command}` exited with status {code}"
+
+
+def _require_cuda(python: str) -> None:
+    """--device cuda without a usable GPU is a usage error, found before anything runs."""
+    probe = subprocess.run([python, "-c", "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 3)"],
+                           capture_output=True, text=True)
+    if probe.returncode == 3:
+        raise VerifyError("--device cuda: no CUDA device is available to torch (torch.cuda.is_available() is False); "
+                          "use --device cpu or auto")
+    if probe.returncode != 0:
+        raise VerifyError(f"--device cuda: cannot import torch with {python}: {probe.stderr.strip().splitlines()[-1:]}")
+
+
+# ---------------------------------------------------------------------------------------------- child side
+class _Reporter:
+    """Writes the child's events, one JSON line each, flushed at once (the parent may kill us)."""
+
+    def __init__(self, path: str) -> None:
+        self.stream = open(path, "a", encoding="utf-8")
+
+    def __call__(self, **event: Any) -> None:
+        self.stream.write(json.dumps(event) + "\n")
+        self.stream.flush()
+
+
+def _setup_device(requested: str, report: _Reporter) -> Optional[str]:
+    """Import torch and choose the device; None after reporting a fatal problem."""
+    try:
+        import torch
+    except Exception as error:
+        report(event="fatal", reason=f"--verify needs torch, which {sys.executable} cannot import: {error}")
+        return None
+    note = ""
+    available = torch.cuda.is_available()
+    if requested == "cuda" and not available:
+        report(event="fatal", reason="--device cuda: no CUDA device is available to torch "
+                                     "(torch.cuda.is_available() is False); use --device cpu or auto")
+        return None
+    device = "cuda" if requested == "cuda" or (requested == "auto" and available) else "cpu"
+    if requested == "auto" and not available:
+        note = "no CUDA device: verified on cpu (syncs are reported as cpu-only)"
+    if device == "cuda":
+        from viewlint.verify import probes
+
+        torch.set_default_device("cuda")  # factories allocate on the GPU: fixtures exercise CUDA tensors
+        probes.enable_sync_debug()
+        device = f"cuda:{torch.cuda.current_device()}"
+    report(event="ready", device=device, note=note)
+    return device
+
+
+def _failure_line(error: BaseException, path: str) -> str:
+    """`ValueError: boom (line 12)`: the last traceback line inside the user's file."""
+    line = None
+    tb = error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == path:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    message = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    where = f" (line {line})" if line else ""
+    return f"script raised {type(error).__name__}{': ' + message if message else ''}{where}"[:300]
+
+
+def _run_one(entry: dict[str, Any]) -> tuple[str, str]:
+    """Run one instrumented file as ``__main__``; (status, reason)."""
+    import builtins
+    import types
+
+    from viewlint.verify import probes
+
+    path = entry["path"]
+    module = types.ModuleType("__main__")
+    module.__file__ = path
+    module.__dict__["__builtins__"] = builtins
+    module.__dict__[PROBE_MODULE] = probes
+    saved = (sys.modules.get("__main__"), list(sys.argv), list(sys.path))
+    sys.modules["__main__"] = module  # dataclasses and pickle look their module up here
+    sys.argv = [path]
+    sys.path.insert(0, os.path.dirname(path))
+    try:
+        if "compile" in entry["source"]:
+            probes.hide_from_compiler()
+        code = compile(entry["source"], path, "exec", dont_inherit=True)  # real filename: tracebacks point at the user's lines
+        exec(code, module.__dict__)
+        return "ok", ""
+    except SystemExit as stop:
+        if stop.code in (None, 0):
+            return "ok", ""
+        return "exit", f"the script called sys.exit({stop.code!r})"
+    except BaseException as error:  # noqa: B036 - user code may raise anything, KeyboardInterrupt included
+        return "raised", _failure_line(error, path)
+    finally:
+        main, sys.argv, sys.path[:] = saved[0], saved[1], saved[2]
+        if main is not None:
+            sys.modules["__main__"] = main
+        _reset_torch_state()
+
+
+def _reset_torch_state() -> None:
+    """Undo global switches one script may leave for the next."""
+    import torch
+
+    torch.set_grad_enabled(True)
+    torch.set_default_dtype(torch.float32)
+
+
+def child_main(job_path: str, progress_path: str, start: int) -> None:
+    """The child process: import torch once, run files ``start:`` of the job, report each."""
+    report = _Reporter(progress_path)
+    job = json.loads(Path(job_path).read_text(encoding="utf-8"))
+    if _setup_device(job["device"], report) is None:
+        return
+    from viewlint.verify import probes
+
+    current: list[Optional[int]] = [None]
+
+    def stopped(signum: int, frame: Any) -> None:  # the parent's timeout: report what we measured, then go
+        index = current[0]
+        if index is not None:
+            report(event="end", file=index, status="timeout", reason="timed out",
+                   records=probes.take(job["files"][index]["sites"]))
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stopped)
+    for index in range(start, len(job["files"])):
+        entry = job["files"][index]
+        current[0] = index
+        report(event="start", file=index)
+        status, reason = _run_one(entry)
+        current[0] = None
+        report(event="end", file=index, status=status, reason=reason, records=probes.take(entry["sites"]))
+
+
+if __name__ == "__main__":
+    child_main(sys.argv[1], sys.argv[2], int(sys.argv[3]))
