@@ -7,7 +7,6 @@ A pair is `fixtures/<CODE>/<name>.py` and `fixtures/<CODE>/<name>.py.fixed`: the
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import shutil
@@ -20,7 +19,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from conftest import FIXTURES, ROOT, fixture_files, run_viewlint
+from conftest import FIXTURES, ROOT, run_viewlint
 
 from viewlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location
 from viewlint.fix import (
@@ -557,3 +556,18 @@ def test_fix_source_refuses_bytes_that_do_not_round_trip():
 def test_unified_diff_marks_a_missing_final_newline():
     diff = unified_diff("t.py", "a = 1\nb = 2", "a = 1\nb = 3")
     assert diff.endswith("-b = 2\n\\ No newline at end of file\n+b = 3\n\\ No newline at end of file\n")
+
+
+@pytest.mark.xfail(strict=True, reason="VL201 builds edit text with facts.module.code_for_node, which drops block "
+                   "indentation of continuation lines; rules should use facts.source(node)")
+def test_multiline_edit_keeps_block_indentation():
+    source = (
+        "import torch\n"
+        "def f():\n"
+        "    buf = torch.zeros(8, 4)\n"
+        "    idx = torch.tensor([1, 2])\n"
+        "    buf[idx].copy_(torch.ones(\n"
+        "        2, 4))\n"
+    )
+    outcome = fix_text(source, _lint(source), "t.py")
+    assert outcome.text == source.replace("buf[idx].copy_(torch.ones(\n        2, 4))", "buf[idx] = torch.ones(\n        2, 4)")

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence
 
-from viewlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location
+from viewlint.diagnostics import Applicability, Diagnostic, Fix, Location
 
 # Fixes that keep proposing new fixes after this many passes are a rule bug; stop there.
 MAX_PASSES = 10
