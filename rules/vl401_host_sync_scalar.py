@@ -63,7 +63,7 @@ class HostSyncScalar(Rule):
         if not facts.in_hot_path:
             return
         value = facts.value_of(tensor)
-        if not value.is_tensor or value.cpu:
+        if not facts.may_be_on_device(value):
             return
         self.report(
             node,

@@ -47,7 +47,7 @@ class HostSyncTransfer(Rule):
         if not self._copies_to_host(node, func.attr.value) or not self.facts.in_hot_path:
             return
         value = self.facts.value_of(func.value)
-        if not value.is_tensor or value.cpu:
+        if not self.facts.may_be_on_device(value):
             return
         self.report(
             node,

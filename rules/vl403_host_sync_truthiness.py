@@ -97,7 +97,7 @@ class HostSyncTruthiness(Rule):
         if hot_path is None:
             return
         value = facts.value_of(test)
-        if not value.is_tensor or value.cpu:
+        if not facts.may_be_on_device(value):
             return
         self.report(
             test,

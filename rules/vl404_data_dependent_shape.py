@@ -76,7 +76,7 @@ class DataDependentShape(Rule):
         elif isinstance(func, cst.Attribute) and func.attr.value in semantics.DATA_DEPENDENT_SHAPE_METHODS:
             operand = func.value
             value = facts.value_of(operand)
-            if not facts.in_hot_path or not value.is_tensor or value.cpu:
+            if not facts.in_hot_path or not facts.may_be_on_device(value):
                 return
         else:
             return
@@ -104,7 +104,7 @@ class DataDependentShape(Rule):
     def _check_mask_index(self, node: cst.Subscript, verb: str) -> None:
         facts = self.facts
         receiver = facts.value_of(node.value)
-        if not receiver.is_tensor or receiver.cpu:
+        if not facts.may_be_on_device(receiver):
             return
         for element in node.slice:
             index = element.slice

@@ -76,8 +76,9 @@ def test_the_static_path_never_imports_torch(tmp_path: Path) -> None:
     script = (
         "import sys\n"
         "from viewlint.cli import run_check\n"
-        "for fmt in ('concise', 'full', 'json', 'sarif', 'github', 'pylint', 'junit'):\n"
-        f"    code = run_check(({str(FIXTURES)!r},), select=('ALL',), output_format=fmt, no_cache=True, jobs=1, quiet=True, output_file={str(tmp_path / 'out')!r})\n"
+        f"assert run_check(({str(FIXTURES)!r},), select=('ALL',), no_cache=True, jobs=1, quiet=True, output_file={str(tmp_path / 'all')!r}) == 1\n"
+        "for fmt in ('full', 'json', 'json-lines', 'sarif', 'github', 'pylint', 'junit'):\n"
+        f"    code = run_check(({str(FIXTURE)!r},), select=('ALL',), output_format=fmt, no_cache=True, jobs=1, quiet=True, output_file={str(tmp_path / 'out')!r})\n"
         "    assert code == 1, code\n"
         "print('torch' in sys.modules)\n"
     )

@@ -208,3 +208,9 @@ def test_nothing_fires_outside_a_hot_path(lint_source):
 
 def test_noqa_silences_a_deliberate_sync(lint_source):
     assert findings(lint_source, "n = lengths.max().item()  # noqa: VL401\n") == []
+
+
+def test_self_attributes_named_like_parameters_are_not_assumed_tensors(lint_source):
+    # `self.disable_merger_proj` is a bool flag, `self.bias` often one too.
+    body = "if not self.disable_merger_proj:\n    pass\nif self.bias:\n    pass\n"
+    assert findings(lint_source, body) == []

@@ -280,6 +280,16 @@ class Facts:
         except RecursionError:
             return UNKNOWN
 
+    def may_be_on_device(self, value: Value) -> bool:
+        """A known tensor not known to live on the CPU: reading its values on the host may be a sync.
+
+        A bare `self.<attr>` that only looks like a parameter by its name (`self.use_bias`, `self.o_proj`)
+        does not count: it is as often a flag or a submodule as a tensor.
+        """
+        if not value.is_tensor or value.cpu:
+            return False
+        return not (value.is_parameter and value.provenance is Provenance.UNKNOWN)
+
     def _evaluate(self, node: cst.BaseExpression, local: dict[str, Value]) -> Value:
         if isinstance(node, cst.Name):
             if node.value in local:
