@@ -90,7 +90,7 @@ class ViewStoredInLongLivedContainer(Rule):
             f"`{text}` returned by a cached function is a view of `{view.base}` (via `{view.origin}`): "
             f"the cache keeps all of `{view.base}`'s storage alive for every entry.",
             fix_message=f"return `{text}.clone()`",
-            edits=((node.value, clone_of(self.facts.source(node.value), node.value)),),
+            edits=((node.value, clone_of(self.facts.source_for_edit(node.value), node.value)),),
         )
 
     # ------------------------------------------------------------------ helpers
@@ -116,7 +116,7 @@ class ViewStoredInLongLivedContainer(Rule):
             )
             if inner is not None:
                 self.report(event.value_node, message, fix_message=f"store `{shown}.clone()`",
-                            edits=((inner, clone_of(facts.source(inner), inner)),))
+                            edits=((inner, clone_of(facts.source_for_edit(inner), inner)),))
             else:
                 self.report(event.value_node, message, fix_message="store a `.clone()` of the view")
 

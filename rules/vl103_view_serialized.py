@@ -70,7 +70,7 @@ class ViewSerialized(Rule):
             f"gets the whole storage of `{view.base}`, not just the viewed elements"
         )
         if direct:
-            replacement = f"{facts.source(saved)}.clone()" if isinstance(saved, _ATOMS) else f"({facts.source(saved)}).clone()"
+            replacement = f"{facts.source_for_edit(saved)}.clone()" if isinstance(saved, _ATOMS) else f"({facts.source_for_edit(saved)}).clone()"
             self.report(saved, message, fix_message=f"save `{text}.clone()`", edits=((saved, replacement),))
         else:
             self.report(saved, message, fix_message="save `.clone()`s of the views")

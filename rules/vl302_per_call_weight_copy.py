@@ -82,12 +82,36 @@ class PerCallWeightCopy(Rule):
         target = self._cast_target(node, method)
         if target is None or not self._is_parameter(receiver) or self._stored_on_self():
             return
+        if not self._is_matrix(receiver):
+            return  # a norm weight, a bias, a scale: converting a small vector per call is cheap and often deliberate
         text = facts.short_source(receiver)
         self.report(
             node,
             f"`{facts.short_source(node)}` converts the parameter `{text}` to {target} on every call",
             fix_message=f"store `{text}` in {target} once (after loading the weights), or keep a converted copy",
         )
+
+    def _is_matrix(self, node: cst.BaseExpression) -> bool:
+        """`self.w` built as `nn.Parameter(torch.empty(n, m))`, or `self.proj.weight` of a Linear/Embedding/Conv."""
+        while True:  # peel views: `self.gate.weight.t()`, `self.w.data`, `self.w[:n]`
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+                _TRANSPOSING_METHODS | {"detach"}
+            ):
+                node = node.func.value
+            elif isinstance(node, cst.Attribute) and node.attr.value in (_TRANSPOSING_ATTRIBUTES | {"data"}):
+                node = node.value
+            elif isinstance(node, cst.Subscript):
+                node = node.value
+            else:
+                break
+        name = dotted_name(node) or ""
+        info = self.facts.index.classes.get(self.facts.class_name or "")
+        if info is None or not name.startswith("self."):
+            return False
+        parts = name.split(".")
+        if len(parts) == 2:
+            return parts[1] in info.matrix_attributes and parts[1] in info.tensor_attributes
+        return len(parts) == 3 and parts[2] == "weight" and parts[1] in info.matrix_attributes
 
     def _is_parameter(self, node: cst.BaseExpression) -> bool:
         value = self.facts.value_of(node)

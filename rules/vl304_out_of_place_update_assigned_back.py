@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from viewlint.analysis import semantics
@@ -18,9 +20,13 @@ class OutOfPlaceUpdateAssignedBack(Rule):
     `x = x.scatter(1, idx, src)`, `mask = mask.index_fill(0, idx, True)`, and the same for
     `index_add`, `scatter_add`, `scatter_reduce`, `masked_scatter` and `masked_fill`.
 
-    `masked_fill` is only flagged on long-lived buffers (`self.<attr>` and cache-like
-    names): on a local score matrix the mask usually covers the whole tensor, the copy
-    costs about what the in-place form does, and autograd code often needs the original.
+    It fires when the buffer is long-lived (`self.<attr>`, a cache-like name) or was
+    allocated by a factory in the same function (`torch.zeros(...)`, `x.new_zeros(...)`,
+    `torch.empty_like(...)`), so that nothing else can see it. It stays silent on
+    function arguments and other activations (`inputs_embeds = inputs_embeds.masked_scatter(…)`:
+    the caller may still hold the tensor, and autograd may need the original), and when
+    the buffer is also read by the update itself (`x = x.index_copy(0, idx, x)` must not
+    become in place).
 
     ## Why it matters
     The out-of-place form allocates a new tensor the size of the whole buffer and copies
@@ -49,6 +55,55 @@ class OutOfPlaceUpdateAssignedBack(Rule):
     fix_applicability = Applicability.UNSAFE
     triggers = ("index_copy(", "index_put(", "index_fill(", "index_add(", "scatter", "masked_fill(", "masked_scatter(")
 
+    def __init__(self, facts, options) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(facts, options)
+        # Per function: local names whose current value is a buffer this function allocated.
+        self._private: list[set[str]] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._private.append(set())
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._private.pop()
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        if not self._private:
+            return
+        for target in node.targets:
+            for name in self._target_names(target.target):
+                self._private[-1].discard(name)
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            name = node.targets[0].target.value
+            if self._allocates(node.value) or self._is_update_of(node.value, name):
+                self._private[-1].add(name)
+
+    @staticmethod
+    def _target_names(target: cst.BaseExpression) -> list[str]:
+        if isinstance(target, cst.Name):
+            return [target.value]
+        if isinstance(target, (cst.Tuple, cst.List)):
+            return [e.value.value for e in target.elements if isinstance(e.value, cst.Name)]
+        return []
+
+    def _allocates(self, value: cst.BaseExpression) -> bool:
+        """`torch.zeros(...)`, `torch.empty_like(x)`, `x.new_zeros(...)`: a buffer nobody else holds."""
+        if not isinstance(value, cst.Call):
+            return False
+        qualified = self.facts.qualify(value.func) or ""
+        if qualified in semantics.FACTORY_FUNCTIONS or qualified in semantics.LIKE_FACTORY_FUNCTIONS:
+            return True
+        return isinstance(value.func, cst.Attribute) and value.func.attr.value in ("new_zeros", "new_empty", "new_ones", "new_full")
+
+    @staticmethod
+    def _is_update_of(value: cst.BaseExpression, name: str) -> bool:
+        return (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in semantics.OUT_OF_PLACE_UPDATE_METHODS
+            and isinstance(value.func.value, cst.Name)
+            and value.func.value.value == name
+        )
+
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1:
             return
@@ -63,9 +118,10 @@ class OutOfPlaceUpdateAssignedBack(Rule):
         receiver = call.func.value
         if target_name is None or dotted_name(receiver) != target_name or target_name in self.facts.index.aliases:
             return
-        if method == "masked_fill" and not self._long_lived(target_name):
+        private = bool(self._private) and target_name in self._private[-1]
+        if not (private or self._long_lived(target_name)):
             return
-        if any(arg.star for arg in call.args):
+        if any(arg.star for arg in call.args) or self._reads_itself(call, target_name):
             return
         facts = self.facts
         arguments = ", ".join(
@@ -79,6 +135,13 @@ class OutOfPlaceUpdateAssignedBack(Rule):
             fix_message=f"update in place: `{target_name}.{method}_(…)`",
             edits=((node, replacement),),
         )
+
+    def _reads_itself(self, call: cst.Call, name: str) -> bool:
+        """The buffer's values feed the update (`x.index_copy(1, idx, x)`): in place would read what it writes."""
+        text = " ".join(self.facts.module.code_for_node(arg.value) for arg in call.args)
+        # Metadata reads are fine: `x.shape`, `x.size(0)`, `x.new_full(...)`, `x.dtype`, `x.device`.
+        text = re.sub(re.escape(name) + r"\.(shape|size|dtype|device|ndim|dim|new_\w+)\b", "", text)
+        return re.search(r"(?<![\w.])" + re.escape(name) + r"(?!\w)", text) is not None
 
     def _long_lived(self, name: str) -> bool:
         if name.startswith("self."):

@@ -10,27 +10,37 @@ from viewlint.analysis import semantics
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 
-# Factories whose default dtype is float32 (a `.float()` after them converts nothing).
-_FLOAT_FACTORIES = frozenset({"torch.tensor", "torch.full", "torch.empty", "torch.zeros", "torch.ones", "torch.rand", "torch.randn", "torch.linspace", "torch.logspace", "torch.eye"})
-# Factories whose default dtype is int64 for integer data (a `.long()` after them converts nothing).
-_INT_FACTORIES = frozenset({"torch.full", "torch.arange", "torch.randint", "torch.randperm", "torch.tensor", "torch.tril_indices", "torch.triu_indices"})
+# Factories whose default dtype is float32, and those that always make int64.
+_FLOAT_FACTORIES = frozenset({"torch.empty", "torch.zeros", "torch.ones", "torch.rand", "torch.randn", "torch.linspace", "torch.logspace", "torch.eye"})
+_INT64_FACTORIES = frozenset({"torch.randint", "torch.randperm", "torch.tril_indices", "torch.triu_indices"})
+# Bytes per element of each dtype name (`torch.<name>`).
+_WIDTH = {
+    "float64": 8, "double": 8, "int64": 8, "long": 8, "complex64": 8, "complex128": 16, "cfloat": 8, "cdouble": 16,
+    "float32": 4, "float": 4, "int32": 4, "int": 4, "float16": 2, "half": 2, "bfloat16": 2, "int16": 2, "short": 2,
+    "int8": 1, "uint8": 1, "bool": 1, "float8_e4m3fn": 1, "float8_e5m2": 1, "float8_e4m3fnuz": 1, "float8_e5m2fnuz": 1,
+}
+# Spellings of the same dtype.
+_SAME = {"float": "float32", "double": "float64", "long": "int64", "int": "int32", "half": "float16", "short": "int16"}
 _DEVICE_NAME_HINTS = ("device", "dev")
 
 
 class DoubleConversion(Rule):
     """
     ## What it does
-    Flags a tensor known to be on the host (built without `device=`, a `.cpu()` result,
-    `torch.from_numpy(...)`) that is moved to the device and *then* cast there:
-    `x.cuda().half()`, `x.to(device).float()`, `x.to("cuda").to(torch.bfloat16)`.
+    Flags a tensor built on the host by a factory (no `device=`) that is moved to the
+    device and *then* narrowed there: `torch.randn(n).cuda().half()`,
+    `torch.arange(n).to(device).to(torch.int32)`, `torch.tensor(v, dtype=torch.float64).to(dev).float()`.
 
     It does not flag the other orders, which the fused call does not improve: a cast
     followed by a move (`x.float().to(device)`) and a move to the host followed by a cast
     (`x.cpu().float()`) run exactly the steps that `.to(device=…, dtype=…)` runs
     internally (for blocking copies PyTorch converts on the host, see `copy_kernel_cuda`).
     It also stays silent on `non_blocking=True` moves (the fused call then converts on the
-    device too), on casts to a dtype it cannot read, and on casts that a factory's default
-    dtype makes no-ops (`torch.arange(n).cuda().long()`).
+    device too) and on casts to a dtype it cannot read. It fires only when the source dtype
+    is known (a factory's `dtype=` or its default: `torch.randn` is float32, `torch.arange`
+    of integers is int64) and the cast does not widen it: for a widening cast (`uint8`
+    pixels to `float32`) moving the narrow data first and casting on the device is the
+    better order. Casts that convert nothing (`torch.arange(n).cuda().long()`) are skipped.
 
     ## Why it matters
     `x.cuda().half()` first allocates a device copy of `x` in its *old* dtype, transfers
@@ -41,18 +51,17 @@ class DoubleConversion(Rule):
 
     ## Example
     ```python
-    pixels = torch.from_numpy(batch).cuda().half()
+    noise = torch.randn(4, 64).cuda().half()
     ```
 
     ## Fix
     ```python
-    pixels = torch.from_numpy(batch).to(device="cuda", dtype=torch.half)
+    noise = torch.randn(4, 64).to(device="cuda", dtype=torch.half)
     ```
     Fix safety: safe (same values, dtype and device). Offered when both the device and
     the dtype are written out (`.cuda()`, `.to(dev)`, `.half()`, `.to(torch.bfloat16)`)
-    and `torch` is imported under that name. When the cast widens (`uint8` to `float32`),
-    the transfer grows: moving first and casting on the device may then be the faster
-    choice, so review the flagged line rather than applying blindly.
+    and `torch` is imported under that name. The fused call converts on the host before
+    the transfer, which then moves fewer bytes because the cast narrows.
     """
 
     code = "VL305"
@@ -76,8 +85,12 @@ class DoubleConversion(Rule):
         value = self.facts.value_of(source)
         if not (value.is_tensor and value.cpu):
             return  # the move may be a no-op: only one conversion happens
-        if self._default_dtype_matches(source, dtype):
-            return
+        source_dtype = self._source_dtype(source)
+        target_dtype = dtype.split(".")[-1]
+        if source_dtype is None or _WIDTH.get(source_dtype, 0) < _WIDTH.get(target_dtype, 99):
+            return  # unknown source dtype, or a widening cast: moving first then casting may be the faster order
+        if _SAME.get(source_dtype, source_dtype) == _SAME.get(target_dtype, target_dtype):
+            return  # the cast converts nothing
         facts = self.facts
         text = facts.short_source(node)
         edits: tuple[tuple[cst.CSTNode, str], ...] = ()
@@ -134,13 +147,33 @@ class DoubleConversion(Rule):
             return text  # `device`, `self.device`, `x.device`, `target_device`
         return None
 
-    def _default_dtype_matches(self, source: cst.BaseExpression, dtype: str) -> bool:
-        """`torch.arange(n).cuda().long()`: the factory's default dtype is already the target."""
+    def _source_dtype(self, source: cst.BaseExpression) -> Optional[str]:
+        """The dtype name a factory call makes: its `dtype=` argument, or the factory's default."""
         if not isinstance(source, cst.Call):
-            return False
+            return None
         qualified = self.facts.qualify(source.func) or ""
-        if any(arg.keyword is not None and arg.keyword.value == "dtype" for arg in source.args):
-            return False
-        return (qualified in _FLOAT_FACTORIES and dtype in ("torch.float32", "torch.float")) or (
-            qualified in _INT_FACTORIES and dtype in ("torch.int64", "torch.long")
-        )
+        if qualified not in semantics.FACTORY_FUNCTIONS:
+            return None
+        for arg in source.args:
+            if arg.keyword is not None and arg.keyword.value == "dtype":
+                name = self.facts.qualify(arg.value) or ""
+                return name.split(".")[-1] if name.startswith("torch.") and name.count(".") == 1 else None
+        if qualified in _FLOAT_FACTORIES:
+            return "float32"
+        if qualified in _INT64_FACTORIES:
+            return "int64"
+        if qualified == "torch.arange" and source.args and all(a.keyword is None for a in source.args):
+            if not any(isinstance(n, cst.Float) or (isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Divide)) for n in _descendants(source)):
+                return "int64"  # `torch.arange(1, n + 1)`: integer bounds (a float bound would make float32)
+        return None
+
+
+def _descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """Every node under `node` (to look for float literals and true divisions)."""
+    found: list[cst.CSTNode] = []
+    stack = list(node.children)
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        stack.extend(current.children)
+    return found

@@ -84,6 +84,8 @@ class HostSyncTruthiness(Rule):
             self._check_test(test.left, word, header_of)
             if isinstance(test.operator, cst.And) and self.facts.is_cold_guard(test.left):
                 self._mark_checked(test.right)  # `step % 100 == 0 and t.any()`: runs only in the guard
+            elif self._narrows_to_non_tensor(test.left, test.operator, test.right):
+                self._mark_checked(test.right)  # `isinstance(b, float) and b == 0`: b is no tensor there
             else:
                 self._check_test(test.right, word, header_of)
             return
@@ -115,3 +117,18 @@ class HostSyncTruthiness(Rule):
         elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
             self._checked.add(id(node))
             self._mark_checked(node.expression)
+
+    def _narrows_to_non_tensor(self, left: cst.BaseExpression, operator: cst.BaseBooleanOp, right: cst.BaseExpression) -> bool:
+        """The right operand only runs when an `isinstance` test on the left proved a value it uses is no tensor:
+        `isinstance(b, (int, float)) and b == 0`, `isinstance(b, torch.Tensor) or b == 0.0`."""
+        negated = False
+        if isinstance(left, cst.UnaryOperation) and isinstance(left.operator, cst.Not):
+            left, negated = left.expression, True
+        if not (isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "isinstance" and len(left.args) == 2):
+            return False
+        tensor_type = "Tensor" in self.facts.source(left.args[1].value)
+        runs_when_instance = isinstance(operator, cst.And) != negated
+        if runs_when_instance == tensor_type:
+            return False
+        checked = self.facts.source(left.args[0].value)
+        return checked in self.facts.source(right)

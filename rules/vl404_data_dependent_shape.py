@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import libcst as cst
 
 from viewlint.analysis import semantics
+from viewlint.analysis.module_index import dotted_name
 from viewlint.rule import Rule
 
 
@@ -62,25 +63,21 @@ class DataDependentShape(Rule):
         facts = self.facts
         func = node.func
         qualified = facts.qualify(func)
-        operand: Optional[cst.BaseExpression] = None
         if qualified is not None and qualified.startswith("torch."):
             positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
             single_where = qualified == "torch.where" and len(node.args) == 1 and len(positional) == 1
-            if (qualified in semantics.DATA_DEPENDENT_SHAPE_FUNCTIONS or single_where) and positional:
-                operand = positional[0]
-                # torch.* functions take tensors only: the operand needs no proof of being one.
-                if not facts.in_hot_path or facts.value_of(operand).cpu:
-                    return
-            else:
+            if not positional or not (qualified in semantics.DATA_DEPENDENT_SHAPE_FUNCTIONS or single_where):
+                return
+            # torch.* functions take tensors only: the operand needs no proof of being one, only of not being on the CPU.
+            operand = positional[0]
+            if facts.value_of(operand).cpu or semantics.looks_cpu_name(dotted_name(operand) or ""):
                 return
         elif isinstance(func, cst.Attribute) and func.attr.value in semantics.DATA_DEPENDENT_SHAPE_METHODS:
-            operand = func.value
-            value = facts.value_of(operand)
-            if not facts.in_hot_path or not facts.may_be_on_device(value):
+            if not facts.may_be_on_device(facts.value_of(func.value)):
                 return
         else:
             return
-        if self._static_size(node):
+        if not facts.in_hot_path:
             return
         self.report(
             node,
@@ -119,8 +116,3 @@ class DataDependentShape(Rule):
                     fix_message="keep shapes static: `torch.where(mask, x, 0)` or `masked_fill(~mask, 0)`",
                 )
                 return
-
-    @staticmethod
-    def _static_size(node: cst.Call) -> bool:
-        """`nonzero(…, size=n)`-style calls that were given their output size (none in torch today but `unique`'s kin)."""
-        return any(a.keyword is not None and a.keyword.value in ("size", "output_size") for a in node.args)

@@ -62,6 +62,19 @@ def test_call_is_hot_on_modules_and_tensor_taking_classes_only(lint_source):
     assert hot_rows(lint_source, source) == [6, 11]
 
 
+def test_call_of_data_preparation_classes_is_not_hot_even_with_tensor_parameters(lint_source):
+    source = """
+    class AudioFeatureExtractor(SequenceFeatureExtractor):
+        def __call__(self, raw_speech: torch.Tensor):
+            return raw_speech.max().item()
+
+    class ImagePipeline(DiffusionPipeline):
+        def __call__(self, latents: torch.Tensor):
+            return latents.max().item()
+    """
+    assert hot_rows(lint_source, source) == []
+
+
 def test_compiled_and_scripted_functions_are_hot(lint_source):
     source = """
     @torch.compile
@@ -249,3 +262,16 @@ def test_cpu_names_in_pyproject_silence_the_cli(tmp_path: Path):
     (tmp_path / "pyproject.toml").write_text('[tool.viewlint]\nselect = ["VL401"]\ncpu-names = ["lens"]\n')
     result = run_viewlint("--no-cache", "model.py", cwd=tmp_path)
     assert result.returncode == 0 and "VL401" not in result.stdout, result.stdout + result.stderr
+
+
+def test_pipeline_stages_are_orchestration_but_a_module_named_stage_is_a_layer(lint_source):
+    source = """
+    class DecodingStage(PipelineStage):
+        def forward(self, x: torch.Tensor):
+            return x.item()
+
+    class ResNetStage(nn.Module):
+        def forward(self, x: torch.Tensor):
+            return x.item()
+    """
+    assert hot_rows(lint_source, source) == [10]

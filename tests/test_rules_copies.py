@@ -122,12 +122,23 @@ def _module(body: str) -> str:
 def test_vl302_fires_on_transposed_copy_and_casts_in_forward(lint_source):
     body = """
     a = self.w.t().contiguous()
-    b = self.inv_freq.float()
+    b = self.w.float()
     c = self.q_proj.weight.T.contiguous()
-    d = self.bias.to(torch.float16)
+    d = self.q_proj.weight.to(torch.float16)
     return a
     """
     assert codes(lint_source, _module(body), "VL302") == [15, 16, 17, 18]
+
+
+def test_vl302_casts_of_vectors_are_not_reported(lint_source):
+    body = """
+    a = self.inv_freq.float()
+    b = self.bias.to(torch.float16)
+    c = self.q_proj.bias.float()
+    d = self.weight.float()
+    return a
+    """
+    assert codes(lint_source, _module(body), "VL302") == []
 
 
 def test_vl302_silent_on_activations_submodules_and_cached_copies(lint_source):
@@ -203,18 +214,23 @@ def test_vl304_fires_on_assigned_back_updates(lint_source):
         def write(self, idx, rows, mask):
             self.cache_k = self.cache_k.index_copy(0, idx, rows)
             self.cache_v = self.cache_v.masked_fill(mask, 0)
-    def f(buf, idx, src, scores, mask):
+    def f(idx, src, scores, mask, arg):
+        buf = torch.zeros(4, 4)
         buf = buf.scatter(0, idx, src)
         scores = scores.masked_fill(mask, 0)
         other = buf.index_put((idx,), src)
-        return buf, scores, other
+        arg = arg.index_copy(0, idx, src)
+        buf = buf.index_copy(1, idx, buf)
+        return buf, scores, other, arg
     """
-    assert codes(lint_source, source, "VL304") == [5, 6, 8]
+    assert codes(lint_source, source, "VL304") == [5, 6, 9]
 
 
 def test_vl304_unsafe_fix_uses_the_inplace_twin():
     source = """
-    def f(buf, idx, rows):
+    import torch
+    def f(idx, rows):
+        buf = torch.zeros(8, 2)
         buf = buf.index_copy(0, idx, rows)
         return buf
     """

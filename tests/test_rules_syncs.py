@@ -214,3 +214,32 @@ def test_self_attributes_named_like_parameters_are_not_assumed_tensors(lint_sour
     # `self.disable_merger_proj` is a bool flag, `self.bias` often one too.
     body = "if not self.disable_merger_proj:\n    pass\nif self.bias:\n    pass\n"
     assert findings(lint_source, body) == []
+
+
+def test_hyperparameters_read_from_config_are_not_tensors(lint_source):
+    source = (
+        "import torch\n\nclass M(torch.nn.Module):\n"
+        "    def __init__(self, config):\n        self.mim_weight = config.mim_weight\n"
+        "    def forward(self, x: torch.Tensor):\n        if self.mim_weight > 0 and x is not None:\n            return x\n"
+    )
+    assert lint_source(source, select=SYNCS) == []
+
+
+def test_isinstance_guard_narrows_a_value_to_a_non_tensor(lint_source):
+    body = (
+        "b = self.scale()\n"
+        "if isinstance(x, (int, float)) and x == 0:\n    pass\n"
+        "if isinstance(x, torch.Tensor) or x == 0.0:\n    pass\n"
+        "if isinstance(x, torch.Tensor) and (x == 0).all():\n    pass\n"
+    )
+    assert findings(lint_source, body) == [(12, "VL403")]
+
+
+def test_flag_named_attributes_are_not_parameters(lint_source):
+    body = "if self.use_bias and self.has_bias:\n    pass\ny = 1 if self.refresh_correction_bias else 0\n"
+    assert findings(lint_source, body) == []
+
+
+def test_cpu_named_attributes_feeding_torch_functions_stay_on_the_cpu(lint_source):
+    body = "starts = torch.cumsum(self.meta.extend_seq_lens_cpu_int, dim=0)\nstarts.tolist()\n"
+    assert findings(lint_source, body) == []

@@ -21,7 +21,9 @@ from typing import Iterable, Optional, Sequence
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from viewlint.analysis.module_index import build_index_from_ast
 from viewlint.analysis.walker import Facts, Report, Walker
+from viewlint.prefilter import reduce_source
 from viewlint.diagnostics import (
     INTERNAL_ERROR,
     IO_ERROR,
@@ -112,15 +114,6 @@ def read_file(path: Path, display: str) -> tuple[Optional[str], Optional[Diagnos
         return None, _reserved(display, IO_ERROR, str(error), error.row, error.column)
 
 
-def _has_trigger(text: str, rules: Sequence[type]) -> bool:
-    for rule in rules:
-        if not rule.triggers:
-            return True
-        if any(trigger in text for trigger in rule.triggers):
-            return True
-    return False
-
-
 def lint_text(text: str, display: str, settings: Settings, relative: Optional[str] = None) -> list[Diagnostic]:
     """Lint source text; never raises for any input."""
     codes = settings.codes_for(relative if relative is not None else display)
@@ -128,10 +121,20 @@ def lint_text(text: str, display: str, settings: Settings, relative: Optional[st
     rule_classes = [registry[code] for code in sorted(codes) if code in registry]
     if not rule_classes:
         return []
-    if settings.prefilter and not _has_trigger(text, rule_classes):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. invalid escape sequences: not ours to report
+            tree = ast.parse(text)
+    except SyntaxError as error:
+        return [_reserved(display, SYNTAX_ERROR, f"syntax error: {error.msg}", error.lineno or 1, max(error.offset or 1, 1))]
+    except (ValueError, RecursionError, MemoryError) as error:
+        return [_reserved(display, SYNTAX_ERROR, f"syntax error: {error}".splitlines()[0])]
+    # Parse with libcst only the statements an enabled rule can fire in (see viewlint.prefilter).
+    reduced = reduce_source(text, tree, rule_classes, settings) if settings.prefilter else text
+    if reduced is None:
         return []
     try:
-        module = cst.parse_module(text)
+        module = cst.parse_module(reduced)
     except cst.ParserSyntaxError as error:
         row, column, message = _syntax_error_details(text, error)
         return [_reserved(display, SYNTAX_ERROR, f"syntax error: {message}", row, column)]
@@ -142,7 +145,7 @@ def lint_text(text: str, display: str, settings: Settings, relative: Optional[st
 
     diagnostics: list[Diagnostic] = []
     try:
-        facts = Facts(module, settings)
+        facts = Facts(module, settings, build_index_from_ast(tree, text))
         rules = [cls(facts, settings.options_for(cls.code)) for cls in rule_classes]
         module.visit(Walker(facts, rules))
     except RecursionError:

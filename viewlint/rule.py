@@ -32,9 +32,13 @@ class Rule:
     default_enabled: ClassVar[bool] = True
     # None when the rule offers no edit; the fix message still shows in the finding.
     fix_applicability: ClassVar[Optional[Applicability]] = None
-    # Substrings of source text one of which must be present for the rule to be able to fire.
-    # The engine skips parsing code that holds no trigger of any enabled rule.
+    # Substrings one of which must appear in a segment (a top-level statement or a member of a
+    # top-level class) for the rule to be able to fire there; the engine does not parse segments
+    # no enabled rule can fire in (viewlint.prefilter). Empty: the rule can fire anywhere.
     triggers: ClassVar[tuple[str, ...]] = ()
+    # True for rules that only fire inside hot paths (forward, __call__, compiled or marked code):
+    # segments without a hot function or a `# viewlint: hot` marker are skipped for them.
+    hot_path_only: ClassVar[bool] = False
     # Per-rule options, read from [tool.viewlint.rules.<CODE>]: name -> default value.
     options: ClassVar[dict[str, Any]] = {}
 

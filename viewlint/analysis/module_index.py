@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -22,13 +24,6 @@ def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     return None
 
 
-def _import_alias_target(alias: cst.ImportAlias) -> tuple[str, str]:
-    full = dotted_name(alias.name) or ""  # type: ignore[arg-type]
-    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-        return alias.asname.name.value, full
-    return full.split(".")[0], full.split(".")[0]
-
-
 @dataclass
 class ClassInfo:
     name: str
@@ -46,6 +41,11 @@ class ClassInfo:
     tensor_attributes: set[str] = field(default_factory=set)
     # self.<attr> names holding a submodule: `nn.Linear(...)`, or a module class defined here.
     submodule_attributes: set[str] = field(default_factory=set)
+    # self.<attr> names whose parameter is a matrix (2-D or more): `nn.Parameter(torch.empty(n, m))`,
+    # or the submodules whose `.weight` is one (`nn.Linear`, `*Linear`, `*Embedding`, `Conv*`).
+    matrix_attributes: set[str] = field(default_factory=set)
+    # self.<attr> names only ever assigned host values: literals or config reads (`self.mim_weight = config.mim_weight`).
+    host_attributes: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -80,166 +80,229 @@ class ModuleIndex:
         return any(t == "torch" or t.startswith("torch.") for t in self.aliases.values())
 
 
-def _is_container_expression(node: cst.BaseExpression, index: ModuleIndex) -> bool:
-    if isinstance(node, (cst.Dict, cst.List, cst.Set, cst.DictComp, cst.ListComp, cst.SetComp)):
+def _ast_dotted(node: ast.AST) -> Optional[str]:
+    """`a.b.c` for an ast Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _qualify_name(index: "ModuleIndex", name: Optional[str]) -> Optional[str]:
+    if name is None:
+        return None
+    head, _, rest = name.partition(".")
+    target = index.aliases.get(head)
+    if target is None:
+        return None
+    return f"{target}.{rest}" if rest else target
+
+
+_CONTAINER_TAILS = {"OrderedDict", "defaultdict", "deque", "WeakValueDictionary"}
+
+
+def _is_container_expression(node: ast.AST, index: "ModuleIndex") -> bool:
+    if isinstance(node, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)):
         return True
-    if isinstance(node, cst.Call):
-        name = dotted_name(node.func)
-        qualified = index.qualify(node.func)
-        return (name in semantics.CONTAINER_CONSTRUCTORS) or (
-            qualified is not None and qualified.split(".")[-1] in {"OrderedDict", "defaultdict", "deque", "WeakValueDictionary"}
-        )
-    if isinstance(node, cst.Subscript):  # OrderedDict[int, X]() is a Call; a bare annotation is not
-        return False
+    if isinstance(node, ast.Call):
+        name = _ast_dotted(node.func)
+        qualified = _qualify_name(index, name)
+        return name in semantics.CONTAINER_CONSTRUCTORS or (qualified is not None and qualified.split(".")[-1] in _CONTAINER_TAILS)
     return False
 
 
-def _assign_targets(stmt: cst.BaseSmallStatement) -> list[tuple[cst.BaseExpression, Optional[cst.BaseExpression]]]:
-    if isinstance(stmt, cst.Assign):
-        return [(t.target, stmt.value) for t in stmt.targets]
-    if isinstance(stmt, cst.AnnAssign):
+def _assignments(stmt: ast.stmt) -> list[tuple[ast.AST, Optional[ast.AST]]]:
+    if isinstance(stmt, ast.Assign):
+        return [(target, stmt.value) for target in stmt.targets]
+    if isinstance(stmt, ast.AnnAssign):
         return [(stmt.target, stmt.value)]
     return []
 
 
-def _decorator_names(decorators: tuple[cst.Decorator, ...] | list[cst.Decorator], index: ModuleIndex) -> list[str]:
+def _decorator_names(decorators: list[ast.expr], index: "ModuleIndex") -> list[str]:
     names = []
     for decorator in decorators:
-        expr = decorator.decorator
-        if isinstance(expr, cst.Call):
-            expr = expr.func
-        names.append(index.qualify(expr) or dotted_name(expr) or "")
+        expr = decorator.func if isinstance(decorator, ast.Call) else decorator
+        dotted = _ast_dotted(expr)
+        names.append(_qualify_name(index, dotted) or dotted or "")
     return names
 
 
-class _RetentionScanner(cst.CSTVisitor):
+def _scan_imports(body: list[ast.stmt], index: "ModuleIndex") -> None:
+    for stmt in body:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname:
+                    index.aliases[alias.asname] = alias.name
+                else:
+                    head = alias.name.split(".")[0]
+                    index.aliases[head] = head
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+            for alias in stmt.names:
+                if alias.name == "*":
+                    continue
+                index.aliases[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
+        elif isinstance(stmt, (ast.If, ast.Try)):
+            # `try: import x except ImportError` and `if TYPE_CHECKING:` blocks.
+            _scan_imports(stmt.body, index)
+
+
+class _RetentionScanner(ast.NodeVisitor):
     """Finds which parameters a function stores into a long-lived place (self containers, module containers)."""
 
-    def __init__(self, params: list[str], index: ModuleIndex, class_info: Optional[ClassInfo]) -> None:
+    def __init__(self, params: list[str], index: "ModuleIndex", class_info: Optional["ClassInfo"]) -> None:
         self.params = params
         self.index = index
         self.class_info = class_info
         self.retained: set[str] = set()
-        # local name -> parameter it wraps (`entry = Entry(embedding=param)`)
-        self.derived: dict[str, str] = {}
+        self.derived: dict[str, str] = {}  # local name -> parameter it wraps (`entry = Entry(embedding=param)`)
 
-    def _param_in(self, node: cst.BaseExpression) -> Optional[str]:
-        if isinstance(node, cst.Name):
-            if node.value in self.params:
-                return node.value
-            return self.derived.get(node.value)
-        if isinstance(node, cst.Call):
-            for arg in node.args:
-                found = self._param_in(arg.value)
+    def _param_in(self, node: ast.AST) -> Optional[str]:
+        if isinstance(node, ast.Name):
+            return node.id if node.id in self.params else self.derived.get(node.id)
+        if isinstance(node, ast.Call):
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                found = self._param_in(arg.value if isinstance(arg, ast.Starred) else arg)
                 if found:
                     return found
-        if isinstance(node, (cst.Tuple, cst.List)):
-            for element in node.elements:
-                found = self._param_in(element.value)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            for element in node.elts:
+                found = self._param_in(element)
                 if found:
                     return found
         return None
 
-    def _long_lived_container(self, node: cst.BaseExpression) -> bool:
-        name = dotted_name(node)
+    def _long_lived_container(self, node: ast.AST) -> bool:
+        name = _ast_dotted(node)
         if name is None:
             return False
         if name.startswith("self.") and self.class_info is not None:
-            attribute = name[5:]
-            return attribute in self.class_info.container_attributes
+            return name[5:] in self.class_info.container_attributes
         return name in self.index.module_containers
 
-    def visit_Assign(self, node: cst.Assign) -> None:
+    def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
-            t = target.target
-            if isinstance(t, cst.Subscript) and self._long_lived_container(t.value):
+            if isinstance(target, ast.Subscript) and self._long_lived_container(target.value):
                 found = self._param_in(node.value)
                 if found:
                     self.retained.add(found)
-            elif isinstance(t, cst.Name):
+            elif isinstance(target, ast.Name):
                 found = self._param_in(node.value)
                 if found:
-                    self.derived[t.value] = found
+                    self.derived[target.id] = found
+        self.generic_visit(node)
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def visit_Call(self, node: ast.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in semantics.STORING_METHODS:
-            if self._long_lived_container(func.value):
-                for arg in node.args:
-                    found = self._param_in(arg.value)
-                    if found:
-                        self.retained.add(found)
+        if isinstance(func, ast.Attribute) and func.attr in semantics.STORING_METHODS and self._long_lived_container(func.value):
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                found = self._param_in(arg)
+                if found:
+                    self.retained.add(found)
+        self.generic_visit(node)
 
 
-def _parameters(fn: cst.FunctionDef) -> list[str]:
-    return [p.name.value for p in list(fn.params.posonly_params) + list(fn.params.params)]
+def _self_assignments(fn: ast.AST) -> list[tuple[str, ast.AST]]:
+    found = []
+    for node in ast.walk(fn):
+        for target, value in _assignments(node) if isinstance(node, ast.stmt) else []:
+            name = _ast_dotted(target) if isinstance(target, ast.Attribute) else None
+            if value is not None and name and name.startswith("self.") and name.count(".") == 1:
+                found.append((name[5:], value))
+    return found
 
 
-def build_index(module: cst.Module) -> ModuleIndex:
-    """Scan module-level statements and class bodies once."""
+def _registered_tensors(fn: ast.AST) -> set[str]:
+    """Names registered as buffers or parameters: `self.register_buffer("inv_freq", ...)`."""
+    found = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and _ast_dotted(node.func) in ("self.register_buffer", "self.register_parameter") and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                found.add(first.value)
+    return found
+
+
+def _is_host_expression(node: ast.AST) -> bool:
+    """A literal, or a read of a config-like object (`config.mim_weight`, `getattr(config, "x", 0.0)`)."""
+    if isinstance(node, ast.JoinedStr):
+        return True
+    if isinstance(node, ast.Constant):
+        return node.value is not ...
+    if isinstance(node, ast.Name):
+        return False
+    if isinstance(node, ast.UnaryOp):
+        return _is_host_expression(node.operand)
+    if isinstance(node, ast.Call) and _ast_dotted(node.func) == "getattr" and node.args:
+        node = node.args[0]
+        if isinstance(node, ast.Name):
+            return any(word in node.id.lower() for word in ("config", "cfg", "args", "opt", "hparams", "settings"))
+    if isinstance(node, ast.Attribute):
+        head = (_ast_dotted(node) or "self").split(".")[0].lower()
+        return any(word in head for word in ("config", "cfg", "args", "opt", "hparams", "settings"))
+    return False
+
+
+def _builds_matrix(parameter: ast.Call, index: "ModuleIndex") -> bool:
+    """`nn.Parameter(torch.empty(n, m))` / `nn.Parameter(torch.randn((n, m)))`: a factory given 2+ sizes."""
+    if not parameter.args or not isinstance(parameter.args[0], ast.Call):
+        return False
+    factory = parameter.args[0]
+    callee = _ast_dotted(factory.func)
+    qualified = _qualify_name(index, callee) or ""
+    if qualified not in semantics.FACTORY_FUNCTIONS or qualified in ("torch.tensor", "torch.arange", "torch.full"):
+        return False
+    sizes = [a for a in factory.args if not isinstance(a, ast.Starred)]
+    if len(sizes) == 1 and isinstance(sizes[0], (ast.Tuple, ast.List)):
+        return len(sizes[0].elts) >= 2
+    return len(sizes) >= 2
+
+
+def _repeats_heads(fn: ast.FunctionDef, source: str) -> bool:
+    """`def repeat_kv(hidden_states, n_rep): ... .expand(...) ... .reshape(...)` (two parameters at least)."""
+    if len(fn.args.args) < 2:
+        return False
+    text = ast.get_source_segment(source, fn) or ""
+    return "return" in text and ((".expand(" in text and ".reshape(" in text) or "repeat_interleave(" in text)
+
+
+def build_index_from_ast(tree: ast.Module, source: str) -> "ModuleIndex":
+    """Scan module-level statements and class bodies once, on Python's own (fast) syntax tree."""
     index = ModuleIndex()
-    functions: list[tuple[cst.FunctionDef, Optional[ClassInfo]]] = []
-
-    def scan_imports(body: tuple[cst.CSTNode, ...] | list[cst.CSTNode]) -> None:
-        for stmt in body:
-            if isinstance(stmt, cst.SimpleStatementLine):
-                for small in stmt.body:
-                    if isinstance(small, cst.Import):
-                        for alias in small.names:
-                            local, target = _import_alias_target(alias)
-                            index.aliases[local] = target if alias.asname else local
-                            if alias.asname is None:
-                                index.aliases[local] = local
-                    elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
-                        base = dotted_name(small.module) or ""
-                        if isinstance(small.names, cst.ImportStar):
-                            continue
-                        for alias in small.names:
-                            name = dotted_name(alias.name) or ""  # type: ignore[arg-type]
-                            local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
-                            index.aliases[local] = f"{base}.{name}"
-            elif isinstance(stmt, (cst.If, cst.Try)):
-                # `try: import x except ImportError` and `if TYPE_CHECKING:` blocks.
-                scan_imports(stmt.body.body)  # type: ignore[union-attr]
-
-    scan_imports(module.body)
-
-    for stmt in module.body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                for target, value in _assign_targets(small):
-                    if isinstance(target, cst.Name):
-                        index.module_names.add(target.value)
-                        if value is not None and _is_container_expression(value, index):
-                            index.module_containers.add(target.value)
-        elif isinstance(stmt, cst.ClassDef):
-            info = ClassInfo(name=stmt.name.value)
-            decorators = _decorator_names(stmt.decorators, index)
+    functions: list[tuple[ast.FunctionDef, Optional[ClassInfo]]] = []
+    _scan_imports(tree.body, index)
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            for target, value in _assignments(stmt):
+                if isinstance(target, ast.Name):
+                    index.module_names.add(target.id)
+                    if value is not None and _is_container_expression(value, index):
+                        index.module_containers.add(target.id)
+        elif isinstance(stmt, ast.ClassDef):
+            info = ClassInfo(name=stmt.name)
+            decorators = _decorator_names(stmt.decorator_list, index)
             info.is_dataclass_like = any(d.split(".")[-1] in {"dataclass", "define", "attrs", "frozen"} for d in decorators)
-            bases = [dotted_name(b.value) or "" for b in stmt.bases]
+            bases = [_ast_dotted(b) or "" for b in stmt.bases]
             info.is_dataclass_like |= any(b.split(".")[-1] in {"NamedTuple", "TypedDict", "BaseModel"} for b in bases)
             info.is_module = any(b.split(".")[-1] in {"Module", "ModuleList"} or b.endswith(("Module", "Layer", "Attention")) for b in bases)
             index.classes[info.name] = info
-            for member in stmt.body.body:  # type: ignore[union-attr]
-                if isinstance(member, cst.FunctionDef):
-                    functions.append((member, info))
-        elif isinstance(stmt, cst.FunctionDef):
+            functions.extend((m, info) for m in stmt.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             functions.append((stmt, None))
-            if _repeats_heads(module, stmt):
-                index.head_repeat_functions.add(stmt.name.value)
-            decorators = _decorator_names(stmt.decorators, index)
-            if any(d.split(".")[-1] in {"cache", "lru_cache"} for d in decorators):
-                index.cached_functions.add(stmt.name.value)
+            if _repeats_heads(stmt, source):
+                index.head_repeat_functions.add(stmt.name)
+            if any(d.split(".")[-1] in {"cache", "lru_cache"} for d in _decorator_names(stmt.decorator_list, index)):
+                index.cached_functions.add(stmt.name)
 
     # Module-level instances of classes defined here (`cache = MultiModalCache(...)`).
-    for stmt in module.body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                for target, value in _assign_targets(small):
-                    if isinstance(target, cst.Name) and isinstance(value, cst.Call):
-                        callee = dotted_name(value.func)
-                        if callee in index.classes:
-                            index.module_instances[target.value] = callee
+    for stmt in tree.body:
+        for target, value in _assignments(stmt):
+            if isinstance(target, ast.Name) and isinstance(value, ast.Call) and _ast_dotted(value.func) in index.classes:
+                index.module_instances[target.id] = _ast_dotted(value.func)  # type: ignore[assignment]
 
     # self.<attr> initialisations, in any method.
     for fn, info in functions:
@@ -248,81 +311,57 @@ def build_index(module: cst.Module) -> ModuleIndex:
         for attribute, value in _self_assignments(fn):
             if _is_container_expression(value, index):
                 info.container_attributes.add(attribute)
-            elif isinstance(value, cst.Call):
-                callee = dotted_name(value.func)
+            elif isinstance(value, ast.Call):
+                callee = _ast_dotted(value.func)
                 if callee in index.classes:
                     info.attribute_classes[attribute] = callee
-                qualified = index.qualify(value.func) or callee or ""
+                qualified = _qualify_name(index, callee) or callee or ""
+                short = qualified.split(".")[-1]
                 if qualified in semantics.PARAMETER_CONSTRUCTORS:
                     info.tensor_attributes.add(attribute)
+                    if _builds_matrix(value, index):
+                        info.matrix_attributes.add(attribute)
+                elif short.endswith(("Linear", "Embedding")) or short.startswith(("Conv", "LazyConv")):
+                    info.submodule_attributes.add(attribute)
+                    info.matrix_attributes.add(attribute)
                 elif (qualified.startswith("torch.nn.") and qualified.split(".")[-1][:1].isupper()) or (
                     callee in index.classes and index.classes[callee].is_module
                 ):
                     info.submodule_attributes.add(attribute)
         info.tensor_attributes.update(_registered_tensors(fn))
 
+    # Attributes whose every assignment is a literal or a config read: flags and hyperparameters, not tensors.
+    assigned: dict[tuple[str, str], bool] = {}
+    for fn, info in functions:
+        if info is None:
+            continue
+        for attribute, value in _self_assignments(fn):
+            key = (info.name, attribute)
+            assigned[key] = assigned.get(key, True) and _is_host_expression(value)
+    for (class_name, attribute), host in assigned.items():
+        if host:
+            index.classes[class_name].host_attributes.add(attribute)
+
     # Which functions and methods keep a parameter alive.
     for fn, info in functions:
-        params = _parameters(fn)
+        params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
         positional = params[1:] if info is not None and params and params[0] in ("self", "cls") else params
         scanner = _RetentionScanner(positional, index, info)
-        fn.body.visit(scanner)
+        for stmt in fn.body:
+            scanner.visit(stmt)
         if not scanner.retained:
             continue
         positions = {i for i, p in enumerate(positional) if p in scanner.retained}
         if info is not None:
-            info.retaining_methods[fn.name.value] = positions
-            info.retaining_keywords[fn.name.value] = set(scanner.retained)
+            info.retaining_methods[fn.name] = positions
+            info.retaining_keywords[fn.name] = set(scanner.retained)
         else:
-            index.retaining_functions[fn.name.value] = positions
-            index.retaining_function_keywords[fn.name.value] = set(scanner.retained)
+            index.retaining_functions[fn.name] = positions
+            index.retaining_function_keywords[fn.name] = set(scanner.retained)
     return index
 
 
-def _repeats_heads(module: cst.Module, fn: cst.FunctionDef) -> bool:
-    """`def repeat_kv(hidden_states, n_rep): ... .expand(...) ... .reshape(...)` (two parameters at least)."""
-    if len(fn.params.params) < 2:
-        return False
-    text = module.code_for_node(fn.body)
-    return "return" in text and ((".expand(" in text and ".reshape(" in text) or "repeat_interleave(" in text)
-
-
-class _SelfAssignments(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found: list[tuple[str, cst.BaseExpression]] = []
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            name = dotted_name(target.target) if isinstance(target.target, cst.Attribute) else None
-            if name and name.startswith("self.") and name.count(".") == 1:
-                self.found.append((name[5:], node.value))
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        name = dotted_name(node.target) if isinstance(node.target, cst.Attribute) else None
-        if name and name.startswith("self.") and name.count(".") == 1 and node.value is not None:
-            self.found.append((name[5:], node.value))
-
-
-class _RegisteredTensors(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found: set[str] = set()
-
-    def visit_Call(self, node: cst.Call) -> None:
-        # `self.register_buffer("inv_freq", ...)` / `self.register_parameter("scale", ...)`
-        if dotted_name(node.func) in ("self.register_buffer", "self.register_parameter") and node.args:
-            first = node.args[0].value
-            if isinstance(first, cst.SimpleString):
-                self.found.add(first.value.strip("'\""))
-
-
-def _registered_tensors(fn: cst.FunctionDef) -> set[str]:
-    """Names registered as buffers or parameters in a method body."""
-    visitor = _RegisteredTensors()
-    fn.body.visit(visitor)
-    return visitor.found
-
-
-def _self_assignments(fn: cst.FunctionDef) -> list[tuple[str, cst.BaseExpression]]:
-    visitor = _SelfAssignments()
-    fn.body.visit(visitor)
-    return visitor.found
+def build_index(module: cst.Module) -> "ModuleIndex":
+    """The index of a libcst module (re-parsed with `ast`; the engine passes its own tree instead)."""
+    source = module.code
+    return build_index_from_ast(ast.parse(source), source)

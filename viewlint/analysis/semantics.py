@@ -241,10 +241,14 @@ DATA_DEPENDENT_SHAPE_FUNCTIONS = frozenset(
 )
 
 
+# Attribute-name prefixes of boolean flags (`self.use_bias`, `self.has_bias`): never a parameter tensor.
+FLAG_PREFIXES = ("use_", "has_", "is_", "enable_", "disable_", "with_", "apply_", "skip_", "need_", "should_", "do_", "add_", "separate_", "refresh_", "fuse_", "no_")
+
+
 def looks_cpu_name(name: str) -> bool:
-    """`seq_lens_cpu`, `batch.positions_cpu`, `cpu_indices`: the `_cpu` naming convention for host-side tensors."""
+    """`seq_lens_cpu`, `batch.positions_cpu`, `lens_cpu_int`, `cpu_indices`: the naming convention for host-side tensors."""
     last = name.split(".")[-1].lower()
-    return last.endswith("_cpu") or last.startswith("cpu_")
+    return last.endswith("_cpu") or last.startswith("cpu_") or "_cpu_" in last
 
 
 def looks_long_lived(name: str, extra: tuple[str, ...] = ()) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence
 
 import libcst as cst
 
@@ -47,6 +47,9 @@ HOT_FUNCTION_NAMES = ("forward", "forward_*", "_forward", "_forward_*")
 # `__call__` is hot only on a module-like class or when it takes a tensor: processors and collators are not.
 HOT_CALL_NAMES = ("__call__",)
 HOT_DECORATORS = ("torch.compile", "torch.jit.script", "torch.compiler.compile", "torch._dynamo.optimize")
+# Class names (or base names) of data preparation and orchestration: their `forward`/`__call__` run once per
+# batch or request (feature extractors, processors, collators, pipelines and pipeline stages), not per layer.
+_PREPROCESSING_CLASS_WORDS = ("FeatureExtract", "ImageProcessor", "VideoProcessor", "ProcessorMixin", "Tokenizer", "Collator", "Pipeline", "Stage")
 # Names and words in an `if` test that guard logging or once-per-interval work.
 _INTERVAL_WORDS = ("step", "iter", "epoch", "interval", "every", "freq", "period", "log")
 _LOGGING_WORDS = ("log_interval", "logging_steps", "print_freq", "log_every", "debug", "verbose", "should_log", "epoch")
@@ -87,37 +90,19 @@ class StoreEvent:
     target: str  # e.g. "self.cache[...]", "cache.set(...)"
 
 
-def source_in_place(module: cst.Module, node: cst.CSTNode) -> str:
-    """`node`'s code with the indentation of its enclosing blocks.
+def source_in_place(module: cst.Module, node: cst.CSTNode, blocks: Sequence[cst.IndentedBlock]) -> str:
+    """`node`'s code with the indentation of its enclosing blocks (`blocks`, outermost first).
 
     `Module.code_for_node` prints a node alone, so a line continued inside brackets loses
     the indentation of the blocks around it; an edit made from it would dedent that line.
     """
     from libcst._nodes.internal import CodegenState
 
-    path = _path_to(module, node)
-    if path is None:
-        return module.code_for_node(node)
     state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
-    for block in path:
-        if isinstance(block, cst.IndentedBlock):
-            state.indent_tokens.append(module.default_indent if block.indent is None else block.indent)
+    for block in blocks:
+        state.indent_tokens.append(module.default_indent if block.indent is None else block.indent)
     node._codegen(state)
     return "".join(state.tokens)
-
-
-def _path_to(root: cst.CSTNode, target: cst.CSTNode) -> Optional[list[cst.CSTNode]]:
-    """The ancestors of `target` from `root` down (identity search; iterative, no recursion limit)."""
-    stack: list[tuple[cst.CSTNode, int]] = [(root, 0)]
-    path: list[cst.CSTNode] = []
-    while stack:
-        current, depth = stack.pop()
-        del path[depth:]
-        if current is target:
-            return path
-        path.append(current)
-        stack.extend((child, depth + 1) for child in reversed(current.children))
-    return None
 
 
 class Facts:
@@ -132,14 +117,15 @@ class Facts:
         self._scopes: list[dict[str, Value]] = [{}]
         self._contexts: list[Context] = [Context(kind="module")]
         self._statements: list[cst.CSTNode] = []
+        self._blocks: list[cst.IndentedBlock] = []  # enclosing indented blocks, for edit text
         self._if_snapshots: list[dict[str, Value]] = []
         self._loop_snapshots: list[dict[str, Value]] = []
         self._current_class: list[str] = []
         self._hot_globs = tuple(settings.hot_functions)
         self._name_reads: dict[str, int] = {}
-        self._function_reads: list[dict[str, list[cst.Name]]] = []
-        self._function_order: dict[int, int] = {}
-        self._order_stack: list[dict[int, int]] = []
+        # The module and the functions being walked, innermost last (for reads_after).
+        self._scope_nodes: list[cst.CSTNode] = []
+        self._reads_cache: dict[int, tuple[dict[str, list[cst.Name]], dict[int, int]]] = {}
 
     # ------------------------------------------------------------------ reports
     def report(self, rule: "Rule", node: cst.CSTNode, message: str, *, fix_message: Optional[str] = None,
@@ -158,13 +144,17 @@ class Facts:
         return self.index.qualify(node)
 
     def source(self, node: cst.CSTNode) -> str:
-        """The source text of a node (as libcst prints it), continuation lines indented as in the file."""
+        """The source text of a node (as libcst prints it): for messages and comparisons."""
         name = dotted_name(node) if isinstance(node, cst.BaseExpression) else None
         if name is not None:
             return name
-        text = self.module.code_for_node(node)
+        return self.module.code_for_node(node)
+
+    def source_for_edit(self, node: cst.CSTNode) -> str:
+        """The source text of a node inside the current statement, continuation lines indented as in the file."""
+        text = self.source(node)
         if "\n" in text or "\r" in text:
-            text = source_in_place(self.module, node)
+            text = source_in_place(self.module, node, self._blocks)
         return text
 
     def short_source(self, node: cst.CSTNode, limit: int = 60) -> str:
@@ -263,14 +253,15 @@ class Facts:
 
     def reads_after(self, name: str, node: cst.CSTNode) -> Optional[int]:
         """How many times `name` is read later in the current function, or None if unknown."""
-        if not self._function_reads:
+        if not self._scope_nodes:
             return None
-        reads = self._function_reads[-1].get(name, [])
-        return sum(1 for read in reads if read is not node and self._after(read, node))
-
-    def _after(self, read: cst.Name, node: cst.CSTNode) -> bool:
-        order = self._function_order
-        return order.get(id(read), -1) > order.get(id(node), 1 << 60)
+        scope = self._scope_nodes[-1]
+        if id(scope) not in self._reads_cache:
+            # Collected on first use only: few rules ask, and a walk per function is not free.
+            self._reads_cache[id(scope)] = _collect_reads(scope)
+        reads, order = self._reads_cache[id(scope)]
+        position = order.get(id(node), 1 << 60)
+        return sum(1 for read in reads.get(name, ()) if read is not node and order.get(id(read), -1) > position)
 
     # ------------------------------------------------------------------ values
     def value_of(self, node: cst.BaseExpression) -> Value:
@@ -408,7 +399,10 @@ class Facts:
                 return UNKNOWN_TENSOR.with_(is_parameter=True)  # nn.Parameter(...) or register_buffer("attr", ...)
             if info is not None and attr in info.submodule_attributes:
                 return UNKNOWN  # `self.q_proj = nn.Linear(...)`: a module, not a tensor
-            if attr in ("weight", "bias") or attr.endswith(("_weight", "_bias", "_proj")):
+            if info is not None and attr in info.host_attributes:
+                return UNKNOWN  # `self.mim_weight = config.mim_weight`: a hyperparameter, not a tensor
+            # (`self.use_bias`, `self.has_bias`, `self.disable_merger_proj`: flags by their prefix, not tensors.)
+            if (attr in ("weight", "bias") or attr.endswith(("_weight", "_bias", "_proj"))) and not attr.startswith(sem.FLAG_PREFIXES):
                 return UNKNOWN_TENSOR.with_(is_parameter=True)
         if name is not None and name.startswith("self.") and name.count(".") == 2 and attr in sem.PARAMETER_ATTRIBUTE_NAMES:
             return UNKNOWN_TENSOR.with_(is_parameter=True)  # `self.q_proj.weight`: a submodule's parameter
@@ -747,6 +741,8 @@ class Facts:
         for arg in node.args:
             if arg.keyword is None and arg.star == "":
                 value = self._evaluate(arg.value, local)
+                if not value.is_tensor and sem.looks_cpu_name(dotted_name(arg.value) or ""):
+                    value = UNKNOWN_TENSOR.with_(cpu=True)  # `torch.cumsum(meta.extend_seq_lens_cpu, 0)`
                 nested = value.kind is Kind.TENSOR_SEQUENCE or (value.kind is Kind.WRAPPER and value.wrapper in ("list", "tuple"))
                 values.extend(value.elements if nested else (value,))
         tensors = [v for v in values if v.is_tensor]
@@ -925,9 +921,7 @@ class Facts:
 
     # ------------------------------------------------------------------ walking hooks (called by Walker)
     def enter_module(self, node: cst.Module) -> None:
-        reads, order = _collect_reads(node)
-        self._function_reads.append(reads)
-        self._function_order = order
+        self._scope_nodes.append(node)
 
     def enter_function(self, node: cst.FunctionDef) -> None:
         name = node.name.value
@@ -941,16 +935,12 @@ class Facts:
         for param in list(node.params.posonly_params) + list(node.params.params) + list(node.params.kwonly_params):
             scope[param.name.value] = self._parameter_value(param)
         self._scopes.append(scope)
-        reads, order = _collect_reads(node)
-        self._function_reads.append(reads)
-        self._order_stack.append(self._function_order)
-        self._function_order = order
+        self._scope_nodes.append(node)
 
     def leave_function(self, node: cst.FunctionDef) -> None:
         self._contexts.pop()
         self._scopes.pop()
-        self._function_reads.pop()
-        self._function_order = self._order_stack.pop()
+        self._scope_nodes.pop()
 
     def _parameter_value(self, param: cst.Param) -> Value:
         annotation = param.annotation.annotation if param.annotation is not None else None
@@ -982,11 +972,16 @@ class Facts:
         """`forward`/`forward_*` methods, a module's (or tensor-taking) `__call__`, compiled or scripted functions."""
         name = node.name.value
         if self.class_name is not None and self._contexts[-1].kind == "class":
+            info = self.index.classes.get(self.class_name)
+            if not (info is not None and info.is_module) and self._is_preprocessing_class(self._contexts[-1].node):
+                return False  # pipelines, pipeline stages, processors: once per request, not per layer or step
             if any(fnmatch.fnmatchcase(name, glob) for glob in HOT_FUNCTION_NAMES):
                 return True
             if name in HOT_CALL_NAMES:
                 info = self.index.classes.get(self.class_name)
-                if (info is not None and info.is_module) or self._takes_tensor(node):
+                if info is not None and info.is_module:
+                    return True
+                if self._takes_tensor(node):
                     return True
         for decorator in node.decorators:
             expr = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
@@ -994,6 +989,14 @@ class Facts:
             if qualified in HOT_DECORATORS or (qualified.endswith((".compile", ".jit.script")) and "torch" in qualified):
                 return True
         return False
+
+    @staticmethod
+    def _is_preprocessing_class(node: Optional[cst.CSTNode]) -> bool:
+        """Feature extractors, processors, tokenizers, collators, pipelines and their stages (by class or base name)."""
+        if not isinstance(node, cst.ClassDef):
+            return False
+        names = [node.name.value] + [(dotted_name(b.value) or "").split(".")[-1] for b in node.bases]
+        return any(part in n for n in names for part in _PREPROCESSING_CLASS_WORDS)
 
     @staticmethod
     def _takes_tensor(node: cst.FunctionDef) -> bool:
@@ -1174,6 +1177,8 @@ class Walker(cst.CSTVisitor):
         facts = self.facts
         if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             facts.push_statement(node)
+        elif isinstance(node, cst.IndentedBlock):
+            facts._blocks.append(node)
         if isinstance(node, cst.Module):
             facts.enter_module(node)
         elif isinstance(node, cst.FunctionDef):
@@ -1210,6 +1215,8 @@ class Walker(cst.CSTVisitor):
             facts.leave_cold_block(original_node)
         if isinstance(original_node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             facts.pop_statement()
+        elif isinstance(original_node, cst.IndentedBlock):
+            facts._blocks.pop()
 
 
 _HANDLER_CACHE: dict[type, tuple[str, ...]] = {}
