@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import libcst as cst
+
+from viewlint.analysis import semantics
 
 from viewlint.analysis.values import Value
 from viewlint.diagnostics import Applicability
@@ -46,7 +48,11 @@ class IneffectiveOwnershipFix(Rule):
     name = "ineffective-ownership-fix"
     summary = "`.contiguous()`/`.reshape()`/`.to()` of a view may return the same storage: store `.clone()`"
     fix_applicability = Applicability.UNSAFE
-    triggers = ("torch",)
+    triggers = semantics.RETENTION_TRIGGERS
+
+    @classmethod
+    def index_triggers(cls, index: Any, settings: Any) -> tuple[str, ...]:
+        return semantics.retention_index_triggers(index, settings)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._check(node)

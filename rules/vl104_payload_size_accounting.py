@@ -194,7 +194,8 @@ class PayloadSizeAccounting(Rule):
     code = "VL104"
     name = "payload-size-accounting"
     summary = "A cache budget counts `numel() * element_size()` / `.nbytes` while entries may pin whole storages"
-    triggers = ("numel", "nbytes")
+    triggers = ("numel", "nbytes", "element_size", "itemsize")
+    trigger_scope = "class"  # the rule reads the whole class: its containers, its budget, its helpers
 
     def __init__(self, facts: Facts, options: dict[str, Any]) -> None:
         super().__init__(facts, options)

@@ -61,6 +61,7 @@ class PerCallWeightCopy(Rule):
     name = "per-call-weight-copy"
     summary = "A parameter is transposed+copied or cast on every forward call: compute it once"
     triggers = (".contiguous(", ".float(", ".half(", ".bfloat16(", ".double(", ".to(")
+    hot_path_only = True
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.facts

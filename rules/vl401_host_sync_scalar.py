@@ -48,6 +48,7 @@ class HostSyncScalar(Rule):
     name = "host-sync-scalar"
     summary = "`.item()`/`.tolist()`/`int(t)` on a device tensor in a hot path waits for the GPU"
     triggers = (".item(", ".tolist(", "int(", "float(", "bool(", "complex(")
+    hot_path_only = True
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

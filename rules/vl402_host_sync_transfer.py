@@ -39,6 +39,7 @@ class HostSyncTransfer(Rule):
     name = "host-sync-transfer"
     summary = "`.cpu()`/`.to(\"cpu\")` of a device tensor in a hot path blocks until the GPU is done"
     triggers = (".cpu(", ".to(", ".numpy(")
+    hot_path_only = True
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

@@ -44,6 +44,7 @@ class HostSyncTruthiness(Rule):
     name = "host-sync-truthiness"
     summary = "A device tensor used as a Python truth value in a hot path waits for the GPU"
     triggers = ("if ", "while ", "assert ", " and ", " or ", "not ")
+    hot_path_only = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -121,6 +122,9 @@ class HostSyncTruthiness(Rule):
     def _narrows_to_non_tensor(self, left: cst.BaseExpression, operator: cst.BaseBooleanOp, right: cst.BaseExpression) -> bool:
         """The right operand only runs when an `isinstance` test on the left proved a value it uses is no tensor:
         `isinstance(b, (int, float)) and b == 0`, `isinstance(b, torch.Tensor) or b == 0.0`."""
+        # In `a and isinstance(b, float) and b == 0` every earlier conjunct (of the same operator) holds.
+        if isinstance(left, cst.BooleanOperation) and type(left.operator) is type(operator):
+            return self._narrows_to_non_tensor(left.left, operator, right) or self._narrows_to_non_tensor(left.right, operator, right)
         negated = False
         if isinstance(left, cst.UnaryOperation) and isinstance(left.operator, cst.Not):
             left, negated = left.expression, True

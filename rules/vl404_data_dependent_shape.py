@@ -46,6 +46,7 @@ class DataDependentShape(Rule):
     name = "data-dependent-shape"
     summary = "An output size that depends on tensor values (`nonzero`, `x[mask]`) needs a host sync"
     triggers = ("nonzero", "argwhere", "where(", "masked_select", "unique", "[")
+    hot_path_only = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

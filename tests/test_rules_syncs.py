@@ -243,3 +243,13 @@ def test_flag_named_attributes_are_not_parameters(lint_source):
 def test_cpu_named_attributes_feeding_torch_functions_stay_on_the_cpu(lint_source):
     body = "starts = torch.cumsum(self.meta.extend_seq_lens_cpu_int, dim=0)\nstarts.tolist()\n"
     assert findings(lint_source, body) == []
+
+
+def test_isinstance_guard_anywhere_earlier_in_an_and_chain(lint_source):
+    body = "if self.training and isinstance(x, (int, float)) and x == 0 and lengths is None:\n    pass\n"
+    assert findings(lint_source, body) == []
+
+
+def test_numpy_arrays_are_not_tensors(lint_source):
+    body = "grid = lengths.cpu().numpy()\nt = grid[:, 0]\nfor size in t:\n    y = 1 if size > 1 else 0\n"
+    assert findings(lint_source, body) == [(7, "VL402")]

@@ -130,7 +130,8 @@ def lint_text(text: str, display: str, settings: Settings, relative: Optional[st
     except (ValueError, RecursionError, MemoryError) as error:
         return [_reserved(display, SYNTAX_ERROR, f"syntax error: {error}".splitlines()[0])]
     # Parse with libcst only the statements an enabled rule can fire in (see viewlint.prefilter).
-    reduced = reduce_source(text, tree, rule_classes, settings) if settings.prefilter else text
+    index = build_index_from_ast(tree, text)
+    reduced = reduce_source(text, tree, rule_classes, settings, index) if settings.prefilter else text
     if reduced is None:
         return []
     try:
@@ -145,7 +146,7 @@ def lint_text(text: str, display: str, settings: Settings, relative: Optional[st
 
     diagnostics: list[Diagnostic] = []
     try:
-        facts = Facts(module, settings, build_index_from_ast(tree, text))
+        facts = Facts(module, settings, index)
         rules = [cls(facts, settings.options_for(cls.code)) for cls in rule_classes]
         module.visit(Walker(facts, rules))
     except RecursionError:

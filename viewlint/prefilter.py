@@ -16,17 +16,19 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import functools
 import re
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
-from viewlint.analysis.walker import HOT_FUNCTION_NAMES, HOT_MARKER
+from viewlint.analysis.walker import HOT_CALL_NAMES, HOT_FUNCTION_NAMES, HOT_MARKER
+from viewlint.analysis.module_index import ModuleIndex
 from viewlint.settings import Settings
 
 _LINE_ENDING = re.compile(r"\r\n|\r|\n")
 # Module- and class-level simple statements up to this many lines are always kept (imports,
 # `_CACHE = {}`, `cache = Cache()`): they define names functions read. Larger ones (data tables) are not.
 SMALL_STATEMENT_LINES = 50
-_HOT_DECORATORS = ("compile", "script", "trace")
+_HOT_DECORATORS = ("compile", "script", "trace", "optimize")
 
 
 def split_lines(text: str) -> list[tuple[str, str]]:
@@ -51,14 +53,32 @@ def _is_hot_def(node: ast.AST, globs: Sequence[str]) -> bool:
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     name = node.name
-    if name in HOT_FUNCTION_NAMES or name.startswith(("forward", "_forward")):
+    if name in HOT_CALL_NAMES or any(fnmatch.fnmatchcase(name, glob) for glob in (*HOT_FUNCTION_NAMES, *globs)):
         return True
     for decorator in node.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         last = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
         if last in _HOT_DECORATORS:
             return True
-    return any(fnmatch.fnmatchcase(name, glob) for glob in globs)
+    return False
+
+
+def _rule_triggers(rule: type, index: ModuleIndex, settings: Settings) -> tuple[str, ...]:
+    """A rule's triggers, plus module-specific ones and local aliases of triggering names
+    (`from torch.nn.functional import scaled_dot_product_attention as sdpa` makes `sdpa` a trigger)."""
+    triggers = tuple(rule.triggers) + tuple(rule.index_triggers(index, settings))
+    cores = [t.strip(".([] ") for t in rule.triggers if not t.startswith("re:")]
+    aliases = tuple(
+        local for local, target in index.aliases.items()
+        if local != target.split(".")[-1] and any(core and core in target.rsplit(".", 1)[-1] for core in cores)
+    )
+    # "re:" marks a regular expression (compiled once per process); other triggers are plain substrings.
+    return tuple(_compiled(t) if t.startswith("re:") else t for t in triggers + aliases)
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(trigger: str) -> "re.Pattern[str]":
+    return re.compile(trigger[3:])
 
 
 class _Segment:
@@ -80,25 +100,29 @@ def _is_small_definition(node: ast.stmt) -> bool:
     return False
 
 
-def reduce_source(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: Settings) -> Optional[str]:
+def reduce_source(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: Settings,
+                  index: ModuleIndex) -> Optional[str]:
     """The source with every segment no enabled rule can fire in blanked, or None if none is left."""
-    lines = split_lines(text)
-    globs = tuple(settings.hot_functions)
-    plain = [r for r in rule_classes if not getattr(r, "hot_path_only", False)]
-    hot_only = [r for r in rule_classes if getattr(r, "hot_path_only", False)]
     if any(not r.triggers for r in rule_classes):
         return text  # a rule without triggers can fire anywhere
+    lines = split_lines(text)
+    globs = tuple(settings.hot_functions)
+    plain = [_rule_triggers(r, index, settings) for r in rule_classes if not r.hot_path_only and r.trigger_scope != "class"]
+    whole_class = [_rule_triggers(r, index, settings) for r in rule_classes if r.trigger_scope == "class"]
+    hot_only = [_rule_triggers(r, index, settings) for r in rule_classes if r.hot_path_only]
 
     def segment_text(first: int, last: int) -> str:
         return "\n".join(content for content, _ in lines[first - 1:last])
 
+    def holds(body: str, groups: list[tuple[Any, ...]]) -> bool:
+        return any(any(t.search(body) if isinstance(t, re.Pattern) else t in body for t in triggers) for triggers in groups)
+
     def relevant(segment: _Segment) -> bool:
         body = segment_text(segment.first, segment.last)
-        if any(any(t in body for t in rule.triggers) for rule in plain):
+        if holds(body, plain) or holds(body, whole_class):
             return True
-        if hot_only and any(any(t in body for t in rule.triggers) for rule in hot_only):
-            if HOT_MARKER.search(body) or any(_is_hot_def(n, globs) for n in ast.walk(segment.node)):
-                return True
+        if hot_only and holds(body, hot_only):
+            return bool(HOT_MARKER.search(body)) or any(_is_hot_def(n, globs) for n in ast.walk(segment.node))
         return False
 
     keep = bytearray(len(lines) + 2)  # 1 = keep this row
@@ -107,8 +131,8 @@ def reduce_source(text: str, tree: ast.Module, rule_classes: Sequence[type], set
     for statement in tree.body:
         if isinstance(statement, ast.ClassDef):
             members = [_Segment(m, _is_small_definition(m)) for m in statement.body]
-            chosen = [m for m in members if not m.small and relevant(m)]
-            chosen += [m for m in members if m.small and relevant(m)]
+            whole = bool(whole_class) and holds(segment_text(_first_line(statement), statement.end_lineno or statement.lineno), whole_class)
+            chosen = members if whole else [m for m in members if relevant(m)]
             if not chosen:
                 continue
             kept_any = True

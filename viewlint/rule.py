@@ -39,6 +39,14 @@ class Rule:
     # True for rules that only fire inside hot paths (forward, __call__, compiled or marked code):
     # segments without a hot function or a `# viewlint: hot` marker are skipped for them.
     hot_path_only: ClassVar[bool] = False
+    # "class": a trigger anywhere in a top-level class keeps the whole class (for rules that read
+    # a class as a whole); "segment": only the members that hold a trigger are kept.
+    trigger_scope: ClassVar[str] = "segment"
+
+    @classmethod
+    def index_triggers(cls, index: Any, settings: Any) -> tuple[str, ...]:
+        """Module-specific triggers, from the module index and settings (e.g. functions that retain an argument)."""
+        return ()
     # Per-rule options, read from [tool.viewlint.rules.<CODE>]: name -> default value.
     options: ClassVar[dict[str, Any]] = {}
 

@@ -6,6 +6,8 @@ viewlint should hard-code an operation name.
 
 from __future__ import annotations
 
+import re
+
 # Methods whose result is always a view of the receiver (same storage).
 VIEW_METHODS = frozenset(
     {
@@ -257,3 +259,29 @@ def looks_long_lived(name: str, extra: tuple[str, ...] = ()) -> bool:
     if any(part in lowered for part in LONG_LIVED_NAME_PARTS):
         return True
     return any(lowered == e.lower() or lowered.endswith("." + e.lower()) for e in extra)
+
+
+# Retention rules' static prefilter triggers: container-only methods (any self-held or module
+# receiver), torch.save, and storing calls on receivers named like caches ("re:" marks a regex).
+_STORING_ALTERNATIVES = "|".join(sorted(STORING_METHODS))
+RETENTION_TRIGGERS = (
+    "save",
+    *(f".{method}(" for method in sorted(CONTAINER_ONLY_METHODS)),
+    "re:(?i)(?:" + "|".join(LONG_LIVED_NAME_PARTS) + r")\w*\s*\.\s*(?:" + _STORING_ALTERNATIVES + r")\s*\(",
+)
+
+
+def retention_index_triggers(index: object, settings: object) -> tuple[str, ...]:
+    """Module-specific text a store into a long-lived place must contain: the module's containers
+    (`self.<attr>[`/`self.<attr>.`, `NAME[`/`NAME.`), functions and methods that retain an argument,
+    functools.cache'd functions (their `def` line names them), and configured long-lived names."""
+    names = set(getattr(index, "retaining_functions", {})) | set(getattr(index, "cached_functions", set()))
+    for info in getattr(index, "classes", {}).values():
+        names |= set(info.retaining_methods)
+        names |= {f".{a}[" for a in info.container_attributes} | {f".{a}." for a in info.container_attributes}
+    for container in getattr(index, "module_containers", set()):
+        names |= {f"{container}[", f"{container}."}
+    extra = tuple(getattr(settings, "long_lived_names", ()))
+    if extra:
+        names.add("re:(?i)(?:" + "|".join(re.escape(e) for e in extra) + r")\s*\.\s*(?:" + _STORING_ALTERNATIVES + r")\s*\(")
+    return tuple(sorted(names))

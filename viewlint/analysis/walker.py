@@ -486,7 +486,8 @@ class Facts:
                 return receiver.elements[0]
             return UNKNOWN
         kind = self.index_kind(node, local)
-        tensor_like = receiver.is_tensor or self._tensor_style_index(node)
+        # `arr[:, 0]` on a known host value (a NumPy array from `.numpy()`) is not tensor indexing.
+        tensor_like = receiver.is_tensor or (receiver.kind is Kind.UNKNOWN and self._tensor_style_index(node))
         if not tensor_like:
             return UNKNOWN
         if kind is IndexKind.BASIC:
@@ -668,6 +669,8 @@ class Facts:
                     result = result.with_(contiguous=None)  # `.to(memory_format=torch.channels_last)`
                 return result
             return UNKNOWN
+        if method == "numpy" and tensor:
+            return HOST  # a NumPy array: host memory, not a tensor
         if method in sem.HOST_VALUE_METHODS:
             return INT if method in ("item", "numel", "dim", "ndimension", "element_size", "nelement", "storage_offset", "get_device") or (method == "size" and node.args) else HOST
         if method == "clone":
