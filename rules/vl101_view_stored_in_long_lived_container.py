@@ -52,8 +52,11 @@ class ViewStoredInLongLivedContainer(Rule):
         cache.set(key, EmbeddingResult(embedding=piece.clone()))
     self.saved.append(hidden[:, 0].detach().clone())
     ```
-    Views that *are* the design (`self.k_buffer = raw[0]` in `__init__`, views of `self`-held
-    or module-level tensors, containers local to a function) are not flagged.
+    Views that *are* the design are not flagged: views assigned to plain attributes
+    (`self.k_buffer = raw[0]`), anything stored while building the object (`__init__`,
+    `_init_*`, `setup`, `build*`, `create_*`), views of `self`-held or module-level tensors
+    (they live as long anyway), views of a whole tensor (`.t()`, `.detach()`), and containers
+    local to a function.
     Fix safety: unsafe. `--unsafe-fixes` wraps the stored view in `.clone()`, which copies
     (memory and time) and breaks code that relied on writes through the view.
     """
@@ -102,6 +105,8 @@ class ViewStoredInLongLivedContainer(Rule):
     # ------------------------------------------------------------------ helpers
     def _check_stores(self, node: cst.CSTNode) -> None:
         facts = self.facts
+        if facts.in_setup_function:
+            return  # views stored while building the object (`__init__`, `_init_*`) are its layout
         for event in facts.store_events(node):
             view = self._leaking_view(event.value)
             if view is None:

@@ -7,7 +7,6 @@ from typing import Any, Optional
 import libcst as cst
 
 from viewlint.analysis import semantics
-
 from viewlint.analysis.values import Value
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
@@ -17,8 +16,8 @@ class IneffectiveOwnershipFix(Rule):
     """
     ## What it does
     Flags a view of part of a tensor that went through `.contiguous()`, `.reshape()`,
-    `.flatten()`, `.to(...)`, `.float()`/`.half()`-style casts, `.cpu()` or `torch.as_tensor`
-    (alone or chained with `.detach()`) and is then stored in a long-lived place (see VL101)
+    `.flatten()`, `.to(...)`, `.float()`/`.half()`-style casts, `torch.as_tensor`, or `.cpu()` of a
+    CPU-known tensor (alone or chained with `.detach()`) and is then stored in a long-lived place (see VL101)
     or written with `torch.save` (see VL103).
 
     ## Why it matters
@@ -33,6 +32,10 @@ class IneffectiveOwnershipFix(Rule):
     for key, piece in zip(keys, torch.split(batch, counts)):
         self.cache[key] = piece.contiguous()  # the same storage as `batch`
     ```
+
+    Not flagged: `.contiguous()` of a view that is known to be strided (`x[..., 0]`), which
+    always copies; explicit device moves (`.cpu()`, `.cuda()`, `.to("cpu")`), since code moves
+    tensors that live elsewhere (unless the view is known to be on the CPU already).
 
     ## Fix
     `.clone()` always copies exactly the view's elements:
@@ -62,7 +65,8 @@ class IneffectiveOwnershipFix(Rule):
 
     def _check(self, node: cst.CSTNode) -> None:
         facts = self.facts
-        stores = [(e.value_node, e.value, f"stored in `{e.target}`") for e in facts.store_events(node)]
+        events = [] if facts.in_setup_function else facts.store_events(node)  # `__init__` stores are layout
+        stores = [(e.value_node, e.value, f"stored in `{e.target}`") for e in events]
         # A file gets the whole base storage whoever else holds it; a container only matters for short-lived bases.
         if isinstance(node, cst.Call) and facts.qualify(node.func) == "torch.save" and node.args:
             saved = node.args[0].value
@@ -75,6 +79,8 @@ class IneffectiveOwnershipFix(Rule):
             op_name = op.rsplit(".", 1)[-1].removesuffix("()")
             stored = facts.short_source(value_node)
             call = self._op_call(value_node, op_name)
+            if call is not None and self._device_move_copies(call):
+                continue
             shown = facts.short_source(call) if call is not None else stored
             message = (
                 f"`{shown}` {where} may share the storage of `{view.base}`: `{op}` returns its input unchanged "
@@ -85,6 +91,25 @@ class IneffectiveOwnershipFix(Rule):
             self.report(value_node if call is None else call, message,
                         fix_message=f"replace `{op}` with `.clone()`" if op_name == "contiguous" else f"store a `.clone()` (after `{op}`)",
                         edits=edits)
+
+    def _device_move_copies(self, call: cst.Call) -> bool:
+        """An explicit `.cpu()`/`.cuda()`/`.to("cpu")` in the chain of `call`, on a tensor not known to be there.
+
+        Code moves tensors that live elsewhere, so such a move copies; only a CPU-known view
+        moved to the CPU is returned unchanged.
+        """
+        current: cst.BaseExpression = call
+        while isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute):
+            method = current.func.attr.value
+            device = method if method in semantics.DEVICE_MOVE_METHODS else None
+            if method == "to":
+                for arg in current.args:
+                    if isinstance(arg.value, cst.SimpleString) and (arg.keyword is None or arg.keyword.value == "device"):
+                        device = arg.value.value.strip("'\"").split(":")[0]
+            if device is not None:
+                return not (device == "cpu" and self.facts.value_of(current.func.value).cpu)
+            current = current.func.value
+        return False
 
     def _ineffective(self, value: Value, saved: bool = False) -> Optional[Value]:
         """A maybe-view of a part of a tensor inside `value` (of a short-lived tensor, unless it is saved)."""
@@ -127,7 +152,7 @@ class IneffectiveOwnershipFix(Rule):
     def _edits(self, call: Optional[cst.Call], op_name: str) -> tuple[tuple[cst.CSTNode, str], ...]:
         if call is None or op_name != "contiguous" or call.args or not isinstance(call.func, cst.Attribute):
             return ()
-        receiver = self.facts.source(call.func.value)
+        receiver = self.facts.source_for_edit(call.func.value)
         if self.facts.index.aliases.get("torch") == "torch":
             return ((call, f"{receiver}.clone(memory_format=torch.contiguous_format)"),)
         return ((call, f"{receiver}.clone()"),)

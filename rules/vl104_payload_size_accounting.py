@@ -15,6 +15,7 @@ from viewlint.rule import Rule
 _BUDGET_WORDS = ("size", "bytes", "budget", "usage", "used", "mem", "capacity", "allocated")
 # Any of these in a class means it already measures storages or copies what it admits.
 _STORAGE_AWARE = ("untyped_storage", "storage()", ".clone(")
+_EMPTY = cst.Module(body=[])
 
 
 def _is_method_call(node: cst.BaseExpression, names: tuple[str, ...]) -> bool:
@@ -64,6 +65,9 @@ class _HelperFinder(cst.CSTVisitor):
         self._returns: list[tuple[str, bool, cst.BaseExpression]] = []
         self._stack: list[tuple[str, bool]] = []
         self._in_class = 0
+        # Functions that measure storages (or sit inside one that does): never payload-size helpers.
+        self._aware: set[str] = set()
+        self._aware_depth = 0
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._in_class += 1
@@ -73,9 +77,14 @@ class _HelperFinder(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._stack.append((node.name.value, self._in_class > 0))
+        if self._aware_depth or any(marker in _EMPTY.code_for_node(node) for marker in _STORAGE_AWARE[:2]):
+            self._aware.add(node.name.value)
+            self._aware_depth += 1
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._stack.pop()
+        if self._aware_depth and node.name.value in self._aware:
+            self._aware_depth -= 1
 
     def visit_Return(self, node: cst.Return) -> None:
         if self._stack and node.value is not None:
@@ -89,7 +98,7 @@ class _HelperFinder(cst.CSTVisitor):
             changed = False
             for name, is_method, value in self._returns:
                 target = self.methods if is_method else self.functions
-                if name not in target and self.is_size(value, {}):
+                if name not in target and name not in self._aware and self.is_size(value, {}):
                     target.add(name)
                     changed = True
 

@@ -138,6 +138,8 @@ class InplaceOnMaybeCopy(Rule):
         receiver = self.facts.value_of(func.value)
         if not self._may_copy(receiver, op):
             return None
+        if op in semantics.LAYOUT_ONLY_COPY_METHODS and self._view_of_contiguous(func.value):
+            return None
         if op in ("to", "type") and not expr.args:
             return None  # `.to()` / `.type()` with no target: a no-op, or a dtype string query
         return self.facts.short_source(func.value), f".{op}({'…' if expr.args else ''})"
@@ -152,6 +154,24 @@ class InplaceOnMaybeCopy(Rule):
         if op == "cpu" and receiver.cpu:
             return False  # `.cpu()` of a CPU tensor returns it
         return True
+
+    def _view_of_contiguous(self, expr: cst.BaseExpression) -> bool:
+        """`buf.view(torch.uint8)`, `buf.data.unsqueeze(0)` of a known-contiguous `buf`: contiguous too."""
+        while True:
+            if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+                expr = expr.value
+            elif (
+                isinstance(expr, cst.Call)
+                and isinstance(expr.func, cst.Attribute)
+                and expr.func.attr.value in semantics.CONTIGUITY_PRESERVING_VIEW_METHODS
+            ):
+                expr = expr.func.value
+            else:
+                break
+            value = self.facts.value_of(expr)
+            if value.is_tensor and value.contiguous:
+                return True
+        return False
 
     @staticmethod
     def _first_positional(call: cst.Call) -> Optional[cst.BaseExpression]:

@@ -11,8 +11,9 @@ from viewlint.analysis.values import Kind
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 
-# Context managers under which a discarded call is the point: it is expected to raise or warn.
-_EXPECTING_CONTEXTS = ("raises", "Raises", "assertWarns", "warns", "Warns", "assert_raises")
+# Context managers under which a discarded call is the point: it is expected to raise or warn,
+# or it runs to be measured (profilers).
+_EXPECTING_CONTEXTS = ("raises", "Raises", "assertWarns", "warns", "Warns", "assert_raises", "profile", "record_function")
 
 
 class DiscardedOutOfPlaceResult(Rule):
@@ -59,7 +60,7 @@ class DiscardedOutOfPlaceResult(Rule):
 
     def __init__(self, facts, options) -> None:  # type: ignore[no-untyped-def]
         super().__init__(facts, options)
-        self._expecting = 0  # depth of `with pytest.raises(...)`-like blocks
+        self._expecting = 0  # depth of `with pytest.raises(...)` / `with profile(...)` blocks
         self._defined: Optional[set[str]] = None
 
     def _defined_here(self, name: str) -> bool:

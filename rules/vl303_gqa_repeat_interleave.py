@@ -25,9 +25,13 @@ class GqaRepeatInterleave(Rule):
     same module that does one of those (Hugging Face's `repeat_kv(hidden, n_rep)`),
     directly or through a name (`k = repeat_kv(k, n)`, then `sdpa(q, k, v)`).
 
-    It stays silent when the call passes `enable_gqa`, when the function mentions
-    `enable_gqa` at all (code that already chooses between the two paths), and when the
-    repeat is along another dimension than the heads (dimension 1 or -3).
+    It stays silent when the call passes `enable_gqa` or `**kwargs`, when the function
+    mentions `enable_gqa` at all (code that already chooses between the two paths), when
+    the repeat is along another dimension than the heads (dimension 1 or -3), and when
+    the call passes an `attn_mask`: PyTorch documents GQA for the flash and math kernels
+    only, a mask rules out flash, and the math kernel repeats the heads itself (and
+    materialises the attention matrix, which the memory-efficient kernel used with the
+    repeated heads does not).
 
     ## Why it matters
     Grouped-query attention shares each K/V head among `n_rep` query heads. Repeating
@@ -35,8 +39,8 @@ class GqaRepeatInterleave(Rule):
     bandwidth on every call, which for long contexts is often the largest tensor of the
     layer. Since torch 2.5, `scaled_dot_product_attention(q, k, v, enable_gqa=True)`
     accepts fewer K/V heads than query heads and gives the same result. The flash
-    backend reads the shared heads without copying; the math fallback (used on CPU and
-    for some masks) still repeats internally, so the saving is on the fused GPU kernels.
+    kernel reads the shared heads without copying; the math fallback (used on CPU)
+    still repeats internally, so the saving is on CUDA with the flash kernel.
 
     ## Example
     ```python
@@ -95,6 +99,11 @@ class GqaRepeatInterleave(Rule):
             return
         if any(arg.keyword is not None and arg.keyword.value == "enable_gqa" for arg in node.args):
             return
+        if any(arg.star == "**" for arg in node.args):
+            return  # `**kwargs` may carry `enable_gqa` or a mask
+        mask = self._argument(node, 3, "attn_mask")
+        if mask is not None and not (isinstance(mask, cst.Name) and mask.value == "None"):
+            return  # with a mask the flash kernel is out, and GQA then runs on the math kernel, which repeats anyway
         repeated: list[tuple[str, cst.BaseExpression]] = []
         for position, keyword in ((1, "key"), (2, "value")):
             arg = self._argument(node, position, keyword)

@@ -20,13 +20,14 @@ class OutOfPlaceUpdateAssignedBack(Rule):
     `x = x.scatter(1, idx, src)`, `mask = mask.index_fill(0, idx, True)`, and the same for
     `index_add`, `scatter_add`, `scatter_reduce`, `masked_scatter` and `masked_fill`.
 
-    It fires when the buffer is long-lived (`self.<attr>`, a cache-like name) or was
+    It fires when the buffer is long-lived (`self.<attr>`, any `obj.<attr>`) or was
     allocated by a factory in the same function (`torch.zeros(...)`, `x.new_zeros(...)`,
     `torch.empty_like(...)`), so that nothing else can see it. It stays silent on
     function arguments and other activations (`inputs_embeds = inputs_embeds.masked_scatter(…)`:
     the caller may still hold the tensor, and autograd may need the original), and when
     the buffer is also read by the update itself (`x = x.index_copy(0, idx, x)` must not
-    become in place).
+    become in place), and inside functions decorated as decompositions or lowerings
+    (`@register_decomposition(...)`), which must stay functional.
 
     ## Why it matters
     The out-of-place form allocates a new tensor the size of the whole buffer and copies
@@ -57,25 +58,45 @@ class OutOfPlaceUpdateAssignedBack(Rule):
 
     def __init__(self, facts, options) -> None:  # type: ignore[no-untyped-def]
         super().__init__(facts, options)
-        # Per function: local names whose current value is a buffer this function allocated.
-        self._private: list[set[str]] = []
+        # Per function: local name -> the blocks around the assignment that made it a private buffer.
+        self._private: list[dict[str, tuple[int, ...]]] = []
+        # Per function: does it promise functional code (a registered decomposition or lowering)?
+        self._functional: list[bool] = []
+        # The indented blocks around the current statement (ids), innermost last.
+        self._blocks: list[int] = []
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._private.append(set())
+        self._private.append({})
+        decorators = " ".join(self.facts.module.code_for_node(d.decorator) for d in node.decorators)
+        self._functional.append(any(word in decorators for word in ("decomposition", "register_lowering", "out_wrapper")))
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._private.pop()
+        self._functional.pop()
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._blocks.append(id(node))
+
+    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._blocks.pop()
+
+    def _is_private(self, name: str) -> bool:
+        """Allocated here, by an assignment in a block that encloses this point (not in a branch that may not run)."""
+        if not self._private or name not in self._private[-1]:
+            return False
+        blocks = self._private[-1][name]
+        return tuple(self._blocks[: len(blocks)]) == blocks
 
     def leave_Assign(self, node: cst.Assign) -> None:
         if not self._private:
             return
         for target in node.targets:
             for name in self._target_names(target.target):
-                self._private[-1].discard(name)
+                self._private[-1].pop(name, None)
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             name = node.targets[0].target.value
             if self._allocates(node.value) or self._is_update_of(node.value, name):
-                self._private[-1].add(name)
+                self._private[-1][name] = tuple(self._blocks)
 
     @staticmethod
     def _target_names(target: cst.BaseExpression) -> list[str]:
@@ -118,7 +139,9 @@ class OutOfPlaceUpdateAssignedBack(Rule):
         receiver = call.func.value
         if target_name is None or dotted_name(receiver) != target_name or target_name in self.facts.index.aliases:
             return
-        private = bool(self._private) and target_name in self._private[-1]
+        if self._functional and self._functional[-1]:
+            return  # `@register_decomposition(...)`: functional by contract, the copy is the point
+        private = self._is_private(target_name)
         if not (private or self._long_lived(target_name)):
             return
         if any(arg.star for arg in call.args) or self._reads_itself(call, target_name):
@@ -143,7 +166,8 @@ class OutOfPlaceUpdateAssignedBack(Rule):
         text = re.sub(re.escape(name) + r"\.(shape|size|dtype|device|ndim|dim|new_\w+)\b", "", text)
         return re.search(r"(?<![\w.])" + re.escape(name) + r"(?!\w)", text) is not None
 
-    def _long_lived(self, name: str) -> bool:
-        if name.startswith("self."):
-            return True
-        return semantics.looks_long_lived(name.split(".")[-1], self.facts.settings.long_lived_names)
+    @staticmethod
+    def _long_lived(name: str) -> bool:
+        """`self.cache_k`, `layer.cache.keys`: an attribute outlives the call. (A local named like a
+        cache, `pool_indices`, is not one: the name alone proves nothing.)"""
+        return "." in name

@@ -127,7 +127,9 @@ def test_vl302_fires_on_transposed_copy_and_casts_in_forward(lint_source):
     d = self.q_proj.weight.to(torch.float16)
     return a
     """
-    assert codes(lint_source, _module(body), "VL302") == [15, 16, 17, 18]
+    assert codes(lint_source, _module(body), "VL302") == [15, 17]
+    with_casts = lint_source(_module(textwrap.dedent(body)), select=("VL302",), rule_options=(("VL302", (("casts", True),)),))
+    assert [row for row, _, _ in with_casts] == [15, 16, 17, 18]
 
 
 def test_vl302_casts_of_vectors_are_not_reported(lint_source):
@@ -138,7 +140,8 @@ def test_vl302_casts_of_vectors_are_not_reported(lint_source):
     d = self.weight.float()
     return a
     """
-    assert codes(lint_source, _module(body), "VL302") == []
+    found = lint_source(_module(textwrap.dedent(body)), select=("VL302",), rule_options=(("VL302", (("casts", True),)),))
+    assert found == []
 
 
 def test_vl302_silent_on_activations_submodules_and_cached_copies(lint_source):
@@ -202,6 +205,11 @@ def test_vl303_silent_with_enable_gqa_or_other_dims(lint_source):
         k = k.repeat_interleave(n, dim=1)
         k = k[:, :4]
         return F.scaled_dot_product_attention(q, k, v)
+
+    def d(q, k, v, n, mask, **kw):
+        k = k.repeat_interleave(n, dim=1)
+        F.scaled_dot_product_attention(q, k, v, **kw)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
     """
     assert codes(lint_source, source, "VL303") == []
 
@@ -266,3 +274,32 @@ def test_vl305_fix_fuses_device_and_dtype():
     assert fix_of(source, "VL305") == [
         "    return torch.tensor(values, dtype=torch.float64).to(device=device, dtype=torch.float16)\n"
     ]
+
+
+def test_vl304_private_only_when_the_allocation_surely_ran(lint_source):
+    source = """
+    def f(x, a, b, m):
+        if a:
+            x = x.masked_scatter(m, a)
+        if b:
+            x = x.masked_scatter(m, b)
+        y = x.masked_fill(m, 0)
+        return y
+    def g(x, m):
+        x = x.masked_scatter(m, 1)
+        x = x.masked_scatter(m, 2)
+        return x
+    """
+    assert codes(lint_source, source, "VL304") == [11]
+
+
+def test_vl304_silent_in_registered_decompositions(lint_source):
+    source = """
+    import torch
+    @register_decomposition(aten.foo)
+    def foo(idx, src):
+        out = torch.zeros(4, 4)
+        out = out.scatter_add(1, idx, src)
+        return out
+    """
+    assert codes(lint_source, source, "VL304") == []

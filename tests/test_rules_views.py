@@ -199,7 +199,7 @@ def test_contiguous_of_split_piece_is_vl102_not_vl101(lint_source):
 
 @pytest.mark.parametrize(
     "expression",
-    ["x[0].float()", "x[0].to(torch.float32)", "x[:2].reshape(-1)", "torch.as_tensor(x[0])", "x[0].detach().contiguous()", "x[0].cpu()"],
+    ["x[0].float()", "x[0].to(torch.float32)", "x[:2].reshape(-1)", "torch.as_tensor(x[0])", "x[0].detach().contiguous()", "x[0].half()"],
 )
 def test_ownership_fix_lookalikes_on_views(lint_source, expression):
     found = lint(lint_source, f"""
@@ -211,6 +211,22 @@ def test_ownership_fix_lookalikes_on_views(lint_source, expression):
             SAVED.append({expression})
     """)
     assert codes(found) == [(7, "VL102")]
+
+
+def test_device_moves_copy_unless_the_view_is_known_on_the_cpu(lint_source):
+    found = lint(lint_source, """
+        import torch
+
+        SAVED = []
+
+        def keep(x: torch.Tensor):
+            SAVED.append(x[0].cpu())  # code calls .cpu() on accelerator tensors: a copy
+            SAVED.append(x[1:].to("cpu").to(torch.int32))
+            SAVED.append(x[0].cuda())
+            host = torch.zeros(8, 8)
+            SAVED.append(host[0].cpu())  # already on the CPU: returned unchanged
+    """)
+    assert codes(found) == [(11, "VL102")]
 
 
 def test_contiguous_fix_edit_replaces_it_with_clone():
@@ -356,5 +372,80 @@ def test_statistics_without_stored_tensors_are_quiet(lint_source):
 
             def observe(self, t):
                 self.bytes_seen += t.numel() * t.element_size()
+    """)
+    assert found == []
+
+
+# ---------------------------------------------------------------- look-alikes found on real code
+def test_keyword_calls_named_like_list_methods_are_not_stores(lint_source):
+    # sglang's kernel dispatchers have an `extend(q=..., k=...)` method: list.extend takes no keywords.
+    found = lint(lint_source, """
+        import torch
+
+        class Backend:
+            def __init__(self, dispatcher):
+                self.kernel_dispatcher = dispatcher
+
+            def forward_extend(self, qkv: torch.Tensor):
+                q, k, v = qkv.split([4, 4, 4], dim=-1)
+                return self.kernel_dispatcher.extend(q=q.unsqueeze(0), k=k, v=v)
+    """)
+    assert found == []
+
+
+def test_views_stored_while_building_the_object_are_its_layout(lint_source):
+    found = lint(lint_source, """
+        import torch
+
+        class HostPool:
+            def __init__(self, pools):
+                self.page_views = []
+                self._init_page_views(pools)
+
+            def _init_page_views(self, pools):
+                for pool in pools:
+                    state: torch.Tensor = pool.buffer
+                    self.page_views.append(state[:8].reshape(-1, 4))
+                    self.page_views.append(state[8:])
+    """)
+    assert found == []
+
+
+def test_contiguous_of_a_last_dim_select_always_copies(lint_source):
+    found = lint(lint_source, """
+        import torch
+
+        TABLES = {}
+
+        def cos_sin(freqs_cis: torch.Tensor, device, dtype):
+            fr = torch.view_as_real(freqs_cis)
+            cos = fr[..., 0].to(device=device, dtype=dtype).contiguous()
+            sin = fr[..., 1].contiguous()
+            TABLES[0] = (cos, sin)
+            TABLES[1] = fr[..., 1].to(dtype)
+    """)
+    assert codes(found) == [(11, "VL102")]
+
+
+def test_storage_aware_size_helpers_are_not_payload_sizes(lint_source):
+    found = lint(lint_source, """
+        import torch
+
+        def estimate_size(value):
+            def visit(item):
+                if isinstance(item, torch.Tensor):
+                    return item.untyped_storage().nbytes()
+                return int(item.nbytes)  # numpy arrays
+            return visit(value)
+
+        class PreprocessCache:
+            def __init__(self):
+                self.entries = {}
+                self.current_size_bytes = 0
+
+            def put(self, key, value):
+                size_bytes = estimate_size(value)
+                self.entries[key] = value
+                self.current_size_bytes += size_bytes
     """)
     assert found == []

@@ -53,7 +53,9 @@ def _is_hot_def(node: ast.AST, globs: Sequence[str]) -> bool:
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     name = node.name
-    if name in HOT_CALL_NAMES or any(fnmatch.fnmatchcase(name, glob) for glob in (*HOT_FUNCTION_NAMES, *globs)):
+    # A `Class.method` glob matches by its method part here (a superset is enough for a prefilter).
+    method_globs = tuple(glob.rsplit(".", 1)[-1] for glob in globs)
+    if name in HOT_CALL_NAMES or any(fnmatch.fnmatchcase(name, glob) for glob in (*HOT_FUNCTION_NAMES, *globs, *method_globs)):
         return True
     for decorator in node.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
@@ -122,7 +124,12 @@ def reduce_source(text: str, tree: ast.Module, rule_classes: Sequence[type], set
         if holds(body, plain) or holds(body, whole_class):
             return True
         if hot_only and holds(body, hot_only):
-            return bool(HOT_MARKER.search(body)) or any(_is_hot_def(n, globs) for n in ast.walk(segment.node))
+            # A `# viewlint: hot` marker may sit on the comment lines just above the segment.
+            above = segment.first - 1
+            while above >= 1 and lines[above - 1][0].lstrip().startswith("#"):
+                above -= 1
+            marked = bool(HOT_MARKER.search(segment_text(above + 1, segment.last)))
+            return marked or any(_is_hot_def(n, globs) for n in ast.walk(segment.node))
         return False
 
     keep = bytearray(len(lines) + 2)  # 1 = keep this row
@@ -157,5 +164,9 @@ def reduce_source(text: str, tree: ast.Module, rule_classes: Sequence[type], set
         return None
     for segment in small:
         for row in range(segment.first, segment.last + 1):
+            keep[row] = 1
+    # Comment-only lines never change the parse; keeping them keeps `# viewlint: hot` markers above a def.
+    for row, (content, _) in enumerate(lines, start=1):
+        if content.lstrip().startswith("#"):
             keep[row] = 1
     return "".join(content + ending if keep[row] else ending for row, (content, ending) in enumerate(lines, start=1))

@@ -199,6 +199,8 @@ MAYBE_COPY_METHODS = frozenset(
 LAYOUT_ONLY_COPY_METHODS = frozenset({"reshape", "reshape_as", "flatten", "ravel", "contiguous"})
 # Methods whose result shares memory between elements when a dimension was broadcast (stride 0).
 EXPANDING_VIEW_ORIGINS = frozenset({".expand()", ".expand_as()", ".broadcast_to()", "torch.broadcast_to"})
+# Views that keep a contiguous tensor contiguous (`.view(torch.uint8)` of a contiguous buffer is contiguous).
+CONTIGUITY_PRESERVING_VIEW_METHODS = frozenset({"view", "view_as", "detach", "unsqueeze", "squeeze"})
 
 TORCH_NN_INIT_PREFIX = "torch.nn.init."
 

@@ -42,6 +42,11 @@ COLD_FUNCTION_NAMES = (
     "_init*", "init_weights", "*_init_weights", "create_weights", "process_weights_after_loading", "__repr__",
     "__str__", "extra_repr",
 )
+# Globs of function names that build an object's layout once: views they store are the design.
+SETUP_FUNCTION_NAMES = (
+    "__init__", "__post_init__", "post_init", "_init*", "init_*", "setup", "setup_*", "_setup*", "build", "build_*",
+    "_build*", "create_*", "_create_*", "allocate*", "_allocate*", "process_weights_after_loading",
+)
 # Method names that are hot in any class (PyTorch's convention, used by modules and forward mixins alike).
 HOT_FUNCTION_NAMES = ("forward", "forward_*", "_forward", "_forward_*")
 # `__call__` is hot only on a module-like class or when it takes a tensor: processors and collators are not.
@@ -172,6 +177,12 @@ class Facts:
             if context.kind == "function":
                 return context.name
         return None
+
+    @property
+    def in_setup_function(self) -> bool:
+        """Inside `__init__`, `_init_*`, `setup`, `build*`...: what it stores into `self` is the object's layout."""
+        name = self.function_name
+        return name is not None and any(fnmatch.fnmatchcase(name, glob) for glob in SETUP_FUNCTION_NAMES)
 
     @property
     def class_name(self) -> Optional[str]:
@@ -491,12 +502,23 @@ class Facts:
         if not tensor_like:
             return UNKNOWN
         if kind is IndexKind.BASIC:
-            return self._view_of(node.value, receiver, "[" + self.short_source(node, 200).split("[", 1)[-1],
+            view = self._view_of(node.value, receiver, "[" + self.short_source(node, 200).split("[", 1)[-1],
                                  partial=not self._whole_index(node))
+            return view.with_(contiguous=False) if self._selects_last_dim(node, local) else view
         if kind is IndexKind.ADVANCED:
             # A gathered copy: it owns its storage; `origin`/`base` say where it was gathered from.
             return fresh(contiguous=True, cpu=receiver.cpu, origin=ADVANCED_INDEX, base=self.short_source(node.value))
         return Value(kind=Kind.TENSOR, cpu=receiver.cpu)
+
+    def _selects_last_dim(self, node: cst.Subscript, local: dict[str, Value]) -> bool:
+        """`x[..., 0]`: an integer index on the last dimension leaves every stride a multiple of its
+        size, so the view is not contiguous (unless that size is 1, or one element is left)."""
+        if len(node.slice) != 2:
+            return False
+        first, last = node.slice[0].slice, node.slice[1].slice
+        if not (isinstance(first, cst.Index) and isinstance(first.value, cst.Ellipsis)):
+            return False
+        return isinstance(last, cst.Index) and self._evaluate(last.value, local).kind is Kind.INT
 
     @staticmethod
     def _whole_index(node: cst.Subscript) -> bool:
@@ -625,10 +647,17 @@ class Facts:
 
     def _maybe_view(self, receiver: Value, op: str, cpu: bool) -> Value:
         if receiver.is_view or receiver.is_maybe_view_of_view:
+            name = op.rsplit(".", 1)[-1].removesuffix("()")
+            if receiver.contiguous is False and name == "contiguous":
+                # `.contiguous()` of a known non-contiguous view always copies: the result owns its storage.
+                return fresh(contiguous=True, cpu=cpu)
+            # A cast that returned its input is the same non-contiguous view; one that copied owns its
+            # storage: either way a later `.contiguous()` gives an owned tensor.
+            still_strided = receiver.contiguous is False and name in sem.DTYPE_CAST_METHODS | sem.DEVICE_MOVE_METHODS | {"to", "type", "type_as"}
             return Value(kind=Kind.TENSOR, provenance=Provenance.MAYBE_VIEW, base=receiver.base,
                          origin=receiver.origin, ownership_op=receiver.ownership_op or op, cpu=cpu,
                          is_parameter=receiver.is_parameter, partial=receiver.partial,
-                         contiguous=True if "contiguous" in op else None)
+                         contiguous=True if "contiguous" in op else (False if still_strided else None))
         if receiver.is_fresh:
             # On a tensor that owns its storage, "maybe the same storage" still owns it.
             return fresh(contiguous=True if "contiguous" in op else receiver.contiguous, cpu=cpu,
@@ -879,7 +908,9 @@ class Facts:
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             method = node.func.attr.value
             receiver = node.func.value
-            if method in sem.STORING_METHODS and self._long_lived_receiver(receiver, method):
+            # `list.append/extend/insert` take no keywords: `self.dispatcher.extend(q=q)` is some other method.
+            container_call = method not in sem.CONTAINER_ONLY_METHODS or all(a.keyword is None for a in node.args)
+            if method in sem.STORING_METHODS and container_call and self._long_lived_receiver(receiver, method):
                 for arg in node.args:
                     events.append(StoreEvent(node, arg.value, self.value_of(arg.value), f"{self.short_source(receiver)}.{method}(...)"))
             else:
