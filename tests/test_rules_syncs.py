@@ -253,3 +253,13 @@ def test_isinstance_guard_anywhere_earlier_in_an_and_chain(lint_source):
 def test_numpy_arrays_are_not_tensors(lint_source):
     body = "grid = lengths.cpu().numpy()\nt = grid[:, 0]\nfor size in t:\n    y = 1 if size > 1 else 0\n"
     assert findings(lint_source, body) == [(7, "VL402")]
+
+
+def test_grid_metadata_tensors_are_treated_as_host_side(lint_source):
+    # Processors build `grid_thw` on the CPU; whether the caller moved it is not knowable here.
+    source = (
+        "import torch\n\nclass V(torch.nn.Module):\n"
+        "    def forward(self, x: torch.Tensor, grid_thw: torch.Tensor):\n"
+        "        sizes = grid_thw.prod(-1).tolist()\n        return x.split(sizes)\n"
+    )
+    assert lint_source(source, select=SYNCS) == []

@@ -6,6 +6,7 @@ viewlint should hard-code an operation name.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 
 # Methods whose result is always a view of the receiver (same storage).
@@ -249,10 +250,19 @@ DATA_DEPENDENT_SHAPE_FUNCTIONS = frozenset(
 FLAG_PREFIXES = ("use_", "has_", "is_", "enable_", "disable_", "with_", "apply_", "skip_", "need_", "should_", "do_", "add_", "separate_", "refresh_", "fuse_", "no_")
 
 
+# Image/video grid metadata (`grid_thw`, `tgt_sizes`): tiny integer tensors that processors build on the CPU and
+# that sglang and diffusers keep there (transformers moves them to the device): their device is not knowable from
+# the function, so they count as host-side and the sync rules stay quiet on them.
+GRID_METADATA_NAMES = ("*grid_thw*", "*grid_hw*", "*grid_sizes*", "*tgt_sizes*", "spatial_shapes", "image_sizes")
+
+
 def looks_cpu_name(name: str) -> bool:
-    """`seq_lens_cpu`, `batch.positions_cpu`, `lens_cpu_int`, `cpu_indices`: the naming convention for host-side tensors."""
+    """`seq_lens_cpu`, `batch.positions_cpu`, `lens_cpu_int`, `cpu_indices`: the naming convention for host-side
+    tensors; and grid metadata (`image_grid_thw`), whose device the code cannot tell."""
     last = name.split(".")[-1].lower()
-    return last.endswith("_cpu") or last.startswith("cpu_") or "_cpu_" in last
+    if last.endswith("_cpu") or last.startswith("cpu_") or "_cpu_" in last:
+        return True
+    return any(fnmatch.fnmatchcase(last, pattern) for pattern in GRID_METADATA_NAMES)
 
 
 def looks_long_lived(name: str, extra: tuple[str, ...] = ()) -> bool:
