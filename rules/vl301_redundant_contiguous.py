@@ -72,7 +72,7 @@ class RedundantContiguous(Rule):
             node,
             f"`{text}` is already contiguous ({self._reason(receiver)}): `.contiguous()` returns it unchanged",
             fix_message=f"drop `.contiguous()`: use `{text}`",
-            edits=((node, facts.module.code_for_node(receiver)),),
+            edits=((node, facts.source_for_edit(receiver)),),
         )
 
     def _clone_call(self, receiver: cst.BaseExpression) -> Optional[cst.Call]:
@@ -96,7 +96,7 @@ class RedundantContiguous(Rule):
         if facts.index.aliases.get("torch") == "torch" and not clone.args:
             func = clone.func
             if isinstance(func, cst.Attribute):
-                replacement = f"{facts.module.code_for_node(func.value)}.clone(memory_format=torch.contiguous_format)"
+                replacement = f"{facts.source_for_edit(func.value)}.clone(memory_format=torch.contiguous_format)"
                 edits = ((node, replacement),)
         self.report(
             node,

@@ -148,10 +148,10 @@ class OutOfPlaceUpdateAssignedBack(Rule):
             return
         facts = self.facts
         arguments = ", ".join(
-            (f"{arg.keyword.value}=" if arg.keyword is not None else "") + facts.module.code_for_node(arg.value)
+            (f"{arg.keyword.value}=" if arg.keyword is not None else "") + facts.source_for_edit(arg.value)
             for arg in call.args
         )
-        replacement = f"{facts.module.code_for_node(receiver)}.{method}_({arguments})"
+        replacement = f"{facts.source_for_edit(receiver)}.{method}_({arguments})"
         self.report(
             node,
             f"`{target_name} = {target_name}.{method}(…)` copies all of `{target_name}` to update a part of it",

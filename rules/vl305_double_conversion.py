@@ -95,7 +95,7 @@ class DoubleConversion(Rule):
         text = facts.short_source(node)
         edits: tuple[tuple[cst.CSTNode, str], ...] = ()
         if facts.index.aliases.get("torch") == "torch":
-            edits = ((node, f"{facts.module.code_for_node(source)}.to(device={device}, dtype={dtype})"),)
+            edits = ((node, f"{facts.source_for_edit(source)}.to(device={device}, dtype={dtype})"),)
         self.report(
             node,
             f"`{text}` copies `{facts.short_source(source)}` to the device in its old dtype, then converts it there: "

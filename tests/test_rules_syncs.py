@@ -263,3 +263,12 @@ def test_grid_metadata_tensors_are_treated_as_host_side(lint_source):
         "        sizes = grid_thw.prod(-1).tolist()\n        return x.split(sizes)\n"
     )
     assert lint_source(source, select=SYNCS) == []
+
+
+def test_values_computed_from_a_cpu_named_unknown_stay_on_the_cpu(lint_source):
+    source = (
+        "import torch\n\nclass V(torch.nn.Module):\n"
+        "    def forward(self, x, spatial_shapes, lens_cpu):\n"
+        "        shapes = spatial_shapes.reshape(-1, 2).cpu()\n        return lens_cpu.float().tolist()\n"
+    )
+    assert lint_source(source, select=SYNCS) == []

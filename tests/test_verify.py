@@ -26,7 +26,8 @@ DATA = Path(__file__).parent / "data"
 SYNC_CODES = ("VL401", "VL402", "VL403", "VL404")
 # Fixture sites a CPU run cannot reach, and why: anything else must be measured.
 NOT_RUN_ON_CPU = {
-    ("positive_move_then_cast.py", 12): "`upload_cuda` runs only when CUDA is available",
+    ("positive_move_then_cast.py", 7): "`upload` runs only when CUDA is available (on the CPU its move is a no-op)",
+    ("positive_move_then_cast.py", 11): "`upload_cuda` runs only when CUDA is available",
     ("positive_transfer_in_forward.py", 24): "the `torch.compile`d function is never called",
 }
 

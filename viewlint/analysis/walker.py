@@ -255,7 +255,8 @@ class Facts:
         # Configured `cpu-names` win over what the walker inferred; `*_cpu` names are CPU tensors by convention.
         if name in self.settings.cpu_names or name.split(".")[-1] in self.settings.cpu_names:
             return found.with_(cpu=True) if found.is_tensor else UNKNOWN_TENSOR.with_(cpu=True) if found.kind is Kind.UNKNOWN else found
-        if found.is_tensor and not found.cpu and sem.looks_cpu_name(name):
+        if found.kind in (Kind.TENSOR, Kind.UNKNOWN) and not found.cpu and sem.looks_cpu_name(name):
+            # An unknown value keeps its kind, but what is computed from it (`grid_thw.reshape(-1, 2)`) is on the CPU.
             return found.with_(cpu=True)
         return found
 
