@@ -181,7 +181,7 @@ class InplaceOnAdvancedIndex(Rule):
         replacement = self._assignment(call, method) if outer is call and receiver is gathered else None
         if replacement is not None:
             operator, value = replacement
-            new_text = f"{facts.module.code_for_node(gathered)} {operator} {value}"
+            new_text = f"{facts.source_for_edit(gathered)} {operator} {value}"
             self.report(call, message, fix_message=f"Assign through the index: `{gathered_text} {operator} …`",
                         edits=((statement, new_text),))
         else:
@@ -197,7 +197,7 @@ class InplaceOnAdvancedIndex(Rule):
             return "=", "0"
         if len(args) != 1:
             return None
-        value = self.facts.module.code_for_node(args[0].value)
+        value = self.facts.source_for_edit(args[0].value)
         if method in ("copy_", "fill_"):
             return "=", value
         if method in _AUGMENTED:

@@ -12,16 +12,23 @@ class HostSyncScalar(Rule):
     """
     ## What it does
     Flags `.item()`, `.tolist()` and `int(t)`, `float(t)`, `bool(t)` on a tensor inside a
-    hot path: a `forward`/`forward_*` method, a module's `__call__`, a function under
-    `torch.compile`/`torch.jit.script`, a function matched by the `hot-functions` setting,
-    or a function or block marked `# viewlint: hot`.
+    hot path. Hot (VL401–VL404 share this): `forward`, `forward_*` and `_forward*` methods
+    of any class (modules and the forward mixins that serve them); `__call__` of a module,
+    or of any class when it takes a tensor-annotated parameter (logits and attention
+    processors); functions under `torch.compile`/`torch.jit.script`; functions matched by
+    the `hot-functions` setting (`decode_*`, or `Runner.replay`); functions and
+    `if`/`for`/`while` blocks marked `# viewlint: hot`; and loops and nested functions inside
+    all of those. Not hot: feature extractors, processors, tokenizers, collators, pipelines
+    and pipeline stages (by class or base name, unless the class is a module).
 
     It fires only when the receiver is known to be a tensor (a `torch.Tensor` parameter,
     the result of a torch operation) and is not known to live on the CPU. Tensors built
-    without a device (`torch.tensor(lengths)`), results of `.cpu()`, names ending in `_cpu`
-    and names listed in `cpu-names` are on the CPU: reading them is free. Known-cold places
-    stay quiet: `__init__`, weight loading, tests, `if __name__ == "__main__":`, `raise` and
-    `except` blocks, and logging guarded by an interval (`if step % 100 == 0:`).
+    without a device (`torch.tensor(lengths)`), results of `.cpu()`, names ending in `_cpu`,
+    image-grid metadata (`grid_thw`, `tgt_sizes`: processors build them on the CPU) and names
+    listed in `cpu-names` are on the CPU: reading them is free. Known-cold places stay quiet:
+    `__init__`, weight loading and saving, tests, `if __name__ == "__main__":`, `raise` and
+    `except` blocks, and logging or checks guarded by an interval or a debug flag
+    (`if step % 100 == 0:`, `if self.verbose:`); a `# viewlint: hot` marker overrides a cold name.
 
     ## Why it matters
     Reading a device tensor's value on the host waits for every kernel queued before it:

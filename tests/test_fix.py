@@ -558,8 +558,6 @@ def test_unified_diff_marks_a_missing_final_newline():
     assert diff.endswith("-b = 2\n\\ No newline at end of file\n+b = 3\n\\ No newline at end of file\n")
 
 
-@pytest.mark.xfail(strict=True, reason="VL201 builds edit text with facts.module.code_for_node, which drops block "
-                   "indentation of continuation lines; rules should use facts.source(node)")
 def test_multiline_edit_keeps_block_indentation():
     source = (
         "import torch\n"

@@ -253,7 +253,7 @@ FLAG_PREFIXES = ("use_", "has_", "is_", "enable_", "disable_", "with_", "apply_"
 # Image/video grid metadata (`grid_thw`, `tgt_sizes`): tiny integer tensors that processors build on the CPU and
 # that sglang and diffusers keep there (transformers moves them to the device): their device is not knowable from
 # the function, so they count as host-side and the sync rules stay quiet on them.
-GRID_METADATA_NAMES = ("*grid_thw*", "*grid_hw*", "*grid_sizes*", "*tgt_sizes*", "spatial_shapes", "image_sizes")
+GRID_METADATA_NAMES = ("*grid_thw*", "*grid_hw*", "*grid_sizes*", "*tgt_sizes*", "*target_sizes*", "spatial_shapes", "image_sizes")
 
 
 def looks_cpu_name(name: str) -> bool:
