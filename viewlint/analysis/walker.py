@@ -885,10 +885,25 @@ class Facts:
             # Only containers have these: any self-held or module-level receiver is long-lived.
             if name.startswith("self.") or (name in self.index.module_names and not self._is_local(name)):
                 return True
-        if sem.looks_long_lived(name.split(".")[-1], self.settings.long_lived_names):
+        last = name.split(".")[-1]
+        if sem.looks_long_lived(last, self.settings.long_lived_names):
+            # A parameter named `cache` belongs to the caller, who decides how long it lives (HF's
+            # `cache.update(k, v)` concatenates copies); a configured `long-lived-names` entry still counts.
+            configured = any(last.lower() == extra.lower() for extra in self.settings.long_lived_names)
+            if "." not in name and not configured and self._is_parameter(name):
+                return False
             # A receiver named like a cache/pool/store/registry keeps what it is given,
             # unless it is a container built in this function (it dies with the function).
             return not self._is_local_container(name)
+        return False
+
+    def _is_parameter(self, name: str) -> bool:
+        """`name` is a parameter of the innermost enclosing function."""
+        for context in reversed(self._contexts):
+            if context.kind == "function" and isinstance(context.node, cst.FunctionDef):
+                params = context.node.params
+                every = [*params.posonly_params, *params.params, *params.kwonly_params]
+                return any(p.name.value == name for p in every)
         return False
 
     def _is_local_container(self, name: str) -> bool:
