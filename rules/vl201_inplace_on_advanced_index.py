@@ -7,7 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from viewlint.analysis import semantics
-from viewlint.analysis.temporaries import TemporaryTracker, inplace_chain_receiver
+from viewlint.analysis.temporaries import TemporaryTracker, TracksTemporaries, inplace_chain_receiver
 from viewlint.analysis.values import IndexKind
 from viewlint.analysis.walker import ADVANCED_INDEX
 from viewlint.diagnostics import Applicability
@@ -19,7 +19,7 @@ _AUGMENTED = {"add_": "+=", "sub_": "-=", "mul_": "*=", "div_": "/="}
 _VIEW_ATTRIBUTES = semantics.VIEW_ATTRIBUTES | semantics.AMBIGUOUS_VIEW_ATTRIBUTES
 
 
-class InplaceOnAdvancedIndex(Rule):
+class InplaceOnAdvancedIndex(TracksTemporaries, Rule):
     """
     ## What it does
     Flags an in-place method called on the result of advanced indexing, such as
@@ -64,28 +64,6 @@ class InplaceOnAdvancedIndex(Rule):
     def __init__(self, facts, options) -> None:  # type: ignore[no-untyped-def]
         super().__init__(facts, options)
         self.temporaries = TemporaryTracker()
-
-    # The tracker follows functions, blocks and plain bindings to answer "is this name dead?".
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.temporaries.enter_function(node)
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.temporaries.leave_function(node)
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self.temporaries.enter_block(node)
-
-    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self.temporaries.leave_block(node)
-
-    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
-        self.temporaries.enter_block(node)
-
-    def leave_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
-        self.temporaries.leave_block(node)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        self.temporaries.bind(node)
 
     def visit_Expr(self, node: cst.Expr) -> None:
         call = node.value

@@ -7,12 +7,12 @@ from typing import Optional
 import libcst as cst
 
 from viewlint.analysis import semantics
-from viewlint.analysis.temporaries import TemporaryTracker, inplace_chain_receiver
+from viewlint.analysis.temporaries import TemporaryTracker, TracksTemporaries, inplace_chain_receiver
 from viewlint.analysis.values import Value
 from viewlint.rule import Rule
 
 
-class InplaceOnMaybeCopy(Rule):
+class InplaceOnMaybeCopy(TracksTemporaries, Rule):
     """
     ## What it does
     Flags an in-place write on the result of `reshape`, `flatten`, `contiguous`, `to`,
@@ -57,26 +57,8 @@ class InplaceOnMaybeCopy(Rule):
         # id(Assign) -> (name of the converted tensor, conversion text) for `y = x.float()` bindings.
         self._conversions: dict[int, tuple[str, str]] = {}
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.temporaries.enter_function(node)
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.temporaries.leave_function(node)
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self.temporaries.enter_block(node)
-
-    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self.temporaries.leave_block(node)
-
-    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
-        self.temporaries.enter_block(node)
-
-    def leave_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
-        self.temporaries.leave_block(node)
-
     def visit_Assign(self, node: cst.Assign) -> None:
-        self.temporaries.bind(node)
+        super().visit_Assign(node)
         conversion = self._maybe_copy(node.value)
         if conversion is not None:
             self._conversions[id(node)] = conversion

@@ -190,3 +190,33 @@ class TemporaryTracker:
             if nested or in_loop or order > after:
                 return False
         return True
+
+
+class TracksTemporaries:
+    """Mixin for rules that ask "is this local dead?": feeds a TemporaryTracker from the walk.
+
+    Rules that define their own ``visit_Assign`` call ``super().visit_Assign(node)`` first.
+    """
+
+    temporaries: TemporaryTracker
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.temporaries.enter_function(node)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.temporaries.leave_function(node)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.temporaries.enter_block(node)
+
+    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.temporaries.leave_block(node)
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self.temporaries.enter_block(node)
+
+    def leave_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self.temporaries.leave_block(node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self.temporaries.bind(node)
