@@ -6,7 +6,7 @@ from typing import Any, Optional
 
 import libcst as cst
 
-from viewlint.analysis import semantics
+from viewlint.analysis import features, semantics
 
 from viewlint.analysis.values import Value
 from viewlint.analysis.walker import Facts
@@ -65,11 +65,10 @@ class ViewStoredInLongLivedContainer(Rule):
     name = "view-stored-in-long-lived-container"
     summary = "A view of part of a tensor stored in a long-lived container pins the whole base storage"
     fix_applicability = Applicability.UNSAFE
-    triggers = semantics.RETENTION_TRIGGERS
 
     @classmethod
-    def index_triggers(cls, index: Any, settings: Any) -> tuple[str, ...]:
-        return semantics.retention_index_triggers(index, settings)
+    def prefilter_needs(cls, index: Any, settings: Any) -> features.Needs:
+        return ((features.flag("retains"),), (features.flag("cached-def"),))
 
     def __init__(self, facts: Facts, options: dict[str, Any]) -> None:
         super().__init__(facts, options)

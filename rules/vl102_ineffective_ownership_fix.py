@@ -6,7 +6,7 @@ from typing import Any, Optional
 
 import libcst as cst
 
-from viewlint.analysis import semantics
+from viewlint.analysis import features, semantics
 from viewlint.analysis.values import Value
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
@@ -51,11 +51,10 @@ class IneffectiveOwnershipFix(Rule):
     name = "ineffective-ownership-fix"
     summary = "`.contiguous()`/`.reshape()`/`.to()` of a view may return the same storage: store `.clone()`"
     fix_applicability = Applicability.UNSAFE
-    triggers = semantics.RETENTION_TRIGGERS
 
     @classmethod
-    def index_triggers(cls, index: Any, settings: Any) -> tuple[str, ...]:
-        return semantics.retention_index_triggers(index, settings)
+    def prefilter_needs(cls, index: Any, settings: Any) -> features.Needs:
+        return ((features.flag("retains"),), (("call", "save"),))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._check(node)

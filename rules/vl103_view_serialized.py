@@ -6,6 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
+from viewlint.analysis import features
 from viewlint.analysis.values import Value
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
@@ -50,7 +51,10 @@ class ViewSerialized(Rule):
     name = "view-serialized"
     summary = "`torch.save` of a view (or of a container of views) writes the whole base storage"
     fix_applicability = Applicability.UNSAFE
-    triggers = ("save",)
+
+    @classmethod
+    def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
+        return features.calls("save")
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.facts

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Any, Optional
 
 import libcst as cst
 
-from viewlint.analysis import semantics
+from viewlint.analysis import features, semantics
 from viewlint.analysis.module_index import dotted_name
 from viewlint.analysis.walker import Facts
 from viewlint.rule import Rule
@@ -15,7 +16,8 @@ from viewlint.rule import Rule
 _BUDGET_WORDS = ("size", "bytes", "budget", "usage", "used", "mem", "capacity", "allocated")
 # Any of these in a class means it already measures storages or copies what it admits.
 _STORAGE_AWARE = ("untyped_storage", "storage()", ".clone(")
-_EMPTY = cst.Module(body=[])
+# Tensor attributes and methods without which no expression is a payload size.
+_SIZE_WORDS = ("nbytes", "element_size", "itemsize")  # `numel()` alone is no byte count
 
 
 def _is_method_call(node: cst.BaseExpression, names: tuple[str, ...]) -> bool:
@@ -56,40 +58,67 @@ def _payload_size_expression(node: cst.BaseExpression) -> bool:
     return finder.found
 
 
-class _HelperFinder(cst.CSTVisitor):
-    """Names of same-module functions and methods that return a payload size (`_get_tensor_size`)."""
+def _ast_payload_size(node: ast.AST) -> bool:
+    """`_PayloadSizeFinder` on Python's `ast`: `t.numel() * t.element_size()`, `.itemsize`, `t.nbytes`."""
+    numel = element_size = nbytes = False
+    called: set[int] = set()
+    for child in features.preorder(node):
+        kind = type(child)
+        if kind is ast.Call:
+            called.add(id(child.func))
+            if type(child.func) is ast.Attribute:
+                numel = numel or child.func.attr in ("numel", "nelement")
+                element_size = element_size or child.func.attr == "element_size"
+        elif kind is ast.Attribute:
+            nbytes = nbytes or (child.attr == "nbytes" and id(child) not in called)
+            element_size = element_size or child.attr == "itemsize"
+    return (numel and element_size) or nbytes
 
-    def __init__(self) -> None:
+
+class _HelperFinder(ast.NodeVisitor):
+    """Names of same-module functions and methods that return a payload size (`_get_tensor_size`).
+
+    Reads the module's full `ast` (not the prefiltered text), so both lint paths see the same helpers.
+    """
+
+    def __init__(self, source: str) -> None:
         self.functions: set[str] = set()
         self.methods: set[str] = set()
-        self._returns: list[tuple[str, bool, cst.BaseExpression]] = []
+        self._returns: list[tuple[str, bool, ast.expr]] = []
         self._stack: list[tuple[str, bool]] = []
         self._in_class = 0
         # Functions that measure storages (or sit inside one that does): never payload-size helpers.
         self._aware: set[str] = set()
         self._aware_depth = 0
+        self._lines = source.splitlines()
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self._in_class += 1
-
-    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self.generic_visit(node)
         self._in_class -= 1
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._stack.append((node.name.value, self._in_class > 0))
-        if self._aware_depth or any(marker in _EMPTY.code_for_node(node) for marker in _STORAGE_AWARE[:2]):
-            self._aware.add(node.name.value)
-            self._aware_depth += 1
+    def _text(self, node: ast.AST) -> str:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])  # type: ignore[attr-defined]
+        return "\n".join(self._lines[first - 1:node.end_lineno])  # type: ignore[attr-defined]
 
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._stack.append((node.name, self._in_class > 0))
+        aware = bool(self._aware_depth) or any(marker in self._text(node) for marker in _STORAGE_AWARE[:2])
+        if aware:
+            self._aware.add(node.name)
+            self._aware_depth += 1
+        self.generic_visit(node)
         self._stack.pop()
-        if self._aware_depth and node.name.value in self._aware:
+        if aware:
             self._aware_depth -= 1
 
-    def visit_Return(self, node: cst.Return) -> None:
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_Return(self, node: ast.Return) -> None:
         if self._stack and node.value is not None:
             name, is_method = self._stack[-1]
             self._returns.append((name, is_method, node.value))
+        self.generic_visit(node)
 
     def resolve(self) -> None:
         """Helpers of helpers: repeat until nothing new is found."""
@@ -98,9 +127,19 @@ class _HelperFinder(cst.CSTVisitor):
             changed = False
             for name, is_method, value in self._returns:
                 target = self.methods if is_method else self.functions
-                if name not in target and name not in self._aware and self.is_size(value, {}):
+                if name not in target and name not in self._aware and self._returns_size(value):
                     target.add(name)
                     changed = True
+
+    def _returns_size(self, node: ast.expr) -> bool:
+        if _ast_payload_size(node):
+            return True
+        for child in features.preorder(node):
+            if type(child) is ast.Call:
+                callee = features.dotted(child.func) or ""
+                if callee in self.functions or (callee.startswith("self.") and callee[5:] in self.methods):
+                    return True
+        return False
 
     def is_size(self, node: cst.BaseExpression, sizes: dict[str, str]) -> bool:
         if isinstance(node, cst.Name) and node.value in sizes:
@@ -112,6 +151,18 @@ class _HelperFinder(cst.CSTVisitor):
             if callee in self.functions or (callee.startswith("self.") and callee[5:] in self.methods):
                 return True
         return any(isinstance(n, cst.Name) and n.value in sizes for n in _names(node))
+
+
+def _helpers(index: Any) -> _HelperFinder:
+    """The module's payload-size helpers, found once per module."""
+    found = index.memo.get("VL104.helpers")
+    if found is None:
+        found = _HelperFinder(index.source)
+        if index.tree is not None:
+            found.visit(index.tree)
+        found.resolve()
+        index.memo["VL104.helpers"] = found
+    return found
 
 
 class _Collector(cst.CSTVisitor):
@@ -159,6 +210,25 @@ class _ContainerStoreFinder(cst.CSTVisitor):
                 self.stores = True
 
 
+def _fills_own_containers(info: Any, index: Any) -> bool:
+    """A superset of `_is_tensor_store`, on the `ast`: a class with container attributes that
+    assigns into `self.<container>[...]` or calls a storing method on one."""
+    if not info.container_attributes:
+        return False
+    for nodes in index.class_member_nodes(info.name):
+        for node in nodes:
+            kind = type(node)
+            if kind is ast.Subscript and type(node.ctx) is ast.Store:
+                receiver = node.value
+            elif kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in semantics.STORING_METHODS:
+                receiver = node.func.value
+            else:
+                continue
+            if type(receiver) is ast.Attribute and receiver.attr in info.container_attributes:
+                return True
+    return False
+
+
 class PayloadSizeAccounting(Rule):
     """
     ## What it does
@@ -203,18 +273,31 @@ class PayloadSizeAccounting(Rule):
     code = "VL104"
     name = "payload-size-accounting"
     summary = "A cache budget counts `numel() * element_size()` / `.nbytes` while entries may pin whole storages"
-    triggers = ("numel", "nbytes", "element_size", "itemsize")
     trigger_scope = "class"  # the rule reads the whole class: its containers, its budget, its helpers
+
+    @classmethod
+    def prefilter_needs(cls, index: Any, settings: Any) -> features.Needs:
+        """In a class that fills its own containers (the whole class is kept): a size read
+        (`nbytes`, `element_size`, `itemsize`) or a call of one of the module's size helpers."""
+        source = getattr(index, "source", "")
+        if source and not any(word in source for word in _SIZE_WORDS):
+            return ()
+        stores = [info.name for info in getattr(index, "classes", {}).values() if _fills_own_containers(info, index)]
+        if not stores:
+            return ()  # no class here stores into its own containers: nothing to flag
+        helpers = _helpers(index)
+        atoms = [("attr", word) for word in _SIZE_WORDS] + [("call", name) for name in sorted(helpers.functions | helpers.methods)]
+        return tuple((features.flag(f"class:{name}"), atom) for name in stores for atom in atoms)
 
     def __init__(self, facts: Facts, options: dict[str, Any]) -> None:
         super().__init__(facts, options)
-        self._helpers = _HelperFinder()
         self._classes: list[Optional[str]] = []  # the enclosing class when it qualifies, else None
         self._sizes: list[dict[str, str]] = []  # per function: local name -> the size expression
 
-    def visit_Module(self, node: cst.Module) -> None:
-        node.visit(self._helpers)
-        self._helpers.resolve()
+    @property
+    def helpers(self) -> _HelperFinder:
+        """The module's payload-size helper functions and methods."""
+        return _helpers(self.facts.index)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(node.name.value if self._is_tensor_store(node) else None)
@@ -234,7 +317,7 @@ class PayloadSizeAccounting(Rule):
         sizes = self._sizes[-1]
         for target in node.targets:
             if isinstance(target.target, cst.Name):
-                if self._helpers.is_size(node.value, sizes):
+                if self.helpers.is_size(node.value, sizes):
                     sizes[target.target.value] = self.facts.short_source(node.value)
                 else:
                     sizes.pop(target.target.value, None)
@@ -248,7 +331,7 @@ class PayloadSizeAccounting(Rule):
         if not any(word in target[5:].lower() for word in _BUDGET_WORDS):
             return
         sizes = self._sizes[-1]
-        if not self._helpers.is_size(node.value, sizes):
+        if not self.helpers.is_size(node.value, sizes):
             return
         value = self.facts.short_source(node.value)
         origin = sizes.get(value, value) if isinstance(node.value, cst.Name) else value
@@ -268,9 +351,9 @@ class PayloadSizeAccounting(Rule):
         info = self.facts.index.classes.get(node.name.value)
         if info is None or not info.container_attributes:
             return False
-        text = self.facts.module.code_for_node(node)
-        if any(marker in text for marker in _STORAGE_AWARE):
-            return False
         finder = _ContainerStoreFinder(info.container_attributes)
         node.visit(finder)
-        return finder.stores
+        if not finder.stores:
+            return False
+        text = self.facts.module.code_for_node(node)
+        return not any(marker in text for marker in _STORAGE_AWARE)

@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from viewlint.analysis import semantics
+from viewlint.analysis import features, semantics
 from viewlint.analysis.temporaries import TemporaryTracker, TracksTemporaries, inplace_chain_receiver
 from viewlint.analysis.values import IndexKind
 from viewlint.analysis.walker import ADVANCED_INDEX
@@ -59,7 +59,10 @@ class InplaceOnAdvancedIndex(TracksTemporaries, Rule):
     name = "inplace-on-advanced-index"
     summary = "In-place write on an advanced-index result lands in a temporary copy"
     fix_applicability = Applicability.SAFE
-    triggers = ("_(",)
+
+    @classmethod
+    def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
+        return ((features.flag("inplace-on-subscript"),), (features.flag("inplace-on-name"), features.flag("advanced-subscript")))
 
     def __init__(self, facts, options) -> None:  # type: ignore[no-untyped-def]
         super().__init__(facts, options)

@@ -6,7 +6,7 @@ from typing import Optional, Union
 
 import libcst as cst
 
-from viewlint.analysis import semantics
+from viewlint.analysis import features, semantics
 from viewlint.analysis.values import IndexKind
 from viewlint.rule import Rule
 
@@ -47,7 +47,10 @@ class ChainedAssignThroughAdvancedIndex(Rule):
     name = "chained-assign-through-advanced-index"
     summary = "Assignment through `x[adv][...]` lands in a temporary copy"
     fix_applicability = None
-    triggers = ("][",)
+
+    @classmethod
+    def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
+        return ((features.flag("chained-subscript-store"),),)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:

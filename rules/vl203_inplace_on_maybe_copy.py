@@ -6,10 +6,13 @@ from typing import Optional
 
 import libcst as cst
 
-from viewlint.analysis import semantics
+from viewlint.analysis import features, semantics
 from viewlint.analysis.temporaries import TemporaryTracker, TracksTemporaries, inplace_chain_receiver
 from viewlint.analysis.values import Value
 from viewlint.rule import Rule
+
+# What `_maybe_copy` recognises: the methods, and `torch.reshape`/`torch.flatten`/`torch.ravel`.
+_MAYBE_COPY_CALLS = semantics.MAYBE_COPY_METHODS | {"reshape", "flatten", "ravel"}
 
 
 class InplaceOnMaybeCopy(TracksTemporaries, Rule):
@@ -49,7 +52,12 @@ class InplaceOnMaybeCopy(TracksTemporaries, Rule):
     name = "inplace-on-maybe-copy"
     summary = "In-place write on a `reshape/contiguous/to/float/...` result is lost when it copied"
     fix_applicability = None
-    triggers = ("_(",)
+
+    @classmethod
+    def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
+        return ((features.flag("inplace-on-call"),),) + tuple(
+            (features.flag("inplace-on-name"), ("call", m)) for m in sorted(_MAYBE_COPY_CALLS)
+        )
 
     def __init__(self, facts, options) -> None:  # type: ignore[no-untyped-def]
         super().__init__(facts, options)

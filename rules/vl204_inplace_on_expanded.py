@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from viewlint.analysis import semantics
+from viewlint.analysis import features, semantics
 from viewlint.rule import Rule
 
 # Masked and indexed fills on overlapping memory do not raise: PyTorch warns they are deprecated.
@@ -48,7 +48,10 @@ class InplaceOnExpanded(Rule):
     name = "inplace-on-expanded"
     summary = "In-place write on an `expand/expand_as/broadcast_to` view (overlapping memory)"
     fix_applicability = None
-    triggers = ("expand", "broadcast_to")
+
+    @classmethod
+    def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
+        return tuple((features.flag("inplace-call"), ("call", m)) for m in ("broadcast_to", "expand", "expand_as"))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import libcst as cst
 
-from viewlint.analysis import semantics
+from viewlint.analysis import features, semantics
 from viewlint.analysis.values import Kind
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
@@ -56,18 +54,18 @@ class DiscardedOutOfPlaceResult(Rule):
     name = "discarded-out-of-place-result"
     summary = "Out-of-place result thrown away where the in-place `_` twin was meant"
     fix_applicability = Applicability.UNSAFE
-    triggers = tuple(f"{name}(" for name in sorted(semantics.HAS_INPLACE_TWIN))
+
+    @classmethod
+    def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
+        return ((features.flag("twin-statement"),),)
 
     def __init__(self, facts, options) -> None:  # type: ignore[no-untyped-def]
         super().__init__(facts, options)
         self._expecting = 0  # depth of `with pytest.raises(...)` / `with profile(...)` blocks
-        self._defined: Optional[set[str]] = None
 
     def _defined_here(self, name: str) -> bool:
-        """A function or method this module defines under a twin's name is not the tensor method."""
-        if self._defined is None:
-            self._defined = {n.name.value for n in _function_defs(self.facts.module)}
-        return name in self._defined
+        """A function or method of this name is defined somewhere in the module (read from the full `ast`)."""
+        return name in self.facts.index.defined_functions
 
     def visit_With(self, node: cst.With) -> None:
         if self._is_expecting(node):
@@ -136,14 +134,3 @@ class DiscardedOutOfPlaceResult(Rule):
         if isinstance(head, cst.Name) and head.value in self.facts.index.aliases and head.value != "self":
             return False  # `module.index_add(...)`: a function of an imported module
         return True
-
-
-def _function_defs(module: cst.Module) -> list[cst.FunctionDef]:
-    found: list[cst.FunctionDef] = []
-
-    class _Collector(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            found.append(node)
-
-    module.visit(_Collector())
-    return found

@@ -6,6 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
+from viewlint.analysis import features
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 
@@ -52,7 +53,10 @@ class RedundantContiguous(Rule):
     name = "redundant-contiguous"
     summary = "`.contiguous()` on a tensor that is already contiguous, or after `.clone()`"
     fix_applicability = Applicability.SAFE
-    triggers = (".contiguous(",)
+
+    @classmethod
+    def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
+        return features.calls("contiguous")
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import libcst as cst
 
-from viewlint.analysis import semantics
+from viewlint.analysis import features, semantics
 from viewlint.analysis.module_index import dotted_name
 from viewlint.rule import Rule
 
@@ -67,11 +67,17 @@ class PerCallWeightCopy(Rule):
     code = "VL302"
     name = "per-call-weight-copy"
     summary = "A parameter is transposed+copied or cast on every forward call: compute it once"
-    triggers = (".contiguous(", ".float(", ".half(", ".bfloat16(", ".double(", ".to(")
     # Casts are opt-in: models often keep such parameters in the target dtype already
     # (`_keep_in_fp32_modules`), which makes `.float()` a no-op the analysis cannot see.
     options = {"casts": False}
     hot_path_only = True
+
+    @classmethod
+    def prefilter_needs(cls, index: Any, settings: Any) -> features.Needs:
+        transposed = ((features.flag("transposed-contiguous"),),)
+        if settings.options_for(cls.code).get("casts", cls.options["casts"]):
+            return transposed + features.calls("float", "half", "bfloat16", "double", "to")
+        return transposed
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.facts

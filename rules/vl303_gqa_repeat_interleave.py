@@ -6,6 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
+from viewlint.analysis import features
 from viewlint.rule import Rule
 
 SDPA = "torch.nn.functional.scaled_dot_product_attention"
@@ -59,7 +60,10 @@ class GqaRepeatInterleave(Rule):
     code = "VL303"
     name = "gqa-repeat-interleave"
     summary = "K/V heads repeated before scaled_dot_product_attention: `enable_gqa=True` needs no copy"
-    triggers = ("scaled_dot_product_attention",)
+
+    @classmethod
+    def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
+        return features.calls("scaled_dot_product_attention")
 
     def __init__(self, facts, options) -> None:  # type: ignore[no-untyped-def]
         super().__init__(facts, options)

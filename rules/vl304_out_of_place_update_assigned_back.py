@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from viewlint.analysis import semantics
+from viewlint.analysis import features, semantics
 from viewlint.analysis.module_index import dotted_name
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
@@ -54,7 +54,10 @@ class OutOfPlaceUpdateAssignedBack(Rule):
     name = "out-of-place-update-assigned-back"
     summary = "`buf = buf.index_copy(…)` copies the whole buffer: use the in-place `_` form"
     fix_applicability = Applicability.UNSAFE
-    triggers = ("index_copy(", "index_put(", "index_fill(", "index_add(", "scatter", "masked_fill(", "masked_scatter(")
+
+    @classmethod
+    def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
+        return ((features.flag("update-assigned"),),)
 
     def __init__(self, facts, options) -> None:  # type: ignore[no-untyped-def]
         super().__init__(facts, options)

@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from viewlint.analysis import semantics
+from viewlint.analysis import features, semantics
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 
@@ -68,7 +68,10 @@ class DoubleConversion(Rule):
     name = "double-conversion"
     summary = "`x.cuda().half()`: a device temporary in the old dtype; `.to(device=…, dtype=…)` converts once"
     fix_applicability = Applicability.SAFE
-    triggers = (".cuda(", ".to(")
+
+    @classmethod
+    def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
+        return ((features.flag("conversion-chain"),),)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

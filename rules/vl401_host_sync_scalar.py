@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from viewlint.analysis import semantics
+from viewlint.analysis import features, semantics
 from viewlint.rule import Rule
 
 
@@ -54,8 +54,11 @@ class HostSyncScalar(Rule):
     code = "VL401"
     name = "host-sync-scalar"
     summary = "`.item()`/`.tolist()`/`int(t)` on a device tensor in a hot path waits for the GPU"
-    triggers = (".item(", ".tolist(", "int(", "float(", "bool(", "complex(")
     hot_path_only = True
+
+    @classmethod
+    def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
+        return features.calls("item", "tolist", "int", "float", "bool", "complex")
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from viewlint.analysis import features
 from viewlint.rule import Rule
 
 
@@ -38,8 +39,11 @@ class HostSyncTransfer(Rule):
     code = "VL402"
     name = "host-sync-transfer"
     summary = "`.cpu()`/`.to(\"cpu\")` of a device tensor in a hot path blocks until the GPU is done"
-    triggers = (".cpu(", ".to(", ".numpy(")
     hot_path_only = True
+
+    @classmethod
+    def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
+        return features.calls("cpu") + ((features.flag("to-cpu"),), (features.flag("numpy-force"),))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

@@ -6,6 +6,7 @@ from typing import Any, Optional
 
 import libcst as cst
 
+from viewlint.analysis import features
 from viewlint.rule import Rule
 
 
@@ -43,8 +44,11 @@ class HostSyncTruthiness(Rule):
     code = "VL403"
     name = "host-sync-truthiness"
     summary = "A device tensor used as a Python truth value in a hot path waits for the GPU"
-    triggers = ("if ", "while ", "assert ", " and ", " or ", "not ")
     hot_path_only = True
+
+    @classmethod
+    def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
+        return ((features.flag("truth-test"),),)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

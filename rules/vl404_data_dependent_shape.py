@@ -6,7 +6,7 @@ from typing import Any
 
 import libcst as cst
 
-from viewlint.analysis import semantics
+from viewlint.analysis import features, semantics
 from viewlint.analysis.module_index import dotted_name
 from viewlint.rule import Rule
 
@@ -45,8 +45,13 @@ class DataDependentShape(Rule):
     code = "VL404"
     name = "data-dependent-shape"
     summary = "An output size that depends on tensor values (`nonzero`, `x[mask]`) needs a host sync"
-    triggers = ("nonzero", "argwhere", "where(", "masked_select", "unique", "[")
     hot_path_only = True
+
+    @classmethod
+    def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
+        return features.calls("nonzero", "argwhere", "where", "masked_select", "unique", "unique_consecutive") + (
+            (features.flag("advanced-subscript"),),
+        )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -7,8 +7,10 @@ import re
 import pytest
 
 import viewlint.registry as registry
+from viewlint.analysis.module_index import ModuleIndex
 from viewlint.diagnostics import RESERVED_CODES, Applicability
 from viewlint.rule import Rule
+from viewlint.settings import Settings
 
 CODE = re.compile(r"^VL\d{3}$")
 NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -72,7 +74,10 @@ def test_each_rule_has_name_summary_and_documentation(code: str) -> None:
     assert "```python" in doc.split("## Example\n", 1)[1], f"{code}: the example needs a code block"
     assert isinstance(rule.default_enabled, bool)
     assert rule.fix_applicability is None or isinstance(rule.fix_applicability, Applicability)
-    assert all(isinstance(trigger, str) and trigger for trigger in rule.triggers)
+    needs = rule.prefilter_needs(ModuleIndex(), Settings())
+    assert needs is None or (isinstance(needs, tuple) and all(
+        conjunction and all(kind in ("call", "attr", "flag") and value for kind, value in conjunction) for conjunction in needs
+    )), f"{code}: malformed prefilter needs {needs!r}"
     assert all(isinstance(name, str) for name in rule.options)
 
 

@@ -148,7 +148,7 @@ def lint_text(text: str, display: str, settings: Settings, relative: Optional[st
     try:
         facts = Facts(module, settings, index)
         rules = [cls(facts, settings.options_for(cls.code)) for cls in rule_classes]
-        module.visit(Walker(facts, rules))
+        Walker(facts, rules).walk(module)
     except RecursionError:
         return [_reserved(display, INTERNAL_ERROR, "internal error: code nested too deeply to analyse")]
     except Exception as error:

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import ast
 import fnmatch
-import functools
 import re
 from typing import Any, Optional, Sequence
 
-from viewlint.analysis.walker import HOT_CALL_NAMES, HOT_FUNCTION_NAMES, HOT_MARKER
+from viewlint.analysis import features
+from viewlint.analysis.features import Needs
+from viewlint.analysis.walker import HOT_CALL_NAMES, HOT_FUNCTION_NAMES, HOT_MARKER, SETUP_FUNCTION_NAMES
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.settings import Settings
 
@@ -65,22 +66,35 @@ def _is_hot_def(node: ast.AST, globs: Sequence[str]) -> bool:
     return False
 
 
-def _rule_triggers(rule: type, index: ModuleIndex, settings: Settings) -> tuple[str, ...]:
-    """A rule's triggers, plus module-specific ones and local aliases of triggering names
-    (`from torch.nn.functional import scaled_dot_product_attention as sdpa` makes `sdpa` a trigger)."""
-    triggers = tuple(rule.triggers) + tuple(rule.index_triggers(index, settings))
-    cores = [t.strip(".([] ") for t in rule.triggers if not t.startswith("re:")]
-    aliases = tuple(
-        local for local, target in index.aliases.items()
-        if local != target.split(".")[-1] and any(core and core in target.rsplit(".", 1)[-1] for core in cores)
-    )
-    # "re:" marks a regular expression (compiled once per process); other triggers are plain substrings.
-    return tuple(_compiled(t) if t.startswith("re:") else t for t in triggers + aliases)
+def _is_setup_function(node: ast.stmt, nodes: list[ast.AST]) -> bool:
+    """A setup method (`__init__`, `_init_*`, ...) with no nested function: the walker's `in_setup_function` all through."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    if not any(fnmatch.fnmatchcase(node.name, glob) for glob in SETUP_FUNCTION_NAMES):
+        return False
+    return sum(1 for n in nodes if type(n) is ast.FunctionDef or type(n) is ast.AsyncFunctionDef) == 1
 
 
-@functools.lru_cache(maxsize=None)
-def _compiled(trigger: str) -> "re.Pattern[str]":
-    return re.compile(trigger[3:])
+def rule_needs(rule: type, index: ModuleIndex, settings: Settings) -> Optional[Needs]:
+    """A rule's needs for this module, with calls through local aliases added
+    (`from torch.nn.functional import scaled_dot_product_attention as sdpa` makes `sdpa(...)` count)."""
+    needs = rule.prefilter_needs(index, settings)
+    if needs is None:
+        return None
+    by_last: dict[str, list[str]] = {}
+    for local, target in index.aliases.items():
+        last = target.rsplit(".", 1)[-1]
+        if local != last:
+            by_last.setdefault(last, []).append(local)
+    if not by_last:
+        return needs
+    extra = []
+    for conjunction in needs:
+        for i, (kind, value) in enumerate(conjunction):
+            if kind == "call":
+                for local in by_last.get(value, ()):
+                    extra.append(conjunction[:i] + (("call", local),) + conjunction[i + 1:])
+    return needs + tuple(extra)
 
 
 class _Segment:
@@ -105,68 +119,87 @@ def _is_small_definition(node: ast.stmt) -> bool:
 def reduce_source(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: Settings,
                   index: ModuleIndex) -> Optional[str]:
     """The source with every segment no enabled rule can fire in blanked, or None if none is left."""
-    if any(not r.triggers for r in rule_classes):
-        return text  # a rule without triggers can fire anywhere
-    lines = split_lines(text)
+    all_needs = [(r, rule_needs(r, index, settings)) for r in rule_classes]
+    if any(needs is None for _, needs in all_needs):
+        return text  # a rule without needs can fire anywhere
     globs = tuple(settings.hot_functions)
-    plain = [_rule_triggers(r, index, settings) for r in rule_classes if not r.hot_path_only and r.trigger_scope != "class"]
-    whole_class = [_rule_triggers(r, index, settings) for r in rule_classes if r.trigger_scope == "class"]
-    hot_only = [_rule_triggers(r, index, settings) for r in rule_classes if r.hot_path_only]
+    plain = tuple(c for r, n in all_needs if not r.hot_path_only and r.trigger_scope != "class" for c in n)  # type: ignore[union-attr]
+    whole_class = tuple(c for r, n in all_needs if r.trigger_scope == "class" for c in n)  # type: ignore[union-attr]
+    hot_only = tuple(c for r, n in all_needs if r.hot_path_only for c in n)  # type: ignore[union-attr]
+    retention = features.RetentionContext(index, settings.long_lived_names)
+    segment_nodes = index.segment_nodes
+    lines: Optional[list[tuple[str, str]]] = None
+
+    def nodes_of(node: ast.stmt) -> list[ast.AST]:
+        found = segment_nodes.get(id(node))
+        return found if found is not None else features.preorder(node)
+
+    def features_of(node: ast.stmt) -> features.Features:
+        nodes = nodes_of(node)
+        found = features.collect(nodes, retention)
+        if "retains" in found.flags and _is_setup_function(node, nodes):
+            found.flags.discard("retains")  # what `__init__` stores into `self` is the object's layout
+        return found
 
     def segment_text(first: int, last: int) -> str:
-        return "\n".join(content for content, _ in lines[first - 1:last])
+        return "\n".join(content for content, _ in lines[first - 1:last])  # type: ignore[index]
 
-    def holds(body: str, groups: list[tuple[Any, ...]]) -> bool:
-        return any(any(t.search(body) if isinstance(t, re.Pattern) else t in body for t in triggers) for triggers in groups)
-
-    def relevant(segment: _Segment) -> bool:
-        body = segment_text(segment.first, segment.last)
-        if holds(body, plain) or holds(body, whole_class):
+    def relevant(segment: _Segment, found: features.Features) -> bool:
+        nonlocal lines
+        if found.satisfies(plain) or found.satisfies(whole_class):
             return True
-        if hot_only and holds(body, hot_only):
+        if hot_only and found.satisfies(hot_only):
+            if any(_is_hot_def(n, globs) for n in nodes_of(segment.node)):
+                return True
             # A `# viewlint: hot` marker may sit on the comment lines just above the segment.
+            if lines is None:
+                lines = split_lines(text)
             above = segment.first - 1
             while above >= 1 and lines[above - 1][0].lstrip().startswith("#"):
                 above -= 1
-            marked = bool(HOT_MARKER.search(segment_text(above + 1, segment.last)))
-            return marked or any(_is_hot_def(n, globs) for n in ast.walk(segment.node))
+            return bool(HOT_MARKER.search(segment_text(above + 1, segment.last)))
         return False
 
-    keep = bytearray(len(lines) + 2)  # 1 = keep this row
+    keep: list[tuple[int, int]] = []  # row ranges to keep
     kept_any = False
     small: list[_Segment] = []
     for statement in tree.body:
         if isinstance(statement, ast.ClassDef):
             members = [_Segment(m, _is_small_definition(m)) for m in statement.body]
-            whole = bool(whole_class) and holds(segment_text(_first_line(statement), statement.end_lineno or statement.lineno), whole_class)
-            chosen = members if whole else [m for m in members if relevant(m)]
+            found_in = [features_of(m.node) for m in members]
+            whole = False
+            if whole_class:
+                union = features.Features()
+                union.flags.add(f"class:{statement.name}")  # for needs that name a class
+                for found in found_in:
+                    union.update(found)
+                whole = union.satisfies(whole_class)
+            chosen = {id(m) for m, found in zip(members, found_in) if whole or relevant(m, found)}
             if not chosen:
                 continue
             kept_any = True
             header_last = members[0].first - 1 if members and members[0].first > statement.lineno else statement.lineno
-            for row in range(_first_line(statement), header_last + 1):
-                keep[row] = 1
-            for member in members:
-                if member in chosen or member.small:
-                    for row in range(member.first, member.last + 1):
-                        keep[row] = 1
+            keep.append((_first_line(statement), header_last))
+            keep.extend((m.first, m.last) for m in members if id(m) in chosen or m.small)
             continue
         segment = _Segment(statement, _is_small_definition(statement))
+        relevant_here = relevant(segment, features_of(statement))
         if segment.small:
             small.append(segment)
-            if relevant(segment):
-                kept_any = True
-        elif relevant(segment):
+            kept_any = kept_any or relevant_here
+        elif relevant_here:
             kept_any = True
-            for row in range(segment.first, segment.last + 1):
-                keep[row] = 1
+            keep.append((segment.first, segment.last))
     if not kept_any:
         return None
-    for segment in small:
-        for row in range(segment.first, segment.last + 1):
-            keep[row] = 1
+    keep.extend((segment.first, segment.last) for segment in small)
+    if lines is None:
+        lines = split_lines(text)
+    rows = bytearray(len(lines) + 2)  # 1 = keep this row
+    for first, last in keep:
+        rows[first:last + 1] = b"\x01" * (last + 1 - first)
     # Comment-only lines never change the parse; keeping them keeps `# viewlint: hot` markers above a def.
-    for row, (content, _) in enumerate(lines, start=1):
-        if content.lstrip().startswith("#"):
-            keep[row] = 1
-    return "".join(content + ending if keep[row] else ending for row, (content, ending) in enumerate(lines, start=1))
+    return "".join(
+        content + ending if rows[row] or content.lstrip().startswith("#") else ending
+        for row, (content, ending) in enumerate(lines, start=1)
+    )

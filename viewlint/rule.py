@@ -18,6 +18,7 @@ import libcst as cst
 from viewlint.diagnostics import Applicability
 
 if TYPE_CHECKING:
+    from viewlint.analysis.features import Needs
     from viewlint.analysis.walker import Facts
 
 _SECTION = re.compile(r"^## ", re.M)
@@ -32,21 +33,24 @@ class Rule:
     default_enabled: ClassVar[bool] = True
     # None when the rule offers no edit; the fix message still shows in the finding.
     fix_applicability: ClassVar[Optional[Applicability]] = None
-    # Substrings one of which must appear in a segment (a top-level statement or a member of a
-    # top-level class) for the rule to be able to fire there; the engine does not parse segments
-    # no enabled rule can fire in (viewlint.prefilter). Empty: the rule can fire anywhere.
-    triggers: ClassVar[tuple[str, ...]] = ()
     # True for rules that only fire inside hot paths (forward, __call__, compiled or marked code):
     # segments without a hot function or a `# viewlint: hot` marker are skipped for them.
     hot_path_only: ClassVar[bool] = False
-    # "class": a trigger anywhere in a top-level class keeps the whole class (for rules that read
-    # a class as a whole); "segment": only the members that hold a trigger are kept.
+    # "class": needs met anywhere in a top-level class keep the whole class (for rules that read
+    # a class as a whole); "segment": only the members that meet them are kept.
     trigger_scope: ClassVar[str] = "segment"
 
     @classmethod
-    def index_triggers(cls, index: Any, settings: Any) -> tuple[str, ...]:
-        """Module-specific triggers, from the module index and settings (e.g. functions that retain an argument)."""
-        return ()
+    def prefilter_needs(cls, index: Any, settings: Any) -> Optional["Needs"]:
+        """What a segment (a top-level statement or class member) must contain for this rule to fire in it.
+
+        Any one of the returned conjunctions of `viewlint.analysis.features` atoms must hold;
+        the engine does not parse segments no enabled rule can fire in (viewlint.prefilter).
+        None (the default): the rule can fire anywhere. Needs must be a superset of where the
+        rule fires: `tests/test_prefilter.py` compares both paths.
+        """
+        return None
+
     # Per-rule options, read from [tool.viewlint.rules.<CODE>]: name -> default value.
     options: ClassVar[dict[str, Any]] = {}
 

@@ -10,6 +10,7 @@ from typing import Optional
 import libcst as cst
 
 from viewlint.analysis import semantics
+from viewlint.analysis.features import callee_name, preorder
 
 
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
@@ -64,6 +65,20 @@ class ModuleIndex:
     # Module-level functions that repeat the heads of their first argument (HF's `repeat_kv`:
     # `expand(...)` then `reshape(...)`, or `repeat_interleave`): their result is a full copy.
     head_repeat_functions: set[str] = field(default_factory=set)
+    # Names of every function defined anywhere in the module (a call to one is not a tensor method).
+    defined_functions: set[str] = field(default_factory=set)
+    # The preorder node list of each top-level statement and top-level class member, by id():
+    # walked once here and reused by the prefilter.
+    segment_nodes: dict[int, list[ast.AST]] = field(default_factory=dict, repr=False, compare=False)
+    source: str = field(default="", repr=False, compare=False)  # the module's text
+    tree: Optional[ast.Module] = field(default=None, repr=False, compare=False)  # and its full `ast`
+    # Facts a rule derives from the tree once per module (keyed "<CODE>.<what>").
+    memo: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
+    # Class name -> the preorder node lists of its members (every class of that name).
+    class_segments: dict[str, list[list[ast.AST]]] = field(default_factory=dict, repr=False, compare=False)
+
+    def class_member_nodes(self, name: str) -> list[list[ast.AST]]:
+        return self.class_segments.get(name, [])
 
     def qualify(self, node: cst.BaseExpression) -> Optional[str]:
         """The fully qualified name of `node` through import aliases (`F.pad` -> `torch.nn.functional.pad`)."""
@@ -151,7 +166,7 @@ def _scan_imports(body: list[ast.stmt], index: "ModuleIndex") -> None:
             _scan_imports(stmt.body, index)
 
 
-class _RetentionScanner(ast.NodeVisitor):
+class _RetentionScanner:
     """Finds which parameters a function stores into a long-lived place (self containers, module containers)."""
 
     def __init__(self, params: list[str], index: "ModuleIndex", class_info: Optional["ClassInfo"]) -> None:
@@ -184,7 +199,21 @@ class _RetentionScanner(ast.NodeVisitor):
             return name[5:] in self.class_info.container_attributes
         return name in self.index.module_containers
 
-    def visit_Assign(self, node: ast.Assign) -> None:
+    def scan(self, nodes: list[ast.AST]) -> None:
+        """Read a function body's nodes in preorder (assignments before what they contain)."""
+        for node in nodes:
+            kind = type(node)
+            if kind is ast.Assign:
+                self._assign(node)  # type: ignore[arg-type]
+            elif kind is ast.Call:
+                func = node.func  # type: ignore[attr-defined]
+                if type(func) is ast.Attribute and func.attr in semantics.STORING_METHODS and self._long_lived_container(func.value):
+                    for arg in [*node.args, *(k.value for k in node.keywords)]:  # type: ignore[attr-defined]
+                        found = self._param_in(arg)
+                        if found:
+                            self.retained.add(found)
+
+    def _assign(self, node: ast.Assign) -> None:
         for target in node.targets:
             if isinstance(target, ast.Subscript) and self._long_lived_container(target.value):
                 found = self._param_in(node.value)
@@ -194,33 +223,45 @@ class _RetentionScanner(ast.NodeVisitor):
                 found = self._param_in(node.value)
                 if found:
                     self.derived[target.id] = found
-        self.generic_visit(node)
-
-    def visit_Call(self, node: ast.Call) -> None:
-        func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in semantics.STORING_METHODS and self._long_lived_container(func.value):
-            for arg in [*node.args, *(k.value for k in node.keywords)]:
-                found = self._param_in(arg)
-                if found:
-                    self.retained.add(found)
-        self.generic_visit(node)
 
 
-def _self_assignments(fn: ast.AST) -> list[tuple[str, ast.AST]]:
+def _body_nodes(fn: ast.FunctionDef, nodes: list[ast.AST]) -> list[ast.AST]:
+    """The part of a function's preorder list that is its body (not its decorators, arguments or annotation)."""
+    if not fn.body:
+        return []
+    start = nodes.index(fn.body[0])
+    after = fn.decorator_list[0] if fn.decorator_list else fn.returns
+    end = nodes.index(after, start) if after is not None else len(nodes)
+    return nodes[start:end]
+
+
+def _retained_parameters(fn: ast.FunctionDef, nodes: list[ast.AST], positional: list[str], index: "ModuleIndex",
+                         info: Optional["ClassInfo"]) -> set[str]:
+    scanner = _RetentionScanner(positional, index, info)
+    scanner.scan(_body_nodes(fn, nodes))
+    return scanner.retained
+
+
+def _self_assignments(nodes: list[ast.AST]) -> list[tuple[str, ast.AST]]:
+    """`self.<attr> = value` anywhere in a function (its preorder node list)."""
     found = []
-    for node in ast.walk(fn):
-        for target, value in _assignments(node) if isinstance(node, ast.stmt) else []:
-            name = _ast_dotted(target) if isinstance(target, ast.Attribute) else None
-            if value is not None and name and name.startswith("self.") and name.count(".") == 1:
-                found.append((name[5:], value))
+    for node in nodes:
+        kind = type(node)
+        if kind is ast.Assign or kind is ast.AnnAssign:
+            for target, value in _assignments(node):  # type: ignore[arg-type]
+                if value is not None and type(target) is ast.Attribute and type(target.value) is ast.Name \
+                        and target.value.id == "self":
+                    found.append((target.attr, value))
     return found
 
 
-def _registered_tensors(fn: ast.AST) -> set[str]:
+def _registered_tensors(nodes: list[ast.AST]) -> set[str]:
     """Names registered as buffers or parameters: `self.register_buffer("inv_freq", ...)`."""
     found = set()
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Call) and _ast_dotted(node.func) in ("self.register_buffer", "self.register_parameter") and node.args:
+    for node in nodes:
+        if type(node) is ast.Call and node.args and type(node.func) is ast.Attribute \
+                and node.func.attr in ("register_buffer", "register_parameter") and _ast_dotted(node.func) in (
+                    "self.register_buffer", "self.register_parameter"):
             first = node.args[0]
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
                 found.add(first.value)
@@ -262,19 +303,46 @@ def _builds_matrix(parameter: ast.Call, index: "ModuleIndex") -> bool:
     return len(sizes) >= 2
 
 
-def _repeats_heads(fn: ast.FunctionDef, source: str) -> bool:
+def _repeats_heads(fn: ast.FunctionDef, nodes: list[ast.AST]) -> bool:
     """`def repeat_kv(hidden_states, n_rep): ... .expand(...) ... .reshape(...)` (two parameters at least)."""
     if len(fn.args.args) < 2:
         return False
-    text = ast.get_source_segment(source, fn) or ""
-    return "return" in text and ((".expand(" in text and ".reshape(" in text) or "repeat_interleave(" in text)
+    returns = False
+    called: set[str] = set()
+    for node in nodes:
+        kind = type(node)
+        if kind is ast.Return:
+            returns = True
+        elif kind is ast.Call:
+            name = callee_name(node.func)  # type: ignore[attr-defined]
+            if name is not None:
+                called.add(name)
+    return returns and (("expand" in called and "reshape" in called) or "repeat_interleave" in called)
 
 
-def build_index_from_ast(tree: ast.Module, source: str) -> "ModuleIndex":
-    """Scan module-level statements and class bodies once, on Python's own (fast) syntax tree."""
-    index = ModuleIndex()
-    functions: list[tuple[ast.FunctionDef, Optional[ClassInfo]]] = []
+def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
+    """Scan module-level statements and class bodies once, on Python's own (fast) syntax tree.
+
+    Each top-level statement and class member is walked once (`segment_nodes`); everything
+    below reads those node lists, and the prefilter reuses them.
+    """
+    index = ModuleIndex(source=source, tree=tree)
+    segment_nodes = index.segment_nodes
+    # (function, its class or None, its body's nodes in preorder)
+    functions: list[tuple[ast.FunctionDef, Optional[ClassInfo], list[ast.AST]]] = []
     _scan_imports(tree.body, index)
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef):
+            members = index.class_segments.setdefault(stmt.name, [])
+            for member in stmt.body:
+                segment_nodes[id(member)] = nodes = preorder(member)
+                members.append(nodes)
+        else:
+            segment_nodes[id(stmt)] = preorder(stmt)
+    for nodes in segment_nodes.values():
+        for node in nodes:
+            if type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef:
+                index.defined_functions.add(node.name)  # type: ignore[attr-defined]
     for stmt in tree.body:
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             for target, value in _assignments(stmt):
@@ -290,10 +358,13 @@ def build_index_from_ast(tree: ast.Module, source: str) -> "ModuleIndex":
             info.is_dataclass_like |= any(b.split(".")[-1] in {"NamedTuple", "TypedDict", "BaseModel"} for b in bases)
             info.is_module = any(b.split(".")[-1] in {"Module", "ModuleList"} or b.endswith(("Module", "Layer", "Attention")) for b in bases)
             index.classes[info.name] = info
-            functions.extend((m, info) for m in stmt.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
+            functions.extend(
+                (m, info, segment_nodes[id(m)]) for m in stmt.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+            )
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            functions.append((stmt, None))
-            if _repeats_heads(stmt, source):
+            nodes = segment_nodes[id(stmt)]
+            functions.append((stmt, None, nodes))  # type: ignore[arg-type]
+            if _repeats_heads(stmt, nodes):  # type: ignore[arg-type]
                 index.head_repeat_functions.add(stmt.name)
             if any(d.split(".")[-1] in {"cache", "lru_cache"} for d in _decorator_names(stmt.decorator_list, index)):
                 index.cached_functions.add(stmt.name)
@@ -304,11 +375,15 @@ def build_index_from_ast(tree: ast.Module, source: str) -> "ModuleIndex":
             if isinstance(target, ast.Name) and isinstance(value, ast.Call) and _ast_dotted(value.func) in index.classes:
                 index.module_instances[target.id] = _ast_dotted(value.func)  # type: ignore[assignment]
 
-    # self.<attr> initialisations, in any method.
-    for fn, info in functions:
+    # self.<attr> initialisations, in any method; attributes whose every assignment is a literal
+    # or a config read are flags and hyperparameters, not tensors.
+    assigned: dict[tuple[str, str], bool] = {}
+    for fn, info, nodes in functions:
         if info is None:
             continue
-        for attribute, value in _self_assignments(fn):
+        for attribute, value in _self_assignments(nodes):
+            key = (info.name, attribute)
+            assigned[key] = assigned.get(key, True) and _is_host_expression(value)
             if _is_container_expression(value, index):
                 info.container_attributes.add(attribute)
             elif isinstance(value, ast.Call):
@@ -328,36 +403,27 @@ def build_index_from_ast(tree: ast.Module, source: str) -> "ModuleIndex":
                     callee in index.classes and index.classes[callee].is_module
                 ):
                     info.submodule_attributes.add(attribute)
-        info.tensor_attributes.update(_registered_tensors(fn))
-
-    # Attributes whose every assignment is a literal or a config read: flags and hyperparameters, not tensors.
-    assigned: dict[tuple[str, str], bool] = {}
-    for fn, info in functions:
-        if info is None:
-            continue
-        for attribute, value in _self_assignments(fn):
-            key = (info.name, attribute)
-            assigned[key] = assigned.get(key, True) and _is_host_expression(value)
+        info.tensor_attributes.update(_registered_tensors(nodes))
     for (class_name, attribute), host in assigned.items():
         if host:
             index.classes[class_name].host_attributes.add(attribute)
 
     # Which functions and methods keep a parameter alive.
-    for fn, info in functions:
+    for fn, info, nodes in functions:
         params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
         positional = params[1:] if info is not None and params and params[0] in ("self", "cls") else params
-        scanner = _RetentionScanner(positional, index, info)
-        for stmt in fn.body:
-            scanner.visit(stmt)
-        if not scanner.retained:
+        if not positional:
             continue
-        positions = {i for i, p in enumerate(positional) if p in scanner.retained}
+        retained = _retained_parameters(fn, nodes, positional, index, info)
+        if not retained:
+            continue
+        positions = {i for i, p in enumerate(positional) if p in retained}
         if info is not None:
             info.retaining_methods[fn.name] = positions
-            info.retaining_keywords[fn.name] = set(scanner.retained)
+            info.retaining_keywords[fn.name] = set(retained)
         else:
             index.retaining_functions[fn.name] = positions
-            index.retaining_function_keywords[fn.name] = set(scanner.retained)
+            index.retaining_function_keywords[fn.name] = set(retained)
     return index
 
 

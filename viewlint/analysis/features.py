@@ -1,0 +1,298 @@
+"""What a piece of code contains, read off CPython's `ast` in one pass: the prefilter's vocabulary.
+
+Each rule states what a segment (a top-level statement or a class member) must contain
+for the rule to be able to fire there (`Rule.prefilter_needs`), in terms of these
+features; the prefilter hands libcst only the segments some enabled rule needs. The
+features are deliberately coarse supersets of what the rules check (a call *named*
+`contiguous`, not a call of `Tensor.contiguous`), so skipping a segment can never
+lose a finding: `--no-prefilter` and the tests compare both paths.
+
+Vocabulary (an atom is a `(kind, value)` pair):
+
+- `("call", name)`: a call whose callee's last name is `name` (`x.contiguous()`, `torch.save(...)`, `nz(...)`).
+- `("attr", name)`: an attribute read or written (`t.nbytes`).
+- `("flag", name)`: one of the structural facts below.
+
+Flags:
+
+- `advanced-subscript`: a subscript whose index may be a tensor, list or mask (anything but slices,
+  literals, `...` and `None`); `chained-subscript-store`: an assignment target subscripting such a
+  subscript (`x[idx][0] = v`, possibly through attributes or method calls).
+- `inplace-statement`: an expression statement calling a name ending in `_` (`buf[i].copy_(v)`, `nn.init.zeros_(w)`);
+  `inplace-call`: such a call anywhere. For a chain of in-place methods, its receiver is classified:
+  `inplace-on-name` (`t.add_(1)`, `t[0].add_(1)`: a local under views), `inplace-on-call` (`x.float().add_(1)`), `inplace-on-subscript`
+  (`buf[idx].copy_(v)`, `nn.init.zeros_(w[idx])`: an advanced subscript in the written chain).
+- `transposed-contiguous`: `.contiguous()` of a transpose (`w.t().contiguous()`, `w.T.contiguous()`).
+- `to-cpu`: `.to("cpu")` and its spellings; `numpy-force`: `.numpy(force=...)`.
+- `twin-statement`: an expression statement `x.<m>(...)` where `m` has an in-place `m_` twin (`x.add(1)`).
+- `update-assigned`: `a = b.<m>(...)` with `m` an out-of-place update (`index_copy`, `scatter`, ...).
+- `conversion-chain`: a cast called on a device move or a `.to(...)` (`x.cuda().half()`, `x.to(d).to(t)`).
+- `truth-test`: `if`, `while`, `assert`, a conditional expression, `and`/`or`/`not`, a comprehension `if`.
+- `retains`: a store into something that may outlive the function (a module container, `self.<container>`,
+  a receiver named like a cache, a module function or method known to keep its argument).
+- `cached-def`: a function decorated with `cache`/`lru_cache`.
+- `class:<Name>`: set by the prefilter on the members of class `Name` taken together, for rules
+  whose `trigger_scope` is "class" (they name the classes they can fire in).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterable, Optional
+
+from viewlint.analysis import semantics
+
+Atom = tuple[str, str]
+# A rule's needs: any one of these conjunctions of atoms must hold in a segment.
+Needs = tuple[tuple[Atom, ...], ...]
+
+_TRUTH_NODES = (ast.If, ast.While, ast.Assert, ast.IfExp, ast.BoolOp)
+_CAST_CHAIN_OUTER = semantics.DTYPE_CAST_METHODS | {"to"}
+_CAST_CHAIN_INNER = frozenset({"cuda", "to"})
+_TRANSPOSED_ATTRIBUTES = frozenset({"T", "mT"})
+_TRANSPOSING_CALLS = frozenset({"t", "transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims"})
+
+
+def preorder(root: ast.AST) -> list[ast.AST]:
+    """Every node under `root` (itself included) in source order, parents before children."""
+    out: list[ast.AST] = []
+    stack = [root]
+    pop, append, extend, children = stack.pop, out.append, stack.extend, ast.iter_child_nodes
+    while stack:
+        node = pop()
+        append(node)
+        kids = list(children(node))
+        if kids:
+            kids.reverse()
+            extend(kids)
+    return out
+
+
+def callee_name(func: ast.AST) -> Optional[str]:
+    """The last name of a callee: `x.contiguous` -> `contiguous`, `save` -> `save`."""
+    kind = type(func)
+    if kind is ast.Attribute:
+        return func.attr  # type: ignore[attr-defined]
+    if kind is ast.Name:
+        return func.id  # type: ignore[attr-defined]
+    return None
+
+
+def dotted(node: ast.AST) -> Optional[str]:
+    parts: list[str] = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is ast.Name:
+        parts.append(node.id)  # type: ignore[attr-defined]
+        return ".".join(reversed(parts))
+    return None
+
+
+class Features:
+    """The calls, attributes and flags found in a segment."""
+
+    __slots__ = ("calls", "attrs", "flags")
+
+    def __init__(self) -> None:
+        self.calls: set[str] = set()
+        self.attrs: set[str] = set()
+        self.flags: set[str] = set()
+
+    def update(self, other: "Features") -> None:
+        self.calls |= other.calls
+        self.attrs |= other.attrs
+        self.flags |= other.flags
+
+    def has(self, atom: Atom) -> bool:
+        kind, value = atom
+        if kind == "call":
+            return value in self.calls
+        if kind == "attr":
+            return value in self.attrs
+        return value in self.flags
+
+    def satisfies(self, needs: Needs) -> bool:
+        return any(all(self.has(atom) for atom in conjunction) for conjunction in needs)
+
+
+class RetentionContext:
+    """The module facts that decide whether a store may outlive its function (a superset of the walker's test)."""
+
+    __slots__ = ("container_attributes", "module_containers", "module_names", "retaining_methods",
+                 "retaining_functions", "long_lived_names")
+
+    def __init__(self, index: object, long_lived_names: Iterable[str] = ()) -> None:
+        classes = getattr(index, "classes", {}).values()
+        self.container_attributes = {a for info in classes for a in info.container_attributes}
+        self.retaining_methods = {m for info in classes for m in info.retaining_methods}
+        self.module_containers = set(getattr(index, "module_containers", ()))
+        self.module_names = set(getattr(index, "module_names", ()))
+        self.retaining_functions = set(getattr(index, "retaining_functions", {}))
+        self.long_lived_names = tuple(long_lived_names)
+
+    def container(self, node: ast.AST) -> bool:
+        name = dotted(node)
+        if name is None:
+            return False
+        if name.startswith("self.") and name.count(".") == 1:
+            return name[5:] in self.container_attributes
+        return "." not in name and name in self.module_containers
+
+    def receiver(self, node: ast.AST, method: str) -> bool:
+        name = dotted(node)
+        if name is None:
+            return False
+        if self.container(node):
+            return True
+        if method in semantics.CONTAINER_ONLY_METHODS and (name.startswith("self.") or name in self.module_names):
+            return True
+        return semantics.looks_long_lived(name.split(".")[-1], self.long_lived_names)
+
+
+def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optional[Features] = None) -> Features:
+    """The features of these nodes (a segment's preorder list)."""
+    features = into if into is not None else Features()
+    calls, attrs, flags = features.calls, features.attrs, features.flags
+    Call, Attribute, Subscript, Expr, Assign = ast.Call, ast.Attribute, ast.Subscript, ast.Expr, ast.Assign
+    for node in nodes:
+        kind = type(node)
+        if kind is Attribute:
+            attrs.add(node.attr)  # type: ignore[attr-defined]
+        elif kind is Call:
+            func = node.func  # type: ignore[attr-defined]
+            name = callee_name(func)
+            if name is None:
+                continue
+            calls.add(name)
+            if name[-1:] == "_":
+                flags.add("inplace-call")
+            if type(func) is Attribute:
+                if name in semantics.STORING_METHODS and retention.receiver(func.value, name):
+                    flags.add("retains")
+                elif name in retention.retaining_methods:
+                    flags.add("retains")
+                inner = func.value
+                if name in _CAST_CHAIN_OUTER and type(inner) is Call and type(inner.func) is Attribute \
+                        and inner.func.attr in _CAST_CHAIN_INNER:
+                    flags.add("conversion-chain")
+                if name == "contiguous" and (
+                    (type(inner) is Attribute and inner.attr in _TRANSPOSED_ATTRIBUTES)
+                    or (type(inner) is Call and callee_name(inner.func) in _TRANSPOSING_CALLS)
+                ):
+                    flags.add("transposed-contiguous")
+                elif name == "to" and _names_cpu(node):  # type: ignore[arg-type]
+                    flags.add("to-cpu")
+                elif name == "numpy" and any(k.arg == "force" for k in node.keywords):  # type: ignore[attr-defined]
+                    flags.add("numpy-force")
+            elif name in retention.retaining_functions:
+                flags.add("retains")
+        elif kind is Subscript:
+            if maybe_advanced(node.slice):  # type: ignore[attr-defined]
+                flags.add("advanced-subscript")
+            if type(node.ctx) is ast.Store and _advanced_in_chain(node.value):  # type: ignore[attr-defined]
+                flags.add("chained-subscript-store")
+        elif kind is Expr:
+            value = node.value  # type: ignore[attr-defined]
+            if type(value) is Call:
+                name = callee_name(value.func)
+                if name is not None:
+                    if name[-1:] == "_":
+                        flags.add("inplace-statement")
+                        _inplace_statement(value, flags)
+                    if name in semantics.HAS_INPLACE_TWIN and type(value.func) is Attribute:
+                        flags.add("twin-statement")
+        elif kind is Assign:
+            value = node.value  # type: ignore[attr-defined]
+            if type(value) is Call and type(value.func) is Attribute and value.func.attr in semantics.OUT_OF_PLACE_UPDATE_METHODS:
+                flags.add("update-assigned")
+            for target in node.targets:  # type: ignore[attr-defined]
+                if type(target) is Subscript and retention.container(target.value):
+                    flags.add("retains")
+        elif kind in _TRUTH_NODES or (kind is ast.UnaryOp and type(node.op) is ast.Not):  # type: ignore[attr-defined]
+            flags.add("truth-test")
+        elif kind is ast.comprehension:
+            if node.ifs:  # type: ignore[attr-defined]
+                flags.add("truth-test")
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            for decorator in node.decorator_list:  # type: ignore[attr-defined]
+                target = decorator.func if type(decorator) is Call else decorator
+                if callee_name(target) in ("cache", "lru_cache"):
+                    flags.add("cached-def")
+    return features
+
+
+def maybe_advanced(index: ast.AST) -> bool:
+    """An index that may select by tensor, list or mask: anything but slices, literals and `...`/`None`."""
+    kind = type(index)
+    if kind is ast.Slice or kind is ast.Constant:
+        return False
+    if kind is ast.Tuple:
+        return any(maybe_advanced(element) for element in index.elts)  # type: ignore[attr-defined]
+    if kind is ast.UnaryOp:
+        return type(index.operand) is not ast.Constant  # type: ignore[attr-defined]
+    return True
+
+
+def _advanced_in_chain(node: ast.AST) -> bool:
+    """A maybe-advanced subscript under attribute reads, method calls and subscripts: `x[idx]`, `x[idx].T[0]`."""
+    while True:
+        kind = type(node)
+        if kind is ast.Subscript:
+            if maybe_advanced(node.slice):  # type: ignore[attr-defined]
+                return True
+            node = node.value  # type: ignore[attr-defined]
+        elif kind is ast.Attribute:
+            node = node.value  # type: ignore[attr-defined]
+        elif kind is ast.Call and type(node.func) is ast.Attribute:  # type: ignore[attr-defined]
+            node = node.func.value  # type: ignore[attr-defined]
+        else:
+            return False
+
+
+def _inplace_statement(call: ast.Call, flags: set[str]) -> None:
+    """Classify the receiver of an in-place statement: `buf[idx].add_(1).mul_(2)` -> `buf[idx]`."""
+    receiver: Optional[ast.AST] = None
+    current: ast.AST = call
+    while type(current) is ast.Call and type(current.func) is ast.Attribute \
+            and semantics.is_inplace_method(current.func.attr):  # type: ignore[attr-defined]
+        receiver = current = current.func.value  # type: ignore[attr-defined]
+    if call.args and _advanced_in_chain(call.args[0]):
+        flags.add("inplace-on-subscript")  # `nn.init.normal_(w[idx])`: the written tensor is the first argument
+    if receiver is None:
+        return
+    if type(receiver) is ast.Call:
+        flags.add("inplace-on-call")
+    if _advanced_in_chain(receiver):
+        flags.add("inplace-on-subscript")
+    root = receiver
+    while True:  # `picked[0].view(-1)` -> `picked`
+        kind = type(root)
+        if kind is ast.Subscript or kind is ast.Attribute:
+            root = root.value  # type: ignore[attr-defined]
+        elif kind is ast.Call and type(root.func) is ast.Attribute:  # type: ignore[attr-defined]
+            root = root.func.value  # type: ignore[attr-defined]
+        else:
+            break
+    if type(root) is ast.Name:
+        flags.add("inplace-on-name")
+
+
+def _names_cpu(call: ast.Call) -> bool:
+    """`.to("cpu")`, `.to(device="cpu")`, `.to(torch.device("cpu"))`."""
+    arguments = [*call.args, *(k.value for k in call.keywords if k.arg == "device")]
+    for argument in arguments:
+        if type(argument) is ast.Call and argument.args:
+            argument = argument.args[0]
+        if type(argument) is ast.Constant and argument.value == "cpu":  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def calls(*names: str) -> Needs:
+    """Needs: a call to any of these names."""
+    return tuple(((("call", name),) for name in sorted(names)))
+
+
+def flag(name: str) -> Atom:
+    return ("flag", name)
