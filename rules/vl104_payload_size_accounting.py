@@ -189,43 +189,42 @@ def _names(node: cst.BaseExpression) -> list[cst.Name]:
     return collector.names
 
 
-class _ContainerStoreFinder(cst.CSTVisitor):
-    """Does a class put values into one of its own containers (`self.entries[k] = v`, `.append(v)`)?"""
-
-    def __init__(self, containers: set[str]) -> None:
-        self.containers = containers
-        self.stores = False
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            t = target.target
-            if isinstance(t, cst.Subscript) and (dotted_name(t.value) or "").removeprefix("self.") in self.containers:
-                self.stores = self.stores or (dotted_name(t.value) or "").startswith("self.")
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in semantics.STORING_METHODS:
-            name = dotted_name(func.value) or ""
-            if name.startswith("self.") and name[5:] in self.containers:
-                self.stores = True
+def _is_tensor_store(info: Any, index: Any) -> bool:
+    """A class that fills its own containers (`self.entries[k] = v`, `self.entries.append(v)`) and does
+    not already measure storages or clone; read on the module's `ast`, once per class."""
+    key = f"VL104.store.{info.name}"
+    if key not in index.memo:
+        index.memo[key] = _fills_own_containers(info, index) and not _storage_aware(info.name, index)
+    return bool(index.memo[key])
 
 
 def _fills_own_containers(info: Any, index: Any) -> bool:
-    """A superset of `_is_tensor_store`, on the `ast`: a class with container attributes that
-    assigns into `self.<container>[...]` or calls a storing method on one."""
     if not info.container_attributes:
         return False
     for nodes in index.class_member_nodes(info.name):
         for node in nodes:
             kind = type(node)
-            if kind is ast.Subscript and type(node.ctx) is ast.Store:
-                receiver = node.value
+            if kind is ast.Assign:
+                receivers = [t.value for t in node.targets if type(t) is ast.Subscript]
             elif kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in semantics.STORING_METHODS:
-                receiver = node.func.value
+                receivers = [node.func.value]
             else:
                 continue
-            if type(receiver) is ast.Attribute and receiver.attr in info.container_attributes:
-                return True
+            for receiver in receivers:
+                if type(receiver) is ast.Attribute and type(receiver.value) is ast.Name and receiver.value.id == "self" \
+                        and receiver.attr in info.container_attributes:
+                    return True
+    return False
+
+
+def _storage_aware(name: str, index: Any) -> bool:
+    """The class's text measures storages or clones (`untyped_storage`, `storage()`, `.clone(`)."""
+    lines = index.source.splitlines()
+    for node in index.class_defs.get(name, []):
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        text = "\n".join(lines[first - 1:node.end_lineno])
+        if any(marker in text for marker in _STORAGE_AWARE):
+            return True
     return False
 
 
@@ -282,7 +281,7 @@ class PayloadSizeAccounting(Rule):
         source = getattr(index, "source", "")
         if source and not any(word in source for word in _SIZE_WORDS):
             return ()
-        stores = [info.name for info in getattr(index, "classes", {}).values() if _fills_own_containers(info, index)]
+        stores = [info.name for info in getattr(index, "classes", {}).values() if _is_tensor_store(info, index)]
         if not stores:
             return ()  # no class here stores into its own containers: nothing to flag
         helpers = _helpers(index)
@@ -300,7 +299,8 @@ class PayloadSizeAccounting(Rule):
         return _helpers(self.facts.index)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(node.name.value if self._is_tensor_store(node) else None)
+        info = self.facts.index.classes.get(node.name.value)
+        self._classes.append(node.name.value if info is not None and _is_tensor_store(info, self.facts.index) else None)
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.pop()
@@ -346,14 +346,3 @@ class PayloadSizeAccounting(Rule):
     def _in_store_class(self) -> bool:
         return bool(self._classes) and self._classes[-1] is not None
 
-    def _is_tensor_store(self, node: cst.ClassDef) -> bool:
-        """A class that fills its own containers and does not already measure storages or clone."""
-        info = self.facts.index.classes.get(node.name.value)
-        if info is None or not info.container_attributes:
-            return False
-        finder = _ContainerStoreFinder(info.container_attributes)
-        node.visit(finder)
-        if not finder.stores:
-            return False
-        text = self.facts.module.code_for_node(node)
-        return not any(marker in text for marker in _STORAGE_AWARE)

@@ -69,15 +69,17 @@ class GqaRepeatInterleave(Rule):
         super().__init__(facts, options)
         # Per function: name -> the head-repeating expression last assigned to it (None: something else).
         self._repeats: list[dict[str, Optional[cst.BaseExpression]]] = []
-        self._mentions_gqa: list[bool] = []
+        # Per function: its node, and whether its text mentions `enable_gqa` (computed on first need).
+        self._functions: list[cst.FunctionDef] = []
+        self._mentions_gqa: dict[int, bool] = {}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._repeats.append({})
-        self._mentions_gqa.append("enable_gqa" in self.facts.module.code_for_node(node))
+        self._functions.append(node)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._repeats.pop()
-        self._mentions_gqa.pop()
+        self._functions.pop()
 
     def leave_Assign(self, node: cst.Assign) -> None:
         if not self._repeats:
@@ -97,9 +99,9 @@ class GqaRepeatInterleave(Rule):
                     scope[element.value.value] = self._head_repeat(inner) if inner is not None else None
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self._repeats or self._mentions_gqa[-1]:
+        if not self._repeats or self.facts.qualify(node.func) != SDPA:
             return
-        if self.facts.qualify(node.func) != SDPA:
+        if self._mentions_gqa_here():
             return
         if any(arg.keyword is not None and arg.keyword.value == "enable_gqa" for arg in node.args):
             return
@@ -128,6 +130,13 @@ class GqaRepeatInterleave(Rule):
             f"`scaled_dot_product_attention`: the copy multiplies K/V memory by the group size",
             fix_message="drop the repeat and pass `enable_gqa=True` (torch >= 2.5)",
         )
+
+    def _mentions_gqa_here(self) -> bool:
+        """The enclosing function's text mentions `enable_gqa` (a flag it passes on, a version check)."""
+        function = self._functions[-1]
+        if id(function) not in self._mentions_gqa:
+            self._mentions_gqa[id(function)] = "enable_gqa" in self.facts.module.code_for_node(function)
+        return self._mentions_gqa[id(function)]
 
     @staticmethod
     def _argument(node: cst.Call, position: int, keyword: str) -> Optional[cst.BaseExpression]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import functools
 import re
 from typing import Any, Optional, Sequence
 
@@ -49,14 +50,21 @@ def _first_line(node: ast.stmt) -> int:
     return min([node.lineno, *(d.lineno for d in decorators)])
 
 
-def _is_hot_def(node: ast.AST, globs: Sequence[str]) -> bool:
-    """A superset of the walker's hot functions: by name, decorator or configured glob."""
-    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return False
-    name = node.name
-    # A `Class.method` glob matches by its method part here (a superset is enough for a prefilter).
+@functools.lru_cache(maxsize=64)
+def _hot_name_pattern(globs: tuple[str, ...]) -> "re.Pattern[str]":
+    """One regex for every hot-function glob; a `Class.method` glob matches by its method part here
+    (a superset is enough for a prefilter)."""
     method_globs = tuple(glob.rsplit(".", 1)[-1] for glob in globs)
-    if name in HOT_CALL_NAMES or any(fnmatch.fnmatchcase(name, glob) for glob in (*HOT_FUNCTION_NAMES, *globs, *method_globs)):
+    every = (*HOT_FUNCTION_NAMES, *globs, *method_globs)
+    return re.compile("|".join(f"(?:{fnmatch.translate(glob)})" for glob in every))
+
+
+def _is_hot_def(node: ast.AST, globs: tuple[str, ...]) -> bool:
+    """A superset of the walker's hot functions: by name, decorator or configured glob."""
+    if type(node) is not ast.FunctionDef and type(node) is not ast.AsyncFunctionDef:
+        return False
+    name = node.name  # type: ignore[attr-defined]
+    if name in HOT_CALL_NAMES or _hot_name_pattern(globs).match(name):
         return True
     for decorator in node.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
@@ -123,9 +131,12 @@ def reduce_source(text: str, tree: ast.Module, rule_classes: Sequence[type], set
     if any(needs is None for _, needs in all_needs):
         return text  # a rule without needs can fire anywhere
     globs = tuple(settings.hot_functions)
-    plain = tuple(c for r, n in all_needs if not r.hot_path_only and r.trigger_scope != "class" for c in n)  # type: ignore[union-attr]
-    whole_class = tuple(c for r, n in all_needs if r.trigger_scope == "class" for c in n)  # type: ignore[union-attr]
-    hot_only = tuple(c for r, n in all_needs if r.hot_path_only for c in n)  # type: ignore[union-attr]
+    def group(keep: Any) -> features.CompiledNeeds:
+        return features.CompiledNeeds(tuple(c for r, n in all_needs if keep(r) for c in n))  # type: ignore[union-attr]
+
+    plain = group(lambda r: not r.hot_path_only and r.trigger_scope != "class")
+    whole_class = group(lambda r: r.trigger_scope == "class")
+    hot_only = group(lambda r: r.hot_path_only)
     retention = features.RetentionContext(index, settings.long_lived_names)
     segment_nodes = index.segment_nodes
     lines: Optional[list[tuple[str, str]]] = None

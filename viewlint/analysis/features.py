@@ -53,15 +53,34 @@ _TRANSPOSED_ATTRIBUTES = frozenset({"T", "mT"})
 _TRANSPOSING_CALLS = frozenset({"t", "transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims"})
 
 
+# Fields that only ever hold context or operator singletons (`Load()`, `Add()`): read through their
+# parents (`node.ctx`, `node.op`), never listed.
+_SINGLETON_FIELDS = frozenset({"ctx", "op", "ops"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def preorder(root: ast.AST) -> list[ast.AST]:
-    """Every node under `root` (itself included) in source order, parents before children."""
+    """Every node under `root` (itself included) in source order, parents before children.
+
+    Context and operator nodes (`Load`, `Add`, ...) are left out: nothing reads them from the list.
+    """
     out: list[ast.AST] = []
     stack = [root]
-    pop, append, extend, children = stack.pop, out.append, stack.extend, ast.iter_child_nodes
+    pop, append, extend, fields_of, AST = stack.pop, out.append, stack.extend, _CHILD_FIELDS.get, ast.AST
     while stack:
         node = pop()
         append(node)
-        kids = list(children(node))
+        kind = type(node)
+        fields = fields_of(kind)
+        if fields is None:
+            fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _SINGLETON_FIELDS)
+        kids: list[ast.AST] = []
+        for name in fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                kids.extend(v for v in value if isinstance(v, AST))
+            elif isinstance(value, AST):
+                kids.append(value)
         if kids:
             kids.reverse()
             extend(kids)
@@ -112,8 +131,35 @@ class Features:
             return value in self.attrs
         return value in self.flags
 
-    def satisfies(self, needs: Needs) -> bool:
+    def satisfies(self, needs: "Needs | CompiledNeeds") -> bool:
+        if isinstance(needs, CompiledNeeds):
+            return needs.met_by(self)
         return any(all(self.has(atom) for atom in conjunction) for conjunction in needs)
+
+
+class CompiledNeeds:
+    """Needs prepared for many checks: single atoms become set lookups."""
+
+    __slots__ = ("calls", "attrs", "flags", "conjunctions")
+
+    def __init__(self, needs: Needs) -> None:
+        self.calls: set[str] = set()
+        self.attrs: set[str] = set()
+        self.flags: set[str] = set()
+        self.conjunctions = tuple(c for c in needs if len(c) > 1)
+        for conjunction in needs:
+            if len(conjunction) == 1:
+                kind, value = conjunction[0]
+                (self.calls if kind == "call" else self.attrs if kind == "attr" else self.flags).add(value)
+
+    def __bool__(self) -> bool:
+        return bool(self.calls or self.attrs or self.flags or self.conjunctions)
+
+    def met_by(self, found: Features) -> bool:
+        if not self.calls.isdisjoint(found.calls) or not self.attrs.isdisjoint(found.attrs) \
+                or not self.flags.isdisjoint(found.flags):
+            return True
+        return any(all(found.has(atom) for atom in conjunction) for conjunction in self.conjunctions)
 
 
 class RetentionContext:

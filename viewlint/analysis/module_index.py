@@ -76,6 +76,7 @@ class ModuleIndex:
     memo: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
     # Class name -> the preorder node lists of its members (every class of that name).
     class_segments: dict[str, list[list[ast.AST]]] = field(default_factory=dict, repr=False, compare=False)
+    class_defs: dict[str, list[ast.ClassDef]] = field(default_factory=dict, repr=False, compare=False)
 
     def class_member_nodes(self, name: str) -> list[list[ast.AST]]:
         return self.class_segments.get(name, [])
@@ -334,6 +335,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
     for stmt in tree.body:
         if isinstance(stmt, ast.ClassDef):
             members = index.class_segments.setdefault(stmt.name, [])
+            index.class_defs.setdefault(stmt.name, []).append(stmt)
             for member in stmt.body:
                 segment_nodes[id(member)] = nodes = preorder(member)
                 members.append(nodes)

@@ -8,6 +8,7 @@ calls during the same walk and ask ``Facts`` what is known at that point.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import inspect
 import re
 from dataclasses import dataclass, field
@@ -59,6 +60,11 @@ _PREPROCESSING_CLASS_WORDS = ("FeatureExtract", "ImageProcessor", "VideoProcesso
 # Names and words in an `if` test that guard logging or once-per-interval work.
 _INTERVAL_WORDS = ("step", "iter", "epoch", "interval", "every", "freq", "period", "log")
 _LOGGING_WORDS = ("log_interval", "logging_steps", "print_freq", "log_every", "debug", "verbose", "should_log", "epoch")
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_setup_name(name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, glob) for glob in SETUP_FUNCTION_NAMES)
 
 
 @dataclass
@@ -183,7 +189,7 @@ class Facts:
     def in_setup_function(self) -> bool:
         """Inside `__init__`, `_init_*`, `setup`, `build*`...: what it stores into `self` is the object's layout."""
         name = self.function_name
-        return name is not None and any(fnmatch.fnmatchcase(name, glob) for glob in SETUP_FUNCTION_NAMES)
+        return name is not None and _is_setup_name(name)
 
     @property
     def class_name(self) -> Optional[str]:
