@@ -82,9 +82,11 @@ def main() -> None:
     print(f"corpus: {corpus} ({len(files)} files, {size / 1e6:.1f} MB), {os.cpu_count()} cores")
     rows: list[tuple[str, float, str]] = []
 
-    import viewlint
+    import importlib.util
 
-    package = Path(viewlint.__file__).resolve().parent
+    spec = importlib.util.find_spec("viewlint")
+    assert spec is not None and spec.origin is not None, "viewlint is not installed"
+    package = Path(spec.origin).resolve().parent
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(package), str(package.parent / "rules")], env=ENV,
                    capture_output=True)
     t_ast = time_ast(files)
