@@ -16,14 +16,14 @@ import warnings
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 from viewlint.analysis.module_index import build_index_from_ast
 from viewlint.analysis.walker import Facts, Report, Walker
-from viewlint.prefilter import reduce_source
+from viewlint.prefilter import reduce_source, split_lines
 from viewlint.diagnostics import (
     INTERNAL_ERROR,
     IO_ERROR,
@@ -156,7 +156,7 @@ def lint_text(text: str, display: str, settings: Settings, relative: Optional[st
     for code, message in facts.errors:
         diagnostics.append(_reserved(display, INTERNAL_ERROR, f"internal error in rule {code}: {message}"))
     if facts.reports:
-        diagnostics.extend(_resolve(module, facts.reports, display))
+        diagnostics.extend(_resolve(module, facts.reports, display, _statement_starts(tree, reduced)))
     if not settings.ignore_noqa and diagnostics:
         suppressions = Suppressions.from_source(text)
         diagnostics = [
@@ -191,10 +191,63 @@ def _location(position: object, end: bool = False) -> Location:
     return Location(point.line, point.column + 1)
 
 
-def _resolve(module: cst.Module, reports: list[Report], display: str) -> list[Diagnostic]:
-    """Turn reports (nodes) into diagnostics (rows and columns); computes positions once per file."""
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
+def _statement_starts(tree: ast.Module, parsed: str) -> list[int]:
+    """The row where each module-level statement present in the parsed text starts (its keyword,
+    after any decorators: where libcst's syntactic position starts), in order; statements the
+    prefilter blanked are absent."""
+    lines = split_lines(parsed)
+    rows = set()
+    for statement in tree.body:
+        if statement.lineno <= len(lines) and lines[statement.lineno - 1][0].strip():
+            rows.add(statement.lineno)
+    return sorted(rows)
+
+
+class _Positions:
+    """Positions of the nodes under a few module-level statements, each computed from that
+    statement alone (code generation of the whole module costs as much as the walk)."""
+
+    def __init__(self, tables: list[tuple[Mapping[cst.CSTNode, CodeRange], int]]) -> None:
+        self._tables = tables
+
+    def __contains__(self, node: object) -> bool:
+        return any(node in table for table, _ in self._tables)
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        for table, shift in self._tables:
+            found = table.get(node)
+            if found is not None:
+                if not shift:
+                    return found
+                return CodeRange(CodePosition(found.start.line + shift, found.start.column),
+                                 CodePosition(found.end.line + shift, found.end.column))
+        raise KeyError(node)
+
+
+def _statement_positions(module: cst.Module, reports: list[Report], starts: list[int]) -> Optional[_Positions]:
+    """Positions for the reports from their module-level statements alone, or None when the
+    statements cannot be matched to rows (then the whole module is resolved)."""
+    if len(starts) != len(module.body) or any(report.top is None for report in reports):
+        return None
+    index_of = {id(statement): k for k, statement in enumerate(module.body)}
+    tables = []
+    for k in sorted({index_of.get(id(report.top), -1) for report in reports}):
+        if k < 0:
+            return None
+        statement = module.body[k]
+        alone = module.with_changes(header=(), body=(statement,), footer=())
+        table = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
+        tables.append((table, starts[k] - table[statement].start.line))
+    positions = _Positions(tables)
+    needed = [node for report in reports for node in (report.node, *(n for n, _ in report.edits))]
+    return positions if all(node in positions for node in needed) else None
+
+
+def _resolve(module: cst.Module, reports: list[Report], display: str, starts: Optional[list[int]] = None) -> list[Diagnostic]:
+    """Turn reports (nodes) into diagnostics (rows and columns)."""
+    positions: Any = _statement_positions(module, reports, starts) if starts is not None else None
+    if positions is None:
+        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     diagnostics = []
     for report in reports:
         position = positions[report.node]

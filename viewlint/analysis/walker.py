@@ -90,6 +90,7 @@ class Report:
     fix_message: Optional[str] = None
     edits: tuple[tuple[cst.CSTNode, str], ...] = ()
     applicability: Any = None
+    top: Optional[cst.CSTNode] = None  # the module-level statement the report sits in
 
 
 @dataclass
@@ -143,7 +144,8 @@ class Facts:
     def report(self, rule: "Rule", node: cst.CSTNode, message: str, *, fix_message: Optional[str] = None,
                edits: tuple[tuple[cst.CSTNode, str], ...] = (), applicability: Any = None) -> None:
         statement = self._statements[-1] if self._statements else None
-        self.reports.append(Report(rule, node, message, statement, fix_message, edits, applicability))
+        top = self._statements[0] if self._statements else None
+        self.reports.append(Report(rule, node, message, statement, fix_message, edits, applicability, top))
 
     @property
     def current_statement(self) -> Optional[cst.CSTNode]:

@@ -1,0 +1,278 @@
+"""The fast path (ast features -> reduced source -> libcst) must never change what viewlint reports.
+
+The fixture-by-fixture comparison lives in test_fixtures.py; here: the feature vocabulary,
+the reduction itself, and the same comparison on a sample of the installed torch package.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib.util
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from conftest import fixture_files
+
+from viewlint.analysis import features
+from viewlint.analysis.module_index import build_index_from_ast
+from viewlint.analysis.walker import Facts, Walker
+from viewlint.engine import lint_text, read_file
+from viewlint.prefilter import reduce_source, rule_needs
+from viewlint.registry import all_rules
+from viewlint.settings import Settings
+
+
+def found_in(source: str) -> features.Features:
+    tree = ast.parse(textwrap.dedent(source))
+    index = build_index_from_ast(tree, source)
+    return features.collect(features.preorder(tree), features.RetentionContext(index))
+
+
+@pytest.mark.parametrize(
+    ("source", "present", "absent"),
+    [
+        ("buf[idx].copy_(v)", {"inplace-statement", "inplace-on-subscript", "inplace-on-name", "advanced-subscript"}, {"inplace-on-call"}),
+        ("buf[:, 0].copy_(v)", {"inplace-statement", "inplace-on-name"}, {"inplace-on-subscript", "advanced-subscript"}),
+        ("buf[..., None, -1].zero_()", {"inplace-statement"}, {"inplace-on-subscript", "advanced-subscript"}),
+        ("x.float().add_(1).mul_(2)", {"inplace-on-call", "inplace-statement", "inplace-on-name"}, {"inplace-on-subscript"}),
+        ("make().add_(1)", {"inplace-on-call"}, {"inplace-on-name"}),
+        ("nn.init.zeros_(w[idx])", {"inplace-on-subscript", "inplace-call"}, set()),
+        ("y = w.__init__(x)", set(), {"inplace-statement"}),
+        ("x[idx][0] = 1", {"chained-subscript-store"}, set()),
+        ("x[0][1] = 1", set(), {"chained-subscript-store"}),
+        ("x[mask].T[0] += 1", {"chained-subscript-store"}, set()),
+        ("x.add(1)", {"twin-statement"}, set()),
+        ("y = x.add(1)", set(), {"twin-statement"}),
+        ("cache = cache.index_copy(0, i, v)", {"update-assigned"}, set()),
+        ("x.cuda().half()", {"conversion-chain"}, set()),
+        ("x.to(d).to(torch.float16)", {"conversion-chain"}, set()),
+        ("x.half().cuda()", set(), {"conversion-chain"}),
+        ("w.t().contiguous()", {"transposed-contiguous"}, set()),
+        ("w.T.contiguous()", {"transposed-contiguous"}, set()),
+        ("w.contiguous()", set(), {"transposed-contiguous"}),
+        ("x.to('cpu')", {"to-cpu"}, set()),
+        ("x.to(device=torch.device('cpu'))", {"to-cpu"}, set()),
+        ("x.to(device)", set(), {"to-cpu"}),
+        ("x.numpy(force=True)", {"numpy-force"}, set()),
+        ("a = b if t else c", {"truth-test"}, set()),
+        ("[v for v in xs if v]", {"truth-test"}, set()),
+        ("y = not x", {"truth-test"}, set()),
+        ("y = x + 1", set(), {"truth-test"}),
+        ("@functools.lru_cache(None)\ndef f(x): return x", {"cached-def"}, set()),
+    ],
+)
+def test_flags(source, present, absent):
+    flags = found_in(source).flags
+    assert present <= flags, f"missing {present - flags} in {sorted(flags)}"
+    assert not (absent & flags), f"unexpected {absent & flags}"
+
+
+def test_calls_and_attributes():
+    found = found_in("y = torch.save(t.nbytes, f); z = x.contiguous(); sdpa(q, k, v)")
+    assert {"save", "contiguous", "sdpa"} <= found.calls
+    assert {"nbytes", "save", "contiguous"} <= found.attrs
+
+
+@pytest.mark.parametrize(
+    ("source", "retains"),
+    [
+        ("CACHE = {}\ndef put(k, t):\n    CACHE[k] = t", True),
+        ("def put(k, t):\n    local = {}\n    local[k] = t", False),
+        ("class C:\n    def __init__(self):\n        self.d = {}\n    def put(self, k, t):\n        self.d[k] = t", True),
+        ("def f(pool, t):\n    pool.put(t)", True),  # named like a pool
+        ("def f(items, t):\n    items.append(t)", False),  # a local or parameter list
+        ("class C:\n    def f(self, t):\n        self.seen.append(t)", True),  # container-only method on self
+    ],
+)
+def test_retention_flag(source, retains):
+    assert ("retains" in found_in(source).flags) is retains
+
+
+def test_preorder_is_source_order_and_skips_singletons():
+    tree = ast.parse("a = b + c\nf(x)\n")
+    names = [n.id for n in features.preorder(tree) if isinstance(n, ast.Name)]
+    assert names == ["a", "b", "c", "f", "x"]
+    assert not any(isinstance(n, (ast.Load, ast.Store, ast.Add)) for n in features.preorder(tree))
+
+
+def reduce(source: str, select: tuple[str, ...] = ("ALL",), **settings) -> str | None:
+    source = textwrap.dedent(source)
+    tree = ast.parse(source)
+    index = build_index_from_ast(tree, source)
+    chosen = Settings(select=select, **settings)
+    rules = [all_rules()[code] for code in sorted(chosen.enabled_codes)]
+    return reduce_source(source, tree, rules, chosen, index)
+
+
+def test_reduction_keeps_rows_and_columns():
+    source = textwrap.dedent(
+        """\
+        import torch
+
+
+        def quiet(x):
+            return x + 1
+
+
+        def loud(buf, idx, v):
+            buf[idx].copy_(v)
+        """
+    )
+    reduced = reduce(source)
+    assert reduced is not None
+    assert reduced.splitlines() == ["import torch", "", "", "", "", "", "", "def loud(buf, idx, v):", "    buf[idx].copy_(v)"]
+    assert len(reduced) <= len(source)
+
+
+def test_nothing_to_parse_gives_none():
+    assert reduce("import torch\n\ndef f(x):\n    return x * 2\n") is None
+
+
+def test_hot_only_rules_need_a_hot_function():
+    cold = "import torch\n\ndef helper(t):\n    return t.item()\n"
+    hot = "import torch\n\nclass M(torch.nn.Module):\n    def forward(self, t):\n        return t.item()\n"
+    assert reduce(cold, select=("VL401",)) is None
+    assert reduce(hot, select=("VL401",)) is not None
+    assert reduce("# viewlint: hot\ndef helper(t):\n    return t.item()\n", select=("VL401",)) is not None
+
+
+def test_setup_methods_do_not_count_as_stores():
+    source = "class C:\n    def __init__(self, t):\n        self.d = {}\n        self.d['k'] = t[:1]\n"
+    assert reduce(source, select=("VL101",)) is None
+    assert reduce(source.replace("__init__", "put"), select=("VL101",)) is not None
+
+
+def test_aliases_of_trigger_calls_count():
+    source = "from torch.nn.functional import scaled_dot_product_attention as sdpa\n"
+    tree = ast.parse(source)
+    needs = rule_needs(all_rules()["VL303"], build_index_from_ast(tree, source), Settings())
+    assert (("call", "sdpa"),) in needs
+
+
+def test_payload_size_needs_name_the_store_classes_and_helpers():
+    source = textwrap.dedent(
+        """\
+        def tensor_bytes(t):
+            return t.numel() * t.element_size()
+
+        class Cache:
+            def __init__(self):
+                self.entries = {}
+                self.used = 0
+
+            def put(self, key, t):
+                self.entries[key] = t
+                self.used += tensor_bytes(t)
+
+        class Other:
+            def size(self, t):
+                return t.nbytes
+        """
+    )
+    tree = ast.parse(source)
+    needs = rule_needs(all_rules()["VL104"], build_index_from_ast(tree, source), Settings())
+    assert ((("flag", "class:Cache"), ("call", "tensor_bytes"))) in needs
+    assert not any(("flag", "class:Other") in conjunction for conjunction in needs)
+    reduced = reduce(source, select=("VL104",))
+    assert reduced is not None and "class Cache" in reduced and "class Other" not in reduced
+
+
+def test_walk_matches_libcst_visit_on_every_fixture():
+    """The walker's own descent reports exactly what libcst's generic visitor reports."""
+    settings = Settings(select=("ALL",))
+    for path in fixture_files():
+        text = path.read_text(encoding="utf-8")
+        results = []
+        for use_visit in (False, True):
+            module = cst.parse_module(text)
+            index = build_index_from_ast(ast.parse(text), text)
+            facts = Facts(module, settings, index)
+            rules = [cls(facts, {}) for code, cls in sorted(all_rules().items())]
+            walker = Walker(facts, rules)
+            if use_visit:
+                module.visit(walker)
+            else:
+                walker.walk(module)
+            results.append([(r.rule.code, r.message) for r in facts.reports])
+        assert results[0] == results[1], path
+        assert results[0] or path.name.startswith("negative"), path
+
+
+def torch_sample(count: int = 60) -> list[Path]:
+    spec = importlib.util.find_spec("torch")  # finds the package without importing it
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("torch is not installed")
+    files = sorted(Path(next(iter(spec.submodule_search_locations))).rglob("*.py"))
+    step = max(1, len(files) // count)
+    return files[::step][:count]
+
+
+def test_same_findings_without_prefilter_on_a_torch_sample():
+    fast_settings = Settings(select=("ALL",))
+    full_settings = dataclasses.replace(fast_settings, prefilter=False)
+    checked = 0
+    for path in torch_sample():
+        text, problem = read_file(path, str(path))
+        if text is None:
+            continue
+        assert lint_text(text, str(path), fast_settings) == lint_text(text, str(path), full_settings), path
+        checked += 1
+    assert checked >= 30
+
+
+TRICKY = '''\
+"""Module docstring."""
+# a header comment
+import functools; import torch
+
+
+@functools.lru_cache(maxsize=None)
+def table(n):
+    t = torch.arange(64).reshape(8, 8)
+    return t[:n]
+
+
+@decorate
+class Recorder:  # a comment
+    def __init__(self):
+        self.cache = {}
+
+    async def put(self, k, x):
+        self.cache[k] = x[:1]
+
+
+def f(buf, idx, v): buf[idx].copy_(v)
+'''
+
+
+@pytest.mark.parametrize("path", [None, *fixture_files()], ids=lambda p: "tricky" if p is None else p.name)
+def test_positions_from_single_statements_match_the_whole_module(path):
+    """Rows and columns computed per module-level statement equal those of the whole module."""
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from viewlint.engine import _statement_positions, _statement_starts
+
+    text = TRICKY if path is None else path.read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    for prefilter in (True, False):
+        settings = Settings(select=("ALL",), prefilter=prefilter)
+        index = build_index_from_ast(tree, text)
+        rules = [all_rules()[code] for code in sorted(settings.enabled_codes)]
+        parsed = reduce_source(text, tree, rules, settings, index) if prefilter else text
+        if parsed is None:
+            continue
+        module = cst.parse_module(parsed)
+        facts = Facts(module, settings, index)
+        Walker(facts, [cls(facts, {}) for cls in rules]).walk(module)
+        if not facts.reports:
+            continue
+        whole = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        alone = _statement_positions(module, facts.reports, _statement_starts(tree, parsed))
+        assert alone is not None
+        for report in facts.reports:
+            for node in (report.node, *(n for n, _ in report.edits)):
+                assert alone[node] == whole[node]
