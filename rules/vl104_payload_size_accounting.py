@@ -9,7 +9,7 @@ import libcst as cst
 
 from viewlint.analysis import features, semantics
 from viewlint.analysis.module_index import dotted_name
-from viewlint.analysis.walker import Facts
+from viewlint.analysis.walker import Facts, descendants
 from viewlint.rule import Rule
 
 # Parts of a `self.<attr>` name that make it a memory budget or usage counter.
@@ -20,42 +20,21 @@ _STORAGE_AWARE = ("untyped_storage", "storage()", ".clone(")
 _SIZE_WORDS = ("nbytes", "element_size", "itemsize")  # `numel()` alone is no byte count
 
 
-def _is_method_call(node: cst.BaseExpression, names: tuple[str, ...]) -> bool:
-    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in names
-
-
-class _PayloadSizeFinder(cst.CSTVisitor):
-    """Finds `t.numel() * t.element_size()` (or `.itemsize`) and `t.nbytes` inside an expression."""
-
-    def __init__(self) -> None:
-        self.numel = False
-        self.element_size = False
-        self.nbytes = False
-        self._called_funcs: set[int] = set()
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self._called_funcs.add(id(node.func))
-        if _is_method_call(node, ("numel", "nelement")):
-            self.numel = True
-        if _is_method_call(node, ("element_size",)):
-            self.element_size = True
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        # `t.nbytes` (payload) is an attribute; `t.untyped_storage().nbytes()` is a call.
-        if node.attr.value == "nbytes" and id(node) not in self._called_funcs:
-            self.nbytes = True
-        if node.attr.value == "itemsize":
-            self.element_size = True
-
-    @property
-    def found(self) -> bool:
-        return (self.numel and self.element_size) or self.nbytes
-
-
-def _payload_size_expression(node: cst.BaseExpression) -> bool:
-    finder = _PayloadSizeFinder()
-    node.visit(finder)
-    return finder.found
+def _payload_size_expression(nodes: list[cst.CSTNode]) -> bool:
+    """`t.numel() * t.element_size()` (or `.itemsize`), or `t.nbytes`, among an expression's nodes (preorder)."""
+    numel = element_size = nbytes = False
+    called: set[int] = set()
+    for node in nodes:
+        if isinstance(node, cst.Call):
+            called.add(id(node.func))
+            if isinstance(node.func, cst.Attribute):
+                numel = numel or node.func.attr.value in ("numel", "nelement")
+                element_size = element_size or node.func.attr.value == "element_size"
+        elif isinstance(node, cst.Attribute):
+            # `t.nbytes` (payload) is an attribute; `t.untyped_storage().nbytes()` is a call.
+            nbytes = nbytes or (node.attr.value == "nbytes" and id(node) not in called)
+            element_size = element_size or node.attr.value == "itemsize"
+    return (numel and element_size) or nbytes
 
 
 def _ast_payload_size(node: ast.AST) -> bool:
@@ -144,13 +123,15 @@ class _HelperFinder(ast.NodeVisitor):
     def is_size(self, node: cst.BaseExpression, sizes: dict[str, str]) -> bool:
         if isinstance(node, cst.Name) and node.value in sizes:
             return True
-        if _payload_size_expression(node):
+        nodes = list(descendants(node))
+        if _payload_size_expression(nodes):
             return True
-        for call in _calls(node):
-            callee = dotted_name(call.func) or ""
-            if callee in self.functions or (callee.startswith("self.") and callee[5:] in self.methods):
-                return True
-        return any(isinstance(n, cst.Name) and n.value in sizes for n in _names(node))
+        for call in nodes:
+            if isinstance(call, cst.Call):
+                callee = dotted_name(call.func) or ""
+                if callee in self.functions or (callee.startswith("self.") and callee[5:] in self.methods):
+                    return True
+        return any(isinstance(n, cst.Name) and n.value in sizes for n in nodes)
 
 
 def _helpers(index: Any) -> _HelperFinder:
@@ -163,30 +144,6 @@ def _helpers(index: Any) -> _HelperFinder:
         found.resolve()
         index.memo["VL104.helpers"] = found
     return found
-
-
-class _Collector(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.calls: list[cst.Call] = []
-        self.names: list[cst.Name] = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.calls.append(node)
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.append(node)
-
-
-def _calls(node: cst.BaseExpression) -> list[cst.Call]:
-    collector = _Collector()
-    node.visit(collector)
-    return collector.calls
-
-
-def _names(node: cst.BaseExpression) -> list[cst.Name]:
-    collector = _Collector()
-    node.visit(collector)
-    return collector.names
 
 
 def _is_tensor_store(info: Any, index: Any) -> bool:

@@ -7,6 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from viewlint.analysis import features, semantics
+from viewlint.analysis.walker import descendants
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 
@@ -166,17 +167,6 @@ class DoubleConversion(Rule):
         if qualified in _INT64_FACTORIES:
             return "int64"
         if qualified == "torch.arange" and source.args and all(a.keyword is None for a in source.args):
-            if not any(isinstance(n, cst.Float) or (isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Divide)) for n in _descendants(source)):
+            if not any(isinstance(n, cst.Float) or (isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Divide)) for n in descendants(source)):
                 return "int64"  # `torch.arange(1, n + 1)`: integer bounds (a float bound would make float32)
         return None
-
-
-def _descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """Every node under `node` (to look for float literals and true divisions)."""
-    found: list[cst.CSTNode] = []
-    stack = list(node.children)
-    while stack:
-        current = stack.pop()
-        found.append(current)
-        stack.extend(current.children)
-    return found
