@@ -159,7 +159,13 @@ class CompiledNeeds:
         if not self.calls.isdisjoint(found.calls) or not self.attrs.isdisjoint(found.attrs) \
                 or not self.flags.isdisjoint(found.flags):
             return True
-        return any(all(found.has(atom) for atom in conjunction) for conjunction in self.conjunctions)
+        for conjunction in self.conjunctions:
+            for kind, value in conjunction:
+                if value not in (found.calls if kind == "call" else found.attrs if kind == "attr" else found.flags):
+                    break
+            else:
+                return True
+        return False
 
 
 class RetentionContext:

@@ -1104,7 +1104,7 @@ class Facts:
         self._scopes[-1] = _merge_scopes(before, self._scopes[-1])
 
     def enter_if(self, node: cst.If) -> None:
-        text = self.module.code_for_node(node.test)
+        text = _words(node.test)
         main_guard = "__name__" in text and "__main__" in text
         cold = main_guard or self._is_cold_condition(node.test)
         self._contexts.append(Context(kind="block", node=node, cold=cold, hot=self._has_hot_marker(node), cold_all=main_guard))
@@ -1134,7 +1134,7 @@ class Facts:
     def is_cold_guard(self, test: cst.BaseExpression) -> bool:
         """Whether `test` guards a cold block: `step % 100 == 0`, `self.debug`, `__name__ == "__main__"`.
         In `guard and t.any()`, the right operand runs only inside the guard."""
-        text = self.module.code_for_node(test)
+        text = _words(test)
         return ("__name__" in text and "__main__" in text) or self._is_cold_condition(test)
 
     def _is_cold_condition(self, test: cst.BaseExpression) -> bool:
@@ -1147,9 +1147,9 @@ class Facts:
             modulus = test.left.right
             if isinstance(modulus, cst.Integer):
                 return int(modulus.evaluated_value) >= 10
-            lowered = self.module.code_for_node(test.left).lower()
+            lowered = _words(test.left).lower()
             return any(word in lowered for word in _INTERVAL_WORDS)
-        lowered = self.module.code_for_node(test).lower()
+        lowered = _words(test).lower()
         return any(word in lowered for word in _LOGGING_WORDS)
 
     def push_statement(self, node: cst.CSTNode) -> None:
@@ -1171,6 +1171,18 @@ class Facts:
                 if old.is_tensor:
                     return  # `x += y` on a tensor is in place: x keeps its storage
                 self.bind_target(node.target, UNKNOWN)
+
+
+def _words(node: cst.CSTNode) -> str:
+    """The names, attribute names and literals of an expression, space-separated: what the cold-guard
+    checks look for (`step`, `debug`, `"__main__"`), without printing the expression."""
+    parts = []
+    for child in descendants(node):
+        if isinstance(child, cst.Name):
+            parts.append(child.value)
+        elif isinstance(child, (cst.SimpleString, cst.Integer, cst.FormattedStringText)):
+            parts.append(child.value)
+    return " ".join(parts)
 
 
 def _merge_scopes(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
