@@ -54,7 +54,8 @@ class IneffectiveOwnershipFix(Rule):
 
     @classmethod
     def prefilter_needs(cls, index: Any, settings: Any) -> features.Needs:
-        return ((features.flag("retains"),), (("call", "save"),))
+        view = features.flag("partial-view")  # the rule reports maybe-views of partial views only
+        return ((features.flag("retains"), view), (("call", "save"), view))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._check(node)

@@ -229,12 +229,12 @@ class PayloadSizeAccounting(Rule):
     code = "VL104"
     name = "payload-size-accounting"
     summary = "A cache budget counts `numel() * element_size()` / `.nbytes` while entries may pin whole storages"
-    trigger_scope = "class"  # the rule reads the whole class: its containers, its budget, its helpers
 
     @classmethod
     def prefilter_needs(cls, index: Any, settings: Any) -> features.Needs:
-        """In a class that fills its own containers (the whole class is kept): a size read
-        (`nbytes`, `element_size`, `itemsize`) or a call of one of the module's size helpers."""
+        """A member of a class that fills its own containers, with a size read (`nbytes`,
+        `element_size`, `itemsize`) or a call of one of the module's size helpers (the store
+        classes and the helpers are read off the module's full `ast`)."""
         source = getattr(index, "source", "")
         if source and not any(word in source for word in _SIZE_WORDS):
             return ()

@@ -1,15 +1,17 @@
 """Hand libcst only the code that can trigger a rule.
 
 CPython's own parser (`ast`, about ten times faster than libcst) splits a module into
-segments: top-level statements, and the members of top-level classes. A segment is
-kept only when an enabled rule could fire in it: its text holds one of the rule's
-`triggers`, and, for rules that only fire in hot paths, it defines a hot function or
-carries a `# viewlint: hot` marker. Every other line is blanked (its line ending kept),
-so rows and columns in the reduced source are exactly those of the original.
+segments: top-level statements, and the members of top-level classes. Each segment's
+features (the names it calls, the attributes it reads, structural flags; see
+`viewlint.analysis.features`) are read off the `ast` in one pass, and a segment is kept
+only when an enabled rule's `prefilter_needs` hold in it; for rules that only fire in hot
+paths, it must also define a hot function or carry a `# viewlint: hot` marker. Every other
+line is blanked (its line ending kept), so rows and columns in the reduced source are
+exactly those of the original.
 
-Module-level facts do not depend on what is blanked: the module index is built from
-the full `ast` tree, and small module-level imports and assignments are always kept so
-the walker's module environment is the same on both paths.
+Module-level facts do not depend on what is blanked: the module index is built from the
+full `ast` tree, and small module- and class-level assignments are always kept so the
+walker's module environment is the same on both paths.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import ast
 import fnmatch
 import functools
 import re
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 from viewlint.analysis import features
 from viewlint.analysis.features import Needs
@@ -116,9 +118,8 @@ class _Segment:
 
 
 def _is_small_definition(node: ast.stmt) -> bool:
-    """Imports and short assignments: what other code reads as module or class names."""
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return True
+    """Short assignments: module and class names whose values functions read (`_CACHE = {}`).
+    Imports are not needed: names resolve through the module index, built from the full `ast`."""
     if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
         return (node.end_lineno or node.lineno) - node.lineno < SMALL_STATEMENT_LINES
     return False
@@ -131,12 +132,8 @@ def reduce_source(text: str, tree: ast.Module, rule_classes: Sequence[type], set
     if any(needs is None for _, needs in all_needs):
         return text  # a rule without needs can fire anywhere
     globs = tuple(settings.hot_functions)
-    def group(keep: Any) -> features.CompiledNeeds:
-        return features.CompiledNeeds(tuple(c for r, n in all_needs if keep(r) for c in n))  # type: ignore[union-attr]
-
-    plain = group(lambda r: not r.hot_path_only and r.trigger_scope != "class")
-    whole_class = group(lambda r: r.trigger_scope == "class")
-    hot_only = group(lambda r: r.hot_path_only)
+    plain = features.CompiledNeeds(tuple(c for r, n in all_needs if not r.hot_path_only for c in n))  # type: ignore[union-attr]
+    hot_only = features.CompiledNeeds(tuple(c for r, n in all_needs if r.hot_path_only for c in n))  # type: ignore[union-attr]
     retention = features.RetentionContext(index, settings.long_lived_names)
     segment_nodes = index.segment_nodes
     lines: Optional[list[tuple[str, str]]] = None
@@ -145,9 +142,11 @@ def reduce_source(text: str, tree: ast.Module, rule_classes: Sequence[type], set
         found = segment_nodes.get(id(node))
         return found if found is not None else features.preorder(node)
 
-    def features_of(node: ast.stmt) -> features.Features:
+    def features_of(node: ast.stmt, class_name: Optional[str] = None) -> features.Features:
         nodes = nodes_of(node)
         found = features.collect(nodes, retention)
+        if class_name is not None:
+            found.flags.add(f"class:{class_name}")  # for needs that name the classes a rule can fire in
         if "retains" in found.flags and _is_setup_function(node, nodes):
             found.flags.discard("retains")  # what `__init__` stores into `self` is the object's layout
         return found
@@ -157,7 +156,7 @@ def reduce_source(text: str, tree: ast.Module, rule_classes: Sequence[type], set
 
     def relevant(segment: _Segment, found: features.Features) -> bool:
         nonlocal lines
-        if found.satisfies(plain) or found.satisfies(whole_class):
+        if found.satisfies(plain):
             return True
         if hot_only and found.satisfies(hot_only):
             if any(_is_hot_def(n, globs) for n in nodes_of(segment.node)):
@@ -177,15 +176,7 @@ def reduce_source(text: str, tree: ast.Module, rule_classes: Sequence[type], set
     for statement in tree.body:
         if isinstance(statement, ast.ClassDef):
             members = [_Segment(m, _is_small_definition(m)) for m in statement.body]
-            found_in = [features_of(m.node) for m in members]
-            whole = False
-            if whole_class:
-                union = features.Features()
-                union.flags.add(f"class:{statement.name}")  # for needs that name a class
-                for found in found_in:
-                    union.update(found)
-                whole = union.satisfies(whole_class)
-            chosen = {id(m) for m, found in zip(members, found_in) if whole or relevant(m, found)}
+            chosen = {id(m) for m in members if relevant(m, features_of(m.node, statement.name))}
             if not chosen:
                 continue
             kept_any = True

@@ -36,9 +36,6 @@ class Rule:
     # True for rules that only fire inside hot paths (forward, __call__, compiled or marked code):
     # segments without a hot function or a `# viewlint: hot` marker are skipped for them.
     hot_path_only: ClassVar[bool] = False
-    # "class": needs met anywhere in a top-level class keep the whole class (for rules that read
-    # a class as a whole); "segment": only the members that meet them are kept.
-    trigger_scope: ClassVar[str] = "segment"
 
     @classmethod
     def prefilter_needs(cls, index: Any, settings: Any) -> Optional["Needs"]:

@@ -31,8 +31,11 @@ Flags:
 - `retains`: a store into something that may outlive the function (a module container, `self.<container>`,
   a receiver named like a cache, a module function or method known to keep its argument).
 - `cached-def`: a function decorated with `cache`/`lru_cache`.
-- `class:<Name>`: set by the prefilter on the members of class `Name` taken together, for rules
-  whose `trigger_scope` is "class" (they name the classes they can fire in).
+- `partial-view`: something that may make a view of part of a tensor: a subscript, a `for` loop or
+  comprehension, an unpacking assignment, a call of `narrow`/`select`/`split`/`chunk`/`unbind`/...,
+  or `.real`/`.imag`.
+- `class:<Name>`: set by the prefilter on every member of top-level class `Name` (for rules that
+  can only fire in some classes, such as VL104's tensor stores).
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ _TRUTH_NODES = (ast.If, ast.While, ast.Assert, ast.IfExp, ast.BoolOp)
 _CAST_CHAIN_OUTER = semantics.DTYPE_CAST_METHODS | {"to"}
 _CAST_CHAIN_INNER = frozenset({"cuda", "to"})
 _TRANSPOSED_ATTRIBUTES = frozenset({"T", "mT"})
+# Calls whose result may be part of their input's storage (with subscripts and iteration: `partial-view`).
+_PARTIAL_VIEW_CALLS = semantics.PARTIAL_VIEW_OPS | semantics.SEQUENCE_VIEW_METHODS
 _TRANSPOSING_CALLS = frozenset({"t", "transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims"})
 
 
@@ -211,12 +216,16 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
         kind = type(node)
         if kind is Attribute:
             attrs.add(node.attr)  # type: ignore[attr-defined]
+            if node.attr == "real" or node.attr == "imag":  # type: ignore[attr-defined]
+                flags.add("partial-view")
         elif kind is Call:
             func = node.func  # type: ignore[attr-defined]
             name = callee_name(func)
             if name is None:
                 continue
             calls.add(name)
+            if name in _PARTIAL_VIEW_CALLS:
+                flags.add("partial-view")
             if name[-1:] == "_":
                 flags.add("inplace-call")
             if type(func) is Attribute:
@@ -240,6 +249,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             elif name in retention.retaining_functions:
                 flags.add("retains")
         elif kind is Subscript:
+            flags.add("partial-view")
             if maybe_advanced(node.slice):  # type: ignore[attr-defined]
                 flags.add("advanced-subscript")
             if type(node.ctx) is ast.Store and _advanced_in_chain(node.value):  # type: ignore[attr-defined]
@@ -256,6 +266,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                         flags.add("twin-statement")
         elif kind is Assign:
             value = node.value  # type: ignore[attr-defined]
+            if any(type(target) is ast.Tuple or type(target) is ast.List for target in node.targets):  # type: ignore[attr-defined]
+                flags.add("partial-view")  # unpacking a tensor iterates it
             if type(value) is Call and type(value.func) is Attribute and value.func.attr in semantics.OUT_OF_PLACE_UPDATE_METHODS:
                 flags.add("update-assigned")
             for target in node.targets:  # type: ignore[attr-defined]
@@ -264,8 +276,11 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
         elif kind in _TRUTH_NODES or (kind is ast.UnaryOp and type(node.op) is ast.Not):  # type: ignore[attr-defined]
             flags.add("truth-test")
         elif kind is ast.comprehension:
+            flags.add("partial-view")  # iterating a tensor yields views of its rows
             if node.ifs:  # type: ignore[attr-defined]
                 flags.add("truth-test")
+        elif kind is ast.For or kind is ast.AsyncFor:
+            flags.add("partial-view")
         elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             for decorator in node.decorator_list:  # type: ignore[attr-defined]
                 target = decorator.func if type(decorator) is Call else decorator
