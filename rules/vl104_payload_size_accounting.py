@@ -71,6 +71,15 @@ class _HelperFinder(ast.NodeVisitor):
         self._aware_depth = 0
         self._lines = source.splitlines()
 
+    def generic_visit(self, node: ast.AST) -> None:
+        """Statements only: definitions and `return`s never sit inside expressions."""
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(node, name, None)
+            if type(children) is list:
+                for child in children:
+                    if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                        self.visit(child)
+
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self._in_class += 1
         self.generic_visit(node)
@@ -97,7 +106,6 @@ class _HelperFinder(ast.NodeVisitor):
         if self._stack and node.value is not None:
             name, is_method = self._stack[-1]
             self._returns.append((name, is_method, node.value))
-        self.generic_visit(node)
 
     def resolve(self) -> None:
         """Helpers of helpers: repeat until nothing new is found."""
@@ -152,6 +160,21 @@ def _is_tensor_store(info: Any, index: Any) -> bool:
     key = f"VL104.store.{info.name}"
     if key not in index.memo:
         index.memo[key] = _fills_own_containers(info, index) and not _storage_aware(info.name, index)
+    return bool(index.memo[key])
+
+
+def _reads_sizes(info: Any, index: Any) -> bool:
+    """The class reads a payload size (`nbytes`, `element_size`, `itemsize`) or calls a size helper:
+    without either, no budget update in it can be a payload size (once per class)."""
+    key = f"VL104.sizes.{info.name}"
+    if key not in index.memo:
+        helpers = _helpers(index)
+        names = helpers.functions | helpers.methods
+        index.memo[key] = any(
+            (type(node) is ast.Attribute and node.attr in _SIZE_WORDS)
+            or (type(node) is ast.Call and features.callee_name(node.func) in names)
+            for nodes in index.class_member_nodes(info.name) for node in nodes
+        )
     return bool(index.memo[key])
 
 
@@ -257,7 +280,8 @@ class PayloadSizeAccounting(Rule):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         info = self.facts.index.classes.get(node.name.value)
-        self._classes.append(node.name.value if info is not None and _is_tensor_store(info, self.facts.index) else None)
+        store = info is not None and _is_tensor_store(info, self.facts.index) and _reads_sizes(info, self.facts.index)
+        self._classes.append(node.name.value if store else None)
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.pop()

@@ -239,11 +239,25 @@ def table(n):
 
 @decorate
 class Recorder:  # a comment
+    """Docstring."""
+    size = 0; limit = 4
+
     def __init__(self):
         self.cache = {}
 
+    @staticmethod
+    def helper(x): return x
+
     async def put(self, k, x):
-        self.cache[k] = x[:1]
+        y = torch.zeros(8, 8)
+        self.cache[k] = y[:1]
+
+    def take(self, buf,
+             v):
+        idx = torch.tensor([1, 2])
+        (
+            buf[idx]
+        ).copy_(v)
 
 
 def f(buf, idx, v): buf[idx].copy_(v)
@@ -255,7 +269,7 @@ def test_positions_from_single_statements_match_the_whole_module(path):
     """Rows and columns computed per module-level statement equal those of the whole module."""
     from libcst.metadata import MetadataWrapper, PositionProvider
 
-    from viewlint.engine import _statement_positions, _statement_starts
+    from viewlint.engine import _statement_positions
 
     text = TRICKY if path is None else path.read_text(encoding="utf-8")
     tree = ast.parse(text)
@@ -272,8 +286,11 @@ def test_positions_from_single_statements_match_the_whole_module(path):
         if not facts.reports:
             continue
         whole = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-        alone = _statement_positions(module, facts.reports, _statement_starts(tree, parsed))
+        alone = _statement_positions(module, facts.reports, tree, parsed)
         assert alone is not None
+        if path is None:
+            assert {r.rule.code for r in facts.reports} >= {"VL101", "VL201"}
+            assert sum(r.member is not None for r in facts.reports) >= 2  # positions from class members alone
         for report in facts.reports:
             for node in (report.node, *(n for n, _ in report.edits)):
                 assert alone[node] == whole[node]

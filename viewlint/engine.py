@@ -156,7 +156,7 @@ def lint_text(text: str, display: str, settings: Settings, relative: Optional[st
     for code, message in facts.errors:
         diagnostics.append(_reserved(display, INTERNAL_ERROR, f"internal error in rule {code}: {message}"))
     if facts.reports:
-        diagnostics.extend(_resolve(module, facts.reports, display, _statement_starts(tree, reduced)))
+        diagnostics.extend(_resolve(module, facts.reports, display, (tree, reduced)))
     if not settings.ignore_noqa and diagnostics:
         suppressions = Suppressions.from_source(text)
         diagnostics = [
@@ -191,13 +191,12 @@ def _location(position: object, end: bool = False) -> Location:
     return Location(point.line, point.column + 1)
 
 
-def _statement_starts(tree: ast.Module, parsed: str) -> list[int]:
-    """The row where each module-level statement present in the parsed text starts (its keyword,
-    after any decorators: where libcst's syntactic position starts), in order; statements the
-    prefilter blanked are absent."""
-    lines = split_lines(parsed)
+def _present_starts(statements: list[ast.stmt], lines: list[tuple[str, str]]) -> list[int]:
+    """The row where each of these statements starts (its keyword, after any decorators: where
+    libcst's syntactic position starts), in order, for those present in the parsed text (the
+    prefilter blanks the others); statements sharing a row (`a = 1; b = 2`) count once."""
     rows = set()
-    for statement in tree.body:
+    for statement in statements:
         if statement.lineno <= len(lines) and lines[statement.lineno - 1][0].strip():
             rows.add(statement.lineno)
     return sorted(rows)
@@ -224,28 +223,51 @@ class _Positions:
         raise KeyError(node)
 
 
-def _statement_positions(module: cst.Module, reports: list[Report], starts: list[int]) -> Optional[_Positions]:
-    """Positions for the reports from their module-level statements alone, or None when the
-    statements cannot be matched to rows (then the whole module is resolved)."""
+def _statement_positions(module: cst.Module, reports: list[Report], tree: ast.Module, parsed: str) -> Optional[_Positions]:
+    """Positions for the reports, each computed from its own class member or module-level
+    statement alone; None when the statements cannot be matched to rows (then the whole
+    module is resolved)."""
+    lines = split_lines(parsed)
+    starts = _present_starts(tree.body, lines)
     if len(starts) != len(module.body) or any(report.top is None for report in reports):
         return None
     index_of = {id(statement): k for k, statement in enumerate(module.body)}
-    tables = []
-    for k in sorted({index_of.get(id(report.top), -1) for report in reports}):
-        if k < 0:
+    by_row = {statement.lineno: statement for statement in reversed(tree.body)}
+    tables: list[tuple[Mapping[cst.CSTNode, CodeRange], int]] = []
+    done: set[int] = set()
+    for report in reports:
+        k = index_of.get(id(report.top))
+        if k is None:
             return None
-        statement = module.body[k]
-        alone = module.with_changes(header=(), body=(statement,), footer=())
+        top = module.body[k]
+        unit, wrapper, start = top, top, starts[k]
+        member_of = by_row.get(starts[k])
+        if report.member is not None and isinstance(top, cst.ClassDef) and isinstance(top.body, cst.IndentedBlock) \
+                and isinstance(member_of, ast.ClassDef):
+            members = list(top.body.body)
+            member_starts = _present_starts(member_of.body, lines)
+            position = next((j for j, m in enumerate(members) if m is report.member), None)
+            if position is not None and len(member_starts) == len(members):
+                # The member inside a one-member copy of its class: same indentation, same columns.
+                unit, start = report.member, member_starts[position]
+                wrapper = top.with_changes(decorators=(), leading_lines=(), lines_after_decorators=(),
+                                           body=top.body.with_changes(body=(unit,)))
+        if id(unit) in done:
+            continue
+        done.add(id(unit))
+        alone = module.with_changes(header=(), body=(wrapper,), footer=())
         table = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
-        tables.append((table, starts[k] - table[statement].start.line))
+        tables.append((table, start - table[unit].start.line))
     positions = _Positions(tables)
     needed = [node for report in reports for node in (report.node, *(n for n, _ in report.edits))]
     return positions if all(node in positions for node in needed) else None
 
 
-def _resolve(module: cst.Module, reports: list[Report], display: str, starts: Optional[list[int]] = None) -> list[Diagnostic]:
-    """Turn reports (nodes) into diagnostics (rows and columns)."""
-    positions: Any = _statement_positions(module, reports, starts) if starts is not None else None
+def _resolve(module: cst.Module, reports: list[Report], display: str,
+             located: Optional[tuple[ast.Module, str]] = None) -> list[Diagnostic]:
+    """Turn reports (nodes) into diagnostics (rows and columns); `located`: the file's `ast` and
+    the parsed text, to compute positions statement by statement."""
+    positions: Any = _statement_positions(module, reports, *located) if located is not None else None
     if positions is None:
         positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     diagnostics = []

@@ -91,6 +91,7 @@ class Report:
     edits: tuple[tuple[cst.CSTNode, str], ...] = ()
     applicability: Any = None
     top: Optional[cst.CSTNode] = None  # the module-level statement the report sits in
+    member: Optional[cst.CSTNode] = None  # and the class member, when that statement is a class
 
 
 @dataclass
@@ -145,7 +146,8 @@ class Facts:
                edits: tuple[tuple[cst.CSTNode, str], ...] = (), applicability: Any = None) -> None:
         statement = self._statements[-1] if self._statements else None
         top = self._statements[0] if self._statements else None
-        self.reports.append(Report(rule, node, message, statement, fix_message, edits, applicability, top))
+        member = self._statements[1] if len(self._statements) > 1 and isinstance(top, cst.ClassDef) else None
+        self.reports.append(Report(rule, node, message, statement, fix_message, edits, applicability, top, member))
 
     @property
     def current_statement(self) -> Optional[cst.CSTNode]:
