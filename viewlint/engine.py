@@ -23,7 +23,7 @@ from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionPr
 
 from viewlint.analysis.module_index import build_index_from_ast
 from viewlint.analysis.walker import Facts, Report, Walker
-from viewlint.prefilter import reduce_source, split_lines
+from viewlint.prefilter import Reduction, reduce
 from viewlint.diagnostics import (
     INTERNAL_ERROR,
     IO_ERROR,
@@ -131,9 +131,11 @@ def lint_text(text: str, display: str, settings: Settings, relative: Optional[st
         return [_reserved(display, SYNTAX_ERROR, f"syntax error: {error}".splitlines()[0])]
     # Parse with libcst only the statements an enabled rule can fire in (see viewlint.prefilter).
     index = build_index_from_ast(tree, text)
-    reduced = reduce_source(text, tree, rule_classes, settings, index) if settings.prefilter else text
-    if reduced is None:
+    reduction = reduce(text, tree, rule_classes, settings, index) if settings.prefilter else None
+    if settings.prefilter and reduction is None:
         return []
+    reduced = reduction.text if reduction is not None else text
+    rows = reduction.rows if reduction is not None else None
     try:
         module = cst.parse_module(reduced)
     except cst.ParserSyntaxError as error:
@@ -148,7 +150,8 @@ def lint_text(text: str, display: str, settings: Settings, relative: Optional[st
     try:
         facts = Facts(module, settings, index)
         rules = [cls(facts, settings.options_for(cls.code)) for cls in rule_classes]
-        Walker(facts, rules).walk(module)
+        activity = _activity(module, tree, reduction) if reduction is not None and reduction.active else None
+        Walker(facts, rules, activity).walk(module)
     except RecursionError:
         return [_reserved(display, INTERNAL_ERROR, "internal error: code nested too deeply to analyse")]
     except Exception as error:
@@ -156,7 +159,7 @@ def lint_text(text: str, display: str, settings: Settings, relative: Optional[st
     for code, message in facts.errors:
         diagnostics.append(_reserved(display, INTERNAL_ERROR, f"internal error in rule {code}: {message}"))
     if facts.reports:
-        diagnostics.extend(_resolve(module, facts.reports, display, (tree, reduced)))
+        diagnostics.extend(_resolve(module, facts.reports, display, (tree, rows)))
     if not settings.ignore_noqa and diagnostics:
         suppressions = Suppressions.from_source(text)
         diagnostics = [
@@ -191,15 +194,42 @@ def _location(position: object, end: bool = False) -> Location:
     return Location(point.line, point.column + 1)
 
 
-def _present_starts(statements: list[ast.stmt], lines: list[tuple[str, str]]) -> list[int]:
+def _present_starts(statements: list[ast.stmt], rows: Optional[bytearray]) -> list[int]:
     """The row where each of these statements starts (its keyword, after any decorators: where
-    libcst's syntactic position starts), in order, for those present in the parsed text (the
-    prefilter blanks the others); statements sharing a row (`a = 1; b = 2`) count once."""
-    rows = set()
+    libcst's syntactic position starts), in order, for those present in the parsed text (`rows`:
+    the rows the prefilter kept; None: all); statements sharing a row (`a = 1; b = 2`) count once."""
+    found = set()
     for statement in statements:
-        if statement.lineno <= len(lines) and lines[statement.lineno - 1][0].strip():
-            rows.add(statement.lineno)
-    return sorted(rows)
+        if rows is None or (statement.lineno < len(rows) and rows[statement.lineno]):
+            found.add(statement.lineno)
+    return sorted(found)
+
+
+def _activity(module: cst.Module, tree: ast.Module, reduction: Reduction) -> Optional[dict[int, frozenset[str]]]:
+    """For each parsed module-level statement and class member (by `id`), the rules that can fire
+    in it; None when the parsed statements cannot be matched to rows (then every rule runs everywhere)."""
+    starts = _present_starts(tree.body, reduction.rows)
+    if len(starts) != len(module.body):
+        return None
+    by_row = {statement.lineno: statement for statement in reversed(tree.body)}
+    active = reduction.active
+    activity: dict[int, frozenset[str]] = {}
+    for statement, row in zip(module.body, starts):
+        original = by_row.get(row)
+        if isinstance(statement, cst.ClassDef) and isinstance(original, ast.ClassDef):
+            if isinstance(statement.body, cst.IndentedBlock):
+                members = statement.body.body
+                member_rows = _present_starts(original.body, reduction.rows)
+                if len(member_rows) == len(members):
+                    for member, member_row in zip(members, member_rows):
+                        codes = active.get(member_row)
+                        if codes is not None:
+                            activity[id(member)] = codes
+            continue
+        codes = active.get(row)
+        if codes is not None:
+            activity[id(statement)] = codes
+    return activity
 
 
 class _Positions:
@@ -223,12 +253,12 @@ class _Positions:
         raise KeyError(node)
 
 
-def _statement_positions(module: cst.Module, reports: list[Report], tree: ast.Module, parsed: str) -> Optional[_Positions]:
+def _statement_positions(module: cst.Module, reports: list[Report], tree: ast.Module,
+                         rows: Optional[bytearray]) -> Optional[_Positions]:
     """Positions for the reports, each computed from its own class member or module-level
     statement alone; None when the statements cannot be matched to rows (then the whole
-    module is resolved)."""
-    lines = split_lines(parsed)
-    starts = _present_starts(tree.body, lines)
+    module is resolved). `rows`: the rows the prefilter kept (None: all)."""
+    starts = _present_starts(tree.body, rows)
     if len(starts) != len(module.body) or any(report.top is None for report in reports):
         return None
     index_of = {id(statement): k for k, statement in enumerate(module.body)}
@@ -245,7 +275,7 @@ def _statement_positions(module: cst.Module, reports: list[Report], tree: ast.Mo
         if report.member is not None and isinstance(top, cst.ClassDef) and isinstance(top.body, cst.IndentedBlock) \
                 and isinstance(member_of, ast.ClassDef):
             members = list(top.body.body)
-            member_starts = _present_starts(member_of.body, lines)
+            member_starts = _present_starts(member_of.body, rows)
             position = next((j for j, m in enumerate(members) if m is report.member), None)
             if position is not None and len(member_starts) == len(members):
                 # The member inside a one-member copy of its class: same indentation, same columns.
@@ -264,9 +294,9 @@ def _statement_positions(module: cst.Module, reports: list[Report], tree: ast.Mo
 
 
 def _resolve(module: cst.Module, reports: list[Report], display: str,
-             located: Optional[tuple[ast.Module, str]] = None) -> list[Diagnostic]:
+             located: Optional[tuple[ast.Module, Optional[bytearray]]] = None) -> list[Diagnostic]:
     """Turn reports (nodes) into diagnostics (rows and columns); `located`: the file's `ast` and
-    the parsed text, to compute positions statement by statement."""
+    the rows the prefilter kept (None: all), to compute positions statement by statement."""
     positions: Any = _statement_positions(module, reports, *located) if located is not None else None
     if positions is None:
         positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)

@@ -125,18 +125,40 @@ def _is_small_definition(node: ast.stmt) -> bool:
     return False
 
 
+class Reduction:
+    """The reduced source, which rows it keeps, and which rules can fire in each kept segment
+    (keyed by the segment's first row: its keyword, after any decorators)."""
+
+    __slots__ = ("text", "rows", "active")
+
+    def __init__(self, text: str, rows: bytearray, active: dict[int, frozenset[str]]) -> None:
+        self.text = text
+        self.rows = rows  # rows[n] is 1 when row n (1-based) is kept
+        self.active = active
+
+
 def reduce_source(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: Settings,
                   index: ModuleIndex) -> Optional[str]:
     """The source with every segment no enabled rule can fire in blanked, or None if none is left."""
+    reduction = reduce(text, tree, rule_classes, settings, index)
+    return None if reduction is None else reduction.text
+
+
+def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: Settings,
+           index: ModuleIndex) -> Optional[Reduction]:
+    """Blank every segment no enabled rule can fire in; None if nothing is left to parse."""
     all_needs = [(r, rule_needs(r, index, settings)) for r in rule_classes]
     if any(needs is None for _, needs in all_needs):
-        return text  # a rule without needs can fire anywhere
+        lines = split_lines(text)
+        return Reduction(text, bytearray(b"\x01" * (len(lines) + 2)), {})  # a rule without needs can fire anywhere
     globs = tuple(settings.hot_functions)
     plain = features.CompiledNeeds(tuple(c for r, n in all_needs if not r.hot_path_only for c in n))  # type: ignore[union-attr]
     hot_only = features.CompiledNeeds(tuple(c for r, n in all_needs if r.hot_path_only for c in n))  # type: ignore[union-attr]
+    per_rule = [(r.code, features.CompiledNeeds(n), r.hot_path_only) for r, n in all_needs]  # type: ignore[arg-type]
     retention = features.RetentionContext(index, settings.long_lived_names)
     segment_nodes = index.segment_nodes
     lines: Optional[list[tuple[str, str]]] = None
+    nothing: frozenset[str] = frozenset()
 
     def nodes_of(node: ast.stmt) -> list[ast.AST]:
         found = segment_nodes.get(id(node))
@@ -154,45 +176,59 @@ def reduce_source(text: str, tree: ast.Module, rule_classes: Sequence[type], set
     def segment_text(first: int, last: int) -> str:
         return "\n".join(content for content, _ in lines[first - 1:last])  # type: ignore[index]
 
-    def relevant(segment: _Segment, found: features.Features) -> bool:
+    def is_hot(segment: _Segment) -> bool:
         nonlocal lines
-        if found.satisfies(plain):
+        if any(_is_hot_def(n, globs) for n in nodes_of(segment.node)):
             return True
-        if hot_only and found.satisfies(hot_only):
-            if any(_is_hot_def(n, globs) for n in nodes_of(segment.node)):
-                return True
-            # A `# viewlint: hot` marker may sit on the comment lines just above the segment.
-            if lines is None:
-                lines = split_lines(text)
-            above = segment.first - 1
-            while above >= 1 and lines[above - 1][0].lstrip().startswith("#"):
-                above -= 1
-            return bool(HOT_MARKER.search(segment_text(above + 1, segment.last)))
-        return False
+        # A `# viewlint: hot` marker may sit on the comment lines just above the segment.
+        if lines is None:
+            lines = split_lines(text)
+        above = segment.first - 1
+        while above >= 1 and lines[above - 1][0].lstrip().startswith("#"):
+            above -= 1
+        return bool(HOT_MARKER.search(segment_text(above + 1, segment.last)))
+
+    def active_rules(segment: _Segment, found: features.Features) -> frozenset[str]:
+        """The enabled rules that can fire in this segment (empty: blank it)."""
+        if not found.satisfies(plain) and not (hot_only and found.satisfies(hot_only)):
+            return nothing
+        codes = [code for code, needs, hot in per_rule if not hot and needs.met_by(found)]
+        hot_codes = [code for code, needs, hot in per_rule if hot and needs.met_by(found)]
+        if hot_codes and is_hot(segment):
+            codes.extend(hot_codes)
+        return frozenset(codes)
 
     keep: list[tuple[int, int]] = []  # row ranges to keep
-    kept_any = False
+    active: dict[int, frozenset[str]] = {}
     small: list[_Segment] = []
     for statement in tree.body:
         if isinstance(statement, ast.ClassDef):
             members = [_Segment(m, _is_small_definition(m)) for m in statement.body]
-            chosen = {id(m) for m in members if relevant(m, features_of(m.node, statement.name))}
+            chosen = False
+            for member in members:
+                codes = active_rules(member, features_of(member.node, statement.name))
+                if codes:
+                    chosen = True
+                    keep.append((member.first, member.last))
+                    active[member.node.lineno] = active.get(member.node.lineno, nothing) | codes
             if not chosen:
                 continue
-            kept_any = True
             header_last = members[0].first - 1 if members and members[0].first > statement.lineno else statement.lineno
             keep.append((_first_line(statement), header_last))
-            keep.extend((m.first, m.last) for m in members if id(m) in chosen or m.small)
+            for member in members:
+                if member.small and member.node.lineno not in active:
+                    keep.append((member.first, member.last))
+                    active[member.node.lineno] = nothing
             continue
         segment = _Segment(statement, _is_small_definition(statement))
-        relevant_here = relevant(segment, features_of(statement))
+        codes = active_rules(segment, features_of(statement))
+        if codes:
+            keep.append((segment.first, segment.last))
         if segment.small:
             small.append(segment)
-            kept_any = kept_any or relevant_here
-        elif relevant_here:
-            kept_any = True
-            keep.append((segment.first, segment.last))
-    if not kept_any:
+        if codes or segment.small:
+            active[statement.lineno] = active.get(statement.lineno, nothing) | codes
+    if not any(codes for codes in active.values()):
         return None
     keep.extend((segment.first, segment.last) for segment in small)
     if lines is None:
@@ -201,7 +237,8 @@ def reduce_source(text: str, tree: ast.Module, rule_classes: Sequence[type], set
     for first, last in keep:
         rows[first:last + 1] = b"\x01" * (last + 1 - first)
     # Comment-only lines never change the parse; keeping them keeps `# viewlint: hot` markers above a def.
-    return "".join(
+    reduced = "".join(
         content + ending if rows[row] or content.lstrip().startswith("#") else ending
         for row, (content, ending) in enumerate(lines, start=1)
     )
+    return Reduction(reduced, rows, active)

@@ -1293,10 +1293,14 @@ class Walker(cst.CSTVisitor):
     the parse). `module.visit(walker)` still works and gives the same results.
     """
 
-    def __init__(self, facts: Facts, rules: list["Rule"]) -> None:
+    def __init__(self, facts: Facts, rules: list["Rule"], activity: Optional[dict[int, frozenset[str]]] = None) -> None:
+        """`activity`: for some statements (by `id`), the codes of the only rules that can fire
+        inside them (from the prefilter); their handlers alone are called in that subtree."""
         super().__init__()
         self.facts = facts
         self.rules = rules
+        self._activity = activity or {}
+        self._tables: dict[frozenset[str], tuple[dict[type, list[Any]], dict[type, list[Any]]]] = {}
         self._visit: dict[type, list[tuple["Rule", Callable[[cst.CSTNode], Any]]]] = {}
         self._leave: dict[type, list[tuple["Rule", Callable[[cst.CSTNode], Any]]]] = {}
         self._disabled: set[str] = set()
@@ -1308,8 +1312,28 @@ class Walker(cst.CSTVisitor):
                     continue
                 table = self._visit if kind == "visit" else self._leave
                 table.setdefault(node_class, []).append((rule, getattr(rule, attr)))
+        self._visit_now, self._leave_now = self._visit, self._leave
+
+    def _tables_for(self, codes: frozenset[str]) -> tuple[dict[type, list[Any]], dict[type, list[Any]]]:
+        tables = self._tables.get(codes)
+        if tables is None:
+            tables = self._tables[codes] = tuple(  # type: ignore[assignment]
+                {t: [h for h in handlers if h[0].code in codes] for t, handlers in table.items()}
+                for table in (self._visit, self._leave)
+            )
+        return tables  # type: ignore[return-value]
 
     def walk(self, node: cst.CSTNode) -> None:
+        codes = self._activity.get(id(node)) if self._activity else None
+        if codes is not None:
+            outer = self._visit_now, self._leave_now
+            self._visit_now, self._leave_now = self._tables_for(codes)
+            self._walk(node)
+            self._visit_now, self._leave_now = outer
+        else:
+            self._walk(node)
+
+    def _walk(self, node: cst.CSTNode) -> None:
         self.on_visit(node)
         node_type = type(node)
         walked = _WALKED
@@ -1360,7 +1384,7 @@ class Walker(cst.CSTVisitor):
                 facts.enter_if(node)  # type: ignore[arg-type]
             elif kind & _COLD:
                 facts.enter_cold_block(node)
-        self._dispatch(self._visit, node)
+        self._dispatch(self._visit_now, node)
         return True
 
     def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
@@ -1368,7 +1392,7 @@ class Walker(cst.CSTVisitor):
             self.facts.if_body_done(original_node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        self._dispatch(self._leave, original_node)
+        self._dispatch(self._leave_now, original_node)
         kind = _KINDS.get(type(original_node)) or _kind(type(original_node))
         if not kind:
             return
