@@ -21,7 +21,7 @@ from viewlint.analysis import features
 from viewlint.analysis.module_index import build_index_from_ast
 from viewlint.analysis.walker import Facts, Walker
 from viewlint.engine import lint_text, read_file
-from viewlint.prefilter import reduce_source, rule_needs
+from viewlint.prefilter import reduce as reduce_text, reduce_source, rule_needs
 from viewlint.registry import all_rules
 from viewlint.settings import Settings
 
@@ -118,15 +118,47 @@ def test_reduction_keeps_rows_and_columns():
             return x + 1
 
 
-        def loud(buf, idx, v):
+        def loud(buf, v):
+            idx = torch.tensor([1, 2])
             buf[idx].copy_(v)
         """
     )
-    reduced = reduce(source)
-    assert reduced is not None
-    # Imports are blanked too: names resolve through the module index, built from the full tree.
-    assert reduced.splitlines() == ["", "", "", "", "", "", "", "def loud(buf, idx, v):", "    buf[idx].copy_(v)"]
-    assert len(reduced) <= len(source)
+    tree = ast.parse(source)
+    settings = Settings(select=("ALL",))
+    rules = [all_rules()[code] for code in sorted(settings.enabled_codes)]
+    reduction = reduce_text(source, tree, rules, settings, build_index_from_ast(tree, source))
+    assert reduction is not None
+    # Only the kept lines are parsed (imports too are dropped: names resolve through the module
+    # index, built from the full tree); the line map gives each its row in the file.
+    assert reduction.text == "\n\ndef loud(buf, v):\n    idx = torch.tensor([1, 2])\n    buf[idx].copy_(v)\n"
+    assert reduction.line_map == [6, 7, 8, 9, 10]
+    assert [row for row in range(1, 11) if reduction.rows[row]] == [8, 9, 10]
+    assert reduction.file_row(5) == 10
+    # A finding's position is the file's, not the reduced text's.
+    assert [(d.start.row, d.start.column, d.code) for d in lint_text(source, "f.py", settings)] == [(10, 5, "VL201")]
+
+
+@pytest.mark.parametrize(
+    "head",
+    ["", "# license\n\n", "import os\n\n", "import os\n# viewlint: hot\n\n\n", "x = 1  # viewlint: hot\n"],
+)
+def test_hot_marker_above_the_first_statement(head):
+    """The marker works wherever the function lands: first in the parsed text or not."""
+    marker = "" if "viewlint: hot" in head else "# viewlint: hot\n"
+    source = f'{head}{marker}def f():\n    t = torch.arange(4, device="cuda")\n    return t.item()\n\n\nimport torch\n'
+    fast = lint_text(source, "f.py", Settings(select=("VL401",)))
+    full = lint_text(source, "f.py", Settings(select=("VL401",), prefilter=False))
+    assert fast == full
+    assert [d.code for d in fast] == ([] if head.startswith("x = 1") else ["VL401"])
+
+
+def test_comments_above_kept_segments_stay():
+    source = '# license\n\nimport torch\n\n# viewlint: hot\ndef f():\n    t = torch.arange(4, device="cuda")\n    return t.item()\n'
+    tree = ast.parse(source)
+    settings = Settings(select=("VL401",))
+    reduction = reduce_text(source, tree, [all_rules()["VL401"]], settings, build_index_from_ast(tree, source))
+    assert reduction is not None and reduction.line_map == [4, 5, 6, 7, 8]
+    assert [(d.start.row, d.code) for d in lint_text(source, "f.py", settings)] == [(8, "VL401")]
 
 
 def test_nothing_to_parse_gives_none():
@@ -277,18 +309,18 @@ def test_positions_from_single_statements_match_the_whole_module(path):
         settings = Settings(select=("ALL",), prefilter=prefilter)
         index = build_index_from_ast(tree, text)
         rules = [all_rules()[code] for code in sorted(settings.enabled_codes)]
-        parsed = reduce_source(text, tree, rules, settings, index) if prefilter else text
-        if parsed is None:
+        reduction = reduce_text(text, tree, rules, settings, index) if prefilter else None
+        if prefilter and reduction is None:
             continue
+        parsed = reduction.text if reduction is not None else text
         module = cst.parse_module(parsed)
         facts = Facts(module, settings, index)
         Walker(facts, [cls(facts, {}) for cls in rules]).walk(module)
         if not facts.reports:
             continue
         whole = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-        rows = None if not prefilter else bytearray(
-            [0] + [1 if line.strip() else 0 for line in parsed.split("\n")] + [0]
-        )
+        file_row = reduction.file_row if reduction is not None else (lambda row: row)
+        rows = reduction.rows if reduction is not None else None
         alone = _statement_positions(module, facts.reports, tree, rows)
         assert alone is not None
         if path is None:
@@ -296,4 +328,6 @@ def test_positions_from_single_statements_match_the_whole_module(path):
             assert sum(r.member is not None for r in facts.reports) >= 2  # positions from class members alone
         for report in facts.reports:
             for node in (report.node, *(n for n, _ in report.edits)):
-                assert alone[node] == whole[node]
+                expected = whole[node]
+                assert (alone[node].start.line, alone[node].start.column) == (file_row(expected.start.line), expected.start.column)
+                assert (alone[node].end.line, alone[node].end.column) == (file_row(expected.end.line), expected.end.column)

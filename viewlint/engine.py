@@ -16,7 +16,7 @@ import warnings
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -139,7 +139,7 @@ def lint_text(text: str, display: str, settings: Settings, relative: Optional[st
     try:
         module = cst.parse_module(reduced)
     except cst.ParserSyntaxError as error:
-        row, column, message = _syntax_error_details(text, error)
+        row, column, message = _syntax_error_details(text, error, reduction)
         return [_reserved(display, SYNTAX_ERROR, f"syntax error: {message}", row, column)]
     except RecursionError:
         return [_reserved(display, SYNTAX_ERROR, "syntax error: expression nested too deeply to parse")]
@@ -159,7 +159,7 @@ def lint_text(text: str, display: str, settings: Settings, relative: Optional[st
     for code, message in facts.errors:
         diagnostics.append(_reserved(display, INTERNAL_ERROR, f"internal error in rule {code}: {message}"))
     if facts.reports:
-        diagnostics.extend(_resolve(module, facts.reports, display, (tree, rows)))
+        diagnostics.extend(_resolve(module, facts.reports, display, (tree, rows), reduction))
     if not settings.ignore_noqa and diagnostics:
         suppressions = Suppressions.from_source(text)
         diagnostics = [
@@ -169,7 +169,7 @@ def lint_text(text: str, display: str, settings: Settings, relative: Optional[st
     return sorted(set(diagnostics), key=lambda d: d.sort_key)
 
 
-def _syntax_error_details(text: str, error: cst.ParserSyntaxError) -> tuple[int, int, str]:
+def _syntax_error_details(text: str, error: cst.ParserSyntaxError, reduction: Optional[Reduction] = None) -> tuple[int, int, str]:
     """Row, 1-based column and message of a syntax error.
 
     libcst's native parser often points at the start of the line (or the wrong line for
@@ -186,7 +186,8 @@ def _syntax_error_details(text: str, error: cst.ParserSyntaxError) -> tuple[int,
         pass
     first_line = str(error.message).splitlines()[0] if error.message else ""
     message = re.sub(r"^(parser|tokenizer) error: (error at \d+:\d+: )?", "", first_line) or "invalid syntax"
-    return error.raw_line, error.raw_column + 1, message
+    row = reduction.file_row(error.raw_line) if reduction is not None else error.raw_line
+    return row, error.raw_column + 1, message
 
 
 def _location(position: object, end: bool = False) -> Location:
@@ -236,8 +237,10 @@ class _Positions:
     """Positions of the nodes under a few module-level statements, each computed from that
     statement alone (code generation of the whole module costs as much as the walk)."""
 
-    def __init__(self, tables: list[tuple[Mapping[cst.CSTNode, CodeRange], int]]) -> None:
+    def __init__(self, tables: list[tuple[Mapping[cst.CSTNode, CodeRange], int]],
+                 file_row: Optional[Callable[[int], int]] = None) -> None:
         self._tables = tables
+        self._file_row = file_row  # maps rows of a reduced text to the file's
 
     def __contains__(self, node: object) -> bool:
         return any(node in table for table, _ in self._tables)
@@ -246,6 +249,9 @@ class _Positions:
         for table, shift in self._tables:
             found = table.get(node)
             if found is not None:
+                if self._file_row is not None:
+                    return CodeRange(CodePosition(self._file_row(found.start.line), found.start.column),
+                                     CodePosition(self._file_row(found.end.line), found.end.column))
                 if not shift:
                     return found
                 return CodeRange(CodePosition(found.start.line + shift, found.start.column),
@@ -294,12 +300,15 @@ def _statement_positions(module: cst.Module, reports: list[Report], tree: ast.Mo
 
 
 def _resolve(module: cst.Module, reports: list[Report], display: str,
-             located: Optional[tuple[ast.Module, Optional[bytearray]]] = None) -> list[Diagnostic]:
+             located: Optional[tuple[ast.Module, Optional[bytearray]]] = None,
+             reduction: Optional[Reduction] = None) -> list[Diagnostic]:
     """Turn reports (nodes) into diagnostics (rows and columns); `located`: the file's `ast` and
-    the rows the prefilter kept (None: all), to compute positions statement by statement."""
+    the rows the prefilter kept (None: all), to compute positions statement by statement;
+    `reduction`: maps rows of the parsed text back to the file's."""
     positions: Any = _statement_positions(module, reports, *located) if located is not None else None
     if positions is None:
-        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        table = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        positions = _Positions([(table, 0)], reduction.file_row if reduction is not None else None)
     diagnostics = []
     for report in reports:
         position = positions[report.node]

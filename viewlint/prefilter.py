@@ -76,6 +76,17 @@ def _is_hot_def(node: ast.AST, globs: tuple[str, ...]) -> bool:
     return False
 
 
+def _leading_block(lines: list[tuple[str, str]], first: int) -> int:
+    """The first row of the comment and blank lines directly above row `first` (`first` if none)."""
+    above = first - 1
+    while above >= 1:
+        content = lines[above - 1][0].strip()
+        if content and not content.startswith("#"):
+            break
+        above -= 1
+    return above + 1
+
+
 def _is_setup_function(node: ast.stmt, nodes: list[ast.AST]) -> bool:
     """A setup method (`__init__`, `_init_*`, ...) with no nested function: the walker's `in_setup_function` all through."""
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -127,14 +138,26 @@ def _is_small_definition(node: ast.stmt) -> bool:
 
 class Reduction:
     """The reduced source, which rows it keeps, and which rules can fire in each kept segment
-    (keyed by the segment's first row: its keyword, after any decorators)."""
+    (keyed by the segment's first row: its keyword, after any decorators).
 
-    __slots__ = ("text", "rows", "active")
+    The text holds only the kept lines (blank lines still cost libcst a node each); row n of
+    the text is row `line_map[n - 1]` of the file. Columns are unchanged.
+    """
 
-    def __init__(self, text: str, rows: bytearray, active: dict[int, frozenset[str]]) -> None:
+    __slots__ = ("text", "rows", "active", "line_map")
+
+    def __init__(self, text: str, rows: bytearray, active: dict[int, frozenset[str]],
+                 line_map: Optional[list[int]] = None) -> None:
         self.text = text
-        self.rows = rows  # rows[n] is 1 when row n (1-based) is kept
+        self.rows = rows  # rows[n] is 1 when row n (1-based) of the file is kept
         self.active = active
+        self.line_map = line_map  # None: the text is the file's, row for row
+
+    def file_row(self, row: int) -> int:
+        """The file's row for a row of the reduced text."""
+        if self.line_map is None or not self.line_map:
+            return row
+        return self.line_map[min(max(row, 1), len(self.line_map)) - 1]
 
 
 def reduce_source(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: Settings,
@@ -180,13 +203,10 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
         nonlocal lines
         if any(_is_hot_def(n, globs) for n in nodes_of(segment.node)):
             return True
-        # A `# viewlint: hot` marker may sit on the comment lines just above the segment.
+        # A `# viewlint: hot` marker may sit among the comment and blank lines just above the segment.
         if lines is None:
             lines = split_lines(text)
-        above = segment.first - 1
-        while above >= 1 and lines[above - 1][0].lstrip().startswith("#"):
-            above -= 1
-        return bool(HOT_MARKER.search(segment_text(above + 1, segment.last)))
+        return bool(HOT_MARKER.search(segment_text(_leading_block(lines, segment.first), segment.last)))
 
     def active_rules(segment: _Segment, found: features.Features) -> frozenset[str]:
         """The enabled rules that can fire in this segment (empty: blank it)."""
@@ -236,9 +256,14 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
     rows = bytearray(len(lines) + 2)  # 1 = keep this row
     for first, last in keep:
         rows[first:last + 1] = b"\x01" * (last + 1 - first)
-    # Comment-only lines never change the parse; keeping them keeps `# viewlint: hot` markers above a def.
-    reduced = "".join(
-        content + ending if rows[row] or content.lstrip().startswith("#") else ending
-        for row, (content, ending) in enumerate(lines, start=1)
-    )
-    return Reduction(reduced, rows, active)
+    # The comment and blank lines just above a kept segment stay (libcst gives them to the
+    # statement, and a `# viewlint: hot` marker may be among them); other lines are dropped.
+    shown = bytearray(rows)
+    for first, _ in keep:
+        start = _leading_block(lines, first)
+        shown[start:first] = b"\x01" * (first - start)
+    line_map = [row for row in range(1, len(lines) + 1) if shown[row]]
+    reduced = "".join(lines[row - 1][0] + lines[row - 1][1] for row in line_map)
+    if reduced and not reduced.endswith(("\n", "\r")):
+        reduced += "\n"  # the file's last line was blanked, or had no line ending
+    return Reduction(reduced, rows, active, line_map)

@@ -1070,10 +1070,14 @@ class Facts:
                     return True
         return False
 
-    @staticmethod
-    def _has_hot_marker(node: cst.CSTNode) -> bool:
-        """`# viewlint: hot` on the line above the statement (or its decorators), or at the end of its header line."""
+    def _has_hot_marker(self, node: cst.CSTNode) -> bool:
+        """`# viewlint: hot` on the lines above the statement (or its decorators), or at the end of its header line.
+
+        Above the module's first statement, libcst keeps those lines in the module's header.
+        """
         lines = list(getattr(node, "leading_lines", ())) + list(getattr(node, "lines_after_decorators", ()))
+        if self.module.body and node is self.module.body[0]:
+            lines.extend(self.module.header)
         for line in lines:
             if line.comment is not None and HOT_MARKER.search(line.comment.value):
                 return True
