@@ -385,7 +385,11 @@ def _process_batch(batch: list["SourceFile"], cache_directory: Optional[str]) ->
     from viewlint.cache import Cache
 
     cache = Cache(Path(cache_directory)) if cache_directory else None
-    return [process(source_file, cache) for source_file in batch]
+    results = [process(source_file, cache) for source_file in batch]
+    for result in results:
+        if not result.diagnostics:
+            result.source = None  # only files with findings need their text back (`full` output, --add-noqa)
+    return results
 
 
 def _warm_worker() -> None:
