@@ -62,6 +62,9 @@ def found_in(source: str) -> features.Features:
         ("[v for v in xs if v]", {"truth-test"}, set()),
         ("y = not x", {"truth-test"}, set()),
         ("y = x + 1", set(), {"truth-test"}),
+        ("if x is None or k in d:\n    pass", set(), {"truth-test"}),
+        ("if x is None or t.any():\n    pass", {"truth-test"}, set()),
+        ("while not done:\n    pass", {"truth-test"}, set()),
         ("@functools.lru_cache(None)\ndef f(x): return x", {"cached-def"}, set()),
     ],
 )

@@ -27,7 +27,8 @@ Flags:
 - `twin-statement`: an expression statement `x.<m>(...)` where `m` has an in-place `m_` twin (`x.add(1)`).
 - `update-assigned`: `a = b.<m>(...)` with `m` an out-of-place update (`index_copy`, `scatter`, ...).
 - `conversion-chain`: a cast called on a device move or a `.to(...)` (`x.cuda().half()`, `x.to(d).to(t)`).
-- `truth-test`: `if`, `while`, `assert`, a conditional expression, `and`/`or`/`not`, a comprehension `if`.
+- `truth-test`: `if`, `while`, `assert`, a conditional expression, `and`/`or`/`not`, a comprehension `if`,
+  unless what it tests is plainly a Python bool (a constant; `is`, `is not`, `in`, `not in`).
 - `retains`: a store into something that may outlive the function (a module container, `self.<container>`,
   a receiver named like a cache, a module function or method known to keep its argument).
 - `cached-def`: a function decorated with `cache`/`lru_cache`.
@@ -274,10 +275,11 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 if type(target) is Subscript and retention.container(target.value):
                     flags.add("retains")
         elif kind in _TRUTH_NODES or (kind is ast.UnaryOp and type(node.op) is ast.Not):  # type: ignore[attr-defined]
-            flags.add("truth-test")
+            if "truth-test" not in flags and not _host_truth(node):
+                flags.add("truth-test")
         elif kind is ast.comprehension:
             flags.add("partial-view")  # iterating a tensor yields views of its rows
-            if node.ifs:  # type: ignore[attr-defined]
+            if any(not _host_value(test) for test in node.ifs):  # type: ignore[attr-defined]
                 flags.add("truth-test")
         elif kind is ast.For or kind is ast.AsyncFor:
             flags.add("partial-view")
@@ -287,6 +289,31 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 if callee_name(target) in ("cache", "lru_cache"):
                     flags.add("cached-def")
     return features
+
+
+_HOST_COMPARISONS = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
+
+
+def _host_value(node: ast.AST) -> bool:
+    """A test that is a plain Python bool whatever its operands: a constant, or a comparison
+    with `is`/`is not`/`in`/`not in` (the walker's value for these is a host value)."""
+    kind = type(node)
+    if kind is ast.Constant:
+        return True
+    if kind is ast.Compare:
+        return any(isinstance(op, _HOST_COMPARISONS) for op in node.ops)  # type: ignore[attr-defined]
+    if kind is ast.BoolOp:
+        return all(_host_value(value) for value in node.values)  # type: ignore[attr-defined]
+    if kind is ast.UnaryOp and type(node.op) is ast.Not:  # type: ignore[attr-defined]
+        return _host_value(node.operand)  # type: ignore[attr-defined]
+    return False
+
+
+def _host_truth(node: ast.AST) -> bool:
+    """A truth test (`if`, `while`, `assert`, `x if c else y`, `and`/`or`, `not`) whose tested values are all host values."""
+    if type(node) is ast.BoolOp or type(node) is ast.UnaryOp:
+        return _host_value(node)
+    return _host_value(node.test)  # type: ignore[attr-defined]
 
 
 def maybe_advanced(index: ast.AST) -> bool:
