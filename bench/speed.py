@@ -82,6 +82,13 @@ def main() -> None:
     print(f"corpus: {corpus} ({len(files)} files, {size / 1e6:.1f} MB), {os.cpu_count()} cores")
     rows: list[tuple[str, float, str]] = []
 
+    class Rows(list):  # prints each measurement as it lands (a long run shows progress)
+        def append(self, row: tuple[str, float, str]) -> None:
+            super().append(row)
+            print(f"  {row[0]}: {row[1]:.2f} s {row[2]}", flush=True)
+
+    rows = Rows()
+
     import importlib.util
 
     spec = importlib.util.find_spec("viewlint")

@@ -65,8 +65,6 @@ class ModuleIndex:
     # Module-level functions that repeat the heads of their first argument (HF's `repeat_kv`:
     # `expand(...)` then `reshape(...)`, or `repeat_interleave`): their result is a full copy.
     head_repeat_functions: set[str] = field(default_factory=set)
-    # Names of every function defined anywhere in the module (a call to one is not a tensor method).
-    defined_functions: set[str] = field(default_factory=set)
     # The preorder node list of each top-level statement and top-level class member, by id():
     # walked once here and reused by the prefilter.
     segment_nodes: dict[int, list[ast.AST]] = field(default_factory=dict, repr=False, compare=False)
@@ -80,6 +78,19 @@ class ModuleIndex:
 
     def class_member_nodes(self, name: str) -> list[list[ast.AST]]:
         return self.class_segments.get(name, [])
+
+    @property
+    def defined_functions(self) -> set[str]:
+        """Names of every function defined anywhere in the module (a call to one is not a tensor
+        method); found on first use."""
+        found = self.memo.get("defined_functions")
+        if found is None:
+            found = self.memo["defined_functions"] = {
+                node.name  # type: ignore[attr-defined]
+                for nodes in self.segment_nodes.values() for node in nodes
+                if type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef
+            }
+        return found  # type: ignore[return-value]
 
     def qualify(self, node: cst.BaseExpression) -> Optional[str]:
         """The fully qualified name of `node` through import aliases (`F.pad` -> `torch.nn.functional.pad`)."""
@@ -341,10 +352,6 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                 members.append(nodes)
         else:
             segment_nodes[id(stmt)] = preorder(stmt)
-    for nodes in segment_nodes.values():
-        for node in nodes:
-            if type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef:
-                index.defined_functions.add(node.name)  # type: ignore[attr-defined]
     for stmt in tree.body:
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             for target, value in _assignments(stmt):
