@@ -1272,6 +1272,12 @@ def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 # What the walker does on entering and leaving each node type (computed once per type).
 _STATEMENT, _BLOCK, _MODULE, _FUNCTION, _CLASS, _LOOP, _IF, _COLD, _ASSIGN = (1 << i for i in range(9))
 _KINDS: dict[type, int] = {}
+# The Facts methods called on entering and leaving each kind of context (the first that matches).
+_CONTEXT_HOOKS = (
+    (_MODULE, "enter_module", None), (_FUNCTION, "enter_function", "leave_function"),
+    (_CLASS, "enter_class", "leave_class"), (_LOOP, "enter_loop", "leave_loop"), (_IF, "enter_if", "leave_if"),
+    (_COLD, "enter_cold_block", "leave_cold_block"),
+)
 
 
 def _kind(node_type: type) -> int:
@@ -1376,18 +1382,10 @@ class Walker(cst.CSTVisitor):
                 facts.push_statement(node)
             elif kind & _BLOCK:
                 facts._blocks.append(node)  # type: ignore[arg-type]
-            if kind & _MODULE:
-                facts.enter_module(node)  # type: ignore[arg-type]
-            elif kind & _FUNCTION:
-                facts.enter_function(node)  # type: ignore[arg-type]
-            elif kind & _CLASS:
-                facts.enter_class(node)  # type: ignore[arg-type]
-            elif kind & _LOOP:
-                facts.enter_loop(node)
-            elif kind & _IF:
-                facts.enter_if(node)  # type: ignore[arg-type]
-            elif kind & _COLD:
-                facts.enter_cold_block(node)
+            for flag, enter, _ in _CONTEXT_HOOKS:
+                if kind & flag:
+                    getattr(facts, enter)(node)
+                    break
         self._dispatch(self._visit_now, node)
         return True
 
@@ -1403,16 +1401,12 @@ class Walker(cst.CSTVisitor):
         facts = self.facts
         if kind & _ASSIGN:
             facts.after_assign(original_node)  # type: ignore[arg-type]
-        elif kind & _FUNCTION:
-            facts.leave_function(original_node)  # type: ignore[arg-type]
-        elif kind & _CLASS:
-            facts.leave_class(original_node)  # type: ignore[arg-type]
-        elif kind & _LOOP:
-            facts.leave_loop(original_node)
-        elif kind & _IF:
-            facts.leave_if(original_node)  # type: ignore[arg-type]
-        elif kind & _COLD:
-            facts.leave_cold_block(original_node)
+        else:
+            for flag, _, leave in _CONTEXT_HOOKS:
+                if kind & flag:
+                    if leave is not None:
+                        getattr(facts, leave)(original_node)
+                    break
         if kind & _STATEMENT:
             facts.pop_statement()
         elif kind & _BLOCK:
