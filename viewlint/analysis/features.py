@@ -124,23 +124,8 @@ class Features:
         self.attrs: set[str] = set()
         self.flags: set[str] = set()
 
-    def update(self, other: "Features") -> None:
-        self.calls |= other.calls
-        self.attrs |= other.attrs
-        self.flags |= other.flags
-
-    def has(self, atom: Atom) -> bool:
-        kind, value = atom
-        if kind == "call":
-            return value in self.calls
-        if kind == "attr":
-            return value in self.attrs
-        return value in self.flags
-
-    def satisfies(self, needs: "Needs | CompiledNeeds") -> bool:
-        if isinstance(needs, CompiledNeeds):
-            return needs.met_by(self)
-        return any(all(self.has(atom) for atom in conjunction) for conjunction in needs)
+    def satisfies(self, needs: "CompiledNeeds") -> bool:
+        return needs.met_by(self)
 
 
 class CompiledNeeds:
