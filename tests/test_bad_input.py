@@ -252,3 +252,17 @@ def test_rule_crash_is_not_cached(project: Path, monkeypatch: pytest.MonkeyPatch
     capsys.readouterr()
     assert run_check(("bad.py",), jobs=1, cache_dir="cache", quiet=True) == 1
     assert capsys.readouterr().out.startswith(FINDING)
+
+
+def test_prefilter_crash_is_an_internal_error_not_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug in the module index or the prefilter reports VL002 for that file; lint_text never raises."""
+    from viewlint.settings import Settings
+
+    def explode(tree: object, text: str) -> None:
+        raise RuntimeError("index boom")
+
+    monkeypatch.setattr(engine, "build_index_from_ast", explode)
+    diagnostics = engine.lint_text("import torch\nx = torch.zeros(3)\n", "f.py", Settings(select=("ALL",)))
+    assert [(d.code, d.message) for d in diagnostics] == [
+        ("VL002", "internal error in the prefilter: RuntimeError: index boom")
+    ]

@@ -130,8 +130,13 @@ def lint_text(text: str, display: str, settings: Settings, relative: Optional[st
     except (ValueError, RecursionError, MemoryError) as error:
         return [_reserved(display, SYNTAX_ERROR, f"syntax error: {error}".splitlines()[0])]
     # Parse with libcst only the statements an enabled rule can fire in (see viewlint.prefilter).
-    index = build_index_from_ast(tree, text)
-    reduction = reduce(text, tree, rule_classes, settings, index) if settings.prefilter else None
+    try:
+        index = build_index_from_ast(tree, text)
+        reduction = reduce(text, tree, rule_classes, settings, index) if settings.prefilter else None
+    except RecursionError:
+        return [_reserved(display, INTERNAL_ERROR, "internal error: code nested too deeply to analyse")]
+    except Exception as error:  # a bug in the index or the prefilter must not stop the other files
+        return [_reserved(display, INTERNAL_ERROR, f"internal error in the prefilter: {type(error).__name__}: {error}")]
     if settings.prefilter and reduction is None:
         return []
     reduced = reduction.text if reduction is not None else text

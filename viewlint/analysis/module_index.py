@@ -10,7 +10,7 @@ from typing import Optional
 import libcst as cst
 
 from viewlint.analysis import semantics
-from viewlint.analysis.features import callee_name, preorder
+from viewlint.analysis.features import callee_name, dotted, preorder
 
 
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
@@ -94,29 +94,10 @@ class ModuleIndex:
 
     def qualify(self, node: cst.BaseExpression) -> Optional[str]:
         """The fully qualified name of `node` through import aliases (`F.pad` -> `torch.nn.functional.pad`)."""
-        name = dotted_name(node)
-        if name is None:
-            return None
-        head, _, rest = name.partition(".")
-        target = self.aliases.get(head)
-        if target is None:
-            return None
-        return f"{target}.{rest}" if rest else target
+        return _qualify_name(self, dotted_name(node))
 
     def imports_torch(self) -> bool:
         return any(t == "torch" or t.startswith("torch.") for t in self.aliases.values())
-
-
-def _ast_dotted(node: ast.AST) -> Optional[str]:
-    """`a.b.c` for an ast Name/Attribute chain, else None."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _qualify_name(index: "ModuleIndex", name: Optional[str]) -> Optional[str]:
@@ -136,7 +117,7 @@ def _is_container_expression(node: ast.AST, index: "ModuleIndex") -> bool:
     if isinstance(node, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)):
         return True
     if isinstance(node, ast.Call):
-        name = _ast_dotted(node.func)
+        name = dotted(node.func)
         qualified = _qualify_name(index, name)
         return name in semantics.CONTAINER_CONSTRUCTORS or (qualified is not None and qualified.split(".")[-1] in _CONTAINER_TAILS)
     return False
@@ -154,8 +135,8 @@ def _decorator_names(decorators: list[ast.expr], index: "ModuleIndex") -> list[s
     names = []
     for decorator in decorators:
         expr = decorator.func if isinstance(decorator, ast.Call) else decorator
-        dotted = _ast_dotted(expr)
-        names.append(_qualify_name(index, dotted) or dotted or "")
+        name = dotted(expr)
+        names.append(_qualify_name(index, name) or name or "")
     return names
 
 
@@ -204,7 +185,7 @@ class _RetentionScanner:
         return None
 
     def _long_lived_container(self, node: ast.AST) -> bool:
-        name = _ast_dotted(node)
+        name = dotted(node)
         if name is None:
             return False
         if name.startswith("self.") and self.class_info is not None:
@@ -272,7 +253,7 @@ def _registered_tensors(nodes: list[ast.AST]) -> set[str]:
     found = set()
     for node in nodes:
         if type(node) is ast.Call and node.args and type(node.func) is ast.Attribute \
-                and node.func.attr in ("register_buffer", "register_parameter") and _ast_dotted(node.func) in (
+                and node.func.attr in ("register_buffer", "register_parameter") and dotted(node.func) in (
                     "self.register_buffer", "self.register_parameter"):
             first = node.args[0]
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
@@ -290,12 +271,12 @@ def _is_host_expression(node: ast.AST) -> bool:
         return False
     if isinstance(node, ast.UnaryOp):
         return _is_host_expression(node.operand)
-    if isinstance(node, ast.Call) and _ast_dotted(node.func) == "getattr" and node.args:
+    if isinstance(node, ast.Call) and dotted(node.func) == "getattr" and node.args:
         node = node.args[0]
         if isinstance(node, ast.Name):
             return any(word in node.id.lower() for word in ("config", "cfg", "args", "opt", "hparams", "settings"))
     if isinstance(node, ast.Attribute):
-        head = (_ast_dotted(node) or "self").split(".")[0].lower()
+        head = (dotted(node) or "self").split(".")[0].lower()
         return any(word in head for word in ("config", "cfg", "args", "opt", "hparams", "settings"))
     return False
 
@@ -305,7 +286,7 @@ def _builds_matrix(parameter: ast.Call, index: "ModuleIndex") -> bool:
     if not parameter.args or not isinstance(parameter.args[0], ast.Call):
         return False
     factory = parameter.args[0]
-    callee = _ast_dotted(factory.func)
+    callee = dotted(factory.func)
     qualified = _qualify_name(index, callee) or ""
     if qualified not in semantics.FACTORY_FUNCTIONS or qualified in ("torch.tensor", "torch.arange", "torch.full"):
         return False
@@ -363,7 +344,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
             info = ClassInfo(name=stmt.name)
             decorators = _decorator_names(stmt.decorator_list, index)
             info.is_dataclass_like = any(d.split(".")[-1] in {"dataclass", "define", "attrs", "frozen"} for d in decorators)
-            bases = [_ast_dotted(b) or "" for b in stmt.bases]
+            bases = [dotted(b) or "" for b in stmt.bases]
             info.is_dataclass_like |= any(b.split(".")[-1] in {"NamedTuple", "TypedDict", "BaseModel"} for b in bases)
             info.is_module = any(b.split(".")[-1] in {"Module", "ModuleList"} or b.endswith(("Module", "Layer", "Attention")) for b in bases)
             index.classes[info.name] = info
@@ -381,8 +362,8 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
     # Module-level instances of classes defined here (`cache = MultiModalCache(...)`).
     for stmt in tree.body:
         for target, value in _assignments(stmt):
-            if isinstance(target, ast.Name) and isinstance(value, ast.Call) and _ast_dotted(value.func) in index.classes:
-                index.module_instances[target.id] = _ast_dotted(value.func)  # type: ignore[assignment]
+            if isinstance(target, ast.Name) and isinstance(value, ast.Call) and dotted(value.func) in index.classes:
+                index.module_instances[target.id] = dotted(value.func)  # type: ignore[assignment]
 
     # self.<attr> initialisations, in any method; attributes whose every assignment is a literal
     # or a config read are flags and hyperparameters, not tensors.
@@ -396,7 +377,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
             if _is_container_expression(value, index):
                 info.container_attributes.add(attribute)
             elif isinstance(value, ast.Call):
-                callee = _ast_dotted(value.func)
+                callee = dotted(value.func)
                 if callee in index.classes:
                     info.attribute_classes[attribute] = callee
                 qualified = _qualify_name(index, callee) or callee or ""
