@@ -10,6 +10,7 @@ import pytest
 from conftest import FIXTURES, run_viewlint
 
 from viewlint.config import CliOverrides, SettingsResolver
+from viewlint import engine
 from viewlint.engine import run
 from viewlint.files import discover
 
@@ -77,3 +78,35 @@ def test_parallel_run_with_the_cache_gives_the_same_output(many_files: Path, ser
     for _ in range(2):  # cold, then warm
         result = run_viewlint("--select", "ALL", "-j", "2", "--cache-dir", str(cache), ".", cwd=many_files)
         assert result.stdout == expected
+
+
+def test_run_restores_the_garbage_collector_settings(many_files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    monkeypatch.chdir(many_files)
+    files = discover(["."], SettingsResolver(CliOverrides(select=("ALL",))))
+    before = gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()
+    seen: list[tuple[int, int, int]] = []
+    real = engine._process_batch
+
+    def spy(batch, directory):  # type: ignore[no-untyped-def]
+        seen.append(gc.get_threshold())
+        return real(batch, directory)
+
+    monkeypatch.setattr(engine, "_process_batch", spy)
+    results = run(files, 1, None)
+    assert any(result.diagnostics for result in results)
+    assert seen and seen[0][0] > before[0][0]  # the collector ran rarely while linting
+    assert (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()) == before
+
+
+def test_parse_module_skips_validation_only_while_parsing() -> None:
+    import libcst as cst
+
+    source = "def f(x):\n    return (x[0] + 1)  # c\n\n\nclass A(B, metaclass=M):\n    y: int = 2\n"
+    assert engine.parse_module(source).code == source
+    assert engine.parse_module(source).deep_equals(cst.parse_module(source))
+    with pytest.raises(cst.ParserSyntaxError):
+        engine.parse_module("def (:\n")
+    with pytest.raises(cst.CSTValidationError):  # validation is back on, after success and failure alike
+        cst.Name("not a name")
