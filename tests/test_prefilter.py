@@ -102,6 +102,54 @@ def test_preorder_is_source_order_and_skips_singletons():
     assert not any(isinstance(n, (ast.Load, ast.Store, ast.Add)) for n in features.preorder(tree))
 
 
+_EVERY_SYNTAX = """
+import a.b as c
+from .d import e as f, g
+@dec(x, *ys, k=1, **kw)
+async def h(p, /, q: int = 1, *r, s, t=2, u, **v) -> "T":
+    global G
+    async with m() as (n, o), w:
+        async for i, *j in k:
+            yield await z
+    try:
+        del d[i:j:2], e.f
+    except* (E, F) as err:
+        raise G from err
+    else:
+        pass
+    finally:
+        assert x, f"{y!r:>{w}} {z=}"
+    match pt:
+        case [1, *rest] | {"k": V(), **kw} if rest:
+            pass
+        case Point(x=0, y=yy) as p2:
+            return lambda *a, b=1, **c: {**c, "k": a} or {x for x in a if x} or [y async for y in b]
+    x = (yield from gen)
+    x += -y @ z if not a < b <= c else ...
+    print(a, b)
+    nonlocal_q: list[int] = {i: j for i, j in zip(a, b)}
+    return (a := b), t[1:, ..., None], (*s,), b"x" b"y"
+class C(Base, metaclass=M):
+    type_alias: "int"
+    def method(self): return super().method()
+"""
+
+
+def test_preorder_lists_every_node_ast_walk_finds():
+    """The child fields come from the `ast` classes' signatures: check them against `ast.walk` on every kind of syntax."""
+    tree = ast.parse(_EVERY_SYNTAX)
+    singletons = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
+    expected = [n for n in ast.walk(tree) if not isinstance(n, singletons)]
+    listed = features.preorder(tree)
+    assert sorted(map(id, listed)) == sorted(map(id, expected))
+    assert len(listed) == len(set(map(id, listed)))
+    kinds = {type(n).__name__ for n in listed}
+    assert {"MatchOr", "MatchClass", "MatchMapping", "MatchStar", "TryStar", "AsyncFor", "NamedExpr", "arguments",
+            "keyword", "withitem", "match_case", "FormattedValue", "Starred", "DictComp"} <= kinds
+    for kind in {type(n) for n in listed}:  # every class's signature named exactly its fields
+        assert all(many is not None for _, many in features._child_fields(kind)), kind.__name__
+
+
 def reduce(source: str, select: tuple[str, ...] = ("ALL",), **settings) -> str | None:
     source = textwrap.dedent(source)
     tree = ast.parse(source)

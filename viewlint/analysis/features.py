@@ -42,6 +42,7 @@ Flags:
 from __future__ import annotations
 
 import ast
+import re
 from typing import Iterable, Optional
 
 from viewlint.analysis import semantics
@@ -62,7 +63,33 @@ _TRANSPOSING_CALLS = frozenset({"t", "transpose", "permute", "movedim", "moveaxi
 # Fields that only ever hold context or operator singletons (`Load()`, `Add()`): read through their
 # parents (`node.ctx`, `node.op`), never listed.
 _SINGLETON_FIELDS = frozenset({"ctx", "op", "ops"})
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+# Field types (in the `ast` classes' signatures) that never hold a node worth listing.
+_LEAF_FIELD_TYPES = frozenset({"identifier", "string", "int", "constant", "expr_context", "boolop", "operator",
+                               "unaryop", "cmpop"})
+_SIGNATURE = re.compile(r"^\w+\((.*)\)$")
+# Per node class: (field, holds a list: True / one node or None: False / unknown: None).
+_CHILD_FIELDS: dict[type, tuple[tuple[str, Optional[bool]], ...]] = {}
+
+
+def _child_fields(kind: type) -> tuple[tuple[str, Optional[bool]], ...]:
+    """The fields of an `ast` class that can hold nodes, read off its signature
+    (`Call(expr func, expr* args, keyword* keywords)`); identifiers, numbers, strings,
+    constants and operator singletons are left out. Falls back to every field, checked
+    value by value, when the signature does not name exactly the class's fields."""
+    fields: list[tuple[str, Optional[bool]]] = []
+    match = _SIGNATURE.match((kind.__doc__ or "").strip())
+    names = []
+    for part in match.group(1).split(",") if match else ():
+        words = part.split()
+        if len(words) != 2:
+            break
+        field_type, name = words
+        names.append(name)
+        if field_type.rstrip("*?") not in _LEAF_FIELD_TYPES:
+            fields.append((name, field_type.endswith("*")))
+    if not match or names != list(kind._fields):  # type: ignore[attr-defined]
+        fields = [(name, None) for name in kind._fields if name not in _SINGLETON_FIELDS]  # type: ignore[attr-defined]
+    return tuple(fields)
 
 
 def preorder(root: ast.AST) -> list[ast.AST]:
@@ -71,21 +98,31 @@ def preorder(root: ast.AST) -> list[ast.AST]:
     Context and operator nodes (`Load`, `Add`, ...) are left out: nothing reads them from the list.
     """
     out: list[ast.AST] = []
-    stack = [root]
-    pop, append, extend, fields_of, AST = stack.pop, out.append, stack.extend, _CHILD_FIELDS.get, ast.AST
+    stack: list[Optional[ast.AST]] = [root]
+    pop, append, extend, fields_of = stack.pop, out.append, stack.extend, _CHILD_FIELDS.get
     while stack:
         node = pop()
+        if node is None:  # a hole in a list field: `{**d}` keys, keyword-only arguments without defaults
+            continue
         append(node)
         kind = type(node)
         fields = fields_of(kind)
         if fields is None:
-            fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _SINGLETON_FIELDS)
-        kids: list[ast.AST] = []
-        for name in fields:
+            fields = _CHILD_FIELDS[kind] = _child_fields(kind)
+        if not fields:
+            continue
+        kids: list[Optional[ast.AST]] = []
+        for name, many in fields:
             value = getattr(node, name, None)
-            if type(value) is list:
-                kids.extend(v for v in value if isinstance(v, AST))
-            elif isinstance(value, AST):
+            if many:
+                if value:
+                    kids.extend(value)
+            elif many is False:
+                if value is not None:
+                    kids.append(value)
+            elif type(value) is list:
+                kids.extend(v for v in value if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST):
                 kids.append(value)
         if kids:
             kids.reverse()
