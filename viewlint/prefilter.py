@@ -33,6 +33,7 @@ _LINE_ENDING = re.compile(r"\r\n|\r|\n")
 # `_CACHE = {}`, `cache = Cache()`): they define names functions read. Larger ones (data tables) are not.
 SMALL_STATEMENT_LINES = 50
 _HOT_DECORATORS = ("compile", "script", "trace", "optimize")
+_FUNCTION_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
 
 
 def split_lines(text: str) -> list[tuple[str, str]]:
@@ -182,6 +183,7 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
     segment_nodes = index.segment_nodes
     lines: Optional[list[tuple[str, str]]] = None
     nothing: frozenset[str] = frozenset()
+    marked = HOT_MARKER.search(text) is not None  # a `# viewlint: hot` marker anywhere in the file
 
     def nodes_of(node: ast.stmt) -> list[ast.AST]:
         found = segment_nodes.get(id(node))
@@ -201,8 +203,10 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
 
     def is_hot(segment: _Segment) -> bool:
         nonlocal lines
-        if any(_is_hot_def(n, globs) for n in nodes_of(segment.node)):
+        if any(_is_hot_def(n, globs) for n in nodes_of(segment.node) if type(n) in _FUNCTION_TYPES):
             return True
+        if not marked:
+            return False
         # A `# viewlint: hot` marker may sit among the comment and blank lines just above the segment.
         if lines is None:
             lines = split_lines(text)

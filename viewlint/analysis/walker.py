@@ -1334,35 +1334,41 @@ class Walker(cst.CSTVisitor):
         return tables  # type: ignore[return-value]
 
     def walk(self, node: cst.CSTNode) -> None:
-        codes = self._activity.get(id(node)) if self._activity else None
-        if codes is not None:
-            outer = self._visit_now, self._leave_now
-            self._visit_now, self._leave_now = self._tables_for(codes)
-            self._walk(node)
-            self._visit_now, self._leave_now = outer
-        else:
-            self._walk(node)
-
-    def _walk(self, node: cst.CSTNode) -> None:
-        self.on_visit(node)
         node_type = type(node)
-        walked = _WALKED
+        kind = _KINDS.get(node_type)
+        if kind is None:
+            kind = _kind(node_type)
+        outer = None
+        if kind & _STATEMENT and self._activity:
+            codes = self._activity.get(id(node))
+            if codes is not None:  # a segment: only the rules that can fire in it
+                outer = self._visit_now, self._leave_now
+                self._visit_now, self._leave_now = self._tables_for(codes)
+        if kind:
+            self._enter(node, kind)
+        handlers = self._visit_now.get(node_type)
+        if handlers:
+            self._call(handlers, node)
+        walked, walk = _WALKED, self.walk
         for name in _FIELDS.get(node_type) or _child_fields(node_type):
             value = getattr(node, name)
             if type(value) is tuple or type(value) is list:
                 for child in value:
                     if walked.get(type(child)) or _walked(type(child)):
-                        self.walk(child)
+                        walk(child)
             elif walked.get(type(value)) or _walked(type(value)):
-                self.walk(value)
+                walk(value)
             if name == "body" and node_type is cst.If:
                 self.facts.if_body_done(node)  # type: ignore[arg-type]
-        self.on_leave(node)
+        handlers = self._leave_now.get(node_type)
+        if handlers:
+            self._call(handlers, node)
+        if kind:
+            self._exit(node, kind)
+        if outer is not None:
+            self._visit_now, self._leave_now = outer
 
-    def _dispatch(self, table: dict[type, list[tuple["Rule", Callable[[cst.CSTNode], Any]]]], node: cst.CSTNode) -> None:
-        handlers = table.get(type(node))
-        if not handlers:
-            return
+    def _call(self, handlers: list[tuple["Rule", Callable[[cst.CSTNode], Any]]], node: cst.CSTNode) -> None:
         for rule, handler in handlers:
             if rule.code in self._disabled:
                 continue
@@ -1372,21 +1378,40 @@ class Walker(cst.CSTVisitor):
                 self._disabled.add(rule.code)
                 self.facts.errors.append((rule.code, f"{type(error).__name__}: {error}"))
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        kind = _KINDS.get(type(node))
-        if kind is None:
-            kind = _kind(type(node))
-        if kind:
-            facts = self.facts
-            if kind & _STATEMENT:
-                facts.push_statement(node)
-            elif kind & _BLOCK:
-                facts._blocks.append(node)  # type: ignore[arg-type]
-            for flag, enter, _ in _CONTEXT_HOOKS:
+    def _enter(self, node: cst.CSTNode, kind: int) -> None:
+        facts = self.facts
+        if kind & _STATEMENT:
+            facts.push_statement(node)
+        elif kind & _BLOCK:
+            facts._blocks.append(node)  # type: ignore[arg-type]
+        for flag, enter, _ in _CONTEXT_HOOKS:
+            if kind & flag:
+                getattr(facts, enter)(node)
+                break
+
+    def _exit(self, node: cst.CSTNode, kind: int) -> None:
+        facts = self.facts
+        if kind & _ASSIGN:
+            facts.after_assign(node)  # type: ignore[arg-type]
+        else:
+            for flag, _, leave in _CONTEXT_HOOKS:
                 if kind & flag:
-                    getattr(facts, enter)(node)
+                    if leave is not None:
+                        getattr(facts, leave)(node)
                     break
-        self._dispatch(self._visit_now, node)
+        if kind & _STATEMENT:
+            facts.pop_statement()
+        elif kind & _BLOCK:
+            facts._blocks.pop()
+
+    # libcst's visitor protocol, for `module.visit(walker)` (the same results as `walk`, slower).
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        kind = _KINDS.get(type(node)) or _kind(type(node))
+        if kind:
+            self._enter(node, kind)
+        handlers = self._visit_now.get(type(node))
+        if handlers:
+            self._call(handlers, node)
         return True
 
     def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
@@ -1394,23 +1419,12 @@ class Walker(cst.CSTVisitor):
             self.facts.if_body_done(original_node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        self._dispatch(self._leave_now, original_node)
+        handlers = self._leave_now.get(type(original_node))
+        if handlers:
+            self._call(handlers, original_node)
         kind = _KINDS.get(type(original_node)) or _kind(type(original_node))
-        if not kind:
-            return
-        facts = self.facts
-        if kind & _ASSIGN:
-            facts.after_assign(original_node)  # type: ignore[arg-type]
-        else:
-            for flag, _, leave in _CONTEXT_HOOKS:
-                if kind & flag:
-                    if leave is not None:
-                        getattr(facts, leave)(original_node)
-                    break
-        if kind & _STATEMENT:
-            facts.pop_statement()
-        elif kind & _BLOCK:
-            facts._blocks.pop()
+        if kind:
+            self._exit(original_node, kind)
 
 
 _HANDLER_CACHE: dict[type, tuple[str, ...]] = {}
