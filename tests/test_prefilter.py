@@ -308,6 +308,90 @@ def test_same_findings_without_prefilter_on_a_torch_sample():
     assert checked >= 30
 
 
+def _table(element=None, head="TABLE: list = [  # comment", tail="]", count=250):
+    """A module with a long literal: `element(k, expression)` writes element k; every 97th
+    expression makes a redundant `.contiguous()` (VL301)."""
+    element = element or (lambda k, expression: f"    {expression},")
+    lines = [
+        element(k, f"Entry('op{k}', lambda x: x + {k})" if k % 97 else f"Entry('op{k}', lambda: torch.zeros(4).contiguous())")
+        for k in range(count)
+    ]
+    return "\n".join([
+        "import torch", "", "", "class Entry:", "    def __init__(self, *a): pass", "", "", "# the table", head, "    # first",
+        *lines, "    # last", tail, "", "", "def f(x):", "    return x.t().contiguous()", "",
+    ])
+
+
+def _fast_and_full(source):
+    settings = Settings(select=("ALL",))
+    tree = ast.parse(source)
+    rules = [all_rules()[code] for code in sorted(settings.enabled_codes)]
+    reduction = reduce_text(source, tree, rules, settings, build_index_from_ast(tree, source))
+    fast = lint_text(source, "t.py", settings)
+    assert fast == lint_text(source, "t.py", dataclasses.replace(settings, prefilter=False))
+    return reduction, fast
+
+
+@pytest.mark.parametrize(
+    ("element", "head", "tail"),
+    [
+        (None, "TABLE: list = [  # comment", "]"),
+        (lambda k, e: f"    {e[:-1]}," + "\n" + "          1),  # a second row", "TABLE = [", "]"),
+        (lambda k, e: f"    'k{k}': {e},  # {k}", "TABLE = {", "}  # done"),
+        (lambda k, e: f"    **{{'k{k}': {e}}},", "TABLE = {", "}"),
+        (lambda k, e: f"    {e},", "TABLE = (", ")"),
+    ],
+    ids=["list", "multi-row elements", "dict", "dict spread", "tuple"],
+)
+def test_long_literals_are_kept_element_by_element(element, head, tail):
+    source = _table(element, head, tail)
+    reduction, fast = _fast_and_full(source)
+    assert reduction is not None and reduction.partial == {9}
+    assert len(reduction.text) < len(source) / 10
+    ast.parse(reduction.text)
+    assert sum(1 for d in fast if d.code == "VL301") == 3
+    rows = source.splitlines()
+    for d in fast:
+        assert ".contiguous()" in rows[d.start.row - 1]
+        if d.start.row < 300 and "TABLE" not in rows[d.start.row - 1]:
+            assert d.statement_rows == (9, rows.index(tail) + 1)  # the whole statement, for `# noqa`
+
+
+@pytest.mark.parametrize(
+    ("element", "head", "tail"),
+    [
+        (lambda k, e: f"    {e}, Entry('b{k}', lambda x: x),", "TABLE = [", "]"),  # two per row
+        (lambda k, e: f"    {e}" + "\n" + "    ,", "TABLE = [", "]"),  # comma on its own row
+        (lambda k, e: f"    ({e}\n     ),", "TABLE = [", "]"),  # parenthesised element
+        (lambda k, e: f"    {e[:-1]}, (y := {k})),", "TABLE = [", "]"),  # binds a module name
+        (None, "TABLE = [Entry('first', lambda x: x),", "]"),  # an element on the opening row
+        (None, "TABLE = [", "]; OTHER = 1"),  # another statement on the closing row
+        (None, "TABLE = [", "] + EXTRA"),  # not a literal
+        (None, "TABLE = [", "Entry('last', lambda x: x)]"),  # an element on the closing row
+        (lambda k, e: f"    {e}" + ("," if k < 249 else ""), "TABLE = (", ")"),  # a tuple's last without comma
+    ],
+    ids=["two per row", "comma below", "parenthesised", "walrus", "opening row", "closing row", "binop",
+         "element on closing row", "tuple without trailing comma"],
+)
+def test_literals_that_cannot_be_cut_are_kept_whole(element, head, tail):
+    source = _table(element, head, tail)
+    if "EXTRA" in source:
+        source = source.replace("# the table", "EXTRA = []")
+    reduction, fast = _fast_and_full(source)
+    assert reduction is not None and not reduction.partial
+    kept = reduction.text.splitlines()
+    assert sum(".contiguous()" in line for line in kept) >= 4  # the whole statement is there
+    assert sum(1 for d in fast if d.code == "VL301") >= 1
+
+
+def test_a_literal_whose_elements_cannot_fire_is_dropped():
+    """VL204 needs an in-place call and an `expand` in one segment: here they are in different elements."""
+    element = lambda k, e: f"    Entry('op{k}', lambda x: x.add_(1))," if k % 2 else f"    Entry('op{k}', lambda x: x.expand(3)),"  # noqa: E731
+    source = _table(element).replace("torch.zeros(4).contiguous()", "torch.zeros(4)").replace("x.t().contiguous()", "x")
+    reduction, fast = _fast_and_full(source)
+    assert reduction is None and fast == []
+
+
 TRICKY = '''\
 """Module docstring."""
 # a header comment

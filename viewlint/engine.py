@@ -290,10 +290,11 @@ class _Positions:
 
 
 def _statement_positions(module: cst.Module, reports: list[Report], tree: ast.Module,
-                         rows: Optional[bytearray]) -> Optional[_Positions]:
+                         rows: Optional[bytearray], partial: frozenset[int] = frozenset()) -> Optional[_Positions]:
     """Positions for the reports, each computed from its own class member or module-level
-    statement alone; None when the statements cannot be matched to rows (then the whole
-    module is resolved). `rows`: the rows the prefilter kept (None: all)."""
+    statement alone; None when the statements cannot be matched to rows, or a report is in a
+    literal kept element by element (`partial`: its rows have gaps); then the whole module is
+    resolved through the line map. `rows`: the rows the prefilter kept (None: all)."""
     starts = _present_starts(tree.body, rows)
     if len(starts) != len(module.body) or any(report.top is None for report in reports):
         return None
@@ -304,6 +305,8 @@ def _statement_positions(module: cst.Module, reports: list[Report], tree: ast.Mo
     for report in reports:
         k = index_of.get(id(report.top))
         if k is None:
+            return None
+        if starts[k] in partial:
             return None
         top = module.body[k]
         unit, wrapper, start = top, top, starts[k]
@@ -335,7 +338,8 @@ def _resolve(module: cst.Module, reports: list[Report], display: str,
     """Turn reports (nodes) into diagnostics (rows and columns); `located`: the file's `ast` and
     the rows the prefilter kept (None: all), to compute positions statement by statement;
     `reduction`: maps rows of the parsed text back to the file's."""
-    positions: Any = _statement_positions(module, reports, *located) if located is not None else None
+    partial = reduction.partial if reduction is not None else frozenset()
+    positions: Any = _statement_positions(module, reports, *located, partial) if located is not None else None
     if positions is None:
         table = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         positions = _Positions([(table, 0)], reduction.file_row if reduction is not None else None)

@@ -32,6 +32,9 @@ _LINE_ENDING = re.compile(r"\r\n|\r|\n")
 # Module- and class-level simple statements up to this many lines are always kept (imports,
 # `_CACHE = {}`, `cache = Cache()`): they define names functions read. Larger ones (data tables) are not.
 SMALL_STATEMENT_LINES = 50
+# Module-level literals at least this long (`op_db = [OpInfo(...), ...]`, thousands of lines) are
+# kept element by element: libcst sees only the elements a rule can fire in.
+SPLIT_LITERAL_LINES = 200
 _HOT_DECORATORS = ("compile", "script", "trace", "optimize")
 _FUNCTION_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
 
@@ -118,6 +121,70 @@ def rule_needs(rule: type, index: ModuleIndex, settings: Settings) -> Optional[N
                     extra.append(conjunction[:i] + (("call", local),) + conjunction[i + 1:])
     return needs + tuple(extra)
 
+_LITERALS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
+
+
+def _after(content: str, byte_column: int) -> str:
+    """What follows an `ast` column (a UTF-8 byte offset) on a line, stripped."""
+    if content.isascii():
+        return content[byte_column:].strip()
+    return content.encode("utf-8")[byte_column:].decode("utf-8", "replace").strip()
+
+
+def _quiet(rest: str) -> bool:
+    """Nothing but a comment (or nothing) is left on the line."""
+    return not rest or rest.startswith("#")
+
+
+def _literal_elements(statement: ast.stmt, lines: list[tuple[str, str]]) -> Optional[list[tuple[int, int, list[ast.AST]]]]:
+    """The elements of a module-level literal (`x = [...]`, `x: T = {...}`) laid out one or more
+    rows each, as (first row, last row, nodes); None unless any subset of them, with the rows
+    that open and close the literal, is the same literal with fewer elements:
+
+    - the opening bracket ends its row and the closing one starts its row and ends the statement;
+    - no two elements share a row, each but the last ends its row with its comma (a tuple's
+      last one too, or one kept element would stop being a tuple), and the rows between
+      elements hold only comments;
+    - no `:=` (it binds a module name), no parenthesised element (`(a +\n b),`).
+    """
+    value = getattr(statement, "value", None)
+    if type(statement) not in (ast.Assign, ast.AnnAssign, ast.Expr) or type(value) not in _LITERALS:
+        return None
+    if type(value) is ast.Dict:
+        parts = [[v] if k is None else [k, v] for k, v in zip(value.keys, value.values)]  # type: ignore[attr-defined]
+    else:
+        parts = [[element] for element in value.elts]  # type: ignore[attr-defined]
+    if len(parts) < 2 or statement.end_lineno != value.end_lineno:
+        return None
+    if not _quiet(_after(lines[value.lineno - 1][0], value.col_offset + 1)):
+        return None  # an element on the opening row
+    if not _quiet(_after(lines[value.end_lineno - 1][0], value.end_col_offset)):  # type: ignore[arg-type]
+        return None  # something after the closing bracket (`]; y = 1`)
+    elements: list[tuple[int, int, list[ast.AST]]] = []
+    previous = value.lineno
+    for position, nodes in enumerate(parts):
+        first = min(n.lineno for n in nodes)  # type: ignore[attr-defined]
+        end = max(nodes, key=lambda n: (n.end_lineno, n.end_col_offset))  # type: ignore[attr-defined]
+        last = end.end_lineno  # type: ignore[attr-defined]
+        if first <= previous or any(not _quiet(lines[row - 1][0].strip()) for row in range(previous + 1, first)):
+            return None
+        rest = _after(lines[last - 1][0], end.end_col_offset)  # type: ignore[attr-defined]
+        comma = rest.startswith(",") and _quiet(rest[1:].strip())
+        final = position == len(parts) - 1
+        if not comma and not (final and type(value) is not ast.Tuple and _quiet(rest)):
+            return None
+        elements.append((first, last, nodes))
+        previous = last
+    closing = value.end_lineno  # type: ignore[assignment]
+    if closing <= previous or any(not _quiet(lines[row - 1][0].strip()) for row in range(previous + 1, closing)):
+        return None
+    if not lines[closing - 1][0].lstrip()[:1] in ("]", ")", "}"):
+        return None
+    if any(type(node) is ast.NamedExpr for node in ast.walk(value)):
+        return None
+    return elements
+
+
 
 class _Segment:
     __slots__ = ("first", "last", "node", "small")
@@ -145,14 +212,15 @@ class Reduction:
     the text is row `line_map[n - 1]` of the file. Columns are unchanged.
     """
 
-    __slots__ = ("text", "rows", "active", "line_map")
+    __slots__ = ("text", "rows", "active", "line_map", "partial")
 
     def __init__(self, text: str, rows: bytearray, active: dict[int, frozenset[str]],
-                 line_map: Optional[list[int]] = None) -> None:
+                 line_map: Optional[list[int]] = None, partial: frozenset[int] = frozenset()) -> None:
         self.text = text
         self.rows = rows  # rows[n] is 1 when row n (1-based) of the file is kept
         self.active = active
         self.line_map = line_map  # None: the text is the file's, row for row
+        self.partial = partial  # first rows of the module-level literals kept element by element
 
     def file_row(self, row: int) -> int:
         """The file's row for a row of the reduced text."""
@@ -222,7 +290,49 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
             codes.extend(hot_codes)
         return frozenset(codes)
 
+    def cut_literal(segment: _Segment, codes: frozenset[str]) -> Optional[tuple[list[tuple[int, int]], frozenset[str]]]:
+        """For a long module-level literal, the rows to keep (its opening and closing rows and the
+        elements some rule can fire in, each judged with the assignment around it) and those
+        rules; None: keep it whole (its layout does not allow cutting, or a hot-path rule is involved).
+
+        Elements are independent: what a rule finds in one depends on it, the assignment and the
+        module's names, never on another element (`:=`, the one way to bind a name from inside
+        an element, prevents the cut). So a conjunction met only across elements cannot fire."""
+        nonlocal lines
+        if any(hot for code, _, hot in per_rule if hot and code in codes):
+            return None
+        if lines is None:
+            lines = split_lines(text)
+        elements = _literal_elements(segment.node, lines)
+        if elements is None:
+            return None
+        statement = segment.node
+        frame = [statement, *(n for target in getattr(statement, "targets", ()) for n in features.preorder(target))]
+        for field_name in ("target", "annotation"):
+            if getattr(statement, field_name, None) is not None:
+                frame.extend(features.preorder(getattr(statement, field_name)))
+        chosen: list[tuple[int, int]] = []
+        union = nothing
+        for first, last, nodes in elements:
+            found = features.collect(frame, retention)
+            for node in nodes:
+                features.collect(features.preorder(node), retention, into=found)
+            element_codes = frozenset(code for code, needs, hot in per_rule if not hot and needs.met_by(found))
+            if element_codes:
+                chosen.append((first, last))
+                union |= element_codes
+        if not chosen:
+            return [], nothing  # the needs were met only across elements: no element can fire
+        value = statement.value  # type: ignore[attr-defined]
+        kept = [(segment.first, value.lineno), *chosen, (value.end_lineno, segment.last)]
+        try:  # the layout checks make this hold; parse the kept rows to be certain
+            ast.parse("\n".join(lines[row - 1][0] for first, last in kept for row in range(first, last + 1)))
+        except (SyntaxError, ValueError):
+            return None
+        return kept, union
+
     keep: list[tuple[int, int]] = []  # row ranges to keep
+    partial: set[int] = set()  # module-level literals kept element by element (their first rows)
     active: dict[int, frozenset[str]] = {}
     small: list[_Segment] = []
     for statement in tree.body:
@@ -246,7 +356,13 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
             continue
         segment = _Segment(statement, _is_small_definition(statement))
         codes = active_rules(segment, features_of(statement))
-        if codes:
+        cut = cut_literal(segment, codes) if codes and segment.last - segment.first + 1 >= SPLIT_LITERAL_LINES else None
+        if cut is not None:
+            ranges, codes = cut
+            keep.extend(ranges)
+            if ranges:
+                partial.add(statement.lineno)
+        elif codes:
             keep.append((segment.first, segment.last))
         if segment.small:
             small.append(segment)
@@ -270,4 +386,4 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
     reduced = "".join(lines[row - 1][0] + lines[row - 1][1] for row in line_map)
     if reduced and not reduced.endswith(("\n", "\r")):
         reduced += "\n"  # the file's last line was blanked, or had no line ending
-    return Reduction(reduced, rows, active, line_map)
+    return Reduction(reduced, rows, active, line_map, frozenset(partial))
