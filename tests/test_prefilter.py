@@ -466,3 +466,15 @@ def test_positions_from_single_statements_match_the_whole_module(path):
                 expected = whole[node]
                 assert (alone[node].start.line, alone[node].start.column) == (file_row(expected.start.line), expected.start.column)
                 assert (alone[node].end.line, alone[node].end.column) == (file_row(expected.end.line), expected.end.column)
+
+
+@pytest.mark.parametrize("text", ["", "a", "a\n", "a\nb", "\n\n", "x\n\ny\n", "a\r\nb\rc\n", "a\r", "\x0c\n\u2028x\n"])
+def test_split_lines_follows_python_line_endings(text):
+    """Only \\r\\n, \\r and \\n end a line of Python source (not \\x0c or \\u2028, as str.splitlines has it)."""
+    from viewlint.prefilter import split_lines
+
+    lines = split_lines(text)
+    assert "".join(content + ending for content, ending in lines) == text
+    assert all(ending in ("\n", "\r\n", "\r") for _, ending in lines[:-1])
+    assert all("\n" not in content and "\r" not in content for content, _ in lines)
+    assert len(lines) == len(text.replace("\r\n", "\n").replace("\r", "\n").split("\n")) - (text.endswith(("\n", "\r")) or not text)

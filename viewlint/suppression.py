@@ -36,6 +36,8 @@ _FILE_NOQA = re.compile(
 )
 _FLAKE8_FILE_NOQA = re.compile(r"#\s*flake8\s*:\s*noqa\b(?P<rest>\s*:)?", re.IGNORECASE)
 _SPLIT = re.compile(r"[\s,]+")
+# Every form above contains this word: a file without it has nothing to suppress (no need to tokenize).
+_ANY_NOQA = re.compile(r"noqa", re.IGNORECASE)
 
 
 def parse_codes(text: Optional[str]) -> tuple[str, ...]:
@@ -162,6 +164,8 @@ class Suppressions:
     @classmethod
     def from_source(cls, source: str) -> "Suppressions":
         """Read every line-level and file-level noqa comment of ``source``."""
+        if _ANY_NOQA.search(source) is None:
+            return cls({}, last_row=source.count("\n") + 1)
         scan = _scan(source)
         lines: dict[int, Optional[tuple[str, ...]]] = {}
         file_all = False

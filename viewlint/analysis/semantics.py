@@ -254,6 +254,7 @@ FLAG_PREFIXES = ("use_", "has_", "is_", "enable_", "disable_", "with_", "apply_"
 # that sglang and diffusers keep there (transformers moves them to the device): their device is not knowable from
 # the function, so they count as host-side and the sync rules stay quiet on them.
 GRID_METADATA_NAMES = ("*grid_thw*", "*grid_hw*", "*grid_sizes*", "*tgt_sizes*", "*target_sizes*", "spatial_shapes", "image_sizes")
+_GRID_METADATA = re.compile("|".join(fnmatch.translate(pattern) for pattern in GRID_METADATA_NAMES))
 
 
 def looks_cpu_name(name: str) -> bool:
@@ -262,7 +263,7 @@ def looks_cpu_name(name: str) -> bool:
     last = name.split(".")[-1].lower()
     if last.endswith("_cpu") or last.startswith("cpu_") or "_cpu_" in last:
         return True
-    return any(fnmatch.fnmatchcase(last, pattern) for pattern in GRID_METADATA_NAMES)
+    return _GRID_METADATA.match(last) is not None
 
 
 def looks_long_lived(name: str, extra: tuple[str, ...] = ()) -> bool:

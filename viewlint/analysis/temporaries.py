@@ -29,42 +29,42 @@ class _Occurrences:
     declared_outside: set[str] = field(default_factory=set)  # `global` / `nonlocal` names
 
 
-class _OccurrenceCollector(cst.CSTVisitor):
-    """Classifies names: inert are plain rebinding targets and receivers of in-place statements."""
+def _collect_occurrences(body: cst.CSTNode) -> _Occurrences:
+    """Classify every name under a function body: inert are plain rebinding targets and the
+    receivers of in-place statements."""
+    from viewlint.analysis.walker import walk_events  # the walker's rules import this module
 
-    def __init__(self) -> None:
-        self.result = _Occurrences()
-        self._counter = 0
-        self._inert: set[int] = set()
-        self._nested = 0
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self._counter += 1
-        self.result.order[id(node)] = self._counter
-        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            self._nested += 1
-        elif isinstance(node, cst.Assign):
-            for target in node.targets:
-                if isinstance(target.target, cst.Name):
-                    self._inert.add(id(target.target))
-        elif isinstance(node, cst.Expr):
-            receiver = inplace_chain_receiver(node.value)
+    result = _Occurrences()
+    counter = nested = 0
+    inert: set[int] = set()
+    scopes = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+    for node, entering in walk_events(body):
+        kind = type(node)
+        if not entering:
+            if kind in scopes:
+                nested -= 1
+            elif kind is cst.Assign:
+                result.end_order[id(node)] = counter
+            continue
+        counter += 1
+        result.order[id(node)] = counter
+        if kind in scopes:
+            nested += 1
+        elif kind is cst.Assign:
+            for target in node.targets:  # type: ignore[attr-defined]
+                if type(target.target) is cst.Name:
+                    inert.add(id(target.target))
+        elif kind is cst.Expr:
+            receiver = inplace_chain_receiver(node.value)  # type: ignore[attr-defined]
             name = written_name(receiver) if receiver is not None else None
             if name is not None:
-                self._inert.add(id(name))
-        elif isinstance(node, (cst.Global, cst.Nonlocal)):
-            for item in node.names:
-                self.result.declared_outside.add(item.name.value)
-        elif isinstance(node, cst.Name):
-            entry = (self._counter, id(node) in self._inert, self._nested > 0)
-            self.result.by_name.setdefault(node.value, []).append(entry)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        if isinstance(original_node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            self._nested -= 1
-        elif isinstance(original_node, cst.Assign):
-            self.result.end_order[id(original_node)] = self._counter
+                inert.add(id(name))
+        elif kind is cst.Global or kind is cst.Nonlocal:
+            for item in node.names:  # type: ignore[attr-defined]
+                result.declared_outside.add(item.name.value)
+        elif kind is cst.Name:
+            result.by_name.setdefault(node.value, []).append((counter, id(node) in inert, nested > 0))  # type: ignore[attr-defined]
+    return result
 
 
 def inplace_chain_receiver(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
@@ -174,9 +174,7 @@ class TemporaryTracker:
             return False
         function = self._functions[-1]
         if function.occurrences is None:
-            collector = _OccurrenceCollector()
-            function.node.body.visit(collector)
-            function.occurrences = collector.result
+            function.occurrences = _collect_occurrences(function.node.body)
         occurrences = function.occurrences
         name = receiver.value
         if name in occurrences.declared_outside:

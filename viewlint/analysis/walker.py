@@ -1201,24 +1201,15 @@ def _merge_scopes(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
     return merged
 
 
-class _ReadCollector(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.reads: dict[str, list[cst.Name]] = {}
-        self.order: dict[int, int] = {}
-        self.counter = 0
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.counter += 1
-        self.order[id(node)] = self.counter
-        if isinstance(node, cst.Name):
-            self.reads.setdefault(node.value, []).append(node)
-        return True
-
-
 def _collect_reads(fn: cst.CSTNode) -> tuple[dict[str, list[cst.Name]], dict[int, int]]:
-    collector = _ReadCollector()
-    (fn.body if isinstance(fn, cst.FunctionDef) else fn).visit(collector)
-    return collector.reads, collector.order
+    """Every name under a function's body (or under `fn`), and each node's place in source order."""
+    reads: dict[str, list[cst.Name]] = {}
+    order: dict[int, int] = {}
+    for counter, node in enumerate(descendants(fn.body if isinstance(fn, cst.FunctionDef) else fn), start=1):
+        order[id(node)] = counter
+        if type(node) is cst.Name:
+            reads.setdefault(node.value, []).append(node)  # type: ignore[attr-defined]
+    return reads, order
 
 
 # Node types no rule and no fact ever looks at: whitespace, comments, brackets, commas, operators.
@@ -1265,6 +1256,28 @@ def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
                 children.extend(child for child in value if _WALKED.get(type(child)) or _walked(type(child)))
             elif _WALKED.get(type(value)) or _walked(type(value)):
                 children.append(value)
+        children.reverse()
+        stack.extend(children)
+
+
+def walk_events(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, bool]]:
+    """`(node, True)` on entering and `(node, False)` on leaving each node under `node` (itself
+    included), in source order, without whitespace or punctuation: a libcst visitor's
+    `on_visit`/`on_leave` sequence, without rebuilding the tree."""
+    stack: list[tuple[cst.CSTNode, bool]] = [(node, True)]
+    while stack:
+        current, entering = stack.pop()
+        yield current, entering
+        if not entering:
+            continue
+        stack.append((current, False))
+        children: list[tuple[cst.CSTNode, bool]] = []
+        for name in _child_fields(type(current)):
+            value = getattr(current, name)
+            if type(value) is tuple or type(value) is list:
+                children.extend((child, True) for child in value if _WALKED.get(type(child)) or _walked(type(child)))
+            elif _WALKED.get(type(value)) or _walked(type(value)):
+                children.append((value, True))
         children.reverse()
         stack.extend(children)
 
