@@ -48,7 +48,7 @@ class HostSyncTruthiness(Rule):
 
     @classmethod
     def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
-        return ((features.flag("truth-test"),),)
+        return ((features.flag("device-truth-test"),),)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

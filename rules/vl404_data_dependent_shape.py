@@ -50,7 +50,7 @@ class DataDependentShape(Rule):
     @classmethod
     def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
         return features.calls("nonzero", "argwhere", "where", "masked_select", "unique", "unique_consecutive") + (
-            (features.flag("advanced-subscript"),),
+            (features.flag("mask-subscript"),),
         )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -95,6 +95,53 @@ def test_retention_flag(source, retains):
     assert ("retains" in found_in(source).flags) is retains
 
 
+def tensor_flags(source: str) -> set[str]:
+    source = textwrap.dedent(source)
+    tree = ast.parse(source)
+    index = build_index_from_ast(tree, source)
+    context = features.TensorContext(index, ("seq_lens_cpu",))
+    flags: set[str] = set()
+    for statement in tree.body:  # the last top-level statement is the segment under test
+        flags = features.collect(features.preorder(statement), features.RetentionContext(index), tensors=context).flags
+    return flags & {"device-truth-test", "mask-subscript"}
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        # Truth tests of what the walker cannot know to be a tensor: plain or non-tensor parameters, unknown calls.
+        ("def f(x, use_cache: bool, n: Optional[torch.Tensor]):\n    if x or use_cache or n: pass", set()),
+        ("def f(x):\n    if isinstance(x, int) or len(x) == 0 or helper(x) or x.is_decode(): pass", set()),
+        ("def f(a):\n    flag = a if a is not None else cfg.flag\n    assert flag, 'm'", set()),
+        ("def f(self):\n    if self.training and not self.use_bias and x.shape[0] > 1: pass", set()),
+        ("def f(a, b):\n    if a == b or a.dim() == 2: pass", set()),
+        # ... and of what it may know.
+        ("def f(x: torch.Tensor):\n    if x: pass", {"device-truth-test"}),
+        ("def f(x):\n    if torch.isnan(x).any(): pass", {"device-truth-test"}),
+        ("def f(x):\n    y = x.float()\n    z = y\n    while z: pass", {"device-truth-test"}),
+        ("def f(x):\n    for t in x:\n        assert t", {"device-truth-test"}),
+        ("def f(x):\n    return 1 if x.contiguous().sum() > 0 else 2", {"device-truth-test"}),
+        ("def f(self, x):\n    self.m = torch.zeros(2)\n    if not (x and self.m == 0): pass", {"device-truth-test"}),
+        ("def f(x):\n    if x[:, 0].all(): pass", {"device-truth-test"}),
+        ("def f(x):\n    if Pair(x.t(), 1)[0]: pass", {"device-truth-test"}),
+        ("def f(x):\n    return [y for y in x if y]", {"device-truth-test"}),
+        ("def f(batch):\n    if batch.seq_lens_cpu.max() > 1: pass", {"device-truth-test"}),
+        ("LIMIT = torch.tensor(3)\ndef f(x):\n    if LIMIT: pass", {"device-truth-test"}),
+        ("LIMIT = 3\ndef f(x):\n    if LIMIT: pass", set()),
+        ("def f(x):\n    x = x + 1\n    if x: pass", set()),  # a cycle adds nothing
+        # Mask subscripts: receiver and index may both be tensors.
+        ("def f(x, mask):\n    return x[mask]", set()),
+        ("def f(x: torch.Tensor, i):\n    return x[i]", set()),
+        ("def f(x: torch.Tensor):\n    return x[x > 0]", {"mask-subscript"}),
+        ("def f(x):\n    m = x.t().isnan()\n    return x.t()[m]", {"mask-subscript"}),
+        ("def f(x):\n    m = x.isnan()\n    return x.t()[m]", set()),  # `x` unknown: so is `x.isnan()`
+        ("def f(self, x: torch.Tensor):\n    return self.weight[x != 0]", {"mask-subscript"}),
+    ],
+)
+def test_tensor_flags(source, expected):
+    assert tensor_flags(source) == expected
+
+
 def test_preorder_is_source_order_and_skips_singletons():
     tree = ast.parse("a = b + c\nf(x)\n")
     names = [n.id for n in features.preorder(tree) if isinstance(n, ast.Name)]

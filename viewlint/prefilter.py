@@ -255,6 +255,7 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
     hot_only = features.CompiledNeeds(tuple(c for r, n in all_needs if r.hot_path_only for c in n))  # type: ignore[union-attr]
     per_rule = [(r.code, features.CompiledNeeds(n), r.hot_path_only) for r, n in all_needs]  # type: ignore[arg-type]
     retention = features.RetentionContext(index, settings.long_lived_names)
+    tensors = features.TensorContext(index, settings.cpu_names)
     segment_nodes = index.segment_nodes
     lines: Optional[list[tuple[str, str]]] = None
     nothing: frozenset[str] = frozenset()
@@ -266,7 +267,7 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
 
     def features_of(node: ast.stmt, class_name: Optional[str] = None) -> features.Features:
         nodes = nodes_of(node)
-        found = features.collect(nodes, retention)
+        found = features.collect(nodes, retention, tensors=tensors)
         if class_name is not None:
             found.flags.add(f"class:{class_name}")  # for needs that name the classes a rule can fire in
         if "retains" in found.flags and _is_setup_function(node, nodes):
@@ -321,9 +322,8 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
         chosen: list[tuple[int, int]] = []
         union = nothing
         for first, last, nodes in elements:
-            found = features.collect(frame, retention)
-            for node in nodes:
-                features.collect(features.preorder(node), retention, into=found)
+            found = features.collect([*frame, *(n for node in nodes for n in features.preorder(node))], retention,
+                                     tensors=tensors)
             element_codes = frozenset(code for code, needs, hot in per_rule if not hot and needs.met_by(found))
             if element_codes:
                 chosen.append((first, last))

@@ -29,6 +29,9 @@ Flags:
 - `conversion-chain`: a cast called on a device move or a `.to(...)` (`x.cuda().half()`, `x.to(d).to(t)`).
 - `truth-test`: `if`, `while`, `assert`, a conditional expression, `and`/`or`/`not`, a comprehension `if`,
   unless what it tests is plainly a Python bool (a constant; `is`, `is not`, `in`, `not in`).
+- `device-truth-test`: a truth test (as above) of something that may be a tensor the walker knows
+  (`tensor_may_be`); `mask-subscript`: a subscript whose receiver and some index may both be such tensors.
+  Both need a `TensorContext`; without one they follow `truth-test` and `advanced-subscript`.
 - `retains`: a store into something that may outlive the function (a module container, `self.<container>`,
   a receiver named like a cache, a module function or method known to keep its argument).
 - `cached-def`: a function decorated with `cache`/`lru_cache`.
@@ -43,7 +46,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Iterable, Optional
+from typing import Iterable, Iterator, Optional
 
 from viewlint.analysis import semantics
 
@@ -230,13 +233,221 @@ class RetentionContext:
         return semantics.looks_long_lived(name.split(".")[-1], self.long_lived_names)
 
 
-def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optional[Features] = None) -> Features:
+# Attributes that are plain Python values on a tensor (the walker's host attributes).
+_HOST_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "grad_fn", "layout"})
+_VIEWING_ATTRIBUTES = semantics.VIEW_ATTRIBUTES | semantics.AMBIGUOUS_VIEW_ATTRIBUTES | {"grad"}
+# Methods that give a tensor (or tensors) even when the walker does not know the receiver is one.
+_TENSOR_MAKING_METHODS = (semantics.SEQUENCE_VIEW_METHODS | semantics.VIEW_METHODS | semantics.MAYBE_VIEW_METHODS
+                          | {"clone", "nonzero", "argsort"})
+_TENSOR_MODULES = ("torch", "numpy", "np")
+_WRAPPING_CALLS = frozenset({"list", "tuple", "dict", "set", "OrderedDict", "replace", "copy"})
+
+
+class TensorContext:
+    """The module facts that decide whether an expression may be a tensor the walker knows about:
+    the names bound outside functions (module and class level), the attributes classes hold
+    tensors in, the imports of torch and NumPy, the configured CPU names."""
+
+    __slots__ = ("outer", "tensor_attributes", "aliases", "cpu_names")
+
+    def __init__(self, index: object, cpu_names: Iterable[str] = ()) -> None:
+        self.outer = outer_names(index)
+        self.tensor_attributes = {a for info in getattr(index, "classes", {}).values() for a in info.tensor_attributes}
+        self.aliases: dict[str, str] = dict(getattr(index, "aliases", {}))
+        self.cpu_names = frozenset(cpu_names)
+
+    def tensor_module(self, head: str) -> bool:
+        target = self.aliases.get(head, head)
+        return target.split(".")[0] in _TENSOR_MODULES
+
+
+def outer_names(index: object) -> Bindings:
+    """What names are bound to at module level or in a class body (by any statement there, at
+    any depth): the walker's module and class scopes hold at most these. Once per module."""
+    memo = getattr(index, "memo", None)
+    if memo is not None and "outer-bindings" in memo:
+        return memo["outer-bindings"]  # type: ignore[no-any-return]
+    segment_nodes = getattr(index, "segment_nodes", {})
+    statements: list[ast.AST] = []
+    for statement in getattr(getattr(index, "tree", None), "body", ()):
+        if type(statement) is ast.ClassDef:
+            statements.extend(m for m in statement.body if type(m) not in (ast.FunctionDef, ast.AsyncFunctionDef))
+        elif type(statement) not in (ast.FunctionDef, ast.AsyncFunctionDef):
+            statements.append(statement)
+    found: Bindings = {}
+    direct: set[int] = set()
+    for statement in statements:
+        for node in segment_nodes.get(id(statement)) or preorder(statement):
+            _note_binding(node, found, direct)
+    if memo is not None:
+        memo["outer-bindings"] = found
+    return found
+
+
+# A segment's bindings: name (or `self.<attr>`) -> the values assigned to it (None: not known, as
+# for loop targets, unpacking, `with ... as`, or a parameter annotated as a tensor).
+Bindings = dict[str, list[Optional[ast.AST]]]
+_TARGETED = (ast.Name, ast.Attribute)
+_BINDING_KINDS = frozenset({ast.Attribute, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.arg})
+
+
+def _note_binding(node: ast.AST, bindings: Bindings, direct: set[int]) -> None:
+    """Record what `node` binds. `direct`: ids of targets already recorded with their value
+    (an assignment is listed before its targets in preorder)."""
+    kind = type(node)
+    if kind is ast.Name or kind is ast.Attribute:
+        if type(node.ctx) is ast.Store and id(node) not in direct:  # type: ignore[attr-defined]
+            name = node.id if kind is ast.Name else dotted(node)  # type: ignore[attr-defined]
+            if name is not None:
+                bindings.setdefault(name, []).append(None)
+    elif kind is ast.Assign:
+        for target in node.targets:  # type: ignore[attr-defined]
+            if type(target) in _TARGETED:
+                _bind_value(target, node.value, bindings, direct)  # type: ignore[attr-defined]
+    elif kind is ast.AnnAssign or kind is ast.AugAssign or kind is ast.NamedExpr:
+        # `x += y` keeps a tensor or makes something unknown; `x: T` alone binds nothing.
+        value = node.value if kind is not ast.AugAssign else None  # type: ignore[attr-defined]
+        if type(node.target) in _TARGETED:  # type: ignore[attr-defined]
+            _bind_value(node.target, value, bindings, direct)  # type: ignore[attr-defined]
+    elif kind is ast.arg:
+        if _tensor_annotation(node.annotation):  # type: ignore[attr-defined]
+            bindings.setdefault(node.arg, []).append(None)  # type: ignore[attr-defined]
+
+
+def _bind_value(target: ast.AST, value: Optional[ast.AST], bindings: Bindings, direct: set[int]) -> None:
+    direct.add(id(target))
+    name = target.id if type(target) is ast.Name else dotted(target)  # type: ignore[attr-defined]
+    if name is not None:
+        values = bindings.setdefault(name, [])
+        if value is not None:
+            values.append(value)
+
+
+def _tensor_annotation(annotation: Optional[ast.AST]) -> bool:
+    """An annotation the walker reads as a tensor: `torch.Tensor`, `Tensor`, `nn.Parameter`,
+    `torch.FloatTensor` (a name, not a subscript or a string)."""
+    if annotation is None:
+        return False
+    name = dotted(annotation)
+    return name is not None and (name.endswith("Tensor") or name.split(".")[-1] == "Parameter")
+
+
+def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: Optional[set[str]] = None) -> bool:
+    """A superset of the expressions the walker can know to be a tensor, or a container of
+    tensors (`Facts.value_of`): a name bound (in the segment or outside functions) to such a
+    value, or unknowably (a loop target, a parameter annotated as a tensor); what `torch`/NumPy
+    functions and tensor-making methods return; views, subscripts, arithmetic and comparisons
+    of such values; `self.<attr>` held as a tensor by a class. A plain parameter, an unknown
+    attribute or call, a constant: no."""
+    kind = type(node)
+    if kind is ast.Name:
+        name = node.id  # type: ignore[attr-defined]
+        return name in context.cpu_names or _bound_to_tensor(name, bound, context, seen)
+    if kind is ast.Attribute:
+        attr = node.attr  # type: ignore[attr-defined]
+        name = dotted(node)
+        if attr in context.cpu_names or (name is not None and (name in context.cpu_names or _bound_to_tensor(name, bound, context, seen))):
+            return True
+        if attr in _HOST_ATTRIBUTES:
+            return False
+        if attr in _VIEWING_ATTRIBUTES:
+            return tensor_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
+        if name is not None and name.startswith("self."):
+            dots = name.count(".")
+            if dots == 1:
+                named = (attr in ("weight", "bias") or attr.endswith(("_weight", "_bias", "_proj"))) \
+                    and not attr.startswith(semantics.FLAG_PREFIXES)  # `self.use_bias` is a flag
+                return attr in context.tensor_attributes or named
+            return dots == 2 and attr in semantics.PARAMETER_ATTRIBUTE_NAMES
+        return False
+    if kind is ast.Call:
+        func = node.func  # type: ignore[attr-defined]
+        name = dotted(func)
+        if name is not None and context.tensor_module(name.split(".")[0]):
+            return True
+        if type(func) is ast.Attribute:
+            return func.attr in _TENSOR_MAKING_METHODS or tensor_may_be(func.value, bound, context, seen)
+        callee = name or ""
+        if not (callee in _WRAPPING_CALLS or callee[:1].isupper()):
+            return False  # any other plain call is unknown to the walker (`isinstance`, `len`, `helper(x)`)
+        # A class or container built from tensors holds them (`Pair(a, b)[0]`, `list(pieces)`).
+        return any(tensor_may_be(a.value if type(a) is ast.Starred else a, bound, context, seen) for a in node.args) \
+            or any(tensor_may_be(k.value, bound, context, seen) for k in node.keywords)  # type: ignore[attr-defined]
+    if kind is ast.Subscript:
+        index = node.slice  # type: ignore[attr-defined]
+        if type(index) is ast.Tuple or (type(index) is ast.Constant and index.value is Ellipsis):  # type: ignore[attr-defined]
+            return True  # `x[:, 0]`, `x[...]`: tensor-style indexing, whatever `x` is
+        return tensor_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
+    if kind is ast.Compare:
+        if any(isinstance(op, _HOST_COMPARISONS) for op in node.ops):  # type: ignore[attr-defined]
+            return False  # `is`, `in`: a Python bool
+        return any(tensor_may_be(o, bound, context, seen) for o in (node.left, *node.comparators))  # type: ignore[attr-defined]
+    if kind is ast.BinOp:
+        return tensor_may_be(node.left, bound, context, seen) or tensor_may_be(node.right, bound, context, seen)  # type: ignore[attr-defined]
+    if kind is ast.UnaryOp:
+        return type(node.op) is not ast.Not and tensor_may_be(node.operand, bound, context, seen)  # type: ignore[attr-defined]
+    if kind is ast.IfExp:
+        return tensor_may_be(node.body, bound, context, seen) or tensor_may_be(node.orelse, bound, context, seen)  # type: ignore[attr-defined]
+    if kind is ast.NamedExpr:
+        return tensor_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
+    if kind is ast.List or kind is ast.Tuple or kind is ast.Set:
+        return any(tensor_may_be(e.value if type(e) is ast.Starred else e, bound, context, seen) for e in node.elts)  # type: ignore[attr-defined]
+    if kind is ast.Dict:
+        return any(tensor_may_be(v, bound, context, seen) for v in node.values)  # type: ignore[attr-defined]
+    if kind is ast.ListComp or kind is ast.SetComp or kind is ast.GeneratorExp or kind is ast.DictComp:
+        return True  # its elements are bound by its own `for`: do not follow them
+    return False
+
+
+def _bound_to_tensor(name: str, bound: Bindings, context: TensorContext, seen: Optional[set[str]]) -> bool:
+    """Some value `name` is bound to, in the segment or outside functions, may be a tensor."""
+    local, outer = bound.get(name), context.outer.get(name)
+    if local is None and outer is None:
+        return False
+    seen = set() if seen is None else seen
+    if name in seen:
+        return False  # a cycle (`x = x + 1`) adds nothing
+    seen.add(name)
+    return any(value is None or tensor_may_be(value, bound, context, seen) for value in (*(local or ()), *(outer or ())))
+
+
+def _tested(node: ast.AST) -> Iterator[ast.AST]:
+    """The values whose truth Python asks for in a test: through `and`, `or` and `not`."""
+    kind = type(node)
+    if kind is ast.BoolOp:
+        for value in node.values:  # type: ignore[attr-defined]
+            yield from _tested(value)
+    elif kind is ast.UnaryOp and type(node.op) is ast.Not:  # type: ignore[attr-defined]
+        yield from _tested(node.operand)  # type: ignore[attr-defined]
+    else:
+        yield node
+
+
+def _index_elements(index: ast.AST) -> list[ast.AST]:
+    if type(index) is ast.Tuple:
+        return [e for e in index.elts if type(e) is not ast.Slice]  # type: ignore[attr-defined]
+    return [] if type(index) is ast.Slice else [index]
+
+
+def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optional[Features] = None,
+            tensors: Optional[TensorContext] = None) -> Features:
     """The features of these nodes (a segment's preorder list)."""
     features = into if into is not None else Features()
     calls, attrs, flags = features.calls, features.attrs, features.flags
-    Call, Attribute, Subscript, Expr, Assign = ast.Call, ast.Attribute, ast.Subscript, ast.Expr, ast.Assign
+    Call, Attribute, Subscript, Expr, Assign, Name = ast.Call, ast.Attribute, ast.Subscript, ast.Expr, ast.Assign, ast.Name
+    Store = ast.Store
+    bound: Bindings = {}  # names (and `self.<attr>`s) bound in the segment, with their values
+    direct: set[int] = set()
+    tests: list[ast.AST] = []  # truth-tested expressions
+    subscripts: list[ast.AST] = []  # subscripts with a maybe-advanced index
     for node in nodes:
         kind = type(node)
+        if kind is Name:
+            if type(node.ctx) is Store:  # type: ignore[attr-defined]
+                _note_binding(node, bound, direct)
+            continue
+        if kind in _BINDING_KINDS:
+            _note_binding(node, bound, direct)
         if kind is Attribute:
             attrs.add(node.attr)  # type: ignore[attr-defined]
             if node.attr == "real" or node.attr == "imag":  # type: ignore[attr-defined]
@@ -275,6 +486,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             flags.add("partial-view")
             if maybe_advanced(node.slice):  # type: ignore[attr-defined]
                 flags.add("advanced-subscript")
+                subscripts.append(node)
             if type(node.ctx) is ast.Store and _advanced_in_chain(node.value):  # type: ignore[attr-defined]
                 flags.add("chained-subscript-store")
         elif kind is Expr:
@@ -297,12 +509,15 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 if type(target) is Subscript and retention.container(target.value):
                     flags.add("retains")
         elif kind in _TRUTH_NODES or (kind is ast.UnaryOp and type(node.op) is ast.Not):  # type: ignore[attr-defined]
-            if "truth-test" not in flags and not _host_truth(node):
+            if not _host_truth(node):
                 flags.add("truth-test")
+                tests.append(node if kind is ast.BoolOp or kind is ast.UnaryOp else node.test)  # type: ignore[attr-defined]
         elif kind is ast.comprehension:
             flags.add("partial-view")  # iterating a tensor yields views of its rows
-            if any(not _host_value(test) for test in node.ifs):  # type: ignore[attr-defined]
-                flags.add("truth-test")
+            for test in node.ifs:  # type: ignore[attr-defined]
+                if not _host_value(test):
+                    flags.add("truth-test")
+                    tests.append(test)
         elif kind is ast.For or kind is ast.AsyncFor:
             flags.add("partial-view")
         elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
@@ -310,6 +525,13 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 target = decorator.func if type(decorator) is Call else decorator
                 if callee_name(target) in ("cache", "lru_cache"):
                     flags.add("cached-def")
+    if tests and (tensors is None or any(tensor_may_be(v, bound, tensors) for test in tests for v in _tested(test))):
+        flags.add("device-truth-test")
+    if subscripts and (tensors is None or any(
+        tensor_may_be(s.value, bound, tensors) and any(tensor_may_be(e, bound, tensors) for e in _index_elements(s.slice))  # type: ignore[attr-defined]
+        for s in subscripts
+    )):
+        flags.add("mask-subscript")
     return features
 
 
