@@ -56,7 +56,7 @@ class RedundantContiguous(Rule):
 
     @classmethod
     def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
-        return features.calls("contiguous")
+        return ((features.flag("contiguous-of-contiguous"),),)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

@@ -103,7 +103,7 @@ def tensor_flags(source: str) -> set[str]:
     flags: set[str] = set()
     for statement in tree.body:  # the last top-level statement is the segment under test
         flags = features.collect(features.preorder(statement), features.RetentionContext(index), tensors=context).flags
-    return flags & {"device-truth-test", "mask-subscript"}
+    return flags & {"device-truth-test", "mask-subscript", "contiguous-of-contiguous"}
 
 
 @pytest.mark.parametrize(
@@ -136,6 +136,17 @@ def tensor_flags(source: str) -> set[str]:
         ("def f(x):\n    m = x.t().isnan()\n    return x.t()[m]", {"mask-subscript"}),
         ("def f(x):\n    m = x.isnan()\n    return x.t()[m]", set()),  # `x` unknown: so is `x.isnan()`
         ("def f(self, x: torch.Tensor):\n    return self.weight[x != 0]", {"mask-subscript"}),
+        # `.contiguous()` of what may be known contiguous (VL301) ...
+        ("def f(x):\n    y = torch.empty(3)\n    return y.contiguous()", {"contiguous-of-contiguous"}),
+        ("def f(x):\n    return x.t().clone().contiguous()", {"contiguous-of-contiguous"}),
+        ("def f(x):\n    y = x.contiguous()\n    z = y.float() * 2\n    return z.contiguous()", {"contiguous-of-contiguous"}),
+        ("def f(x: torch.Tensor, i):\n    return x[i].contiguous()", {"contiguous-of-contiguous"}),  # maybe a gather
+        ("def f(x):\n    for y in x:\n        y.contiguous()", {"contiguous-of-contiguous"}),
+        ("def f(a, b):\n    return (a @ b).contiguous()", {"contiguous-of-contiguous"}),
+        # ... and not of views, parameters or unknown values.
+        ("def f(x: torch.Tensor):\n    return x.contiguous(), x.transpose(1, 2).contiguous(), x[:, 0].contiguous()", set()),
+        ("def f(self, x):\n    return self.weight.contiguous(), helper(x).contiguous(), x.view(-1).contiguous()", set()),
+        ("def f(x):\n    y = torch.empty(3)\n    return y.contiguous(memory_format=torch.channels_last)", set()),
     ],
 )
 def test_tensor_flags(source, expected):
@@ -427,7 +438,7 @@ def test_literals_that_cannot_be_cut_are_kept_whole(element, head, tail):
     reduction, fast = _fast_and_full(source)
     assert reduction is not None and not reduction.partial
     kept = reduction.text.splitlines()
-    assert sum(".contiguous()" in line for line in kept) >= 4  # the whole statement is there
+    assert sum("torch.zeros(4).contiguous()" in line for line in kept) == 3  # the whole statement is there
     assert sum(1 for d in fast if d.code == "VL301") >= 1
 
 

@@ -31,7 +31,8 @@ Flags:
   unless what it tests is plainly a Python bool (a constant; `is`, `is not`, `in`, `not in`).
 - `device-truth-test`: a truth test (as above) of something that may be a tensor the walker knows
   (`tensor_may_be`); `mask-subscript`: a subscript whose receiver and some index may both be such tensors.
-  Both need a `TensorContext`; without one they follow `truth-test` and `advanced-subscript`.
+  `contiguous-of-contiguous`: `.contiguous()` of something that may be known contiguous (`contiguous_may_be`).
+  These need a `TensorContext`; without one they hold wherever their plain forms do.
 - `retains`: a store into something that may outlive the function (a module container, `self.<container>`,
   a receiver named like a cache, a module function or method known to keep its argument).
 - `cached-def`: a function decorated with `cache`/`lru_cache`.
@@ -46,7 +47,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Iterable, Iterator, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 from viewlint.analysis import semantics
 
@@ -287,6 +288,8 @@ def outer_names(index: object) -> Bindings:
 # A segment's bindings: name (or `self.<attr>`) -> the values assigned to it (None: not known, as
 # for loop targets, unpacking, `with ... as`, or a parameter annotated as a tensor).
 Bindings = dict[str, list[Optional[ast.AST]]]
+# The value a parameter annotated as a tensor is bound to: a tensor, but not known to be contiguous or a view.
+PARAMETER = ast.Constant(value=None)
 _TARGETED = (ast.Name, ast.Attribute)
 _BINDING_KINDS = frozenset({ast.Attribute, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.arg})
 
@@ -311,7 +314,7 @@ def _note_binding(node: ast.AST, bindings: Bindings, direct: set[int]) -> None:
             _bind_value(node.target, value, bindings, direct)  # type: ignore[attr-defined]
     elif kind is ast.arg:
         if _tensor_annotation(node.annotation):  # type: ignore[attr-defined]
-            bindings.setdefault(node.arg, []).append(None)  # type: ignore[attr-defined]
+            bindings.setdefault(node.arg, []).append(PARAMETER)  # type: ignore[attr-defined]
 
 
 def _bind_value(target: ast.AST, value: Optional[ast.AST], bindings: Bindings, direct: set[int]) -> None:
@@ -401,6 +404,13 @@ def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: 
 
 def _bound_to_tensor(name: str, bound: Bindings, context: TensorContext, seen: Optional[set[str]]) -> bool:
     """Some value `name` is bound to, in the segment or outside functions, may be a tensor."""
+    return _bound_to(name, bound, context, seen, tensor_may_be, True)
+
+
+def _bound_to(name: str, bound: Bindings, context: TensorContext, seen: Optional[set[str]],
+              judge: "Callable[[ast.AST, Bindings, TensorContext, Optional[set[str]]], bool]", parameter: bool) -> bool:
+    """`judge` holds for some value `name` is bound to (in the segment or outside functions);
+    an unknown binding (a loop target) counts, a tensor parameter counts when `parameter`."""
     local, outer = bound.get(name), context.outer.get(name)
     if local is None and outer is None:
         return False
@@ -408,7 +418,59 @@ def _bound_to_tensor(name: str, bound: Bindings, context: TensorContext, seen: O
     if name in seen:
         return False  # a cycle (`x = x + 1`) adds nothing
     seen.add(name)
-    return any(value is None or tensor_may_be(value, bound, context, seen) for value in (*(local or ()), *(outer or ())))
+    for value in (*(local or ()), *(outer or ())):
+        if value is None or (parameter if value is PARAMETER else judge(value, bound, context, seen)):
+            return True
+    return False
+
+
+def contiguous_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: Optional[set[str]] = None) -> bool:
+    """A superset of the expressions the walker can know to be contiguous tensors (VL301):
+    `torch`/NumPy results, `.contiguous()`, `.clone()`, fresh contiguous methods (`matmul`, `repeat`...),
+    gathers, what casts, moves and in-place methods of such a value return, arithmetic
+    on it, and names bound to any of these (or unknowably). Views, parameters, comparisons: no."""
+    kind = type(node)
+    if kind is ast.Name:
+        return _bound_to(node.id, bound, context, seen, contiguous_may_be, False)  # type: ignore[attr-defined]
+    if kind is ast.Attribute:
+        name = dotted(node)
+        return name is not None and _bound_to(name, bound, context, seen, contiguous_may_be, False)
+    if kind is ast.Call:
+        func = node.func  # type: ignore[attr-defined]
+        name = dotted(func)
+        if name is not None and context.tensor_module(name.split(".")[0]):
+            return True
+        if type(func) is ast.Attribute:
+            method = func.attr
+            if method in ("contiguous", "clone") or method in semantics.FRESH_CONTIGUOUS_METHODS:
+                return True  # (VL301 flags `.clone().contiguous()` whatever was cloned)
+            if method in semantics.MAYBE_VIEW_METHODS or semantics.is_inplace_method(method):
+                return contiguous_may_be(func.value, bound, context, seen)
+            return False
+        callee = name or ""
+        if not (callee in _WRAPPING_CALLS or callee[:1].isupper()):
+            return False
+        return any(contiguous_may_be(a.value if type(a) is ast.Starred else a, bound, context, seen) for a in node.args) \
+            or any(contiguous_may_be(k.value, bound, context, seen) for k in node.keywords)  # type: ignore[attr-defined]
+    if kind is ast.Subscript:
+        if maybe_advanced(node.slice) and tensor_may_be(node.value, bound, context, seen):  # type: ignore[attr-defined]
+            return True  # a gather: a fresh contiguous tensor
+        return contiguous_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
+    if kind is ast.BinOp:
+        if type(node.op) is ast.MatMult:  # type: ignore[attr-defined]
+            return True
+        return contiguous_may_be(node.left, bound, context, seen) or contiguous_may_be(node.right, bound, context, seen)  # type: ignore[attr-defined]
+    if kind is ast.UnaryOp:
+        return type(node.op) is not ast.Not and contiguous_may_be(node.operand, bound, context, seen)  # type: ignore[attr-defined]
+    if kind is ast.IfExp:
+        return contiguous_may_be(node.body, bound, context, seen) or contiguous_may_be(node.orelse, bound, context, seen)  # type: ignore[attr-defined]
+    if kind is ast.NamedExpr:
+        return contiguous_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
+    if kind is ast.List or kind is ast.Tuple or kind is ast.Set:
+        return any(contiguous_may_be(e.value if type(e) is ast.Starred else e, bound, context, seen) for e in node.elts)  # type: ignore[attr-defined]
+    if kind is ast.Dict:
+        return any(contiguous_may_be(v, bound, context, seen) for v in node.values)  # type: ignore[attr-defined]
+    return kind is ast.ListComp or kind is ast.SetComp or kind is ast.GeneratorExp or kind is ast.DictComp
 
 
 def _tested(node: ast.AST) -> Iterator[ast.AST]:
@@ -440,6 +502,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     direct: set[int] = set()
     tests: list[ast.AST] = []  # truth-tested expressions
     subscripts: list[ast.AST] = []  # subscripts with a maybe-advanced index
+    made_contiguous: list[ast.AST] = []  # receivers of `.contiguous()`
     for node in nodes:
         kind = type(node)
         if kind is Name:
@@ -471,6 +534,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 if name in _CAST_CHAIN_OUTER and type(inner) is Call and type(inner.func) is Attribute \
                         and inner.func.attr in _CAST_CHAIN_INNER:
                     flags.add("conversion-chain")
+                if name == "contiguous" and not node.args and not node.keywords:  # type: ignore[attr-defined]
+                    made_contiguous.append(inner)
                 if name == "contiguous" and (
                     (type(inner) is Attribute and inner.attr in _TRANSPOSED_ATTRIBUTES)
                     or (type(inner) is Call and callee_name(inner.func) in _TRANSPOSING_CALLS)
@@ -532,6 +597,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
         for s in subscripts
     )):
         flags.add("mask-subscript")
+    if made_contiguous and (tensors is None or any(contiguous_may_be(r, bound, tensors) for r in made_contiguous)):
+        flags.add("contiguous-of-contiguous")
     return features
 
 
