@@ -69,7 +69,7 @@ class ViewStoredInLongLivedContainer(Rule):
     @classmethod
     def prefilter_needs(cls, index: Any, settings: Any) -> features.Needs:
         view = features.flag("partial-view")  # the rule reports partial views only
-        return ((features.flag("retains"), view), (features.flag("cached-def"), view))
+        return ((features.flag("retains-view"),), (features.flag("cached-def"), view))
 
     def __init__(self, facts: Facts, options: dict[str, Any]) -> None:
         super().__init__(facts, options)

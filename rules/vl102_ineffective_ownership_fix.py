@@ -55,7 +55,7 @@ class IneffectiveOwnershipFix(Rule):
     @classmethod
     def prefilter_needs(cls, index: Any, settings: Any) -> features.Needs:
         view = features.flag("partial-view")  # the rule reports maybe-views of partial views only
-        return ((features.flag("retains"), view), (("call", "save"), view))
+        return ((features.flag("retains-view"),), (("call", "save"), view))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._check(node)

@@ -103,7 +103,7 @@ def tensor_flags(source: str) -> set[str]:
     flags: set[str] = set()
     for statement in tree.body:  # the last top-level statement is the segment under test
         flags = features.collect(features.preorder(statement), features.RetentionContext(index), tensors=context).flags
-    return flags & {"device-truth-test", "mask-subscript", "contiguous-of-contiguous"}
+    return flags & {"device-truth-test", "mask-subscript", "contiguous-of-contiguous", "retains-view"}
 
 
 @pytest.mark.parametrize(
@@ -147,6 +147,16 @@ def tensor_flags(source: str) -> set[str]:
         ("def f(x: torch.Tensor):\n    return x.contiguous(), x.transpose(1, 2).contiguous(), x[:, 0].contiguous()", set()),
         ("def f(self, x):\n    return self.weight.contiguous(), helper(x).contiguous(), x.view(-1).contiguous()", set()),
         ("def f(x):\n    y = torch.empty(3)\n    return y.contiguous(memory_format=torch.channels_last)", set()),
+        # Stores into long-lived places of what may be a partial view (VL101, VL102) ...
+        ("_CACHE = {}\ndef f(k, x):\n    a, b = torch.split(x, 2)\n    _CACHE[k] = a", {"retains-view"}),
+        ("_CACHE = {}\ndef f(k, x):\n    _CACHE[k] = x.narrow(0, 0, 1).contiguous()", {"retains-view"}),
+        ("_CACHE = []\ndef f(x):\n    for row in x:\n        _CACHE.append(Entry(row))", {"retains-view"}),
+        ("_CACHE = []\ndef f(x: torch.Tensor):\n    _CACHE.append(value=[x[:1]])", {"retains-view"}),
+        ("def f(cache, x):\n    y = x.view(2, -1)\n    cache.put('k', y.real)", {"retains-view"}),
+        # ... and not of owned or unknown values.
+        ("_CACHE = {}\ndef f(k, x, y: torch.Tensor):\n    _CACHE[k] = x\n    _CACHE[k] = y.clone()\n    _CACHE[k] = y.t()", set()),
+        ("_CACHE = {}\ndef f(k, x):\n    piece = x[0].clone()\n    _CACHE[k] = torch.zeros(2) + piece", set()),
+        ("_CACHE = {}\ndef f(k, x):\n    _CACHE[k] = helper(x[0])", set()),
     ],
 )
 def test_tensor_flags(source, expected):
@@ -283,7 +293,7 @@ def test_hot_only_rules_need_a_hot_function():
 
 
 def test_setup_methods_do_not_count_as_stores():
-    source = "class C:\n    def __init__(self, t):\n        self.d = {}\n        self.d['k'] = t[:1]\n"
+    source = "class C:\n    def __init__(self, t: torch.Tensor):\n        self.d = {}\n        self.d['k'] = t[:1]\n"
     assert reduce(source, select=("VL101",)) is None
     assert reduce(source.replace("__init__", "put"), select=("VL101",)) is not None
 

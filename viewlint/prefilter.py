@@ -272,6 +272,7 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
             found.flags.add(f"class:{class_name}")  # for needs that name the classes a rule can fire in
         if "retains" in found.flags and _is_setup_function(node, nodes):
             found.flags.discard("retains")  # what `__init__` stores into `self` is the object's layout
+            found.flags.discard("retains-view")
         return found
 
     def segment_text(first: int, last: int) -> str:

@@ -31,7 +31,8 @@ Flags:
   unless what it tests is plainly a Python bool (a constant; `is`, `is not`, `in`, `not in`).
 - `device-truth-test`: a truth test (as above) of something that may be a tensor the walker knows
   (`tensor_may_be`); `mask-subscript`: a subscript whose receiver and some index may both be such tensors.
-  `contiguous-of-contiguous`: `.contiguous()` of something that may be known contiguous (`contiguous_may_be`).
+  `contiguous-of-contiguous`: `.contiguous()` of something that may be known contiguous (`contiguous_may_be`);
+  `retains-view`: a `retains` store of something that may be a partial view (`partial_may_be`).
   These need a `TensorContext`; without one they hold wherever their plain forms do.
 - `retains`: a store into something that may outlive the function (a module container, `self.<container>`,
   a receiver named like a cache, a module function or method known to keep its argument).
@@ -473,6 +474,53 @@ def contiguous_may_be(node: ast.AST, bound: Bindings, context: TensorContext, se
     return kind is ast.ListComp or kind is ast.SetComp or kind is ast.GeneratorExp or kind is ast.DictComp
 
 
+def partial_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: Optional[set[str]] = None) -> bool:
+    """A superset of the values the walker can know to be, or to hold, a view of part of a tensor
+    (`Value.partial`, VL101/VL102): subscripts of what may be a tensor; `split`/`narrow`/`select`/...,
+    `.real`/`.imag`; views, casts and moves of such a value; containers and wrappers holding one;
+    names bound to any of these or unknowably (a loop target: rows of a tensor are views)."""
+    kind = type(node)
+    if kind is ast.Name:
+        return _bound_to(node.id, bound, context, seen, partial_may_be, False)  # type: ignore[attr-defined]
+    if kind is ast.Attribute:
+        attr = node.attr  # type: ignore[attr-defined]
+        name = dotted(node)
+        if name is not None and _bound_to(name, bound, context, seen, partial_may_be, False):
+            return True
+        if attr in _PARTIAL_VIEW_CALLS:
+            return True  # `.real`, `.imag`
+        return attr in _VIEWING_ATTRIBUTES and partial_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
+    if kind is ast.Subscript:
+        index = node.slice  # type: ignore[attr-defined]
+        return type(index) is ast.Tuple or (type(index) is ast.Constant and index.value is Ellipsis) \
+            or tensor_may_be(node.value, bound, context, seen) or partial_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
+    if kind is ast.Call:
+        func = node.func  # type: ignore[attr-defined]
+        last = callee_name(func) or ""
+        if last in _PARTIAL_VIEW_CALLS:
+            return True
+        name = dotted(func) or ""
+        if type(func) is ast.Attribute and not (name and context.tensor_module(name.split(".")[0])):
+            if last in semantics.VIEW_METHODS or last in semantics.MAYBE_VIEW_METHODS:
+                return partial_may_be(func.value, bound, context, seen)
+            return False
+        if not (name and context.tensor_module(name.split(".")[0])) and not (name in _WRAPPING_CALLS or name[:1].isupper()):
+            return False
+        # A torch function of a partial view (`torch.reshape(piece, ...)`), a wrapper holding one (`Entry(piece)`).
+        return any(partial_may_be(a, bound, context, seen) for a in _arguments(node))
+    if kind is ast.List or kind is ast.Tuple or kind is ast.Set:
+        return any(partial_may_be(e.value if type(e) is ast.Starred else e, bound, context, seen) for e in node.elts)  # type: ignore[attr-defined]
+    if kind is ast.Dict:
+        return any(partial_may_be(v, bound, context, seen) for v in node.values)  # type: ignore[attr-defined]
+    if kind is ast.IfExp:
+        return partial_may_be(node.body, bound, context, seen) or partial_may_be(node.orelse, bound, context, seen)  # type: ignore[attr-defined]
+    if kind is ast.BoolOp:
+        return any(partial_may_be(v, bound, context, seen) for v in node.values)  # type: ignore[attr-defined]
+    if kind is ast.NamedExpr or kind is ast.Starred:
+        return partial_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
+    return kind is ast.ListComp or kind is ast.SetComp or kind is ast.GeneratorExp or kind is ast.DictComp
+
+
 def _tested(node: ast.AST) -> Iterator[ast.AST]:
     """The values whose truth Python asks for in a test: through `and`, `or` and `not`."""
     kind = type(node)
@@ -503,6 +551,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     tests: list[ast.AST] = []  # truth-tested expressions
     subscripts: list[ast.AST] = []  # subscripts with a maybe-advanced index
     made_contiguous: list[ast.AST] = []  # receivers of `.contiguous()`
+    stored: list[ast.AST] = []  # values stored into something that may outlive the function
     for node in nodes:
         kind = type(node)
         if kind is Name:
@@ -526,10 +575,10 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             if name[-1:] == "_":
                 flags.add("inplace-call")
             if type(func) is Attribute:
-                if name in semantics.STORING_METHODS and retention.receiver(func.value, name):
+                if (name in semantics.STORING_METHODS and retention.receiver(func.value, name)) \
+                        or name in retention.retaining_methods:
                     flags.add("retains")
-                elif name in retention.retaining_methods:
-                    flags.add("retains")
+                    stored.extend(_arguments(node))
                 inner = func.value
                 if name in _CAST_CHAIN_OUTER and type(inner) is Call and type(inner.func) is Attribute \
                         and inner.func.attr in _CAST_CHAIN_INNER:
@@ -547,6 +596,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                     flags.add("numpy-force")
             elif name in retention.retaining_functions:
                 flags.add("retains")
+                stored.extend(_arguments(node))
         elif kind is Subscript:
             flags.add("partial-view")
             if maybe_advanced(node.slice):  # type: ignore[attr-defined]
@@ -573,6 +623,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             for target in node.targets:  # type: ignore[attr-defined]
                 if type(target) is Subscript and retention.container(target.value):
                     flags.add("retains")
+                    stored.append(value)
         elif kind in _TRUTH_NODES or (kind is ast.UnaryOp and type(node.op) is ast.Not):  # type: ignore[attr-defined]
             if not _host_truth(node):
                 flags.add("truth-test")
@@ -599,7 +650,14 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
         flags.add("mask-subscript")
     if made_contiguous and (tensors is None or any(contiguous_may_be(r, bound, tensors) for r in made_contiguous)):
         flags.add("contiguous-of-contiguous")
+    if stored and (tensors is None or any(partial_may_be(value, bound, tensors) for value in stored)):
+        flags.add("retains-view")
     return features
+
+
+def _arguments(call: ast.AST) -> list[ast.AST]:
+    """The argument values of a call, positional (unstarred) and keyword."""
+    return [a.value if type(a) is ast.Starred else a for a in call.args] + [k.value for k in call.keywords]  # type: ignore[attr-defined]
 
 
 _HOST_COMPARISONS = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
