@@ -110,3 +110,19 @@ def test_parse_module_skips_validation_only_while_parsing() -> None:
         engine.parse_module("def (:\n")
     with pytest.raises(cst.CSTValidationError):  # validation is back on, after success and failure alike
         cst.Name("not a name")
+
+
+def test_parallel_run_reads_cache_hits_itself_and_lints_only_the_rest(many_files: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      tmp_path: Path) -> None:
+    monkeypatch.chdir(many_files)
+    files = discover(["."], SettingsResolver(CliOverrides(select=("ALL",))))
+    cache = tmp_path / "cache"
+    cold = run(files, 2, cache)
+    warm = run(files, 2, cache)
+    assert not any(result.from_cache for result in cold) and all(result.from_cache for result in warm)
+    assert [(r.path, r.diagnostics) for r in warm] == [(r.path, r.diagnostics) for r in cold]
+    touched = next(source.path for source, result in zip(files, cold) if result.diagnostics)
+    touched.write_text(touched.read_text(encoding="utf-8") + "\n# touched\n", encoding="utf-8")
+    again = run(files, 2, cache)
+    assert [r.from_cache for r in again] == [source.path != touched for source in files]
+    assert [(r.path, r.diagnostics) for r in again] == [(r.path, r.diagnostics) for r in cold]

@@ -384,6 +384,21 @@ def _relative(path: Path, settings: Settings) -> str:
         return str(path)
 
 
+def cached(source_file: "SourceFile", cache: "Cache") -> Optional[FileResult]:
+    """The stored result for a file whose bytes and settings have not changed, or None."""
+    if source_file.error is not None:
+        return None
+    try:
+        if source_file.path.stat().st_size > MAX_FILE_BYTES:
+            return None
+        data = source_file.path.read_bytes()
+    except OSError:
+        return None
+    display = str(source_file.path)
+    stored = cache.get(cache.key(data, source_file.settings.fingerprint(), display))
+    return FileResult(display, stored, None, from_cache=True) if stored is not None else None
+
+
 def process(source_file: "SourceFile", cache: Optional["Cache"]) -> FileResult:
     """Lint one discovered file, through the cache when one is given."""
     display = str(source_file.path)
@@ -458,6 +473,16 @@ def run(files: Sequence["SourceFile"], jobs: int, cache_directory: Optional[Path
 def _run(files: Sequence["SourceFile"], jobs: int, cache_directory: Optional[Path]) -> list[FileResult]:
     directory = str(cache_directory) if cache_directory else None
     jobs = max(1, jobs)
+    if directory is not None and jobs > 1:
+        # Cache hits are read here: a warm run (or one with a few files touched) needs no workers.
+        from viewlint.cache import Cache
+
+        cache = Cache(Path(directory))
+        hits = [cached(source_file, cache) for source_file in files]
+        missing = [source_file for source_file, hit in zip(files, hits) if hit is None]
+        if len(missing) < len(files):
+            linted = iter(_run(missing, jobs, cache_directory) if missing else [])
+            return [hit if hit is not None else next(linted) for hit in hits]
     if jobs == 1 or len(files) < 4:
         return _process_batch(list(files), directory)
     # Small batches keep both workers busy to the end; large enough to amortise pickling.

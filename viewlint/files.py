@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import errno
 import fnmatch
+import functools
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -41,15 +43,18 @@ class PathNotFoundError(Exception):
     """A path given on the command line does not exist."""
 
 
-def _glob_matches(glob: str, name: str, relative: str) -> bool:
-    """Whether an exclude glob matches a basename or a project-relative POSIX path."""
-    glob = glob.rstrip("/")
-    if glob.startswith("./"):
-        glob = glob[2:]
-    if fnmatch.fnmatchcase(name, glob) or fnmatch.fnmatchcase(relative, glob):
-        return True
-    # `**/x` should also match `x` at the project root, as it does in gitignore-style globs.
-    return glob.startswith("**/") and fnmatch.fnmatchcase(relative, glob[3:])
+@functools.lru_cache(maxsize=64)
+def _exclusion(globs: tuple[str, ...]) -> tuple["re.Pattern[str]", "re.Pattern[str]"]:
+    """Two regexes for a list of exclude globs: one for a basename, one for a project-relative
+    POSIX path. `./x` and `x/` mean `x`; `**/x` also matches `x` at the project root, as it does
+    in gitignore-style globs."""
+    cleaned = []
+    for glob in globs:
+        glob = glob.rstrip("/")
+        cleaned.append(glob[2:] if glob.startswith("./") else glob)
+    by_name = [fnmatch.translate(glob) for glob in cleaned]
+    by_path = by_name + [fnmatch.translate(glob[3:]) for glob in cleaned if glob.startswith("**/")]
+    return re.compile("|".join(by_name)), re.compile("|".join(by_path))
 
 
 def _relative_to_root(absolute: Path, settings: Settings) -> Optional[str]:
@@ -62,7 +67,8 @@ def _relative_to_root(absolute: Path, settings: Settings) -> Optional[str]:
 
 def _is_under(path: Path, root: Path) -> bool:
     """Whether ``path`` is ``root`` or inside it (lexically; symlinks are not resolved)."""
-    return path == root or root in path.parents
+    inner, outer = str(path), str(root)
+    return inner == outer or inner.startswith(outer if outer.endswith(os.sep) else outer + os.sep)
 
 
 def is_excluded(absolute: Path, settings: Settings) -> bool:
@@ -72,7 +78,8 @@ def is_excluded(absolute: Path, settings: Settings) -> bool:
         return False
     relative = _relative_to_root(absolute, settings)
     target = relative if relative is not None else absolute.as_posix()
-    return any(_glob_matches(glob, absolute.name, target) for glob in globs)
+    by_name, by_path = _exclusion(tuple(globs))
+    return by_name.match(absolute.name) is not None or by_path.match(target) is not None
 
 
 def _force_excluded(absolute: Path, settings: Settings) -> bool:

@@ -65,7 +65,12 @@ class Settings:
         return frozenset(codes)
 
     def fingerprint(self) -> str:
-        """A stable digest of everything that can change a file's findings (the cache key)."""
-        data = asdict(self)
-        data.pop("source", None)
-        return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        """A stable digest of everything that can change a file's findings (the cache key);
+        computed once per settings object (every file of a project shares one)."""
+        digest = self.__dict__.get("_fingerprint")
+        if digest is None:
+            data = asdict(self)
+            data.pop("source", None)
+            digest = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
+            object.__setattr__(self, "_fingerprint", digest)  # frozen: not a field, so not compared or hashed
+        return digest
