@@ -15,7 +15,6 @@ import argparse
 import ast
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -55,16 +54,51 @@ def time_libcst(files: list[Path]) -> float:
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
+def _peak_kib(pid: int) -> int:
+    """VmHWM (peak resident set) of a live process, in KiB; 0 if it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _descendants(pid: int) -> list[int]:
+    found, stack = [], [pid]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        try:
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children") as children:
+                    stack.extend(int(child) for child in children.read().split())
+        except OSError:
+            pass
+    return found
+
+
 def viewlint(args: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess, int]:
-    """Run viewlint as a user would; returns wall time, the process and peak child RSS in MiB."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    start = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "viewlint", *args], cwd=cwd, capture_output=True, text=True, env=ENV)
-    elapsed = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """Run viewlint as a user would; returns wall time, the process and the peak resident memory
+    of its largest process (main or worker) in MiB, sampled from /proc every 20 ms (0 where
+    /proc is missing). The rusage of children would also count the benchmark's own memory,
+    copied into the child before it starts viewlint."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        process = subprocess.Popen([sys.executable, "-m", "viewlint", *args], cwd=cwd, stdout=out, stderr=err, env=ENV)
+        peak = 0
+        while process.poll() is None:
+            peak = max([peak, *(_peak_kib(pid) for pid in _descendants(process.pid))])
+            time.sleep(0.02)
+        elapsed = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        result = subprocess.CompletedProcess(process.args, process.returncode, out.read().decode(), err.read().decode())
     if result.returncode not in (0, 1):
         sys.exit(f"viewlint failed ({result.returncode}): {result.stderr[-2000:]}")
-    return elapsed, result, max(before, after) // 1024
+    return elapsed, result, peak // 1024
 
 
 def main() -> None:
