@@ -375,8 +375,7 @@ def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: 
         if not (callee in _WRAPPING_CALLS or callee[:1].isupper()):
             return False  # any other plain call is unknown to the walker (`isinstance`, `len`, `helper(x)`)
         # A class or container built from tensors holds them (`Pair(a, b)[0]`, `list(pieces)`).
-        return any(tensor_may_be(a.value if type(a) is ast.Starred else a, bound, context, seen) for a in node.args) \
-            or any(tensor_may_be(k.value, bound, context, seen) for k in node.keywords)  # type: ignore[attr-defined]
+        return any(tensor_may_be(a, bound, context, seen) for a in _arguments(node))
     if kind is ast.Subscript:
         index = node.slice  # type: ignore[attr-defined]
         if type(index) is ast.Tuple or (type(index) is ast.Constant and index.value is Ellipsis):  # type: ignore[attr-defined]
@@ -390,17 +389,7 @@ def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: 
         return tensor_may_be(node.left, bound, context, seen) or tensor_may_be(node.right, bound, context, seen)  # type: ignore[attr-defined]
     if kind is ast.UnaryOp:
         return type(node.op) is not ast.Not and tensor_may_be(node.operand, bound, context, seen)  # type: ignore[attr-defined]
-    if kind is ast.IfExp:
-        return tensor_may_be(node.body, bound, context, seen) or tensor_may_be(node.orelse, bound, context, seen)  # type: ignore[attr-defined]
-    if kind is ast.NamedExpr:
-        return tensor_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
-    if kind is ast.List or kind is ast.Tuple or kind is ast.Set:
-        return any(tensor_may_be(e.value if type(e) is ast.Starred else e, bound, context, seen) for e in node.elts)  # type: ignore[attr-defined]
-    if kind is ast.Dict:
-        return any(tensor_may_be(v, bound, context, seen) for v in node.values)  # type: ignore[attr-defined]
-    if kind is ast.ListComp or kind is ast.SetComp or kind is ast.GeneratorExp or kind is ast.DictComp:
-        return True  # its elements are bound by its own `for`: do not follow them
-    return False
+    return _through(node, tensor_may_be, bound, context, seen)
 
 
 def _bound_to_tensor(name: str, bound: Bindings, context: TensorContext, seen: Optional[set[str]]) -> bool:
@@ -451,8 +440,7 @@ def contiguous_may_be(node: ast.AST, bound: Bindings, context: TensorContext, se
         callee = name or ""
         if not (callee in _WRAPPING_CALLS or callee[:1].isupper()):
             return False
-        return any(contiguous_may_be(a.value if type(a) is ast.Starred else a, bound, context, seen) for a in node.args) \
-            or any(contiguous_may_be(k.value, bound, context, seen) for k in node.keywords)  # type: ignore[attr-defined]
+        return any(contiguous_may_be(a, bound, context, seen) for a in _arguments(node))
     if kind is ast.Subscript:
         if maybe_advanced(node.slice) and tensor_may_be(node.value, bound, context, seen):  # type: ignore[attr-defined]
             return True  # a gather: a fresh contiguous tensor
@@ -463,15 +451,7 @@ def contiguous_may_be(node: ast.AST, bound: Bindings, context: TensorContext, se
         return contiguous_may_be(node.left, bound, context, seen) or contiguous_may_be(node.right, bound, context, seen)  # type: ignore[attr-defined]
     if kind is ast.UnaryOp:
         return type(node.op) is not ast.Not and contiguous_may_be(node.operand, bound, context, seen)  # type: ignore[attr-defined]
-    if kind is ast.IfExp:
-        return contiguous_may_be(node.body, bound, context, seen) or contiguous_may_be(node.orelse, bound, context, seen)  # type: ignore[attr-defined]
-    if kind is ast.NamedExpr:
-        return contiguous_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
-    if kind is ast.List or kind is ast.Tuple or kind is ast.Set:
-        return any(contiguous_may_be(e.value if type(e) is ast.Starred else e, bound, context, seen) for e in node.elts)  # type: ignore[attr-defined]
-    if kind is ast.Dict:
-        return any(contiguous_may_be(v, bound, context, seen) for v in node.values)  # type: ignore[attr-defined]
-    return kind is ast.ListComp or kind is ast.SetComp or kind is ast.GeneratorExp or kind is ast.DictComp
+    return _through(node, contiguous_may_be, bound, context, seen)
 
 
 def partial_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: Optional[set[str]] = None) -> bool:
@@ -508,16 +488,25 @@ def partial_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen:
             return False
         # A torch function of a partial view (`torch.reshape(piece, ...)`), a wrapper holding one (`Entry(piece)`).
         return any(partial_may_be(a, bound, context, seen) for a in _arguments(node))
-    if kind is ast.List or kind is ast.Tuple or kind is ast.Set:
-        return any(partial_may_be(e.value if type(e) is ast.Starred else e, bound, context, seen) for e in node.elts)  # type: ignore[attr-defined]
-    if kind is ast.Dict:
-        return any(partial_may_be(v, bound, context, seen) for v in node.values)  # type: ignore[attr-defined]
-    if kind is ast.IfExp:
-        return partial_may_be(node.body, bound, context, seen) or partial_may_be(node.orelse, bound, context, seen)  # type: ignore[attr-defined]
     if kind is ast.BoolOp:
         return any(partial_may_be(v, bound, context, seen) for v in node.values)  # type: ignore[attr-defined]
+    return _through(node, partial_may_be, bound, context, seen)
+
+
+def _through(node: ast.AST, judge: "Callable[[ast.AST, Bindings, TensorContext, Optional[set[str]]], bool]",
+             bound: Bindings, context: TensorContext, seen: Optional[set[str]]) -> bool:
+    """The cases the value predicates share: a conditional expression or `:=` is what it may
+    give; a literal container holds its elements; a comprehension's elements come from its own
+    `for`, so it may hold anything."""
+    kind = type(node)
+    if kind is ast.IfExp:
+        return judge(node.body, bound, context, seen) or judge(node.orelse, bound, context, seen)  # type: ignore[attr-defined]
     if kind is ast.NamedExpr or kind is ast.Starred:
-        return partial_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
+        return judge(node.value, bound, context, seen)  # type: ignore[attr-defined]
+    if kind is ast.List or kind is ast.Tuple or kind is ast.Set:
+        return any(judge(element, bound, context, seen) for element in node.elts)  # type: ignore[attr-defined]
+    if kind is ast.Dict:
+        return any(judge(value, bound, context, seen) for value in node.values)  # type: ignore[attr-defined]
     return kind is ast.ListComp or kind is ast.SetComp or kind is ast.GeneratorExp or kind is ast.DictComp
 
 
