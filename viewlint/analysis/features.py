@@ -253,7 +253,7 @@ class TensorContext:
     __slots__ = ("outer", "tensor_attributes", "aliases", "cpu_names")
 
     def __init__(self, index: object, cpu_names: Iterable[str] = ()) -> None:
-        self.outer = outer_names(index)
+        self.outer = outer_bindings(index)
         self.tensor_attributes = {a for info in getattr(index, "classes", {}).values() for a in info.tensor_attributes}
         self.aliases: dict[str, str] = dict(getattr(index, "aliases", {}))
         self.cpu_names = frozenset(cpu_names)
@@ -263,7 +263,7 @@ class TensorContext:
         return target.split(".")[0] in _TENSOR_MODULES
 
 
-def outer_names(index: object) -> Bindings:
+def outer_bindings(index: object) -> Bindings:
     """What names are bound to at module level or in a class body (by any statement there, at
     any depth): the walker's module and class scopes hold at most these. Once per module."""
     memo = getattr(index, "memo", None)
