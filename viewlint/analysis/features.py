@@ -262,6 +262,18 @@ class TensorContext:
         target = self.aliases.get(head, head)
         return target.split(".")[0] in _TENSOR_MODULES
 
+    def torch_call(self, func: ast.AST) -> bool:
+        """A call of a `torch` or NumPy function (`torch.zeros`, `F.pad`, `np.stack`)."""
+        name = dotted(func)
+        return name is not None and self.tensor_module(name.split(".")[0])
+
+
+def _wrapping_call(func: ast.AST) -> bool:
+    """A call the walker reads as a container or object holding its arguments: `list(...)`,
+    `dict(...)`, `replace(...)`, or a capitalised name (a class: `Entry(piece)`)."""
+    name = dotted(func) or ""
+    return name in _WRAPPING_CALLS or name[:1].isupper()
+
 
 def outer_bindings(index: object) -> Bindings:
     """What names are bound to at module level or in a class body (by any statement there, at
@@ -366,13 +378,11 @@ def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: 
         return False
     if kind is ast.Call:
         func = node.func  # type: ignore[attr-defined]
-        name = dotted(func)
-        if name is not None and context.tensor_module(name.split(".")[0]):
+        if context.torch_call(func):
             return True
         if type(func) is ast.Attribute:
             return func.attr in _TENSOR_MAKING_METHODS or tensor_may_be(func.value, bound, context, seen)
-        callee = name or ""
-        if not (callee in _WRAPPING_CALLS or callee[:1].isupper()):
+        if not _wrapping_call(func):
             return False  # any other plain call is unknown to the walker (`isinstance`, `len`, `helper(x)`)
         # A class or container built from tensors holds them (`Pair(a, b)[0]`, `list(pieces)`).
         return any(tensor_may_be(a, bound, context, seen) for a in _arguments(node))
@@ -427,8 +437,7 @@ def contiguous_may_be(node: ast.AST, bound: Bindings, context: TensorContext, se
         return name is not None and _bound_to(name, bound, context, seen, contiguous_may_be, False)
     if kind is ast.Call:
         func = node.func  # type: ignore[attr-defined]
-        name = dotted(func)
-        if name is not None and context.tensor_module(name.split(".")[0]):
+        if context.torch_call(func):
             return True
         if type(func) is ast.Attribute:
             method = func.attr
@@ -437,8 +446,7 @@ def contiguous_may_be(node: ast.AST, bound: Bindings, context: TensorContext, se
             if method in semantics.MAYBE_VIEW_METHODS or semantics.is_inplace_method(method):
                 return contiguous_may_be(func.value, bound, context, seen)
             return False
-        callee = name or ""
-        if not (callee in _WRAPPING_CALLS or callee[:1].isupper()):
+        if not _wrapping_call(func):
             return False
         return any(contiguous_may_be(a, bound, context, seen) for a in _arguments(node))
     if kind is ast.Subscript:
@@ -479,12 +487,12 @@ def partial_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen:
         last = callee_name(func) or ""
         if last in _PARTIAL_VIEW_CALLS:
             return True
-        name = dotted(func) or ""
-        if type(func) is ast.Attribute and not (name and context.tensor_module(name.split(".")[0])):
+        torch_call = context.torch_call(func)
+        if type(func) is ast.Attribute and not torch_call:
             if last in semantics.VIEW_METHODS or last in semantics.MAYBE_VIEW_METHODS:
                 return partial_may_be(func.value, bound, context, seen)
             return False
-        if not (name and context.tensor_module(name.split(".")[0])) and not (name in _WRAPPING_CALLS or name[:1].isupper()):
+        if not torch_call and not _wrapping_call(func):
             return False
         # A torch function of a partial view (`torch.reshape(piece, ...)`), a wrapper holding one (`Entry(piece)`).
         return any(partial_may_be(a, bound, context, seen) for a in _arguments(node))
