@@ -9,7 +9,7 @@ import libcst as cst
 from viewlint.analysis import features, semantics
 
 from viewlint.analysis.values import Value
-from viewlint.analysis.walker import Facts
+from viewlint.analysis.facts import Facts
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 

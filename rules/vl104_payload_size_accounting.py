@@ -8,8 +8,9 @@ from typing import Any, Optional
 import libcst as cst
 
 from viewlint.analysis import features, semantics
-from viewlint.analysis.module_index import dotted_name
-from viewlint.analysis.walker import Facts, descendants
+from viewlint.analysis.tree import dotted_name
+from viewlint.analysis.facts import Facts
+from viewlint.analysis.tree import descendants
 from viewlint.rule import Rule
 
 # Parts of a `self.<attr>` name that make it a memory budget or usage counter.

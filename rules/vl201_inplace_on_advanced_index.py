@@ -9,7 +9,7 @@ import libcst as cst
 from viewlint.analysis import features, semantics
 from viewlint.analysis.temporaries import TemporaryTracker, TracksTemporaries, inplace_chain_receiver
 from viewlint.analysis.values import IndexKind
-from viewlint.analysis.walker import ADVANCED_INDEX
+from viewlint.analysis.values import ADVANCED_INDEX
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 

@@ -7,7 +7,7 @@ from typing import Any, Optional
 import libcst as cst
 
 from viewlint.analysis import features, semantics
-from viewlint.analysis.module_index import dotted_name
+from viewlint.analysis.tree import dotted_name
 from viewlint.rule import Rule
 
 # Views that reorder dimensions: `.contiguous()` after them copies a 2-D+ weight every time.

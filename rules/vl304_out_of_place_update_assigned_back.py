@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from viewlint.analysis import features, semantics
-from viewlint.analysis.module_index import dotted_name
+from viewlint.analysis.tree import dotted_name
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 

@@ -7,7 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from viewlint.analysis import features, semantics
-from viewlint.analysis.walker import descendants
+from viewlint.analysis.tree import descendants
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 

@@ -7,7 +7,7 @@ from typing import Any
 import libcst as cst
 
 from viewlint.analysis import features, semantics
-from viewlint.analysis.module_index import dotted_name
+from viewlint.analysis.tree import dotted_name
 from viewlint.rule import Rule
 
 

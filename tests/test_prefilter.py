@@ -19,7 +19,8 @@ from conftest import fixture_files
 
 from viewlint.analysis import features
 from viewlint.analysis.module_index import build_index_from_ast
-from viewlint.analysis.walker import Facts, Walker
+from viewlint.analysis.facts import Facts
+from viewlint.analysis.walker import Walker
 from viewlint.engine import lint_text, read_file
 from viewlint.prefilter import reduce as reduce_text, reduce_source, rule_needs
 from viewlint.registry import all_rules
@@ -109,8 +110,10 @@ def tensor_flags(source: str) -> set[str]:
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
+        # `Optional[torch.Tensor]` is a tensor annotation too.
+        ("def f(n: Optional[torch.Tensor]):\n    if n: pass", {"device-truth-test"}),
         # Truth tests of what the walker cannot know to be a tensor: plain or non-tensor parameters, unknown calls.
-        ("def f(x, use_cache: bool, n: Optional[torch.Tensor]):\n    if x or use_cache or n: pass", set()),
+        ("def f(x, use_cache: bool, n: Optional[int]):\n    if x or use_cache or n: pass", set()),
         ("def f(x):\n    if isinstance(x, int) or len(x) == 0 or helper(x) or x.is_decode(): pass", set()),
         ("def f(a):\n    flag = a if a is not None else cfg.flag\n    assert flag, 'm'", set()),
         ("def f(self):\n    if self.training and not self.use_bias and x.shape[0] > 1: pass", set()),

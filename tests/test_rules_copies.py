@@ -33,11 +33,12 @@ def test_vl301_fires_on_factories_cat_matmul_and_double_contiguous(lint_source):
     import torch
     def f(x: torch.Tensor, y: torch.Tensor):
         a = torch.zeros(3, 4).contiguous()
-        b = torch.cat([x, y]).contiguous()
+        b = torch.cat([a, a]).contiguous()
         c = (x @ y).contiguous()
         d = x.contiguous().contiguous()
         e = (a * 2 + 1).contiguous()
-        return a, b, c, d, e
+        f = torch.cat([x, y]).contiguous()  # channels_last inputs give a channels_last result
+        return a, b, c, d, e, f
     """
     assert codes(lint_source, source, "VL301") == [4, 5, 6, 7, 8]
 
@@ -77,12 +78,12 @@ def test_vl301_fix_drops_contiguous_and_rewrites_clone():
     source = """
     import torch
     def f(x: torch.Tensor):
-        a = torch.cat([x, x]).contiguous()
+        a = torch.cat([x.contiguous(), x.contiguous()]).contiguous()
         b = x.t().clone().contiguous()
         return a, b
     """
     assert fix_of(source, "VL301") == [
-        "    a = torch.cat([x, x])\n",
+        "    a = torch.cat([x.contiguous(), x.contiguous()])\n",
         "    b = x.t().clone(memory_format=torch.contiguous_format)\n",
     ]
 

@@ -178,14 +178,25 @@ def test_long_lived_names_option(lint_source):
     assert codes(found) == [(6, "VL101")]
 
 
-def test_parameters_named_like_caches_belong_to_the_caller(lint_source):
-    # The caller decides how long a `memo_table` argument lives (HF caches concatenate copies);
-    # configuring the name says it is long-lived wherever it appears.
+def test_parameters_named_like_caches_are_long_lived(lint_source):
+    # A cache passed in (`def f(encoder_cache, ...)`) outlives the call: its caller keeps it.
     source = """
         import torch
 
-        def remember(memo_table, x: torch.Tensor):
-            memo_table.put(0, x[0])
+        def remember(memo_cache, x: torch.Tensor):
+            memo_cache.put(0, x[0])
+    """
+    assert codes(lint(lint_source, source)) == [(5, "VL101")]
+
+
+def test_parameters_annotated_as_plain_dicts_belong_to_the_caller(lint_source):
+    # A plain `dict` argument is a per-call container its caller owns; configuring the name says it
+    # is long-lived wherever it appears.
+    source = """
+        import torch
+
+        def remember(memo_table: dict, x: torch.Tensor):
+            memo_table.setdefault(0, x[0])
     """
     assert lint(lint_source, source) == []
     found = lint(lint_source, source, long_lived_names=("memo_table",))

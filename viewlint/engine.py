@@ -24,7 +24,11 @@ import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 from viewlint.analysis.module_index import build_index_from_ast
-from viewlint.analysis.walker import Facts, Report, Walker
+from viewlint.analysis.tree import parse_module
+from viewlint.analysis.callgraph import callgraph_of
+from viewlint.analysis.facts import Facts, Report
+from viewlint.analysis.summaries import ModuleSummaries
+from viewlint.analysis.walker import Walker
 from viewlint.prefilter import Reduction, reduce
 from viewlint.diagnostics import (
     INTERNAL_ERROR,
@@ -155,7 +159,7 @@ def lint_text(text: str, display: str, settings: Settings, relative: Optional[st
 
     diagnostics: list[Diagnostic] = []
     try:
-        facts = Facts(module, settings, index)
+        facts = Facts(module, settings, index, ModuleSummaries(index, module, settings, callgraph_of(index)))
         rules = [cls(facts, settings.options_for(cls.code)) for cls in rule_classes]
         activity = _activity(module, tree, reduction) if reduction is not None and reduction.active else None
         Walker(facts, rules, activity).walk(module)
@@ -176,27 +180,6 @@ def lint_text(text: str, display: str, settings: Settings, relative: Optional[st
     return sorted(set(diagnostics), key=lambda d: d.sort_key)
 
 
-def _skip_validation(self: cst.CSTNode) -> None:
-    pass
-
-
-def parse_module(source: str) -> cst.Module:
-    """`libcst.parse_module`, without re-validating every node the parser builds.
-
-    Each libcst node checks its own invariants in `__post_init__` (`_validate`). For a tree the
-    parser built from source that CPython has already accepted, they hold by construction (a
-    comment in libcst's `CSTNode.__post_init__` says as much), yet they cost about an eighth of
-    the parse. The check is off only while this call runs.
-    """
-    node_class = cst.CSTNode
-    original = node_class.__dict__.get("__post_init__")
-    if original is None:  # a libcst without the hook: nothing to skip
-        return cst.parse_module(source)
-    node_class.__post_init__ = _skip_validation  # type: ignore[method-assign]
-    try:
-        return cst.parse_module(source)
-    finally:
-        node_class.__post_init__ = original  # type: ignore[method-assign]
 
 
 def _syntax_error_details(text: str, error: cst.ParserSyntaxError, reduction: Optional[Reduction] = None) -> tuple[int, int, str]:

@@ -24,7 +24,7 @@ from typing import Optional, Sequence
 
 from viewlint.analysis import features
 from viewlint.analysis.features import Needs
-from viewlint.analysis.walker import HOT_CALL_NAMES, HOT_FUNCTION_NAMES, HOT_MARKER, SETUP_FUNCTION_NAMES
+from viewlint.analysis.contexts import HOT_CALL_NAMES, HOT_FUNCTION_NAMES, HOT_MARKER, SETUP_FUNCTION_NAMES
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.settings import Settings
 

@@ -19,7 +19,7 @@ from viewlint.diagnostics import Applicability
 
 if TYPE_CHECKING:
     from viewlint.analysis.features import Needs
-    from viewlint.analysis.walker import Facts
+    from viewlint.analysis.facts import Facts
 
 _SECTION = re.compile(r"^## ", re.M)
 

@@ -243,20 +243,36 @@ _TENSOR_MAKING_METHODS = (semantics.SEQUENCE_VIEW_METHODS | semantics.VIEW_METHO
                           | {"clone", "nonzero", "argsort"})
 _TENSOR_MODULES = ("torch", "numpy", "np")
 _WRAPPING_CALLS = frozenset({"list", "tuple", "dict", "set", "OrderedDict", "replace", "copy"})
+# Methods that read what a container holds (`queue.get()`, `d.values()`).
+_CONTAINER_READS = frozenset({"get", "pop", "popleft", "get_nowait", "values", "items", "setdefault", "copy"})
 
 
 class TensorContext:
     """The module facts that decide whether an expression may be a tensor the walker knows about:
     the names bound outside functions (module and class level), the attributes classes hold
-    tensors in, the imports of torch and NumPy, the configured CPU names."""
+    tensors or containers in, the imports of torch and NumPy, the configured CPU names, and,
+    from the module's call graph, the functions whose callers here pass their parameters
+    (`called`) and the names of the functions and methods here that return a value."""
 
-    __slots__ = ("outer", "tensor_attributes", "aliases", "cpu_names")
+    __slots__ = ("outer", "tensor_attributes", "container_attributes", "aliases", "cpu_names", "called", "returning")
 
     def __init__(self, index: object, cpu_names: Iterable[str] = ()) -> None:
+        from viewlint.analysis.callgraph import callgraph_of, may_return_tensor
+
         self.outer = outer_bindings(index)
-        self.tensor_attributes = {a for info in getattr(index, "classes", {}).values() for a in info.tensor_attributes}
+        classes = getattr(index, "classes", {}).values()
+        self.tensor_attributes = {a for info in classes for a in info.tensor_attributes}
+        self.container_attributes = {a for info in classes for a in info.container_attributes}
         self.aliases: dict[str, str] = dict(getattr(index, "aliases", {}))
         self.cpu_names = frozenset(cpu_names)
+        graph = callgraph_of(index) if getattr(index, "tree", None) is not None else None  # type: ignore[arg-type]
+        self.called: set[int] = set()
+        self.returning: set[str] = set()
+        if graph is not None:
+            self.called = {id(info.node) for key, info in graph.functions.items() if graph.callers.get(key)}
+            segments = getattr(index, "segment_nodes", {})
+            self.returning = {key.name for key, info in graph.functions.items()
+                              if may_return_tensor(info, segments.get(id(info.node)) or list(ast.walk(info.node)))}
 
     def tensor_module(self, head: str) -> bool:
         target = self.aliases.get(head, head)
@@ -339,13 +355,32 @@ def _bind_value(target: ast.AST, value: Optional[ast.AST], bindings: Bindings, d
             values.append(value)
 
 
+_TENSOR_WORDS = ("Tensor", "Parameter", "ndarray", "NDArray", "ArrayLike")
+
+
 def _tensor_annotation(annotation: Optional[ast.AST]) -> bool:
-    """An annotation the walker reads as a tensor: `torch.Tensor`, `Tensor`, `nn.Parameter`,
-    `torch.FloatTensor` (a name, not a subscript or a string)."""
+    """An annotation the walker may read as a tensor or array, in any spelling: `torch.Tensor`,
+    `Optional[Tensor]`, `Tensor | None`, `"torch.LongTensor"`, `list[torch.Tensor]`, `np.ndarray`."""
     if annotation is None:
         return False
-    name = dotted(annotation)
-    return name is not None and (name.endswith("Tensor") or name.split(".")[-1] == "Parameter")
+    for node in ast.walk(annotation):
+        if type(node) is ast.Name and node.id.endswith(_TENSOR_WORDS):  # type: ignore[attr-defined]
+            return True
+        if type(node) is ast.Attribute and node.attr.endswith(_TENSOR_WORDS):  # type: ignore[attr-defined]
+            return True
+        if type(node) is ast.Constant and isinstance(node.value, str) and any(w in node.value for w in _TENSOR_WORDS):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def _docstring_mentions_tensors(function: ast.AST) -> bool:
+    """The function's docstring may give a parameter's type as a tensor or array."""
+    body = getattr(function, "body", None)
+    if not body or type(body[0]) is not ast.Expr:
+        return False
+    value = body[0].value  # type: ignore[attr-defined]
+    return type(value) is ast.Constant and isinstance(value.value, str) and (
+        "ensor" in value.value or "ndarray" in value.value or "mask" in value.value)
 
 
 def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: Optional[set[str]] = None) -> bool:
@@ -367,19 +402,21 @@ def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: 
         if attr in _HOST_ATTRIBUTES:
             return False
         if attr in _VIEWING_ATTRIBUTES:
-            return tensor_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
+            return True  # `.data`, `.grad`, `.T`: of a tensor, or of a module's parameter
+        if attr in semantics.PARAMETER_ATTRIBUTE_NAMES and name != f"self.{attr}":
+            return True  # `layer.weight`: a module's parameter
         if name is not None and name.startswith("self."):
             dots = name.count(".")
             if dots == 1:
                 named = (attr in ("weight", "bias") or attr.endswith(("_weight", "_bias", "_proj"))) \
                     and not attr.startswith(semantics.FLAG_PREFIXES)  # `self.use_bias` is a flag
-                return attr in context.tensor_attributes or named
-            return dots == 2 and attr in semantics.PARAMETER_ATTRIBUTE_NAMES
-        return False
+                return attr in context.tensor_attributes or attr in context.container_attributes or named
+        # A field of an object built from tensors (`entry.embedding`, `Entry(piece).embedding`).
+        return tensor_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
     if kind is ast.Call:
         func = node.func  # type: ignore[attr-defined]
-        if context.torch_call(func):
-            return True
+        if context.torch_call(func) or callee_name(func) in context.returning:
+            return True  # a torch function, or a function of this module that returns something
         if type(func) is ast.Attribute:
             return func.attr in _TENSOR_MAKING_METHODS or tensor_may_be(func.value, bound, context, seen)
         if not _wrapping_call(func):
@@ -437,7 +474,7 @@ def contiguous_may_be(node: ast.AST, bound: Bindings, context: TensorContext, se
         return name is not None and _bound_to(name, bound, context, seen, contiguous_may_be, False)
     if kind is ast.Call:
         func = node.func  # type: ignore[attr-defined]
-        if context.torch_call(func):
+        if context.torch_call(func) or callee_name(func) in context.returning:
             return True
         if type(func) is ast.Attribute:
             method = func.attr
@@ -477,7 +514,10 @@ def partial_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen:
             return True
         if attr in _PARTIAL_VIEW_CALLS:
             return True  # `.real`, `.imag`
-        return attr in _VIEWING_ATTRIBUTES and partial_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
+        if name is not None and name.startswith("self.") and name.count(".") == 1 and attr in context.container_attributes:
+            return True  # what a class keeps in a container attribute
+        # A view attribute of a part (`piece.data`), or a field of an object holding one (`entry.embedding`).
+        return partial_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
     if kind is ast.Subscript:
         index = node.slice  # type: ignore[attr-defined]
         return type(index) is ast.Tuple or (type(index) is ast.Constant and index.value is Ellipsis) \
@@ -485,11 +525,11 @@ def partial_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen:
     if kind is ast.Call:
         func = node.func  # type: ignore[attr-defined]
         last = callee_name(func) or ""
-        if last in _PARTIAL_VIEW_CALLS:
-            return True
+        if last in _PARTIAL_VIEW_CALLS or last in context.returning:
+            return True  # a split, or a function of this module that returns something
         torch_call = context.torch_call(func)
         if type(func) is ast.Attribute and not torch_call:
-            if last in semantics.VIEW_METHODS or last in semantics.MAYBE_VIEW_METHODS:
+            if last in semantics.VIEW_METHODS or last in semantics.MAYBE_VIEW_METHODS or last in _CONTAINER_READS:
                 return partial_may_be(func.value, bound, context, seen)
             return False
         if not torch_call and not _wrapping_call(func):
@@ -558,9 +598,15 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
         if kind in _BINDING_KINDS:
             _note_binding(node, bound, direct)
         if kind is Attribute:
-            attrs.add(node.attr)  # type: ignore[attr-defined]
-            if node.attr == "real" or node.attr == "imag":  # type: ignore[attr-defined]
+            attr = node.attr  # type: ignore[attr-defined]
+            attrs.add(attr)
+            if attr == "real" or attr == "imag":
                 flags.add("partial-view")
+            if attr in semantics.ARRAY_METHODS and type(node.value) is Name:  # type: ignore[attr-defined]
+                # `mask.any()`: the walker may read `mask` as an array (a tensor of unknown layout and provenance).
+                bound.setdefault(node.value.id, []).append(PARAMETER)
+            if attr == "data" and type(node.ctx) is Store:  # type: ignore[attr-defined]
+                flags.add("retains")  # `layer.weight.data = piece`: a parameter now lives on `piece`'s storage
         elif kind is Call:
             func = node.func  # type: ignore[attr-defined]
             name = callee_name(func)
@@ -621,6 +667,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 if type(target) is Subscript and retention.container(target.value):
                     flags.add("retains")
                     stored.append(value)
+                elif type(target) is Attribute and target.attr == "data":  # type: ignore[attr-defined]
+                    stored.append(value)
         elif kind in _TRUTH_NODES or (kind is ast.UnaryOp and type(node.op) is ast.Not):  # type: ignore[attr-defined]
             if not _host_truth(node):
                 flags.add("truth-test")
@@ -634,6 +682,13 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
         elif kind is ast.For or kind is ast.AsyncFor:
             flags.add("partial-view")
         elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            if tensors is not None and (id(node) in tensors.called or _docstring_mentions_tensors(node)):
+                # Its callers here pass its unannotated parameters, or its docstring types them: the
+                # walker may know anything of them.
+                arguments = node.args  # type: ignore[attr-defined]
+                for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+                    if arg.annotation is None:
+                        bound.setdefault(arg.arg, []).append(None)
             for decorator in node.decorator_list:  # type: ignore[attr-defined]
                 target = decorator.func if type(decorator) is Call else decorator
                 if callee_name(target) in ("cache", "lru_cache"):

@@ -11,24 +11,15 @@ import libcst as cst
 
 from viewlint.analysis import semantics
 from viewlint.analysis.features import callee_name, dotted, preorder
-
-
-def dotted_name(node: cst.BaseExpression) -> Optional[str]:
-    """`a.b.c` for a Name/Attribute chain, else None."""
-    parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
-        return ".".join(reversed(parts))
-    return None
+from viewlint.analysis.tree import dotted_name
 
 
 @dataclass
 class ClassInfo:
     name: str
     is_dataclass_like: bool = False
+    # For a dataclass-like class: its fields in order (the annotated names of its body).
+    fields: list[str] = field(default_factory=list)
     # self.<attr> names initialised with a container literal or constructor.
     container_attributes: set[str] = field(default_factory=set)
     # self.<attr> names initialised with an instance of a class defined in this module.
@@ -110,7 +101,7 @@ def _qualify_name(index: "ModuleIndex", name: Optional[str]) -> Optional[str]:
     return f"{target}.{rest}" if rest else target
 
 
-_CONTAINER_TAILS = {"OrderedDict", "defaultdict", "deque", "WeakValueDictionary"}
+_CONTAINER_TAILS = semantics.CONTAINER_CLASS_NAMES
 
 
 def _is_container_expression(node: ast.AST, index: "ModuleIndex") -> bool:
@@ -346,6 +337,8 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
             info.is_dataclass_like = any(d.split(".")[-1] in {"dataclass", "define", "attrs", "frozen"} for d in decorators)
             bases = [dotted(b) or "" for b in stmt.bases]
             info.is_dataclass_like |= any(b.split(".")[-1] in {"NamedTuple", "TypedDict", "BaseModel"} for b in bases)
+            if info.is_dataclass_like:
+                info.fields = [m.target.id for m in stmt.body if isinstance(m, ast.AnnAssign) and isinstance(m.target, ast.Name)]
             info.is_module = any(b.split(".")[-1] in {"Module", "ModuleList"} or b.endswith(("Module", "Layer", "Attention")) for b in bases)
             index.classes[info.name] = info
             functions.extend(

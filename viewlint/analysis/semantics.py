@@ -90,6 +90,37 @@ FRESH_CONTIGUOUS_FUNCTIONS = frozenset(
         "torch.argwhere", "torch.gather", "torch.take", "torch.repeat_interleave", "torch.outer",
     }
 )
+# Of those, the ones whose result follows the inputs' memory format: `torch.cat` of channels_last
+# inputs is channels_last (checked on torch 2.13), so they are contiguous only when the inputs are.
+LAYOUT_FOLLOWING_FUNCTIONS = frozenset(
+    {"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack", "torch.dstack"}
+)
+# Ops that always copy the elements they select (a write into their result never reaches the input).
+GATHER_FUNCTIONS = frozenset({"torch.index_select", "torch.masked_select", "torch.gather", "torch.take"})
+GATHER_METHODS = frozenset({"index_select", "masked_select", "gather", "take"})
+# Reductions: without a `dim`, the result is a 0-dim tensor.
+REDUCTIONS = frozenset(
+    {"sum", "mean", "max", "min", "prod", "norm", "std", "var", "any", "all", "amax", "amin", "logsumexp",
+     "count_nonzero", "argmax", "argmin", "median", "nansum", "nanmean"}
+)
+# Methods returning a boolean tensor of the receiver's shape.
+BOOL_RESULT_METHODS = frozenset(
+    {"eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "logical_not", "logical_and", "logical_or",
+     "logical_xor", "isin", "bool", "isneginf", "isposinf", "isreal"}
+)
+# Methods returning a tensor of the receiver's shape (its rank is kept).
+ELEMENTWISE_METHODS = frozenset(
+    {"abs", "neg", "exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "relu", "clamp", "clip", "round", "floor", "ceil",
+     "sign", "square", "pow", "add", "sub", "mul", "div", "masked_fill", "reciprocal", "sin", "cos", "float_power",
+     "fmod", "remainder", "lerp", "nan_to_num", "where", "clone", "trunc", "exp2", "log2", "log1p", "expm1"}
+)
+# `torch.<name>` calls that do not return tensors (checked before the generic "a torch function returns a tensor").
+NON_TENSOR_TORCH_FUNCTIONS = frozenset(
+    {"numel", "broadcast_shapes", "result_type", "promote_types", "can_cast", "device", "dtype", "Size", "no_grad",
+     "enable_grad", "inference_mode", "autocast", "compile", "save", "load", "cond", "vmap", "typename", "finfo",
+     "iinfo", "empty_cache", "from_dlpack", "seed", "initial_seed", "Generator", "Tensor", "tensor_split_sizes"}
+)
+NON_TENSOR_TORCH_PREFIXES = ("is_", "get_", "set_", "use_", "manual_", "sym_", "_")
 # Functions returning a new tensor whose layout we do not claim (elementwise ops keep input strides).
 FRESH_FUNCTIONS = frozenset(
     {
@@ -107,7 +138,10 @@ FRESH_FUNCTIONS = frozenset(
         "torch.any", "torch.all", "torch.isnan", "torch.isinf", "torch.isfinite", "torch.logical_not",
         "torch.logical_and", "torch.logical_or", "torch.logical_xor", "torch.eq", "torch.ne", "torch.gt", "torch.ge",
         "torch.lt", "torch.le", "torch.isin", "torch.count_nonzero", "torch.unique_consecutive", "torch.nan_to_num",
-        "torch.amax", "torch.amin", "torch.logsumexp", "torch.prod", "torch.norm",
+        "torch.amax", "torch.amin", "torch.logsumexp", "torch.prod", "torch.norm", "torch.ceil", "torch.floor",
+        "torch.round", "torch.trunc", "torch.sign", "torch.diff", "torch.kthvalue", "torch.median", "torch.mode",
+        "torch.std", "torch.var", "torch.bincount", "torch.histc", "torch.cdist", "torch.addcmul",
+        "torch.addcdiv", "torch.erf", "torch.exp2", "torch.log2", "torch.log1p", "torch.expm1", "torch.reciprocal",
     }
 )
 # Tensor methods returning a new tensor (never a view of the receiver).
@@ -210,6 +244,28 @@ LONG_LIVED_NAME_PARTS = ("cache", "pool", "store", "registry", "memo")
 STORING_METHODS = frozenset({"append", "appendleft", "extend", "insert", "add", "set", "put", "store", "setdefault", "update", "__setitem__", "push", "register"})
 # Of those, the ones only containers have: a `self.<attr>.append(v)` is a store whatever the attr is called.
 CONTAINER_ONLY_METHODS = frozenset({"append", "appendleft", "extend", "insert", "setdefault", "__setitem__"})
+# Methods of queues and lists that hand an item on to whoever takes it later (a consumer, a writer thread).
+QUEUE_METHODS = frozenset({"put", "put_nowait", "append", "appendleft", "push"})
+# Classes (last part of the name) whose instances are containers.
+CONTAINER_CLASS_NAMES = frozenset(
+    {"Queue", "SimpleQueue", "LifoQueue", "PriorityQueue", "JoinableQueue", "deque", "OrderedDict", "defaultdict",
+     "Counter", "WeakValueDictionary", "ChainMap"}
+)
+# Methods only torch tensors have: a name they are called on is a tensor.
+TENSOR_ONLY_METHODS = frozenset({
+    "cuda", "bool", "long", "half", "bfloat16", "detach", "numel", "unsqueeze", "masked_fill", "masked_fill_",
+    "index_select", "contiguous", "is_contiguous", "data_ptr", "element_size", "untyped_storage", "storage",
+    "masked_scatter", "index_put_", "index_copy_", "index_add_", "index_fill_", "new_zeros", "new_ones",
+    "new_empty", "new_full", "new_tensor", "pin_memory", "is_pinned", "expand", "expand_as", "view_as",
+    "narrow", "unbind", "chunk", "type_as", "scatter_", "scatter_add_", "copy_", "zero_", "fill_", "clamp_",
+    "requires_grad_", "retain_grad", "backward", "item", "nonzero", "argwhere", "is_floating_point",
+    "int", "float", "double", "softmax", "log_softmax", "sigmoid", "masked_select", "count_nonzero",
+})
+# Methods and attributes that arrays (torch or NumPy) have and plain Python values do not.
+ARRAY_METHODS = TENSOR_ONLY_METHODS | frozenset({
+    "any", "all", "sum", "mean", "max", "min", "argmax", "argmin", "argsort", "tolist", "reshape", "flatten",
+    "astype", "shape", "dtype", "ndim", "nonzero", "cumsum", "squeeze", "transpose", "T", "prod", "std",
+})
 # Calls that build an empty or filled container.
 CONTAINER_CONSTRUCTORS = frozenset(
     {"dict", "list", "set", "OrderedDict", "defaultdict", "deque", "collections.OrderedDict", "collections.defaultdict", "collections.deque", "WeakValueDictionary", "weakref.WeakValueDictionary"}

@@ -14,6 +14,7 @@ from typing import Optional
 import libcst as cst
 
 from viewlint.analysis import semantics
+from viewlint.analysis.tree import walk_events
 
 _VIEW_ATTRIBUTES = semantics.VIEW_ATTRIBUTES | semantics.AMBIGUOUS_VIEW_ATTRIBUTES
 
@@ -32,7 +33,6 @@ class _Occurrences:
 def _collect_occurrences(body: cst.CSTNode) -> _Occurrences:
     """Classify every name under a function body: inert are plain rebinding targets and the
     receivers of in-place statements."""
-    from viewlint.analysis.walker import walk_events  # the walker's rules import this module
 
     result = _Occurrences()
     counter = nested = 0

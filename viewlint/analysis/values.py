@@ -1,18 +1,26 @@
-"""Abstract values: what the walker knows about an expression without running it."""
+"""Abstract values: what the analysis knows about an expression without running it.
+
+A value is evidence, not proof. Joins (a name bound differently on two paths) follow what
+the rules need: the facts a bug needs to exist (a tensor, a view, an advanced index, a
+device tensor) hold after a join when they hold on *one* path ("may"); the facts that
+excuse one (contiguous, on the CPU, reduced to a scalar) hold only when they hold on
+*every* path ("must"). Unknown stays unknown only where no path gives any evidence.
+"""
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import Iterable, Optional
 
 
 class Kind(enum.Enum):
     TENSOR = "tensor"
     TENSOR_SEQUENCE = "tensor sequence"  # e.g. the tuple `torch.split` returns
-    WRAPPER = "wrapper"  # a dataclass, namedtuple, dict, list or tuple holding values
+    WRAPPER = "wrapper"  # a dataclass, namedtuple, dict, list, tuple or queue holding values
     INT = "int"  # a Python int: a basic index
     INT_LIST = "int list"  # a Python list of ints: an advanced index
+    ARRAY = "array"  # a NumPy array: host memory, an advanced index
     HOST = "host"  # another host-side value: str, float, bool, None, a shape
     UNKNOWN = "unknown"
 
@@ -30,15 +38,28 @@ class IndexKind(enum.Enum):
     UNKNOWN = "unknown"
 
 
+class Device(enum.Enum):
+    CPU = "cpu"  # known to live in host memory on every path
+    ACCELERATOR = "accelerator"  # moved or allocated on a device on some path (`.cuda()`, `.to(device)`)
+    UNKNOWN = "unknown"
+
+
+# The origin recorded on gathered copies (advanced-index reads).
+ADVANCED_INDEX = "advanced index"
+# At most this many element values are kept for a container (joins and appends add more).
+MAX_ELEMENTS = 6
+
+
 @dataclass(frozen=True)
 class Value:
     """What is known of one expression's value at one point of a function."""
 
     kind: Kind = Kind.UNKNOWN
     provenance: Provenance = Provenance.UNKNOWN
-    # Source text of the tensor whose storage a view (or maybe-view) shares.
+    # Source text (or name) of the tensor whose storage a view (or maybe-view) shares.
     base: Optional[str] = None
-    # The operation that made the view, e.g. "torch.split" or "[:, 0]".
+    # The operation that made the view, e.g. "torch.split" or "[:, 0]"; for a fresh tensor,
+    # how it was made when that matters (".clone()", ADVANCED_INDEX).
     origin: Optional[str] = None
     # For a maybe-view of a view: the op that looked like it would give it its own storage.
     ownership_op: Optional[str] = None
@@ -46,20 +67,35 @@ class Value:
     # split piece, a row): keeping it keeps the rest alive. `x.t()`, `x.detach()` cover all of it.
     partial: bool = False
     contiguous: Optional[bool] = None
-    cpu: bool = False
+    device: Device = Device.UNKNOWN
+    # True: 0-dim on every path (a select when used as an index); False: at least 1-D on some path.
     zero_dim: Optional[bool] = None
+    # Made by taking elements out of a tensor of unknown rank (`t[i]`, a loop over a tensor, a
+    # reduction): it may well be 0-dim, so as an index it is not known to gather.
+    reduced: bool = False
     bool_mask: bool = False
     # Index tensors (arange, nonzero, argsort...): an advanced index when used in [].
     index_like: bool = False
     elements: tuple["Value", ...] = ()
+    # For WRAPPER: the name of each element where it has one (a keyword argument, a dataclass field, a
+    # string key of a dict literal), else None; empty when no element has a name.
+    fields: tuple[Optional[str], ...] = ()
     # For WRAPPER: the constructor's name, for messages.
     wrapper: Optional[str] = None
     # This value is a parameter or buffer of a module (`self.weight`): for per-call-copy rules.
     is_parameter: bool = False
+    # The name this tensor was first bound to (a parameter's name, a local's): messages and view bases.
+    label: Optional[str] = None
+    # Why the analysis believes this is a tensor (or holds one), for messages: "annotated `torch.Tensor`".
+    why: Optional[str] = None
 
     @property
     def is_tensor(self) -> bool:
         return self.kind is Kind.TENSOR
+
+    @property
+    def cpu(self) -> bool:
+        return self.device is Device.CPU
 
     @property
     def is_view(self) -> bool:
@@ -73,8 +109,34 @@ class Value:
     def is_fresh(self) -> bool:
         return self.kind is Kind.TENSOR and self.provenance is Provenance.FRESH
 
+    @property
+    def is_container(self) -> bool:
+        return self.kind in (Kind.WRAPPER, Kind.TENSOR_SEQUENCE)
+
     def with_(self, **changes: object) -> "Value":
         return replace(self, **changes)  # type: ignore[arg-type]
+
+    def element(self) -> "Value":
+        """What one item of this container may be (the join of what it holds)."""
+        if not self.elements:
+            return UNKNOWN
+        return join_all(self.elements)
+
+    def with_element(self, value: "Value") -> "Value":
+        """This container with `value` added to what it may hold (an append, a store by key)."""
+        if value in self.elements:
+            return self
+        elements = self.elements + (value,)
+        if len(elements) > MAX_ELEMENTS:
+            elements = elements[:MAX_ELEMENTS - 1] + (join_all(elements[MAX_ELEMENTS - 1:]),)
+        return replace(self, elements=elements, fields=())
+
+    def field(self, name: str) -> "Value":
+        """The element named `name` (`entry.embedding`, `d["key"]`), or unknown."""
+        for field_name, element in zip(self.fields, self.elements):
+            if field_name == name:
+                return element
+        return UNKNOWN
 
     def retained_views(self, depth: int = 3) -> list["Value"]:
         """Views (or maybe-views of views) inside this value, walking wrappers a few levels deep."""
@@ -95,29 +157,109 @@ INT = Value(kind=Kind.INT)
 UNKNOWN_TENSOR = Value(kind=Kind.TENSOR)
 
 
-def fresh(contiguous: Optional[bool] = None, cpu: bool = False, **kw: object) -> Value:
-    return Value(kind=Kind.TENSOR, provenance=Provenance.FRESH, contiguous=contiguous, cpu=cpu, **kw)  # type: ignore[arg-type]
+def fresh(contiguous: Optional[bool] = None, cpu: Optional[bool] = False, **kw: object) -> Value:
+    """A tensor that owns its storage. `cpu`: True on the CPU, False not known to be, or pass `device=`."""
+    if "device" not in kw:
+        kw["device"] = Device.CPU if cpu else Device.UNKNOWN
+    return Value(kind=Kind.TENSOR, provenance=Provenance.FRESH, contiguous=contiguous, **kw)  # type: ignore[arg-type]
 
 
-def merge(a: Value, b: Value) -> Value:
-    """The value a name has after two branches assigned it differently: what both agree on."""
+def device_of(cpu: bool) -> Device:
+    return Device.CPU if cpu else Device.UNKNOWN
+
+
+_SEQUENCES = (Kind.TENSOR_SEQUENCE, Kind.WRAPPER, Kind.INT_LIST)
+
+
+def join(a: Value, b: Value) -> Value:
+    """The value a name has after two paths bound it differently ("may" for bugs, "must" for excuses)."""
     if a == b:
         return a
-    if a.kind is not b.kind:
-        return UNKNOWN
-    if a.kind is Kind.TENSOR:
-        return Value(
-            kind=Kind.TENSOR,
-            provenance=a.provenance if a.provenance is b.provenance else Provenance.UNKNOWN,
-            base=a.base if a.base == b.base else None,
-            origin=a.origin if a.origin == b.origin else None,
-            ownership_op=a.ownership_op if a.ownership_op == b.ownership_op else None,
-            partial=a.partial and b.partial,
-            contiguous=a.contiguous if a.contiguous == b.contiguous else None,
-            cpu=a.cpu and b.cpu,
-            zero_dim=a.zero_dim if a.zero_dim == b.zero_dim else None,
-            bool_mask=a.bool_mask and b.bool_mask,
-            index_like=a.index_like and b.index_like,
-            is_parameter=a.is_parameter and b.is_parameter,
-        )
-    return Value(kind=a.kind)
+    if a.kind is b.kind:
+        if a.kind is Kind.TENSOR:
+            return _join_tensors(a, b)
+        if a.kind in (Kind.WRAPPER, Kind.TENSOR_SEQUENCE):
+            return _join_sequences(a, b)
+        return Value(kind=a.kind)
+    if a.kind is Kind.TENSOR or b.kind is Kind.TENSOR:
+        # A tensor on one path (and None, a number or nothing known on the other): a tensor may be here.
+        tensor = a if a.kind is Kind.TENSOR else b
+        other = b if tensor is a else a
+        if other.kind in _SEQUENCES:
+            return _join_sequences(Value(kind=Kind.WRAPPER, elements=(tensor,)), other)
+        # Nothing known on the other path: it may be a tensor of any kind, so excuses no longer hold.
+        return _join_tensors(tensor, UNKNOWN_TENSOR) if other.kind is Kind.UNKNOWN else tensor
+    if a.kind in _SEQUENCES and b.kind in _SEQUENCES:
+        return _join_sequences(a, b)
+    if {a.kind, b.kind} == {Kind.INT, Kind.HOST}:
+        return HOST
+    if Kind.UNKNOWN in (a.kind, b.kind):
+        known = b if a.kind is Kind.UNKNOWN else a
+        # One path gives something that indexes by gathering: keep that (an advanced index on one path).
+        return known if known.kind in (Kind.ARRAY, Kind.INT_LIST) else UNKNOWN
+    return UNKNOWN
+
+
+def join_all(values: Iterable[Value]) -> Value:
+    result: Optional[Value] = None
+    for value in values:
+        result = value if result is None else join(result, value)
+    return UNKNOWN if result is None else result
+
+
+def _join_sequences(a: Value, b: Value) -> Value:
+    kind = Kind.TENSOR_SEQUENCE if Kind.TENSOR_SEQUENCE in (a.kind, b.kind) else Kind.WRAPPER
+    if a.kind is Kind.INT_LIST and b.kind is Kind.INT_LIST:
+        return a
+    result = Value(kind=kind, wrapper=a.wrapper if a.wrapper == b.wrapper else (a.wrapper or b.wrapper),
+                   origin=a.origin if a.origin == b.origin else None)
+    for element in (*a.elements, *b.elements):
+        result = result.with_element(element)
+    return result
+
+
+def _join_tensors(a: Value, b: Value) -> Value:
+    # A view on one path is a view: keep the view's base and origin (a partial one first).
+    ranked = sorted((a, b), key=lambda v: (v.provenance is not Provenance.VIEW, not v.partial,
+                                           not v.is_maybe_view_of_view))
+    first = ranked[0]
+    if Provenance.VIEW in (a.provenance, b.provenance):
+        provenance = Provenance.VIEW
+    elif a.is_maybe_view_of_view or b.is_maybe_view_of_view:
+        provenance = Provenance.MAYBE_VIEW
+    elif a.provenance is b.provenance:
+        provenance = a.provenance
+    else:
+        provenance = Provenance.UNKNOWN
+    if Device.ACCELERATOR in (a.device, b.device):
+        device = Device.ACCELERATOR
+    else:
+        device = Device.CPU if a.device is Device.CPU and b.device is Device.CPU else Device.UNKNOWN
+    if a.zero_dim is True and b.zero_dim is True:
+        zero_dim: Optional[bool] = True
+    elif a.zero_dim is False or b.zero_dim is False:
+        zero_dim = False
+    else:
+        zero_dim = None
+    viewish = provenance in (Provenance.VIEW, Provenance.MAYBE_VIEW)
+    return Value(
+        kind=Kind.TENSOR,
+        provenance=provenance,
+        base=first.base if viewish else None,
+        origin=first.origin if viewish or a.origin == b.origin else None,
+        ownership_op=first.ownership_op if provenance is Provenance.MAYBE_VIEW else None,
+        partial=(a.partial or b.partial) if viewish else False,
+        contiguous=a.contiguous if a.contiguous == b.contiguous else None,
+        device=device,
+        zero_dim=zero_dim,
+        reduced=a.reduced and b.reduced,
+        bool_mask=a.bool_mask or b.bool_mask,
+        index_like=a.index_like or b.index_like,
+        is_parameter=a.is_parameter or b.is_parameter,
+        label=a.label if a.label == b.label else None,
+        why=a.why or b.why,
+    )
+
+
+# The former name of `join`, for callers outside the analysis.
+merge = join

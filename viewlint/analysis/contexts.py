@@ -1,0 +1,297 @@
+"""Where the walker is: a stack of contexts (function, class, loop, block) that says hot or cold.
+
+Hot paths run per step, per layer or per token: `forward`, `forward_*`, a module's
+`__call__`, compiled or scripted functions, configured `hot-functions`, code marked
+`# viewlint: hot`, and (through `viewlint.analysis.callgraph`) what they call in the same
+module. Cold places run once or rarely: construction and loading (`__init__`,
+`load_weights`...), tests, `if __name__ == "__main__":`, interval-guarded logging, error
+paths. The innermost context that says hot or cold decides.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from viewlint.analysis.module_index import ModuleIndex
+from viewlint.analysis.tree import descendants, dotted_name
+
+if TYPE_CHECKING:
+    from viewlint.analysis.callgraph import CallGraph
+
+HOT_MARKER = re.compile(r"#\s*viewlint:\s*hot\b")
+# Globs of function names that run once (construction, loading, saving, printing): never a hot path.
+COLD_FUNCTION_NAMES = (
+    "__init__", "__post_init__", "post_init", "load_weights", "load_*", "_load_*", "from_pretrained", "from_config",
+    "load_state_dict", "_load_from_state_dict", "state_dict", "save_*", "setup", "build", "reset_parameters",
+    "_init*", "init_weights", "*_init_weights", "create_weights", "process_weights_after_loading", "__repr__",
+    "__str__", "extra_repr",
+)
+# Globs of function names that build an object's layout once: views they store are the design.
+SETUP_FUNCTION_NAMES = (
+    "__init__", "__post_init__", "post_init", "_init*", "init_*", "setup", "setup_*", "_setup*", "build", "build_*",
+    "_build*", "create_*", "_create_*", "allocate*", "_allocate*", "process_weights_after_loading",
+)
+# Method names that are hot in any class (PyTorch's convention, used by modules and forward mixins alike).
+HOT_FUNCTION_NAMES = ("forward", "forward_*", "_forward", "_forward_*")
+# `__call__` is hot only on a module-like class or when it takes a tensor: processors and collators are not.
+HOT_CALL_NAMES = ("__call__",)
+HOT_DECORATORS = ("torch.compile", "torch.jit.script", "torch.compiler.compile", "torch._dynamo.optimize")
+# Class names (or base names) of data preparation and orchestration: their `forward`/`__call__` run once per
+# batch or request (feature extractors, processors, collators, pipelines and pipeline stages), not per layer.
+_PREPROCESSING_CLASS_WORDS = ("FeatureExtract", "ImageProcessor", "VideoProcessor", "ProcessorMixin", "Tokenizer", "Collator", "Pipeline", "Stage")
+# Names and words in an `if` test that guard logging or once-per-interval work.
+_INTERVAL_WORDS = ("step", "iter", "epoch", "interval", "every", "freq", "period", "log")
+_LOGGING_WORDS = ("log_interval", "logging_steps", "print_freq", "log_every", "debug", "verbose", "should_log", "epoch")
+
+
+@functools.lru_cache(maxsize=4096)
+def is_setup_name(name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, glob) for glob in SETUP_FUNCTION_NAMES)
+
+
+@functools.lru_cache(maxsize=4096)
+def is_cold_name(name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, glob) for glob in COLD_FUNCTION_NAMES)
+
+
+@dataclass
+class Context:
+    """One level of the context stack."""
+
+    kind: str  # module | class | function | loop | block
+    name: str = ""
+    hot: bool = False
+    cold: bool = False
+    class_name: Optional[str] = None
+    node: Optional[cst.CSTNode] = None
+    # Cold whatever is nested inside (tests, `if __name__ == "__main__":`), even a hot `forward`.
+    cold_all: bool = False
+    # Why a function is hot, for messages ("called from `Attention.forward`"); None: by its own name or marker.
+    reason: Optional[str] = None
+
+
+def words(node: cst.CSTNode) -> str:
+    """The names, attribute names and literals of an expression, space-separated: what the cold-guard
+    checks look for (`step`, `debug`, `"__main__"`), without printing the expression."""
+    parts = []
+    for child in descendants(node):
+        if isinstance(child, cst.Name):
+            parts.append(child.value)
+        elif isinstance(child, (cst.SimpleString, cst.Integer, cst.FormattedStringText)):
+            parts.append(child.value)
+    return " ".join(parts)
+
+
+class ContextStack:
+    """The contexts around the walker's position, innermost last."""
+
+    def __init__(self, module: cst.Module, index: ModuleIndex, hot_globs: tuple[str, ...],
+                 callgraph: Optional["CallGraph"] = None) -> None:
+        self.module = module
+        self.index = index
+        self.contexts: list[Context] = [Context(kind="module")]
+        self.classes: list[str] = []
+        self.hot_globs = hot_globs
+        self.callgraph = callgraph
+
+    # ------------------------------------------------------------------ questions
+    @property
+    def in_function(self) -> bool:
+        return any(c.kind == "function" for c in self.contexts)
+
+    @property
+    def function(self) -> Optional[Context]:
+        for context in reversed(self.contexts):
+            if context.kind == "function":
+                return context
+        return None
+
+    @property
+    def function_name(self) -> Optional[str]:
+        context = self.function
+        return context.name if context is not None else None
+
+    @property
+    def class_name(self) -> Optional[str]:
+        return self.classes[-1] if self.classes else None
+
+    def hot_context(self, header_of: Optional[cst.CSTNode] = None) -> Optional[Context]:
+        decided: Optional[Context] = None
+        for context in self.contexts:
+            if header_of is not None and context.node is header_of:
+                break
+            if context.cold_all:
+                return None
+            if context.cold:
+                decided = None
+            elif context.hot:
+                decided = context
+        return decided
+
+    def hot_path_name_at(self, header_of: Optional[cst.CSTNode]) -> Optional[str]:
+        context = self.hot_context(header_of)
+        if context is None:
+            return None
+        if context.kind == "function":
+            own = f"`{context.class_name}.{context.name}`" if context.class_name else f"`{context.name}`"
+            return f"{own} ({context.reason})" if context.reason else own
+        if context.reason:
+            return context.reason
+        return "a `# viewlint: hot` block"
+
+    @property
+    def in_cold_block(self) -> bool:
+        for context in reversed(self.contexts):
+            if context.cold or context.cold_all:
+                return True
+            if context.hot:
+                return any(c.cold_all for c in self.contexts)
+        return False
+
+    @property
+    def in_loop(self) -> bool:
+        for context in reversed(self.contexts):
+            if context.kind == "loop":
+                return True
+            if context.kind == "function":
+                return False
+        return False
+
+    # ------------------------------------------------------------------ entering and leaving
+    def enter_function(self, node: cst.FunctionDef) -> Context:
+        name = node.name.value
+        # A `# viewlint: hot` marker beats a cold name; a `hot-functions` glob (even `*`) does not.
+        marked = self.has_hot_marker(node)
+        cold = not marked and is_cold_name(name)
+        hot = marked or (not cold and (self._matches_hot_glob(node) or self._is_hot_function(node)))
+        reason = None
+        if not hot and not cold and self.callgraph is not None:
+            outer = self.function
+            if outer is None:  # a module-level function or a method (nested functions follow their parent)
+                reason = self.callgraph.hot_reason(self.class_name if self.contexts[-1].kind == "class" else None, name)
+                hot = reason is not None
+        context = Context(kind="function", name=name, hot=hot, cold=cold, class_name=self.class_name, node=node,
+                          cold_all=name.startswith("test_"), reason=reason)
+        self.contexts.append(context)
+        return context
+
+    def enter_class(self, node: cst.ClassDef) -> None:
+        self.classes.append(node.name.value)
+        # Test classes (`TestAttention`) are cold, with every module they define inside.
+        self.contexts.append(Context(kind="class", name=node.name.value, node=node, cold_all=node.name.value.startswith("Test")))
+
+    def leave_class(self) -> None:
+        self.classes.pop()
+        self.contexts.pop()
+
+    def enter_loop(self, node: cst.CSTNode, reason: Optional[str] = None) -> None:
+        self.contexts.append(Context(kind="loop", node=node, hot=self.has_hot_marker(node) or reason is not None, reason=reason))
+
+    def enter_if(self, node: cst.If) -> None:
+        text = words(node.test)
+        main_guard = "__name__" in text and "__main__" in text
+        cold = main_guard or self.is_cold_condition(node.test)
+        self.contexts.append(Context(kind="block", node=node, cold=cold, hot=self.has_hot_marker(node), cold_all=main_guard))
+
+    def enter_cold_block(self, node: cst.CSTNode) -> None:
+        """A `raise` statement or an `except` handler: the error path, not the hot path."""
+        self.contexts.append(Context(kind="block", node=node, cold=True))
+
+    def else_branch(self) -> None:
+        # The else branch of a cold guard is not cold, nor is the else of a block marked hot hot.
+        context = self.contexts[-1]
+        context.cold = context.cold_all = context.hot = False
+
+    def pop(self) -> None:
+        self.contexts.pop()
+
+    # ------------------------------------------------------------------ hot and cold evidence
+    def _matches_hot_glob(self, node: cst.FunctionDef) -> bool:
+        """Named like a configured `hot-functions` glob, as `name` or as `Class.name`."""
+        name = node.name.value
+        qualified = f"{self.class_name}.{name}" if self.class_name and self.contexts[-1].kind == "class" else name
+        return any(fnmatch.fnmatchcase(name, glob) or fnmatch.fnmatchcase(qualified, glob) for glob in self.hot_globs)
+
+    def _is_hot_function(self, node: cst.FunctionDef) -> bool:
+        """`forward`/`forward_*` methods, a module's (or tensor-taking) `__call__`, compiled or scripted functions."""
+        name = node.name.value
+        if self.class_name is not None and self.contexts[-1].kind == "class":
+            info = self.index.classes.get(self.class_name)
+            if not (info is not None and info.is_module) and is_preprocessing_class(self.contexts[-1].node):
+                return False  # pipelines, pipeline stages, processors: once per request, not per layer or step
+            if any(fnmatch.fnmatchcase(name, glob) for glob in HOT_FUNCTION_NAMES):
+                return True
+            if name in HOT_CALL_NAMES:
+                if info is not None and info.is_module:
+                    return True
+                if takes_tensor(node):
+                    return True
+        for decorator in node.decorators:
+            expr = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+            qualified = self.index.qualify(expr) or dotted_name(expr) or ""
+            if qualified in HOT_DECORATORS or (qualified.endswith((".compile", ".jit.script")) and "torch" in qualified):
+                return True
+        return False
+
+    def has_hot_marker(self, node: cst.CSTNode) -> bool:
+        """`# viewlint: hot` on the lines above the statement (or its decorators), or at the end of its header line.
+
+        Above the module's first statement, libcst keeps those lines in the module's header.
+        """
+        lines = list(getattr(node, "leading_lines", ())) + list(getattr(node, "lines_after_decorators", ()))
+        if self.module.body and node is self.module.body[0]:
+            lines.extend(self.module.header)
+        for line in lines:
+            if line.comment is not None and HOT_MARKER.search(line.comment.value):
+                return True
+        body = getattr(node, "body", None)
+        header = getattr(body, "header", None)
+        if header is not None and header.comment is not None and HOT_MARKER.search(header.comment.value):
+            return True
+        return False
+
+    def is_cold_guard(self, test: cst.BaseExpression) -> bool:
+        """Whether `test` guards a cold block: `step % 100 == 0`, `self.debug`, `__name__ == "__main__"`.
+        In `guard and t.any()`, the right operand runs only inside the guard."""
+        text = words(test)
+        return ("__name__" in text and "__main__" in text) or self.is_cold_condition(test)
+
+    def is_cold_condition(self, test: cst.BaseExpression) -> bool:
+        """Logging or bookkeeping guarded by an interval (`if step % 100 == 0:`), a debug flag or the epoch."""
+        if isinstance(test, cst.BooleanOperation):
+            left, right = self.is_cold_condition(test.left), self.is_cold_condition(test.right)
+            return (left or right) if isinstance(test.operator, cst.And) else (left and right)
+        if isinstance(test, cst.Comparison) and isinstance(test.left, cst.BinaryOperation) and isinstance(test.left.operator, cst.Modulo):
+            # `step % 100 == 0`, `(i + 1) % log_every == 0`; not `layer_id % 2 == 0`, which picks a layer type.
+            modulus = test.left.right
+            if isinstance(modulus, cst.Integer):
+                return int(modulus.evaluated_value) >= 10
+            lowered = words(test.left).lower()
+            return any(word in lowered for word in _INTERVAL_WORDS)
+        lowered = words(test).lower()
+        return any(word in lowered for word in _LOGGING_WORDS)
+
+
+def is_preprocessing_class(node: Optional[cst.CSTNode]) -> bool:
+    """Feature extractors, processors, tokenizers, collators, pipelines and their stages (by class or base name)."""
+    if not isinstance(node, cst.ClassDef):
+        return False
+    names = [node.name.value] + [(dotted_name(b.value) or "").split(".")[-1] for b in node.bases]
+    return any(part in n for n in names for part in _PREPROCESSING_CLASS_WORDS)
+
+
+def takes_tensor(node: cst.FunctionDef) -> bool:
+    """A parameter annotated with a tensor type (`torch.Tensor`, `Optional[torch.FloatTensor]`)."""
+    params = list(node.params.posonly_params) + list(node.params.params) + list(node.params.kwonly_params)
+    for param in params:
+        if param.annotation is not None:
+            text = cst.Module(body=[]).code_for_node(param.annotation.annotation)
+            if "Tensor" in text:
+                return True
+    return False

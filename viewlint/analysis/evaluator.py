@@ -1,0 +1,1059 @@
+"""The expression evaluator: what an expression's value is, from the evidence the code gives.
+
+`Evaluator.value_of(node)` reads a libcst expression in an environment (the names bound at
+that point, the module index, the module's function summaries) and returns a `Value`. It
+knows PyTorch's semantics through `semantics`: which ops make views, which may copy, which
+gather, which results are index tensors or masks. It does not walk statements; the flow
+(`viewlint.analysis.facts`) binds names as the walker reaches assignments.
+
+Evidence it uses, besides torch calls and tensor-only methods: annotations in all their
+spellings (`Optional[torch.Tensor]`, `Tensor | None`, `torch.LongTensor`, `np.ndarray`,
+`Sequence[int]`, `"torch.Tensor"`), docstrings that give a parameter's type, how a name is
+used in its function (`mask.any()`, `idx.long()`), the parameters and buffers of modules
+(`layer.weight`, `model.parameters()`), and, through `summaries`, what functions of the
+same module return and what their callers pass.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Optional, Protocol
+
+import libcst as cst
+
+from viewlint.analysis import semantics as sem
+from viewlint.analysis.module_index import ModuleIndex
+from viewlint.analysis.tree import descendants, dotted_name
+from viewlint.analysis.values import (
+    ADVANCED_INDEX,
+    HOST,
+    MAX_ELEMENTS,
+    INT,
+    UNKNOWN,
+    UNKNOWN_TENSOR,
+    Device,
+    IndexKind,
+    Kind,
+    Provenance,
+    Value,
+    device_of,
+    fresh,
+    join,
+    join_all,
+)
+
+if TYPE_CHECKING:
+    from viewlint.analysis.summaries import ModuleSummaries
+
+Locals = dict[str, Value]
+
+
+class Environment(Protocol):
+    """What the evaluator reads from the flow: names bound so far and where it is."""
+
+    index: ModuleIndex
+    summaries: Optional["ModuleSummaries"]
+
+    def lookup(self, name: str) -> Value: ...
+
+    @property
+    def class_name(self) -> Optional[str]: ...
+
+    def usage_of(self, name: str) -> frozenset[str]: ...
+
+
+# Annotation names (last part) that mean a torch tensor; and what each says about its contents.
+_TENSOR_ANNOTATIONS = {
+    "Tensor": {}, "Parameter": {"is_parameter": True}, "FloatTensor": {}, "HalfTensor": {}, "DoubleTensor": {},
+    "BFloat16Tensor": {}, "LongTensor": {"index_like": True, "zero_dim": False}, "IntTensor": {"index_like": True, "zero_dim": False},
+    "BoolTensor": {"bool_mask": True, "zero_dim": False}, "ByteTensor": {"bool_mask": True, "zero_dim": False},
+    "Buffer": {}, "DTensor": {},
+}
+_ARRAY_ANNOTATIONS = frozenset({"ndarray", "NDArray", "ArrayLike"})
+_SEQUENCE_ANNOTATIONS = frozenset({"list", "List", "Sequence", "MutableSequence", "tuple", "Tuple", "Iterable", "Iterator", "Collection", "set", "Set", "frozenset", "deque"})
+_MAPPING_ANNOTATIONS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "defaultdict"})
+_OPTIONAL_ANNOTATIONS = frozenset({"Optional", "Union", "Annotated", "Final", "ClassVar"})
+_HOST_ANNOTATIONS = frozenset({"str", "float", "bool", "bytes", "complex", "None", "dtype", "device", "Size"})
+
+# The wrapper name of a `self.<container>` read before what it holds is known (see `Evaluator.contents`).
+ATTRIBUTE_CONTAINER = "self container"
+# Names that are boolean masks by convention when nothing else is known of them (as an index).
+_MASK_NAME = re.compile(r"(?:^|_)(?:mask|masks|keep|selected)(?:$|_)|_mask\w*$|^is_\w+|^has_\w+")
+_INDEX_NAME = re.compile(r"(?:^|_)(?:indices|idxs|index_tensor|ids|perm|order)$")
+_DOC_PARAM = r"(?:^|\n)\s*[*`]*{name}[*`]*\s*(?:\(([^)\n]*)\)|:\s*([^\n]*))"
+_DOC_TENSOR = re.compile(r"\b(?:torch\.)?(Long|Bool|Byte|Float|Int|Half)?Tensor\b|\btensor\b")
+_DOC_ARRAY = re.compile(r"\b(?:np|numpy)\.ndarray\b|\bndarray\b")
+
+
+def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: int = 0) -> Value:
+    """What a parameter annotated with `annotation` may hold, in any of its spellings."""
+    if depth > 4:
+        return UNKNOWN
+    if isinstance(annotation, cst.SimpleString):
+        text = annotation.evaluated_value if isinstance(annotation.evaluated_value, str) else ""
+        try:
+            parsed = cst.parse_expression(text)
+        except Exception:  # a string annotation that is not an expression
+            return UNKNOWN
+        return annotation_value(parsed, index, depth + 1)
+    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+        # `Tensor | None`: what the non-None side is (a join: either side's evidence counts).
+        left = annotation_value(annotation.left, index, depth + 1)
+        right = annotation_value(annotation.right, index, depth + 1)
+        return _annotation_join(left, right)
+    if isinstance(annotation, cst.Subscript):
+        container = (dotted_name(annotation.value) or "").split(".")[-1]
+        items = [e.slice.value for e in annotation.slice if isinstance(e.slice, cst.Index)]
+        if container in _OPTIONAL_ANNOTATIONS:
+            values = [annotation_value(i, index, depth + 1) for i in (items[:1] if container == "Annotated" else items)]
+            result = UNKNOWN
+            for value in values:
+                result = _annotation_join(result, value)
+            return result
+        if container in _SEQUENCE_ANNOTATIONS:
+            element = annotation_value(items[0], index, depth + 1) if items else UNKNOWN
+            if element.kind is Kind.INT:
+                return Value(kind=Kind.INT_LIST, why=f"annotated `{_text(annotation)}`")
+            if element.is_tensor:
+                return Value(kind=Kind.WRAPPER, elements=(element,), wrapper="list", why=f"annotated `{_text(annotation)}`")
+            return Value(kind=Kind.WRAPPER, wrapper="list") if container in ("list", "List") else UNKNOWN
+        if container in _MAPPING_ANNOTATIONS:
+            element = annotation_value(items[-1], index, depth + 1) if items else UNKNOWN
+            return Value(kind=Kind.WRAPPER, elements=(element,) if element.is_tensor else (), wrapper="dict")
+        if container in _ARRAY_ANNOTATIONS:
+            return Value(kind=Kind.ARRAY, why=f"annotated `{_text(annotation)}`")
+        return UNKNOWN
+    name = dotted_name(annotation)
+    if name is None:
+        return UNKNOWN
+    qualified = index.qualify(annotation) or name
+    last = qualified.split(".")[-1]
+    torch_name = qualified.startswith("torch.") or name in ("Tensor", "Parameter") or (
+        last in _TENSOR_ANNOTATIONS and last.endswith("Tensor") and "." not in name)
+    if last in _TENSOR_ANNOTATIONS and torch_name:
+        return Value(kind=Kind.TENSOR, why=f"annotated `{name}`", **_TENSOR_ANNOTATIONS[last])  # type: ignore[arg-type]
+    if last in _ARRAY_ANNOTATIONS:
+        return Value(kind=Kind.ARRAY, why=f"annotated `{name}`")
+    if last == "int":
+        return INT
+    if last in _HOST_ANNOTATIONS:
+        return HOST
+    if last in ("list", "List"):
+        return Value(kind=Kind.WRAPPER, wrapper="list")
+    if last in ("dict", "Dict"):
+        return Value(kind=Kind.WRAPPER, wrapper="dict")
+    return UNKNOWN
+
+
+def _annotation_join(a: Value, b: Value) -> Value:
+    """`Optional[X]`: None adds nothing; an unknown alternative does not hide a tensor one."""
+    if a.kind is Kind.UNKNOWN or (a.kind is Kind.HOST and b.kind is not Kind.UNKNOWN):
+        return b
+    if b.kind is Kind.UNKNOWN or b.kind is Kind.HOST:
+        return a
+    return join(a, b)
+
+
+def _text(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def docstring_value(docstring: Optional[str], name: str) -> Value:
+    """A parameter's type as its function's docstring gives it (Google, NumPy or Sphinx style, or
+    `name: LongTensor of ...` prose)."""
+    if not docstring or name not in docstring:
+        return UNKNOWN
+    texts = []
+    for match in re.finditer(_DOC_PARAM.format(name=re.escape(name)), docstring):
+        texts.append(match.group(1) or match.group(2) or "")
+    for match in re.finditer(rf":type\s+{re.escape(name)}\s*:\s*([^\n]*)", docstring):
+        texts.append(match.group(1))
+    for match in re.finditer(rf":param\s+[\w.\[\], ]*?\b{re.escape(name)}\s*:\s*([^\n]*)", docstring):
+        texts.append(match.group(1))
+    for text in texts:
+        head = text[:80]
+        found = _DOC_TENSOR.search(head)
+        if found:
+            kind = (found.group(1) or "") if found.group(0) != "tensor" else ""
+            facts = _TENSOR_ANNOTATIONS.get(f"{kind}Tensor", {}) if kind else {}
+            if re.search(r"\bmask\b", head, re.I):
+                facts = {**facts, "bool_mask": True, "zero_dim": False}
+            return Value(kind=Kind.TENSOR, why=f"docstring says `{name}` is a tensor", **facts)  # type: ignore[arg-type]
+        if _DOC_ARRAY.search(head):
+            return Value(kind=Kind.ARRAY, why=f"docstring says `{name}` is an array")
+    return UNKNOWN
+
+
+def collect_usage(function: cst.CSTNode) -> dict[str, frozenset[str]]:
+    """For each plain name in a function, the attributes and methods read off it (`mask.any()` -> {"any"})."""
+    found: dict[str, set[str]] = {}
+    for node in descendants(function):
+        if type(node) is cst.Attribute and type(node.value) is cst.Name:  # type: ignore[attr-defined]
+            found.setdefault(node.value.value, set()).add(node.attr.value)  # type: ignore[attr-defined]
+    return {name: frozenset(attrs) for name, attrs in found.items()}
+
+
+def looks_like_mask_name(name: str) -> bool:
+    """`mask`, `attn_mask`, `keep`, `is_valid`: a boolean mask by its name."""
+    return _MASK_NAME.search(name.split(".")[-1].lower()) is not None
+
+
+class Evaluator:
+    """Expression -> Value in an environment. One per flow (function walk)."""
+
+    def __init__(self, env: Environment) -> None:
+        self.env = env
+        self.index = env.index
+        self._cpu_names: frozenset[str] = frozenset()
+
+    def configure(self, cpu_names: frozenset[str]) -> None:
+        self._cpu_names = cpu_names
+
+    # ------------------------------------------------------------------ names and text
+    def qualify(self, node: cst.BaseExpression) -> Optional[str]:
+        return self.index.qualify(node)
+
+    @staticmethod
+    def source(node: cst.CSTNode) -> str:
+        name = dotted_name(node) if isinstance(node, cst.BaseExpression) else None
+        return name if name is not None else _text(node)
+
+    def short_source(self, node: cst.CSTNode, limit: int = 60) -> str:
+        text = " ".join(self.source(node).split())
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+
+    # ------------------------------------------------------------------ entry points
+    def value_of(self, node: cst.BaseExpression) -> Value:
+        try:
+            return self.evaluate(node, {})
+        except RecursionError:
+            return UNKNOWN
+
+    def evaluate(self, node: cst.BaseExpression, local: Locals) -> Value:
+        kind = type(node)
+        if kind is cst.Name:
+            name = node.value  # type: ignore[attr-defined]
+            if name in local:
+                return local[name]
+            if name in ("True", "False", "None"):
+                return HOST
+            return self.env.lookup(name)
+        if kind is cst.Integer:
+            return INT
+        if kind in (cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Ellipsis):
+            return HOST
+        if kind is cst.UnaryOperation:
+            return self._unary(node, local)  # type: ignore[arg-type]
+        if kind is cst.BinaryOperation:
+            return self._binary(node, local)  # type: ignore[arg-type]
+        if kind is cst.Comparison:
+            return self._comparison(node, local)  # type: ignore[arg-type]
+        if kind is cst.BooleanOperation:
+            # `a or b` is one of its operands (`mask or default`): either may be what flows on.
+            left = self.evaluate(node.left, local)  # type: ignore[attr-defined]
+            right = self.evaluate(node.right, local)  # type: ignore[attr-defined]
+            return join(left, right) if left.is_tensor or right.is_tensor else UNKNOWN
+        if kind is cst.IfExp:
+            return join(self.evaluate(node.body, local), self.evaluate(node.orelse, local))  # type: ignore[attr-defined]
+        if kind is cst.Attribute:
+            return self._attribute(node, local)  # type: ignore[arg-type]
+        if kind is cst.Subscript:
+            return self._subscript(node, local)  # type: ignore[arg-type]
+        if kind is cst.Call:
+            return self._call(node, local)  # type: ignore[arg-type]
+        if kind in (cst.List, cst.Tuple, cst.Set):
+            elements = tuple(self.evaluate(e.value, local) for e in node.elements if isinstance(e, cst.Element))  # type: ignore[attr-defined]
+            if kind is cst.List and elements and all(e.kind is Kind.INT for e in elements):
+                return Value(kind=Kind.INT_LIST)
+            return _container(elements, kind.__name__.lower())
+        if kind is cst.Dict:
+            items = [e for e in node.elements if isinstance(e, cst.DictElement)]  # type: ignore[attr-defined]
+            elements = tuple(self.evaluate(e.value, local) for e in items)
+            container = _container(elements, "dict")
+            keys = tuple(str(e.key.evaluated_value) if isinstance(e.key, cst.SimpleString) else None for e in items)
+            return container.with_(fields=keys) if len(container.elements) == len(keys) and any(keys) else container
+        if kind in (cst.ListComp, cst.GeneratorExp, cst.SetComp):
+            inner = self._comprehension_locals(node.for_in, local)  # type: ignore[attr-defined]
+            element = self.evaluate(node.elt, inner)  # type: ignore[attr-defined]
+            if kind is cst.ListComp and element.kind is Kind.INT:
+                return Value(kind=Kind.INT_LIST)
+            return _container((element,), "list")
+        if kind is cst.DictComp:
+            inner = self._comprehension_locals(node.for_in, local)  # type: ignore[attr-defined]
+            return _container((self.evaluate(node.value, inner),), "dict")  # type: ignore[attr-defined]
+        if kind is cst.NamedExpr:
+            return self.evaluate(node.value, local)  # type: ignore[attr-defined]
+        return UNKNOWN
+
+    def _comprehension_locals(self, comp: cst.CompFor, local: Locals) -> Locals:
+        inner = dict(local)
+        current: Optional[cst.CompFor] = comp
+        while current is not None:
+            self.bind_target_into(current.target, self.iterate(current.iter, inner), inner)
+            current = current.inner_for_in
+        return inner
+
+    # ------------------------------------------------------------------ operators
+    def _unary(self, node: cst.UnaryOperation, local: Locals) -> Value:
+        if isinstance(node.operator, cst.Not):
+            return HOST  # `not t` is a Python bool (it calls `bool(t)`)
+        operand = self.evaluate(node.expression, local)
+        if operand.kind is Kind.INT:
+            return INT
+        if operand.is_tensor:
+            mask = isinstance(node.operator, cst.BitInvert) and operand.bool_mask
+            return fresh(contiguous=operand.contiguous, device=operand.device, bool_mask=mask,
+                         zero_dim=operand.zero_dim, reduced=operand.reduced, why=operand.why)
+        return UNKNOWN
+
+    def _binary(self, node: cst.BinaryOperation, local: Locals) -> Value:
+        left = self.evaluate(node.left, local)
+        right = self.evaluate(node.right, local)
+        return binary_result(node.operator, left, right)
+
+    def _comparison(self, node: cst.Comparison, local: Locals) -> Value:
+        if any(isinstance(c.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)) for c in node.comparisons):
+            return HOST
+        operands = [self.evaluate(node.left, local)] + [self.evaluate(c.comparator, local) for c in node.comparisons]
+        tensors = [v for v in operands if v.is_tensor]
+        if tensors:
+            return fresh(contiguous=None, device=_elementwise_device(operands), bool_mask=True,
+                         zero_dim=True if all(v.zero_dim for v in tensors) else (False if any(v.zero_dim is False for v in tensors) else None),
+                         reduced=all(v.reduced or v.zero_dim for v in tensors), why=tensors[0].why)
+        if any(v.kind is Kind.ARRAY for v in operands):
+            return Value(kind=Kind.ARRAY)
+        return UNKNOWN
+
+    # ------------------------------------------------------------------ attributes
+    def _attribute(self, node: cst.Attribute, local: Locals) -> Value:
+        name = dotted_name(node)
+        attr = node.attr.value
+        if name is not None:
+            if name in local:
+                return local[name]
+            head = name.split(".")[0]
+            bound = self.env.lookup(name) if head == "self" else UNKNOWN
+            if bound is not UNKNOWN:
+                return bound
+            if attr in self._cpu_names:
+                return UNKNOWN_TENSOR.with_(device=Device.CPU)  # `batch.seq_lens_cpu` with `cpu-names = ["seq_lens_cpu"]`
+        receiver = self.evaluate(node.value, local)
+        if attr in ("shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "grad_fn", "layout", "is_meta"):
+            return HOST
+        if attr in sem.VIEW_ATTRIBUTES and (receiver.is_tensor or attr in ("T", "mT", "mH")):
+            return self.view_of(node.value, receiver, "." + attr)
+        if attr == "data" and (receiver.is_tensor or receiver.kind is Kind.UNKNOWN and self._tensor_receiver_by_name(node.value)):
+            return self.view_of(node.value, receiver if receiver.is_tensor else UNKNOWN_TENSOR.with_(is_parameter=True), ".data")
+        if attr == "grad" and (receiver.is_tensor or receiver.kind is Kind.UNKNOWN):
+            if receiver.is_tensor or isinstance(node.value, cst.Name) and "param" in node.value.value.lower():
+                return Value(kind=Kind.TENSOR, device=receiver.device, why="a `.grad`")
+        if receiver.kind is Kind.TENSOR_SEQUENCE and attr in ("indices", "values"):
+            # `x.topk(k).indices`, `torch.sort(x).values`: the named fields of a (values, indices) result.
+            element = receiver.element()
+            return element.with_(index_like=attr == "indices", zero_dim=False if attr == "indices" else element.zero_dim)
+        if receiver.kind is Kind.WRAPPER and receiver.fields:
+            # A field of a dataclass or namedtuple built here (`Entry(embedding=piece).embedding`).
+            return receiver.field(attr)
+        if name is not None and name.startswith("self.") and name.count(".") == 1:
+            return self._self_attribute(attr)
+        if attr in sem.PARAMETER_ATTRIBUTE_NAMES and receiver.kind is Kind.UNKNOWN and not name == f"self.{attr}":
+            # `layer.weight`, `self.q_proj.weight`, `m.bias`: a module's parameter.
+            return UNKNOWN_TENSOR.with_(is_parameter=True, why=f"a module's `.{attr}`")
+        return UNKNOWN
+
+    def _tensor_receiver_by_name(self, node: cst.BaseExpression) -> bool:
+        """`x.weight.data`, `param.data`: `.data` of what is named like a parameter or read off a module."""
+        name = dotted_name(node) or ""
+        last = name.split(".")[-1]
+        return last in sem.PARAMETER_ATTRIBUTE_NAMES or last in ("param", "p", "parameter", "tensor", "t")
+
+    def _self_attribute(self, attr: str) -> Value:
+        info = self.index.classes.get(self.env.class_name or "")
+        if info is not None:
+            if attr in info.tensor_attributes:
+                return UNKNOWN_TENSOR.with_(is_parameter=True, label=f"self.{attr}")  # nn.Parameter(...) or register_buffer
+            if attr in info.submodule_attributes or attr in info.host_attributes:
+                return UNKNOWN  # `self.q_proj = nn.Linear(...)`, `self.mim_weight = config.mim_weight`
+            if attr in info.container_attributes:
+                # What it holds is asked of the summaries only when an item is read (`self.queue.get()`).
+                return Value(kind=Kind.WRAPPER, wrapper=ATTRIBUTE_CONTAINER, base=f"{info.name}.{attr}")
+        # (`self.use_bias`, `self.has_bias`, `self.disable_merger_proj`: flags by their prefix, not tensors.)
+        if (attr in ("weight", "bias") or attr.endswith(("_weight", "_bias", "_proj"))) and not attr.startswith(sem.FLAG_PREFIXES):
+            return UNKNOWN_TENSOR.with_(is_parameter=True, label=f"self.{attr}")
+        return UNKNOWN
+
+    def contents(self, value: Value) -> Value:
+        """A container attribute of `self` (as `_self_attribute` gives it) with what its class puts in it."""
+        if value.wrapper != ATTRIBUTE_CONTAINER or value.base is None:
+            return value
+        summaries = self.env.summaries
+        if summaries is None or getattr(self.env, "shallow", False):
+            return UNKNOWN
+        owner, _, attr = value.base.partition(".")
+        found = summaries.attribute_value(owner, attr)
+        return found if found is not None else UNKNOWN
+
+    # ------------------------------------------------------------------ views
+    def view_of(self, base_node: cst.BaseExpression, base: Value, origin: str, partial: Optional[bool] = None) -> Value:
+        if base.is_view or base.is_maybe_view_of_view:
+            root = base.base
+            inherited = base.partial
+        else:
+            root = base.label or self.short_source(base_node)
+            inherited = False
+        # A view of a part (of a view) is a part: `x[:2].t()` still pins all of `x`.
+        part = inherited or (sem.is_partial_view_op(origin) if partial is None else partial)
+        return Value(kind=Kind.TENSOR, provenance=Provenance.VIEW, base=root, origin=origin,
+                     contiguous=None, device=base.device, is_parameter=base.is_parameter, partial=part,
+                     zero_dim=base.zero_dim if origin in (".data", ".detach()") else None, why=base.why)
+
+    # ------------------------------------------------------------------ subscripts
+    def index_kind(self, node: cst.Subscript, local: Optional[Locals] = None) -> IndexKind:
+        """Basic (the result is a view) or advanced (a gathered copy), or unknown."""
+        local = local or {}
+        kinds = [self._element_index_kind(e, node, local) for e in node.slice]
+        if IndexKind.ADVANCED in kinds:
+            return IndexKind.ADVANCED
+        if IndexKind.UNKNOWN in kinds:
+            return IndexKind.UNKNOWN
+        return IndexKind.BASIC
+
+    def _element_index_kind(self, element: cst.SubscriptElement, subscript: cst.Subscript, local: Locals) -> IndexKind:
+        index = element.slice
+        if isinstance(index, cst.Slice):
+            return IndexKind.BASIC
+        return self._expression_index_kind(index.value, subscript, local)
+
+    def _expression_index_kind(self, expr: cst.BaseExpression, subscript: cst.Subscript, local: Locals) -> IndexKind:
+        if isinstance(expr, (cst.Integer, cst.Ellipsis)):
+            return IndexKind.BASIC
+        if isinstance(expr, cst.Name) and expr.value in ("None", "True", "False"):
+            return IndexKind.BASIC
+        if isinstance(expr, (cst.List, cst.ListComp)):
+            return IndexKind.ADVANCED
+        if isinstance(expr, cst.Tuple):
+            kinds = [self._expression_index_kind(e.value, subscript, local) for e in expr.elements]
+            if IndexKind.ADVANCED in kinds:
+                return IndexKind.ADVANCED
+            return IndexKind.UNKNOWN if IndexKind.UNKNOWN in kinds else IndexKind.BASIC
+        if isinstance(expr, cst.Comparison):
+            # `x[x > 0]`: a comparison that involves a tensor (or the indexed value itself) is a mask.
+            value = self.evaluate(expr, local)
+            if value.bool_mask and not value.zero_dim:
+                return IndexKind.ADVANCED
+            operands = [expr.left] + [c.comparator for c in expr.comparisons]
+            if any(o.deep_equals(subscript.value) for o in operands):
+                return IndexKind.ADVANCED
+            return IndexKind.UNKNOWN
+        value = self.evaluate(expr, local)
+        kind = value_index_kind(value)
+        if kind is not IndexKind.UNKNOWN or value.kind is not Kind.UNKNOWN:
+            return kind
+        # Nothing known of the value: how the name is used, and what it is called.
+        name = dotted_name(expr)
+        if name is None:
+            return IndexKind.UNKNOWN
+        if "." not in name and self.env.usage_of(name) & sem.ARRAY_METHODS:
+            return IndexKind.ADVANCED  # `mask.any()` elsewhere in the function: an array
+        if looks_like_mask_name(name) or _INDEX_NAME.search(name.split(".")[-1].lower()):
+            return IndexKind.ADVANCED
+        return IndexKind.UNKNOWN
+
+    def _subscript(self, node: cst.Subscript, local: Locals) -> Value:
+        receiver = self.contents(self.evaluate(node.value, local))
+        single = len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
+        if receiver.kind in (Kind.TENSOR_SEQUENCE, Kind.WRAPPER):
+            if receiver.kind is Kind.TENSOR_SEQUENCE and not single:
+                return receiver  # a slice of a split result is still a tuple of views
+            if single:
+                key = node.slice[0].slice.value  # type: ignore[attr-defined]
+                if isinstance(key, cst.SimpleString) and receiver.fields:
+                    return receiver.field(str(key.evaluated_value))  # `d["key"]` of a dict literal
+                if isinstance(key, cst.Integer) and receiver.kind is Kind.WRAPPER and receiver.wrapper == "tuple" \
+                        and int(key.evaluated_value) < len(receiver.elements):
+                    return receiver.elements[int(key.evaluated_value)]
+                return receiver.element()
+            return receiver if receiver.kind is Kind.WRAPPER and receiver.wrapper in ("list", "tuple") else UNKNOWN
+        if receiver.kind is Kind.INT_LIST:
+            return INT if single else receiver
+        if receiver.kind is Kind.HOST:
+            return UNKNOWN
+        kind = self.index_kind(node, local)
+        # `arr[:, 0]` on a known host value (a NumPy array from `.numpy()`) is not tensor indexing.
+        tensor_like = receiver.is_tensor or (receiver.kind is Kind.UNKNOWN and self._tensor_style_index(node))
+        if not tensor_like:
+            return UNKNOWN
+        if kind is IndexKind.BASIC:
+            view = self.view_of(node.value, receiver, "[" + self.short_source(node, 200).split("[", 1)[-1],
+                                partial=not self._whole_index(node))
+            if self._selects_last_dim(node, local):
+                view = view.with_(contiguous=False)
+            if self._drops_a_dimension(node, local):
+                view = view.with_(reduced=True)  # `t[i]` of a 1-D `t` is 0-dim
+            return view
+        if kind is IndexKind.ADVANCED:
+            # A gathered copy: it owns its storage; `origin`/`base` say where it was gathered from. It is
+            # row-major when the input is (advanced indexing keeps a transposed input's layout).
+            contiguous = True if receiver.contiguous else None
+            return fresh(contiguous=contiguous, device=receiver.device, origin=ADVANCED_INDEX,
+                         base=self.short_source(node.value), zero_dim=False, why=receiver.why)
+        return Value(kind=Kind.TENSOR, device=receiver.device, why=receiver.why)
+
+    def _selects_last_dim(self, node: cst.Subscript, local: Locals) -> bool:
+        """`x[..., 0]`: an integer index on the last dimension leaves every stride a multiple of its
+        size, so the view is not contiguous (unless that size is 1, or one element is left)."""
+        if len(node.slice) != 2:
+            return False
+        first, last = node.slice[0].slice, node.slice[1].slice
+        if not (isinstance(first, cst.Index) and isinstance(first.value, cst.Ellipsis)):
+            return False
+        return isinstance(last, cst.Index) and self.evaluate(last.value, local).kind is Kind.INT
+
+    def _drops_a_dimension(self, node: cst.Subscript, local: Locals) -> bool:
+        """Some index is an integer (or a 0-dim tensor): the result has fewer dimensions."""
+        for element in node.slice:
+            index = element.slice
+            if isinstance(index, cst.Index) and not isinstance(index.value, cst.Ellipsis) and not (
+                    isinstance(index.value, cst.Name) and index.value.value == "None"):
+                if self.evaluate(index.value, local).kind is Kind.INT or isinstance(index.value, cst.Integer):
+                    return True
+        return False
+
+    @staticmethod
+    def _whole_index(node: cst.Subscript) -> bool:
+        """`x[:]`, `x[...]`, `x[None]`, `x[:, None]`: a view of all of `x`, not of a part."""
+        for element in node.slice:
+            index = element.slice
+            if isinstance(index, cst.Slice):
+                if index.lower is not None or index.upper is not None or index.step is not None:
+                    return False
+            elif not (isinstance(index.value, cst.Ellipsis) or (isinstance(index.value, cst.Name) and index.value.value == "None")):
+                return False
+        return True
+
+    @staticmethod
+    def _tensor_style_index(node: cst.Subscript) -> bool:
+        """`x[:, 0]`, `x[..., None]`: multi-dimensional indexing that lists and dicts do not accept."""
+        if len(node.slice) < 2:
+            element = node.slice[0].slice if node.slice else None
+            return isinstance(element, cst.Index) and isinstance(element.value, cst.Ellipsis)
+        return any(
+            isinstance(e.slice, cst.Slice)
+            or (isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.Ellipsis,)))
+            or (isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Name) and e.slice.value.value == "None")
+            for e in node.slice
+        )
+
+    # ------------------------------------------------------------------ calls
+    def _call(self, node: cst.Call, local: Locals) -> Value:
+        func = node.func
+        qualified = self.qualify(func)
+        if qualified is not None and (qualified.startswith("torch.") or qualified.startswith("numpy.")):
+            return self._torch_function(node, qualified, local)
+        if (qualified or dotted_name(func) or "").split(".")[-1] in sem.CONTAINER_CLASS_NAMES:
+            return Value(kind=Kind.WRAPPER, wrapper=(qualified or dotted_name(func) or "").split(".")[-1].lower())
+        summaries = self.env.summaries
+        if summaries is not None:
+            result = summaries.call_value(node, self, local)
+            if result is not None:
+                return result
+        if isinstance(func, cst.Attribute):
+            return self._method(node, func, local)
+        if isinstance(func, cst.Name):
+            return self._builtin_or_constructor(node, func.value, qualified, local)
+        return UNKNOWN
+
+    def _builtin_or_constructor(self, node: cst.Call, name: str, qualified: Optional[str], local: Locals) -> Value:
+        if name in ("max", "min", "sum", "abs", "round"):
+            # Over tensors (`max(grid[1], grid[2])`) the result is a 0-dim tensor; over ints an int.
+            args = [self.evaluate(a.value, local) for a in node.args if a.keyword is None and not a.star]
+            tensors = [a for a in args if a.is_tensor]
+            if tensors and name != "round":
+                return fresh(zero_dim=True, reduced=True, device=_elementwise_device(tensors), why=tensors[0].why)
+            return INT
+        if name in ("len", "int", "range", "ord", "hash"):
+            return INT if name != "range" else HOST
+        if name in ("float", "bool", "str", "repr", "isinstance", "print", "id", "callable", "hasattr"):
+            return HOST
+        if name in ("list", "tuple", "dict", "set", "OrderedDict", "deque", "sorted", "reversed"):
+            elements = tuple(self.evaluate(a.value, local) for a in node.args if a.keyword is None)
+            if name in ("list", "tuple", "sorted", "reversed", "deque") and len(elements) == 1 and elements[0].kind in (
+                    Kind.TENSOR_SEQUENCE, Kind.WRAPPER, Kind.INT_LIST):
+                return elements[0]
+            if name in ("list", "tuple") and len(elements) == 1 and elements[0].is_tensor:
+                return _container((self.iterate(node.args[0].value, local),), name)  # `list(t)`: its rows
+            return _container(elements, name)
+        if name == "next" and node.args:
+            return self.iterate(node.args[0].value, local)
+        if name == "iter" and node.args:
+            return _container((self.iterate(node.args[0].value, local),), "iterator")
+        if name == "getattr" and len(node.args) >= 2:
+            return UNKNOWN
+        if name == "replace" or qualified in ("dataclasses.replace", "copy.copy"):
+            return self._wrapper(node, name, local)
+        cls = self.index.classes.get(name)
+        if (cls is not None and not cls.is_module) or (cls is None and name[:1].isupper() and name not in self.index.aliases):
+            return self._wrapper(node, name, local)
+        if cls is None and name[:1].isupper():
+            target = self.index.aliases.get(name, "")
+            if not target.startswith("torch"):
+                return self._wrapper(node, name, local)
+        return UNKNOWN
+
+    def _wrapper(self, node: cst.Call, name: str, local: Locals) -> Value:
+        """An object built from values (`Entry(embedding=piece)`): it holds them, by field name where known."""
+        info = self.index.classes.get(name)
+        order = info.fields if info is not None else []
+        elements = tuple(self.evaluate(a.value, local) for a in node.args)
+        fields: list[Optional[str]] = []
+        position = 0
+        for arg in node.args:
+            if arg.keyword is not None:
+                fields.append(arg.keyword.value)
+            elif not arg.star and position < len(order):
+                fields.append(order[position])
+                position += 1
+            else:
+                fields.append(None)
+        named = tuple(fields) if any(f is not None for f in fields) else ()
+        return Value(kind=Kind.WRAPPER, elements=elements, wrapper=name, fields=named)
+
+    @staticmethod
+    def first_arg(node: cst.Call) -> Optional[cst.BaseExpression]:
+        for arg in node.args:
+            if arg.keyword is None and arg.star == "":
+                return arg.value
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value in ("input", "self", "tensor", "x"):
+                return arg.value
+        return None
+
+    @staticmethod
+    def keyword(node: cst.Call, name: str) -> Optional[cst.Arg]:
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == name:
+                return arg
+        return None
+
+    def _torch_function(self, node: cst.Call, qualified: str, local: Locals) -> Value:
+        first = self.first_arg(node)
+        first_value = self.evaluate(first, local) if first is not None else UNKNOWN
+        has_device = self.keyword(node, "device") is not None
+        if qualified in sem.SEQUENCE_VIEW_FUNCTIONS and first is not None:
+            element = self.view_of(first, first_value if first_value.is_tensor else UNKNOWN_TENSOR, qualified)
+            return Value(kind=Kind.TENSOR_SEQUENCE, elements=(element,), origin=qualified)
+        if qualified in sem.VIEW_FUNCTIONS and first is not None:
+            return self.view_of(first, first_value if first_value.is_tensor else UNKNOWN_TENSOR, qualified)
+        device = self._device_argument(node, local)
+        if qualified in sem.MAYBE_VIEW_FUNCTIONS and first is not None:
+            # `torch.as_tensor(list)` builds on the CPU unless told otherwise; a tensor keeps its device.
+            host_data = first_value.kind in (Kind.INT, Kind.INT_LIST, Kind.HOST, Kind.ARRAY) or isinstance(first, (cst.List, cst.Tuple, cst.ListComp))
+            if device is None:
+                device = Device.CPU if (first_value.cpu or host_data or qualified == "torch.from_numpy") else first_value.device
+            return self.maybe_view(first_value, qualified, device=device)
+        if qualified == "torch.where" and len([a for a in node.args if a.keyword is None]) == 1:
+            return Value(kind=Kind.TENSOR_SEQUENCE, elements=(fresh(contiguous=True, index_like=True, zero_dim=False, device=first_value.device),))
+        if qualified == "torch.nonzero" and self.keyword(node, "as_tuple") is not None:
+            return Value(kind=Kind.TENSOR_SEQUENCE, elements=(fresh(contiguous=True, index_like=True, zero_dim=False, device=first_value.device),))
+        if qualified in sem.FACTORY_FUNCTIONS:
+            zero_dim: Optional[bool] = None
+            if qualified == "torch.tensor" and first is not None:
+                zero_dim = not isinstance(first, (cst.List, cst.Tuple, cst.ListComp)) and first_value.kind not in (
+                    Kind.INT_LIST, Kind.WRAPPER, Kind.TENSOR_SEQUENCE, Kind.ARRAY)
+                if isinstance(first, (cst.Integer, cst.Float)):
+                    zero_dim = True
+            elif qualified in ("torch.arange", "torch.randperm", "torch.linspace"):
+                zero_dim = False
+            index_like = qualified in ("torch.arange", "torch.randperm", "torch.tril_indices", "torch.triu_indices") or (
+                qualified == "torch.tensor" and zero_dim is False and isinstance(first, (cst.List, cst.ListComp))
+            )
+            # Row-major unless the strides are explicit, follow an input, or another memory format is asked for.
+            contiguous = None if qualified in sem.NON_CONTIGUOUS_FACTORIES or not self.default_memory_format(node) else True
+            # On the CPU without a device (`torch.tensor(t)` of a tensor keeps t's device), or on the one named.
+            if device is None:
+                device = first_value.device if qualified == "torch.tensor" and first_value.is_tensor else Device.CPU
+            mask = self._dtype_is_bool(node)
+            return fresh(contiguous=contiguous, device=device, zero_dim=False if mask and zero_dim is None else zero_dim,
+                         index_like=index_like, bool_mask=mask)
+        if qualified in sem.LIKE_FACTORY_FUNCTIONS:
+            return fresh(contiguous=first_value.contiguous if not has_device else None,
+                         device=device if device is not None else first_value.device,
+                         bool_mask=self._dtype_is_bool(node) or (first_value.bool_mask and self.keyword(node, "dtype") is None))
+        inputs = self._tensor_inputs(node, local)
+        input_device = _elementwise_device(inputs) if inputs else Device.UNKNOWN
+        if qualified in sem.FRESH_CONTIGUOUS_FUNCTIONS:
+            index_like = qualified in ("torch.nonzero", "torch.argwhere")
+            # nonzero/argwhere come back transposed (stride (1, n)); cat/stack keep their inputs' layout.
+            layout_follows_inputs = qualified in sem.LAYOUT_FOLLOWING_FUNCTIONS
+            contiguous = None if index_like else (True if not layout_follows_inputs else
+                                                  (True if inputs and all(v.contiguous for v in inputs) else None))
+            return fresh(contiguous=contiguous, index_like=index_like, zero_dim=False if index_like else None,
+                         device=input_device, origin=ADVANCED_INDEX if qualified in sem.GATHER_FUNCTIONS else None)
+        if qualified in sem.FRESH_FUNCTIONS:
+            name = qualified.split(".")[-1]
+            if name in ("topk", "sort", "max", "min", "kthvalue", "median", "mode") and (
+                    name in ("topk", "sort") or self._has_dim_argument(node)):
+                values = fresh(device=input_device)
+                return Value(kind=Kind.TENSOR_SEQUENCE, elements=(values,), origin=qualified)
+            index_like = name in ("argsort", "argmax", "argmin") and (name == "argsort" or self._has_dim_argument(node))
+            reduced = name in sem.REDUCTIONS and not self._has_dim_argument(node)
+            return fresh(contiguous=None, index_like=index_like, device=input_device,
+                         bool_mask=qualified in sem.BOOL_RESULT_FUNCTIONS or (name in ("any", "all") and self._has_dim_argument(node)),
+                         zero_dim=True if reduced else (False if index_like else None), reduced=reduced)
+        if qualified.startswith("numpy.") and qualified.split(".")[-1] in ("array", "arange", "asarray", "nonzero", "where", "argsort"):
+            return Value(kind=Kind.ARRAY)  # a numpy array index gathers like a list
+        if qualified.startswith(("torch.nn.functional.", "torch.special.", "torch.linalg.", "torch.fft.")):
+            return fresh(contiguous=None, device=input_device)
+        parts = qualified.split(".")
+        if len(parts) == 2 and parts[0] == "torch" and parts[1][:1].islower() \
+                and parts[1] not in sem.NON_TENSOR_TORCH_FUNCTIONS and not parts[1].startswith(sem.NON_TENSOR_TORCH_PREFIXES):
+            return fresh(contiguous=None, device=input_device)  # some other `torch.<op>(...)`: a new tensor
+        return UNKNOWN
+
+    def _tensor_inputs(self, node: cst.Call, local: Locals) -> list[Value]:
+        values: list[Value] = []
+        for arg in node.args:
+            if arg.keyword is None and arg.star == "":
+                value = self.evaluate(arg.value, local)
+                if not value.is_tensor and sem.looks_cpu_name(dotted_name(arg.value) or ""):
+                    value = UNKNOWN_TENSOR.with_(device=Device.CPU)  # `torch.cumsum(meta.extend_seq_lens_cpu, 0)`
+                nested = value.kind is Kind.TENSOR_SEQUENCE or (value.kind is Kind.WRAPPER and value.wrapper in ("list", "tuple"))
+                values.extend(e for e in (value.elements if nested else (value,)) if e.is_tensor)
+        return values
+
+    @staticmethod
+    def _has_dim_argument(node: cst.Call) -> bool:
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        return len(positional) >= 2 or any(a.keyword is not None and a.keyword.value in ("dim", "axis") for a in node.args)
+
+    def _dtype_is_bool(self, node: cst.Call) -> bool:
+        dtype = self.keyword(node, "dtype")
+        return dtype is not None and (self.qualify(dtype.value) or "") in ("torch.bool", "torch.uint8")
+
+    def maybe_view(self, receiver: Value, op: str, device: Device) -> Value:
+        if receiver.is_view or receiver.is_maybe_view_of_view:
+            name = op.rsplit(".", 1)[-1].removesuffix("()")
+            if receiver.contiguous is False and name == "contiguous":
+                # `.contiguous()` of a known non-contiguous view always copies: the result owns its storage.
+                return fresh(contiguous=True, device=device)
+            # A cast that returned its input is the same non-contiguous view; one that copied owns its
+            # storage: either way a later `.contiguous()` gives an owned tensor.
+            still_strided = receiver.contiguous is False and name in sem.DTYPE_CAST_METHODS | sem.DEVICE_MOVE_METHODS | {"to", "type", "type_as"}
+            return Value(kind=Kind.TENSOR, provenance=Provenance.MAYBE_VIEW, base=receiver.base,
+                         origin=receiver.origin, ownership_op=receiver.ownership_op or op, device=device,
+                         is_parameter=receiver.is_parameter, partial=receiver.partial, why=receiver.why,
+                         contiguous=True if "contiguous" in op else (False if still_strided else None))
+        if receiver.is_fresh:
+            # On a tensor that owns its storage, "maybe the same storage" still owns it.
+            return fresh(contiguous=True if "contiguous" in op else receiver.contiguous, device=device,
+                         zero_dim=receiver.zero_dim, bool_mask=receiver.bool_mask, index_like=receiver.index_like,
+                         reduced=receiver.reduced, label=receiver.label, why=receiver.why, origin=receiver.origin)
+        return Value(kind=Kind.TENSOR, provenance=Provenance.UNKNOWN, device=device, label=receiver.label,
+                     contiguous=True if "contiguous" in op else None, is_parameter=receiver.is_parameter,
+                     zero_dim=receiver.zero_dim, reduced=receiver.reduced, bool_mask=receiver.bool_mask,
+                     index_like=receiver.index_like, why=receiver.why)
+
+    def _method(self, node: cst.Call, func: cst.Attribute, local: Locals) -> Value:
+        method = func.attr.value
+        receiver_node = func.value
+        # Calls on module names (`np.foo`, `os.path.join`) are not tensor methods.
+        receiver = self.evaluate(receiver_node, local)
+        if isinstance(receiver_node, cst.Name) and receiver_node.value in self.index.aliases and not receiver.is_tensor:
+            return UNKNOWN
+        if receiver.kind is Kind.WRAPPER:
+            return self._container_method(node, method, receiver, local)
+        if receiver.kind is Kind.TENSOR_SEQUENCE and method in ("index", "count"):
+            return INT
+        tensor = receiver.is_tensor
+        if not tensor and receiver.kind is Kind.UNKNOWN and method in ("parameters", "buffers"):
+            # `model.parameters()`: the module's parameters.
+            return _container((UNKNOWN_TENSOR.with_(is_parameter=True, why=f"from `.{method}()`"),), "iterator")
+        if not tensor and receiver.kind is Kind.UNKNOWN and method in ("named_parameters", "named_buffers"):
+            item = _container((HOST, UNKNOWN_TENSOR.with_(is_parameter=True, why=f"from `.{method}()`")), "tuple")
+            return _container((item,), "iterator")
+        if method in sem.SEQUENCE_VIEW_METHODS:
+            if tensor or method not in sem.AMBIGUOUS_SEQUENCE_METHODS or self._tensor_split_arguments(node):
+                element = self.view_of(receiver_node, receiver if tensor else UNKNOWN_TENSOR, "." + method + "()")
+                return Value(kind=Kind.TENSOR_SEQUENCE, elements=(element,), origin="." + method)
+            return UNKNOWN
+        if method in sem.VIEW_METHODS:
+            if method == "view" and node.args and self._is_dtype_argument(node.args[0].value):
+                return self.view_of(receiver_node, receiver, ".view(dtype)")
+            if tensor or method not in sem.AMBIGUOUS_VIEW_METHODS:
+                if method == "t" and node.args:
+                    return UNKNOWN
+                view = self.view_of(receiver_node, receiver if tensor else UNKNOWN_TENSOR, "." + method + "()")
+                if method == "detach" and receiver.is_fresh:
+                    # `.detach()` shares storage, but of a tensor that owns it: keep what is known of it.
+                    return receiver.with_(provenance=Provenance.FRESH)
+                return view
+            return UNKNOWN
+        if method in sem.MAYBE_VIEW_METHODS:
+            if tensor or method not in sem.MAYBE_VIEW_METHODS_NEED_TENSOR or self.env.usage_of(dotted_name(receiver_node) or "") & sem.TENSOR_ONLY_METHODS:
+                device = self._moved_device(node, method, receiver, local)
+                result = self.maybe_view(receiver if tensor else UNKNOWN_TENSOR, "." + method + "()", device)
+                if method in ("bool",) or (method in ("to", "type") and any(self._is_bool_dtype(a.value) for a in node.args)):
+                    result = result.with_(bool_mask=True)
+                if method in ("long", "int") and receiver.bool_mask:
+                    result = result.with_(bool_mask=False, index_like=True)
+                if not self.default_memory_format(node):
+                    result = result.with_(contiguous=None)  # `.to(memory_format=torch.channels_last)`
+                return result
+            return UNKNOWN
+        if method == "numpy" and (tensor or receiver.kind is Kind.UNKNOWN):
+            return Value(kind=Kind.ARRAY)  # a NumPy array: host memory, not a tensor
+        if method in sem.HOST_VALUE_METHODS:
+            if method == "tolist":
+                return Value(kind=Kind.INT_LIST) if tensor and receiver.index_like else HOST
+            return INT if method in ("item", "numel", "dim", "ndimension", "element_size", "nelement", "storage_offset", "get_device") or (method == "size" and node.args) else HOST
+        if method == "clone":
+            memory_format = self.keyword(node, "memory_format")
+            contiguous = True if memory_format is not None and "contiguous_format" in self.source(memory_format.value) else receiver.contiguous
+            if not tensor and receiver.kind is not Kind.UNKNOWN:
+                return UNKNOWN
+            return fresh(contiguous=contiguous, device=receiver.device, zero_dim=receiver.zero_dim, bool_mask=receiver.bool_mask,
+                         index_like=receiver.index_like, reduced=receiver.reduced, origin=".clone()", why=receiver.why)
+        if method in sem.FRESH_METHODS and (tensor or (receiver.kind is Kind.UNKNOWN and method in sem.TENSOR_ONLY_METHODS)):
+            return self._fresh_method(node, method, receiver)
+        if tensor and sem.is_inplace_method(method):
+            if method in sem.RESTRIDING_INPLACE_METHODS:
+                return receiver.with_(contiguous=None)  # `x.t_()` returns x with new strides
+            return receiver  # in-place methods return self
+        if method in ("nonzero", "argsort") and not tensor and receiver.kind is Kind.UNKNOWN:
+            return Value(kind=Kind.TENSOR, provenance=Provenance.FRESH, index_like=True, zero_dim=False, contiguous=None)
+        if method == "get" and receiver.kind is Kind.UNKNOWN:
+            return UNKNOWN
+        return UNKNOWN
+
+    def _fresh_method(self, node: cst.Call, method: str, receiver: Value) -> Value:
+        contiguous = True if method in sem.FRESH_CONTIGUOUS_METHODS else None
+        if method in ("topk", "sort") or (method in ("max", "min", "median", "mode", "kthvalue") and self._has_dim_argument(node)):
+            return Value(kind=Kind.TENSOR_SEQUENCE, elements=(fresh(device=receiver.device),), origin="." + method)
+        with_dim = self._has_dim_argument(node) or bool(node.args and method in ("any", "all"))
+        index_like = method in sem.INDEX_TENSOR_METHODS or (method in ("argmax", "argmin") and with_dim)
+        bool_mask = method in sem.BOOL_RESULT_METHODS or (method in ("any", "all") and with_dim) or (
+            method in ("masked_fill", "clone", "logical_not") and receiver.bool_mask)
+        if method == "nonzero" and self.keyword(node, "as_tuple") is not None:
+            return Value(kind=Kind.TENSOR_SEQUENCE, elements=(fresh(contiguous=True, index_like=True, zero_dim=False, device=receiver.device),))
+        reduced = method in sem.REDUCTIONS and not with_dim
+        if method in sem.BOOL_RESULT_METHODS or method in sem.ELEMENTWISE_METHODS:
+            zero_dim, reduced = receiver.zero_dim, receiver.reduced
+        else:
+            zero_dim = True if reduced else (False if index_like else None)
+        return fresh(contiguous=contiguous, device=receiver.device, index_like=index_like, bool_mask=bool_mask,
+                     zero_dim=zero_dim, reduced=reduced, why=receiver.why,
+                     origin=ADVANCED_INDEX if method in sem.GATHER_METHODS else None)
+
+    def _container_method(self, node: cst.Call, method: str, receiver: Value, local: Locals) -> Value:
+        """`d.get(k)`, `d.values()`, `d.items()`, `q.get()`, `l.pop()` on a container the analysis knows."""
+        if method in ("get", "pop", "popleft", "get_nowait", "setdefault", "__getitem__", "values", "copy", "items"):
+            receiver = self.contents(receiver)
+        if method in ("get", "pop", "popleft", "get_nowait", "setdefault", "__getitem__"):
+            return receiver.element()
+        if method in ("values", "copy"):
+            return receiver if method == "copy" else _container(receiver.elements, "list")
+        if method == "items":
+            return _container((_container((HOST, receiver.element()), "tuple"),), "list")
+        if method == "keys":
+            return HOST
+        return UNKNOWN
+
+    def _moved_device(self, node: cst.Call, method: str, receiver: Value, local: Locals) -> Device:
+        if method in ("cpu", "pin_memory"):
+            return Device.CPU
+        if method in ("cuda", "xpu", "mps", "npu"):
+            return Device.ACCELERATOR
+        if method == "to":
+            return self._to_device(node, receiver, local)
+        return receiver.device
+
+    def default_memory_format(self, node: cst.Call) -> bool:
+        """No `memory_format=` argument, or `torch.contiguous_format`: the result is row-major."""
+        memory_format = self.keyword(node, "memory_format")
+        return memory_format is None or "contiguous_format" in self.source(memory_format.value)
+
+    def _is_dtype_argument(self, node: cst.BaseExpression) -> bool:
+        qualified = self.qualify(node) or ""
+        return qualified.startswith("torch.") and qualified.split(".")[-1] in sem.DTYPE_NAMES
+
+    def _is_bool_dtype(self, node: cst.BaseExpression) -> bool:
+        return (self.qualify(node) or "") == "torch.bool"
+
+    @staticmethod
+    def _is_cpu_device(node: cst.BaseExpression) -> bool:
+        return isinstance(node, cst.SimpleString) and node.value.strip("'\"") == "cpu"
+
+    def _device_expression(self, node: cst.BaseExpression, local: Locals) -> Device:
+        """What device a `device=`/`.to()` argument names: the CPU, a device, or unknown."""
+        if self._is_cpu_device(node):
+            return Device.CPU
+        if isinstance(node, cst.SimpleString):
+            return Device.ACCELERATOR  # "cuda", "cuda:0", "npu"
+        if isinstance(node, cst.Call) and self.qualify(node.func) == "torch.device" and node.args:
+            return self._device_expression(node.args[0].value, local)
+        if isinstance(node, cst.Attribute) and node.attr.value == "device":
+            receiver = self.evaluate(node.value, local)
+            return receiver.device if receiver.is_tensor else Device.UNKNOWN
+        name = dotted_name(node) or ""
+        if "cpu" in name.split(".")[-1].lower():
+            return Device.CPU
+        return Device.UNKNOWN
+
+    def _to_device(self, node: cst.Call, receiver: Value, local: Locals) -> Device:
+        """`.to("cpu")`, `.to(cpu_tensor)`, a dtype-only `.to(torch.float16)` (keeps the device), `.to(device)`."""
+        device = self.keyword(node, "device")
+        positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
+        target = device.value if device is not None else (positional[0] if positional else None)
+        if target is None or self._is_dtype_argument(target):
+            return receiver.device if not any(a.star for a in node.args) else Device.UNKNOWN
+        found = self._device_expression(target, local)
+        if found is not Device.UNKNOWN:
+            return found
+        value = self.evaluate(target, local)
+        if value.is_tensor:
+            return value.device
+        return Device.UNKNOWN
+
+    def _device_argument(self, node: cst.Call, local: Locals) -> Optional[Device]:
+        """The device `device=` names; None when the call has no `device=`."""
+        arg = self.keyword(node, "device")
+        return None if arg is None else self._device_expression(arg.value, local)
+
+    @staticmethod
+    def _tensor_split_arguments(node: cst.Call) -> bool:
+        """`.split(100)`, `.split([3, 4], dim=0)`, `.split(sizes, dim=-1)`: a tensor split, not `str.split`."""
+        positional = [a for a in node.args if a.keyword is None]
+        if any(a.keyword is not None and a.keyword.value in ("dim", "split_size", "split_size_or_sections") for a in node.args):
+            return True
+        if positional and isinstance(positional[0].value, (cst.Integer, cst.List)):
+            if isinstance(positional[0].value, cst.List):
+                return all(isinstance(e.value, (cst.Integer, cst.Name)) for e in positional[0].value.elements)
+            return True
+        if len(positional) == 2 and isinstance(positional[1].value, (cst.Integer, cst.UnaryOperation)):
+            return True  # .split(size, dim)
+        return False
+
+    # ------------------------------------------------------------------ iteration and binding
+    def iterate(self, node: cst.BaseExpression, local: Locals) -> Value:
+        """The value of each item when iterating over `node`."""
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+            name = node.func.value
+            if name == "range":
+                return INT
+            if name == "enumerate" and node.args:
+                return Value(kind=Kind.WRAPPER, elements=(INT, self.iterate(node.args[0].value, local)), wrapper="tuple")
+            if name == "zip":
+                return Value(kind=Kind.WRAPPER, elements=tuple(self.iterate(a.value, local) for a in node.args), wrapper="tuple")
+            if name in ("reversed", "sorted", "list", "tuple", "iter") and node.args:
+                return self.iterate(node.args[0].value, local)
+        value = self.contents(self.evaluate(node, local))
+        if value.kind in (Kind.TENSOR_SEQUENCE, Kind.WRAPPER):
+            if value.kind is Kind.WRAPPER and value.wrapper in ("dict", "ordereddict", "defaultdict", "counter"):
+                return HOST  # iterating a dict gives its keys
+            if value.kind is Kind.WRAPPER and value.wrapper not in ("list", "tuple", "set", "iterator", "deque", None) \
+                    and not (value.wrapper or "")[:1].islower():
+                return UNKNOWN  # an object of a class: what it yields is its own business
+            return value.element()
+        if value.kind is Kind.INT_LIST:
+            return INT
+        if value.is_tensor:
+            # Iterating a tensor yields views of its rows (0-dim ones for a 1-D tensor).
+            return self.view_of(node, value, "iteration").with_(reduced=True)
+        return UNKNOWN
+
+    def bind_target_into(self, target: cst.BaseExpression, value: Value, scope: Locals) -> None:
+        if isinstance(target, cst.Name):
+            scope[target.value] = labelled(value, target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = list(target.elements)
+            for i, element in enumerate(elements):
+                if isinstance(element, cst.StarredElement):
+                    item = value if value.kind is Kind.TENSOR_SEQUENCE else UNKNOWN
+                    self.bind_target_into(element.value, item, scope)
+                    continue
+                if value.kind is Kind.TENSOR_SEQUENCE:
+                    item = value.elements[0] if len(value.elements) == 1 else value.element()
+                elif value.kind is Kind.WRAPPER and value.wrapper in ("tuple", "list") and len(value.elements) == len(elements):
+                    item = value.elements[i]
+                elif value.kind is Kind.WRAPPER and value.wrapper in ("list", "iterator") and value.elements:
+                    item = value.element()
+                elif value.is_tensor:
+                    item = self.view_of(element.value, value, "iteration").with_(reduced=True)  # unpacking a tensor iterates it
+                else:
+                    item = UNKNOWN
+                self.bind_target_into(element.value, item, scope)
+        elif isinstance(target, cst.Attribute):
+            name = dotted_name(target)
+            if name is not None and name.startswith("self."):
+                scope[name] = value
+
+
+def labelled(value: Value, name: str) -> Value:
+    """A tensor bound to `name` for the first time keeps that name (for view bases and messages)."""
+    if value.kind is Kind.TENSOR and value.label is None and value.provenance is not Provenance.VIEW:
+        return value.with_(label=name)
+    return value
+
+
+def _container(elements: tuple[Value, ...], wrapper: str) -> Value:
+    """A container holding `elements` (in their positions, so that tuples unpack element by element)."""
+    if len(elements) <= MAX_ELEMENTS:
+        return Value(kind=Kind.WRAPPER, wrapper=wrapper, elements=elements)
+    result = Value(kind=Kind.WRAPPER, wrapper=wrapper)
+    for element in elements:
+        result = result.with_element(element)
+    return result
+
+
+def value_index_kind(value: Value) -> IndexKind:
+    """The index kind of an index whose value is known."""
+    if value.kind in (Kind.INT, Kind.HOST):
+        return IndexKind.BASIC
+    if value.kind in (Kind.INT_LIST, Kind.ARRAY, Kind.TENSOR_SEQUENCE):
+        return IndexKind.ADVANCED  # a list of ints, a NumPy array, `torch.where(c)`/`nonzero(as_tuple=True)`
+    if value.is_tensor:
+        if value.zero_dim:
+            return IndexKind.BASIC  # a 0-dim tensor index is a select, not a gather
+        if value.zero_dim is False or value.bool_mask or value.index_like:
+            return IndexKind.ADVANCED
+        # A tensor of unknown rank: 0-dim ones are the rare case, unless it came out of a tensor
+        # (`t[i]`, a loop over a tensor, a reduction), where it may well be one.
+        return IndexKind.UNKNOWN if value.reduced else IndexKind.ADVANCED
+    if value.kind is Kind.WRAPPER and value.wrapper in ("list",) and any(e.is_tensor or e.kind is Kind.INT for e in value.elements):
+        return IndexKind.ADVANCED
+    return IndexKind.UNKNOWN
+
+
+def _elementwise_device(values: list[Value]) -> Device:
+    tensors = [v for v in values if v.is_tensor]
+    if any(v.device is Device.ACCELERATOR for v in tensors):
+        return Device.ACCELERATOR
+    if tensors and all(v.cpu for v in tensors) and all(v.is_tensor or v.kind in (Kind.INT, Kind.HOST) for v in values):
+        return Device.CPU
+    return Device.UNKNOWN
+
+
+def binary_result(operator: cst.BaseBinaryOp, left: Value, right: Value) -> Value:
+    """The value of `left <op> right`."""
+    if left.kind is Kind.INT and right.kind is Kind.INT:
+        return INT
+    if left.is_tensor or right.is_tensor:
+        operands = [v for v in (left, right) if v.is_tensor]
+        device = _elementwise_device([left, right])
+        if isinstance(operator, cst.MatrixMultiply):
+            return fresh(contiguous=True, device=device, why=operands[0].why)
+        scalars_ok = all(v.is_tensor or v.kind in (Kind.INT, Kind.HOST) for v in (left, right))
+        # Elementwise results follow the inputs' strides: contiguous only when every tensor input is.
+        contiguous = True if scalars_ok and all(v.contiguous for v in operands) else None
+        mask = isinstance(operator, (cst.BitAnd, cst.BitOr, cst.BitXor)) and all(v.bool_mask for v in operands)
+        zero_dim = True if all(v.zero_dim for v in operands) and scalars_ok else (
+            False if any(v.zero_dim is False for v in operands) else None)
+        index = any(v.index_like for v in operands) and not isinstance(operator, (cst.Divide,))
+        return fresh(contiguous=contiguous, device=device, bool_mask=mask, zero_dim=zero_dim,
+                     reduced=all(v.reduced or v.zero_dim for v in operands) and scalars_ok, index_like=index,
+                     why=operands[0].why)
+    if left.kind is Kind.ARRAY or right.kind is Kind.ARRAY:
+        return Value(kind=Kind.ARRAY)
+    if left.kind in (Kind.INT, Kind.HOST) and right.kind in (Kind.INT, Kind.HOST):
+        return HOST
+    return UNKNOWN

@@ -1,0 +1,573 @@
+"""The flow: what is known at the walker's position, and what rules ask about it.
+
+`Facts` keeps the environment (name -> Value, per function, joined at the end of branches
+and loops), the context stack (hot or cold), and the rules' reports. The walker calls its
+`enter_*`/`leave_*`/`after_*` hooks in statement order; rules ask it questions
+(`value_of`, `index_kind`, `store_events`, `in_hot_path`) and report through it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional
+
+import libcst as cst
+
+from viewlint.analysis import semantics as sem
+from viewlint.analysis.contexts import ContextStack, is_setup_name
+from viewlint.analysis.evaluator import Evaluator, annotation_value, collect_usage, docstring_value, labelled
+from viewlint.analysis.module_index import ModuleIndex, build_index
+from viewlint.analysis.tree import descendants, dotted_name, source_in_place
+from viewlint.analysis.values import (
+    UNKNOWN,
+    UNKNOWN_TENSOR,
+    Device,
+    IndexKind,
+    Kind,
+    Provenance,
+    Value,
+    join,
+)
+
+if TYPE_CHECKING:
+    from viewlint.analysis.summaries import ModuleSummaries
+    from viewlint.rule import Rule
+    from viewlint.settings import Settings
+
+
+@dataclass
+class Report:
+    rule: "Rule"
+    node: cst.CSTNode
+    message: str
+    statement: Optional[cst.CSTNode]
+    fix_message: Optional[str] = None
+    edits: tuple[tuple[cst.CSTNode, str], ...] = ()
+    applicability: Any = None
+    top: Optional[cst.CSTNode] = None  # the module-level statement the report sits in
+    member: Optional[cst.CSTNode] = None  # and the class member, when that statement is a class
+
+
+@dataclass
+class StoreEvent:
+    """A value entering a long-lived place (a container held by `self` or the module, a cache)."""
+
+    node: cst.CSTNode  # the Assign or Call that stores
+    value_node: cst.BaseExpression
+    value: Value
+    target: str  # e.g. "self.cache[...]", "cache.set(...)"
+
+
+# Methods that add their arguments to the container they are called on (`pieces.append(p)`).
+_ADDING_METHODS = frozenset({"append", "appendleft", "extend", "insert", "add", "put", "put_nowait", "setdefault", "update", "push"})
+
+
+class Facts:
+    """What is known at the walker's current position. Rules hold one and ask it questions."""
+
+    def __init__(self, module: cst.Module, settings: "Settings", index: Optional[ModuleIndex] = None,
+                 summaries: Optional["ModuleSummaries"] = None) -> None:
+        self.module = module
+        self.settings = settings
+        self.index = index or build_index(module)
+        self.summaries = summaries
+        self.reports: list[Report] = []
+        self.errors: list[tuple[str, str]] = []  # (rule code, message)
+        self._scopes: list[dict[str, Value]] = [{}]
+        self.contexts = ContextStack(module, self.index, tuple(settings.hot_functions))
+        self._statements: list[cst.CSTNode] = []
+        self._blocks: list[cst.IndentedBlock] = []  # enclosing indented blocks, for edit text
+        self._if_snapshots: list[dict[str, Value]] = []
+        self._loop_snapshots: list[dict[str, Value]] = []
+        # The module and the functions being walked, innermost last (for reads_after and usage).
+        self._scope_nodes: list[cst.CSTNode] = []
+        self._reads_cache: dict[int, tuple[dict[str, list[cst.Name]], dict[int, int]]] = {}
+        self._usage_cache: dict[int, dict[str, frozenset[str]]] = {}
+        self._cpu_names = frozenset(settings.cpu_names)
+        self.evaluator = Evaluator(self)
+        self.evaluator.configure(self._cpu_names)
+        # Parameter values to use instead of the evidence, for a summary run (`ModuleSummaries.run`).
+        self.entry_values: Optional[dict[str, Value]] = None
+        # What a summary run records (returns, stores into `self`, calls); None in a rule walk.
+        self.recorder: Optional[Any] = None
+        # A summary run that answers what a class keeps in an attribute: it does not ask for others.
+        self.shallow = False
+
+    # ------------------------------------------------------------------ reports
+    def report(self, rule: "Rule", node: cst.CSTNode, message: str, *, fix_message: Optional[str] = None,
+               edits: tuple[tuple[cst.CSTNode, str], ...] = (), applicability: Any = None) -> None:
+        statement = self._statements[-1] if self._statements else None
+        top = self._statements[0] if self._statements else None
+        member = self._statements[1] if len(self._statements) > 1 and isinstance(top, cst.ClassDef) else None
+        self.reports.append(Report(rule, node, message, statement, fix_message, edits, applicability, top, member))
+
+    @property
+    def current_statement(self) -> Optional[cst.CSTNode]:
+        """The innermost statement (a SimpleStatementLine or compound statement) being walked."""
+        return self._statements[-1] if self._statements else None
+
+    # ------------------------------------------------------------------ names and text
+    def qualify(self, node: cst.BaseExpression) -> Optional[str]:
+        """Fully qualified name through import aliases: `t.split` -> `torch.split`."""
+        return self.index.qualify(node)
+
+    def source(self, node: cst.CSTNode) -> str:
+        """The source text of a node (as libcst prints it): for messages and comparisons."""
+        name = dotted_name(node) if isinstance(node, cst.BaseExpression) else None
+        if name is not None:
+            return name
+        return self.module.code_for_node(node)
+
+    def source_for_edit(self, node: cst.CSTNode) -> str:
+        """The source text of a node inside the current statement, continuation lines indented as in the file."""
+        text = self.source(node)
+        if "\n" in text or "\r" in text:
+            text = source_in_place(self.module, node, self._blocks)
+        return text
+
+    def short_source(self, node: cst.CSTNode, limit: int = 60) -> str:
+        text = " ".join(self.source(node).split())
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+
+    # ------------------------------------------------------------------ contexts
+    @property
+    def in_function(self) -> bool:
+        return self.contexts.in_function
+
+    @property
+    def function_name(self) -> Optional[str]:
+        return self.contexts.function_name
+
+    @property
+    def in_setup_function(self) -> bool:
+        """Inside `__init__`, `_init_*`, `setup`, `build*`...: what it stores into `self` is the object's layout."""
+        name = self.function_name
+        return name is not None and is_setup_name(name)
+
+    @property
+    def class_name(self) -> Optional[str]:
+        return self.contexts.class_name
+
+    @property
+    def in_hot_path(self) -> bool:
+        """Inside a hot function (or a block marked hot), and not inside a known-cold place.
+
+        The contexts form a stack: the innermost one that says hot or cold decides, so a nested
+        `def` or loop keeps its outer context and a cold `if step % 100 == 0:` inside `forward`
+        is quiet. Tests and `if __name__ == "__main__":` silence everything nested in them.
+        """
+        return self.contexts.hot_context() is not None
+
+    @property
+    def hot_path_name(self) -> Optional[str]:
+        """A short description of the hot context for messages: "`Model.forward`", "a `# viewlint: hot` block"."""
+        return self.contexts.hot_path_name_at(None)
+
+    def hot_path_name_at(self, header_of: Optional[cst.CSTNode]) -> Optional[str]:
+        """Like `hot_path_name`, for the header of the `if`/`while`/`for` statement `header_of`: its test runs
+        in the enclosing context, not in the block it opens (`if step % 100 == 0:` is not itself cold)."""
+        return self.contexts.hot_path_name_at(header_of)
+
+    @property
+    def in_cold_block(self) -> bool:
+        """Inside a known-cold place: a cold function or block is the innermost one that decides."""
+        return self.contexts.in_cold_block
+
+    @property
+    def in_loop(self) -> bool:
+        return self.contexts.in_loop
+
+    def is_cold_guard(self, test: cst.BaseExpression) -> bool:
+        return self.contexts.is_cold_guard(test)
+
+    # ------------------------------------------------------------------ environment
+    def lookup(self, name: str) -> Value:
+        found = UNKNOWN
+        for scope in reversed(self._scopes):
+            if name in scope:
+                found = scope[name]
+                break
+        # Configured `cpu-names` win over what the walker inferred; `*_cpu` names are CPU tensors by convention.
+        if name in self._cpu_names or name.split(".")[-1] in self._cpu_names:
+            return found.with_(device=Device.CPU) if found.is_tensor else UNKNOWN_TENSOR.with_(device=Device.CPU) if found.kind is Kind.UNKNOWN else found
+        if found.kind in (Kind.TENSOR, Kind.UNKNOWN) and found.device is not Device.CPU and sem.looks_cpu_name(name):
+            # An unknown value keeps its kind, but what is computed from it (`grid_thw.reshape(-1, 2)`) is on the CPU.
+            return found.with_(device=Device.CPU)
+        return found
+
+    def bind(self, name: str, value: Value) -> None:
+        self._scopes[-1][name] = value
+
+    def usage_of(self, name: str) -> frozenset[str]:
+        """The attributes and methods read off `name` anywhere in the current function."""
+        if not self._scope_nodes or not name:
+            return frozenset()
+        scope = self._scope_nodes[-1]
+        found = self._usage_cache.get(id(scope))
+        if found is None:
+            found = self._usage_cache[id(scope)] = collect_usage(scope)
+        return found.get(name, frozenset())
+
+    def reads_after(self, name: str, node: cst.CSTNode) -> Optional[int]:
+        """How many times `name` is read later in the current function, or None if unknown."""
+        if not self._scope_nodes:
+            return None
+        scope = self._scope_nodes[-1]
+        if id(scope) not in self._reads_cache:
+            # Collected on first use only: few rules ask, and a walk per function is not free.
+            self._reads_cache[id(scope)] = _collect_reads(scope)
+        reads, order = self._reads_cache[id(scope)]
+        position = order.get(id(node), 1 << 60)
+        return sum(1 for read in reads.get(name, ()) if read is not node and order.get(id(read), -1) > position)
+
+    # ------------------------------------------------------------------ values
+    def value_of(self, node: cst.BaseExpression) -> Value:
+        """The abstract value of an expression at the current position."""
+        return self.evaluator.value_of(node)
+
+    def index_kind(self, node: cst.Subscript) -> IndexKind:
+        """Basic (the result is a view) or advanced (a gathered copy), or unknown."""
+        try:
+            return self.evaluator.index_kind(node)
+        except RecursionError:
+            return IndexKind.UNKNOWN
+
+    def may_be_on_device(self, value: Value) -> bool:
+        """A known tensor not known to live on the CPU: reading its values on the host may be a sync.
+
+        A bare `self.<attr>` that only looks like a parameter by its name (`self.use_bias`, `self.o_proj`)
+        does not count: it is as often a flag or a submodule as a tensor.
+        """
+        if not value.is_tensor or value.cpu:
+            return False
+        return not (value.is_parameter and value.provenance is Provenance.UNKNOWN)
+
+    def bind_target(self, target: cst.BaseExpression, value: Value) -> None:
+        self.evaluator.bind_target_into(target, value, self._scopes[-1])
+
+    # ------------------------------------------------------------------ stores into long-lived places
+    def is_long_lived_container(self, node: cst.BaseExpression) -> bool:
+        """`self.<attr>` known to be a container, a module-level container, or a cache-named receiver."""
+        name = dotted_name(node)
+        if name is None:
+            return False
+        if name.startswith("self.") and name.count(".") == 1:
+            info = self.index.classes.get(self.class_name or "")
+            if info is not None and name[5:] in info.container_attributes:
+                return True
+        if "." not in name and name in self.index.module_containers and not self._is_local(name):
+            return True
+        return False
+
+    def _is_local(self, name: str) -> bool:
+        return len(self._scopes) > 1 and name in self._scopes[-1]
+
+    def outlives_function(self, expression: str) -> bool:
+        """`self.<attr>…` or a module-level name: its storage stays alive whatever this function keeps."""
+        head = re.split(r"[.\[(]", expression, maxsplit=1)[0]
+        if head in ("self", "cls"):
+            return expression.startswith(head + ".")
+        return head in self.index.module_names and not self._is_local(head)
+
+    def _long_lived_receiver(self, node: cst.BaseExpression, method: str) -> bool:
+        name = dotted_name(node)
+        if name is None:
+            return False
+        if self.is_long_lived_container(node):
+            return True
+        if method in sem.CONTAINER_ONLY_METHODS:
+            # Only containers have these: any self-held or module-level receiver is long-lived.
+            if name.startswith("self.") or (name in self.index.module_names and not self._is_local(name)):
+                return True
+        if name.startswith("self.") and name.count(".") == 1 and method in sem.QUEUE_METHODS:
+            info = self.index.classes.get(self.class_name or "")
+            if info is not None and name[5:] in info.container_attributes:
+                return True  # `self.write_queue.put(...)`: held until a consumer takes it
+        last = name.split(".")[-1]
+        if sem.looks_long_lived(last, self.settings.long_lived_names):
+            # A receiver named like a cache/pool/store/registry keeps what it is given (also when it is passed
+            # in: the caller owns it and keeps it), unless it is a container built in this function.
+            configured = any(last.lower() == extra.lower() for extra in self.settings.long_lived_names)
+            return configured or not self._is_local_container(name)
+        return False
+
+    def _is_local_container(self, name: str) -> bool:
+        """A name bound in this function to a container literal (it dies with the function), or a
+        parameter annotated as a plain `dict`/`list` (a per-call container its caller owns)."""
+        if "." in name or not self._is_local(name):
+            return False
+        value = self._scopes[-1].get(name, UNKNOWN)
+        if self._is_parameter(name):
+            return value.kind is Kind.WRAPPER and value.wrapper in ("dict", "list")
+        return value.kind is Kind.WRAPPER
+
+    def _is_parameter(self, name: str) -> bool:
+        """`name` is a parameter of the innermost enclosing function."""
+        context = self.contexts.function
+        if context is not None and isinstance(context.node, cst.FunctionDef):
+            params = context.node.params
+            every = [*params.posonly_params, *params.params, *params.kwonly_params]
+            return any(p.name.value == name for p in every)
+        return False
+
+    def store_events(self, node: cst.CSTNode) -> list[StoreEvent]:
+        """The values that `node` (an Assign or a Call) puts into a long-lived place.
+
+        A parameter that this function keeps is left out: its callers' calls are the stores
+        (`cache.set(key, piece)` is reported where `piece` is made, not inside `set`)."""
+        return [e for e in self._store_events(node) if not self._kept_for_callers(e.value_node)]
+
+    def _kept_for_callers(self, node: cst.BaseExpression) -> bool:
+        while isinstance(node, (cst.Attribute, cst.Subscript)) or (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+            node = node.func.value if isinstance(node, cst.Call) else node.value  # type: ignore[union-attr]
+        if not isinstance(node, cst.Name) or not self._is_parameter(node.value):
+            return False
+        context = self.contexts.function
+        if context is None:
+            return False
+        if context.class_name is not None:
+            info = self.index.classes.get(context.class_name)
+            kept = info.retaining_keywords.get(context.name, set()) if info is not None else set()
+        else:
+            kept = self.index.retaining_function_keywords.get(context.name, set())
+        return node.value in kept
+
+    def _store_events(self, node: cst.CSTNode) -> list[StoreEvent]:
+        events: list[StoreEvent] = []
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                t = target.target
+                if isinstance(t, cst.Subscript) and self.is_long_lived_container(t.value):
+                    events.append(StoreEvent(node, node.value, self.value_of(node.value), self.short_source(t.value) + "[...]"))
+                elif isinstance(t, cst.Attribute) and t.attr.value == "data" and self._parameter_like(t.value):
+                    # `layer.weight.data = piece`: the parameter now lives on the storage of `piece`.
+                    events.append(StoreEvent(node, node.value, self.value_of(node.value), self.short_source(t)))
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            method = node.func.attr.value
+            receiver = node.func.value
+            # `list.append/extend/insert` take no keywords: `self.dispatcher.extend(q=q)` is some other method.
+            container_call = method not in sem.CONTAINER_ONLY_METHODS or all(a.keyword is None for a in node.args)
+            if method in sem.STORING_METHODS and container_call and self._long_lived_receiver(receiver, method):
+                for arg in node.args:
+                    events.append(StoreEvent(node, arg.value, self.value_of(arg.value), f"{self.short_source(receiver)}.{method}(...)"))
+            else:
+                events.extend(self._summary_store_events(node, method, receiver))
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+            name = node.func.value
+            positions = self.index.retaining_functions.get(name)
+            if positions is not None:
+                keywords = self.index.retaining_function_keywords.get(name, set())
+                events.extend(self._arguments_at(node, positions, keywords, f"{name}(...)"))
+        return events
+
+    def _parameter_like(self, node: cst.BaseExpression) -> bool:
+        """`layer.weight`, `self.proj.bias`, a parameter from `model.parameters()`: a module's tensor."""
+        value = self.value_of(node)
+        if value.is_parameter:
+            return True
+        return (dotted_name(node) or "").split(".")[-1] in sem.PARAMETER_ATTRIBUTE_NAMES
+
+    def _summary_store_events(self, node: cst.Call, method: str, receiver: cst.BaseExpression) -> list[StoreEvent]:
+        """Calls of methods (of classes in this module) whose body keeps an argument in a long-lived place."""
+        class_name: Optional[str] = None
+        name = dotted_name(receiver)
+        if name == "self":
+            class_name = self.class_name
+        elif name is not None and name.startswith("self.") and name.count(".") == 1:
+            info = self.index.classes.get(self.class_name or "")
+            class_name = info.attribute_classes.get(name[5:]) if info else None
+        elif name is not None and "." not in name:
+            class_name = self.index.module_instances.get(name)
+        if class_name is None and self.summaries is not None:
+            # `token.set_embedding(...)` on a receiver of unknown type: the one class here that defines it.
+            class_name = self.summaries.unique_method_owner(method, self.value_of(receiver))
+        if class_name is None:
+            return []
+        info = self.index.classes.get(class_name)
+        if info is None or method not in info.retaining_methods:
+            return []
+        return self._arguments_at(node, info.retaining_methods[method], info.retaining_keywords.get(method, set()),
+                                  f"{self.short_source(receiver)}.{method}(...)")
+
+    def _arguments_at(self, node: cst.Call, positions: set[int], keywords: set[str], target: str) -> list[StoreEvent]:
+        events = []
+        positional = [a for a in node.args if a.keyword is None and a.star == ""]
+        for i, arg in enumerate(positional):
+            if i in positions:
+                events.append(StoreEvent(node, arg.value, self.value_of(arg.value), target))
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value in keywords:
+                events.append(StoreEvent(node, arg.value, self.value_of(arg.value), target))
+        return events
+
+    # ------------------------------------------------------------------ walking hooks (called by Walker)
+    def enter_module(self, node: cst.Module) -> None:
+        self._scope_nodes.append(node)
+
+    def enter_function(self, node: cst.FunctionDef) -> None:
+        self.contexts.enter_function(node)
+        scope: dict[str, Value] = {}
+        params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
+        entry = self.entry_values
+        actual = entry is not None  # a summary walk: the values one call passes
+        if entry is not None:
+            self.entry_values = None  # for this function only, not the ones nested in it
+        elif self.summaries is not None and len(self._scopes) == 1 + (self.class_name is not None):
+            entry = self.summaries.entry_values(self.class_name, node.name.value)
+        docstring = node.get_docstring() if any(p.annotation is None for p in params) else None
+        for param in params:
+            name = param.name.value
+            evidence = self.parameter_value(param, docstring)
+            passed = entry.get(name) if entry is not None else None
+            if passed is None or passed.kind is Kind.UNKNOWN:
+                value = evidence
+            elif actual or evidence.kind is Kind.UNKNOWN:
+                value = passed
+            else:
+                value = join(evidence, passed)  # what the annotation says, and what this module's callers pass
+            scope[name] = labelled(value, name)
+        if node.params.star_arg is not None and isinstance(node.params.star_arg, cst.Param):
+            scope[node.params.star_arg.name.value] = UNKNOWN
+        self._scopes.append(scope)
+        self._scope_nodes.append(node)
+
+    def parameter_value(self, param: cst.Param, docstring: Optional[str]) -> Value:
+        """What a parameter is, from its annotation or its function's docstring."""
+        if param.annotation is not None:
+            value = annotation_value(param.annotation.annotation, self.index)
+            if value.kind is not Kind.UNKNOWN:
+                return value
+        return docstring_value(docstring, param.name.value)
+
+    def leave_function(self, node: cst.FunctionDef) -> None:
+        self.contexts.pop()
+        self._scopes.pop()
+        self._scope_nodes.pop()
+
+    def enter_class(self, node: cst.ClassDef) -> None:
+        self.contexts.enter_class(node)
+        self._scopes.append({})
+
+    def leave_class(self, node: cst.ClassDef) -> None:
+        self.contexts.leave_class()
+        self._scopes.pop()
+
+    def enter_loop(self, node: cst.CSTNode) -> None:
+        self.contexts.enter_loop(node)
+        self._loop_snapshots.append(dict(self._scopes[-1]))
+        if isinstance(node, cst.For):
+            self.bind_target(node.target, self.evaluator.iterate(node.iter, {}))
+
+    def leave_loop(self, node: cst.CSTNode) -> None:
+        self.contexts.pop()
+        before = self._loop_snapshots.pop()
+        self._scopes[-1] = _join_scopes(before, self._scopes[-1])
+
+    def enter_if(self, node: cst.If) -> None:
+        self.contexts.enter_if(node)
+        self._if_snapshots.append(dict(self._scopes[-1]))
+
+    def enter_cold_block(self, node: cst.CSTNode) -> None:
+        self.contexts.enter_cold_block(node)
+
+    def leave_cold_block(self, node: cst.CSTNode) -> None:
+        self.contexts.pop()
+
+    def if_body_done(self, node: cst.If) -> None:
+        # Keep the body's result and restart from the state before the `if` for the else branch.
+        before = self._if_snapshots[-1]
+        self._if_snapshots[-1] = self._scopes[-1]
+        self._scopes[-1] = dict(before)
+        self.contexts.else_branch()
+
+    def leave_if(self, node: cst.If) -> None:
+        self.contexts.pop()
+        after_body = self._if_snapshots.pop()
+        self._scopes[-1] = _join_scopes(after_body, self._scopes[-1])
+
+    def push_statement(self, node: cst.CSTNode) -> None:
+        self._statements.append(node)
+
+    def pop_statement(self) -> None:
+        self._statements.pop()
+
+    def after_assign(self, node: cst.BaseSmallStatement) -> None:
+        if isinstance(node, cst.Assign):
+            value = self.value_of(node.value)
+            for target in node.targets:
+                self._assign_to(target.target, value)
+        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+            self._assign_to(node.target, self.value_of(node.value))
+        elif isinstance(node, cst.AugAssign):
+            target = node.target
+            if isinstance(target, cst.Name):
+                old = self.lookup(target.value)
+                if old.is_tensor:
+                    return  # `x += y` on a tensor is in place: x keeps its storage
+                value = self.value_of(cst.BinaryOperation(left=target, operator=_BINARY[type(node.operator)](), right=node.value)) \
+                    if type(node.operator) in _BINARY else UNKNOWN
+                self.bind_target(target, value)
+
+    def _assign_to(self, target: cst.BaseExpression, value: Value) -> None:
+        if isinstance(target, cst.Subscript):
+            self._add_to_container(target.value, value)
+            return
+        self.bind_target(target, value)
+        if self.recorder is not None and isinstance(target, cst.Attribute):
+            name = dotted_name(target)
+            if name is not None and name.startswith("self.") and name.count(".") == 1:
+                self.recorder.assigned(name[5:], value)
+
+    def after_expression(self, node: cst.Expr) -> None:
+        """`pieces.append(p)`, `self.queue.put(entry)`: what the container may hold now."""
+        call = node.value
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in _ADDING_METHODS:
+            for arg in call.args:
+                if arg.keyword is None and not arg.star:
+                    value = self.value_of(arg.value)
+                    if call.func.attr.value in ("extend", "update") and value.is_container:
+                        value = value.element()
+                    self._add_to_container(call.func.value, value)
+
+    def _add_to_container(self, container: cst.BaseExpression, value: Value) -> None:
+        """Record that `container` (or the container it is an item of: `d["k"][i] = v`) may hold `value`."""
+        while isinstance(container, cst.Subscript):
+            container = container.value
+        name = dotted_name(container)
+        if name is None:
+            return
+        if name.startswith("self.") and name.count(".") == 1 and self.recorder is not None:
+            self.recorder.added(name[5:], value)
+        if name in self._scopes[-1]:
+            current = self._scopes[-1][name]
+            if current.kind is Kind.WRAPPER:
+                self._scopes[-1][name] = current.with_element(value)
+
+
+_BINARY = {
+    cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign: cst.Modulo,
+    cst.BitAndAssign: cst.BitAnd, cst.BitOrAssign: cst.BitOr, cst.BitXorAssign: cst.BitXor,
+    cst.MatrixMultiplyAssign: cst.MatrixMultiply, cst.PowerAssign: cst.Power,
+}
+
+
+def _join_scopes(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
+    """The names after two paths: bound on one path only, a name keeps that path's value (using it
+    on the other path would raise); bound on both, the values join."""
+    joined = dict(a)
+    for key, value in b.items():
+        joined[key] = join(a[key], value) if key in a else value
+    return joined
+
+
+def _collect_reads(fn: cst.CSTNode) -> tuple[dict[str, list[cst.Name]], dict[int, int]]:
+    """Every name under a function's body (or under `fn`), and each node's place in source order."""
+    reads: dict[str, list[cst.Name]] = {}
+    order: dict[int, int] = {}
+    for counter, node in enumerate(descendants(fn.body if isinstance(fn, cst.FunctionDef) else fn), start=1):
+        order[id(node)] = counter
+        if type(node) is cst.Name:
+            reads.setdefault(node.value, []).append(node)  # type: ignore[attr-defined]
+    return reads, order

@@ -1,0 +1,386 @@
+"""What the functions of one module do with values: the module's call graph, read as evidence.
+
+Real code rarely annotates, but it calls its own helpers: `pieces = self._split(batch)`,
+`token.set_embedding(name, row)`, `self.write_queue.put(entry)` in one method and
+`self.write_queue.get()` in another. `ModuleSummaries` answers, on demand and once each:
+
+- what a call of a function or method defined in this module returns, given the values of
+  its arguments (`call_value`): the callee is walked (without rules) with those values bound
+  to its parameters, and views of a parameter come back as views of the argument;
+- what the callers in this module pass to a function (`entry_values`): each caller is walked
+  once and the arguments of its calls are recorded;
+- what a class keeps in `self.<attr>` across its methods (`attribute_value`): what they
+  assign and what they add to it (`self.queue.put(x)`).
+
+Calls resolve through names only: a module-level function, `self.method` in its class,
+`Class.method`, `Class(...)` (its `__init__`), `self.attr.method` when `attr` holds an
+instance of a class defined here, and `obj.method` when exactly one class here defines a
+method of that name. Functions not parsed with libcst yet (the prefilter keeps only what
+rules can fire in) are parsed on demand, alone, so both paths give the same facts.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Optional
+
+import libcst as cst
+
+from viewlint.analysis.callgraph import CallGraph, FunctionInfo, FunctionKey, host_annotation
+from viewlint.analysis.features import dotted
+from viewlint.analysis.contexts import Context
+from viewlint.analysis.evaluator import Evaluator, Locals
+from viewlint.analysis.module_index import ModuleIndex
+from viewlint.analysis.tree import dotted_name, parse_module
+from viewlint.analysis.values import HOST, INT, UNKNOWN, Kind, Provenance, Value, join
+
+if TYPE_CHECKING:
+    from viewlint.analysis.facts import Facts
+    from viewlint.settings import Settings
+
+# How many callers of one function are walked to learn what it is passed.
+MAX_CALLERS = 8
+# Functions longer than this (in lines) are not walked for summaries: helpers that return views or
+# masks are short, and walking every long `forward` a call reaches would cost more than it tells.
+MAX_SUMMARY_LINES = 40
+@dataclass
+class RunResult:
+    """What one walk of a function found."""
+
+    returns: Value = UNKNOWN
+    returned: bool = False
+    # self.<attr> -> what the function assigns to it / adds to it (`self.x.append(v)`, `self.x[k] = v`)
+    assigned: dict[str, Value] = field(default_factory=dict)
+    added: dict[str, Value] = field(default_factory=dict)
+    # callee -> one {parameter: argument value} per call
+    calls: dict[FunctionKey, list[dict[str, Value]]] = field(default_factory=dict)
+
+
+_EMPTY = RunResult()
+
+
+class Recorder:
+    """Rides along a summary walk like a rule: records returns, `self` stores and calls."""
+
+    code = "summary"
+
+    def __init__(self, summaries: "ModuleSummaries", facts: "Facts") -> None:
+        self.summaries = summaries
+        self.facts = facts
+        self.result = RunResult()
+        self._depth = 0
+        self._yields: Optional[Value] = None
+        self.record_calls = False  # only the walks that tell callees what they are passed
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._depth += 1
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._depth -= 1
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if self._depth != 1:
+            return  # a nested function's return
+        value = self.facts.value_of(node.value) if node.value is not None else HOST
+        result = self.result
+        result.returns = value if not result.returned else join(result.returns, value)
+        result.returned = True
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        if self._depth != 1 or not isinstance(node.value, cst.BaseExpression):
+            return
+        value = self.facts.value_of(node.value)
+        self._yields = value if self._yields is None else join(self._yields, value)
+        generator = Value(kind=Kind.WRAPPER, wrapper="iterator", elements=(self._yields,))
+        self.result.returns, self.result.returned = generator, True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self.record_calls:
+            return
+        info = self.summaries.resolve(node, self.facts.evaluator, {})
+        if info is not None:
+            arguments = self.summaries.bind_arguments(node, info, self.facts.evaluator, {})
+            self.result.calls.setdefault(info.key, []).append(arguments)
+
+    def assigned(self, attribute: str, value: Value) -> None:
+        found = self.result.assigned
+        found[attribute] = join(found[attribute], value) if attribute in found else value
+
+    def added(self, attribute: str, value: Value) -> None:
+        found = self.result.added
+        found[attribute] = join(found[attribute], value) if attribute in found else value
+
+
+class ModuleSummaries:
+    """On-demand, memoized facts about the functions and classes of one module."""
+
+    def __init__(self, index: ModuleIndex, module: cst.Module, settings: "Settings",
+                 callgraph: Optional[CallGraph] = None) -> None:
+        self.index = index
+        self.module = module
+        self.settings = settings
+        self.callgraph = callgraph if callgraph is not None else CallGraph(index)
+        self.functions = self.callgraph.functions
+        self._cst_nodes: Optional[dict[FunctionKey, cst.FunctionDef]] = None
+        self._runs: dict[tuple[FunctionKey, tuple[tuple[str, Value], ...], bool], RunResult] = {}
+        self._active: list[FunctionKey] = []
+        self._entries: dict[FunctionKey, Optional[dict[str, Value]]] = {}
+        self._attributes: dict[tuple[str, str], Optional[Value]] = {}
+        self._lines: Optional[list[str]] = None
+
+    # ------------------------------------------------------------------ resolving calls
+    def resolve(self, call: cst.Call, evaluator: Evaluator, local: Locals) -> Optional[FunctionInfo]:
+        """The function or method of this module that `call` calls, when its names say so."""
+        func = call.func
+        functions = self.functions
+        if isinstance(func, cst.Name):
+            name = func.value
+            if name in local or evaluator.env.lookup(name).kind is not Kind.UNKNOWN:
+                return None  # a local name shadows the module's function
+            info = functions.get(FunctionKey(None, name))
+            if info is not None:
+                return info
+            if name in self.index.classes:
+                return functions.get(FunctionKey(name, "__init__"))
+            return None
+        if not isinstance(func, cst.Attribute):
+            return None
+        method = func.attr.value
+        receiver = dotted_name(func.value)
+        owner: Optional[str] = None
+        if receiver in ("self", "cls"):
+            owner = self.callgraph.defining_class(evaluator.env.class_name, method)
+        elif receiver is not None and receiver in self.index.classes:
+            owner = self.callgraph.defining_class(receiver, method)  # `DistSpecManager._shard_as(...)`
+        elif receiver is not None and receiver.startswith("self.") and receiver.count(".") == 1:
+            info = self.index.classes.get(evaluator.env.class_name or "")
+            held = info.attribute_classes.get(receiver[5:]) if info is not None else None
+            owner = self.callgraph.defining_class(held, method) if held else None
+        elif receiver is not None and "." not in receiver and receiver in self.index.module_instances:
+            owner = self.callgraph.defining_class(self.index.module_instances[receiver], method)
+        if owner is None and receiver not in ("self", "cls"):
+            owner = self.unique_method_owner(method, evaluator.evaluate(func.value, local))
+        return functions.get(FunctionKey(owner, method)) if owner is not None else None
+
+    def unique_method_owner(self, method: str, receiver: Value) -> Optional[str]:
+        """The one class of this module that defines `method`, for a receiver of unknown type."""
+        return self.callgraph.unique_method_owner(method) if receiver.kind is Kind.UNKNOWN else None
+
+    def bind_arguments(self, call: cst.Call, info: FunctionInfo, evaluator: Evaluator, local: Locals) -> dict[str, Value]:
+        """{parameter: value} for one call; parameters left to their defaults get the default's value."""
+        bound: dict[str, Value] = {}
+        positional = [a for a in call.args if a.keyword is None]
+        for i, arg in enumerate(positional):
+            if arg.star:
+                break  # `f(*args)`: the rest is unknown
+            if i < len(info.positional):
+                bound[info.positional[i]] = evaluator.evaluate(arg.value, local)
+        names = set(info.positional) | set(info.keyword_only)
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value in names:
+                bound[arg.keyword.value] = evaluator.evaluate(arg.value, local)
+        if not any(a.star for a in call.args):
+            for name, default in info.defaults.items():
+                if name not in bound:
+                    bound[name] = _default_value(default)
+        return bound
+
+    # ------------------------------------------------------------------ what calls return
+    def call_value(self, call: cst.Call, evaluator: Evaluator, local: Locals) -> Optional[Value]:
+        """The value a call of a function of this module returns, or None when it calls something else."""
+        info = self.resolve(call, evaluator, local)
+        if info is None:
+            return None
+        if info.key.name == "__init__":
+            return None  # a constructor: the evaluator reads the object it builds
+        if not info.returns_value or host_annotation(info.returns):
+            return HOST  # no `return <value>` or `yield`, or annotated to return a plain Python value
+        if info.key in self.callgraph.recursive:
+            return UNKNOWN  # recursion: not followed
+        arguments = self.bind_arguments(call, info, evaluator, local)
+        normalized, bases = _normalize(arguments)
+        result = self.run(info, normalized, shallow=bool(getattr(evaluator.env, "shallow", False)))
+        if not result.returned:
+            return UNKNOWN
+        return _rebase(result.returns, bases)
+
+    def run(self, info: FunctionInfo, arguments: dict[str, Value], shallow: bool = False) -> RunResult:
+        """Walk `info`'s function (no rules) with `arguments` bound to its parameters; memoized.
+
+        Each walk depends only on the function, the arguments and `shallow` (a walk that answers
+        `attribute_value` does not ask for other attributes' values), never on what was asked
+        before, so the prefilter's path and the full path learn the same facts."""
+        key = (info.key, tuple(sorted(arguments.items(), key=lambda item: item[0])), shallow)
+        found = self._runs.get(key)
+        if found is not None:
+            return found
+        if info.key in self._active:
+            return _EMPTY  # recursion the module's call graph did not show (a safety net)
+        if info.lines > MAX_SUMMARY_LINES:
+            self._runs[key] = _EMPTY
+            return _EMPTY
+        node = self._cst_function(info)
+        if node is None:
+            self._runs[key] = _EMPTY
+            return _EMPTY
+        from viewlint.analysis.facts import Facts
+        from viewlint.analysis.walker import Walker
+
+        facts = Facts(self.module, self.settings, self.index, summaries=self)
+        facts.entry_values = dict(arguments)
+        facts.shallow = shallow
+        recorder = Recorder(self, facts)
+        recorder.record_calls = not arguments and not shallow
+        facts.recorder = recorder
+        if info.key.owner is not None:
+            facts.contexts.classes.append(info.key.owner)
+            facts.contexts.contexts.append(Context(kind="class", name=info.key.owner))
+            facts._scopes.append({})
+        self._active.append(info.key)
+        try:
+            Walker(facts, [recorder]).walk(node)  # type: ignore[list-item]
+        except RecursionError:
+            pass
+        finally:
+            self._active.pop()
+        self._runs[key] = recorder.result
+        return recorder.result
+
+    # ------------------------------------------------------------------ what callers pass
+    def entry_values(self, owner: Optional[str], name: str) -> Optional[dict[str, Value]]:
+        """{parameter: the join of what this module's callers pass}, for a function's own walk."""
+        key = FunctionKey(owner, name)
+        if key in self._entries:
+            return self._entries[key]
+        info = self.functions.get(key)
+        self._entries[key] = None
+        # Only parameters without an annotation are asked of the callers (an annotation is evidence enough).
+        if info is None or not (set(info.positional) | set(info.keyword_only)) - info.annotated:
+            return None
+        values: dict[str, Value] = {}
+        for caller_key in self.callgraph.callers.get(key, [])[:MAX_CALLERS]:
+            caller = self.functions.get(caller_key)
+            if caller is None or caller_key == key:
+                continue
+            for arguments in self.run(caller, {}).calls.get(key, ()):
+                for parameter, value in arguments.items():
+                    if parameter not in info.annotated:
+                        values[parameter] = join(values[parameter], value) if parameter in values else value
+        self._entries[key] = values or None
+        return self._entries[key]
+
+    # ------------------------------------------------------------------ what classes keep in `self`
+    def attribute_value(self, owner: str, attribute: str) -> Optional[Value]:
+        """What container `self.<attribute>` of class `owner` may hold: what its methods assign to it
+        and add to it (`self.queue.put(entry)`). Other attributes: None (the index's facts do)."""
+        key = (owner, attribute)
+        if key in self._attributes:
+            return self._attributes[key]
+        info = self.index.classes.get(owner)
+        if info is None or attribute not in info.container_attributes:
+            self._attributes[key] = None
+            return None
+        value: Optional[Value] = None
+        added: Optional[Value] = None
+        for function_key in self.callgraph.self_touches.get(key, []):
+            function = self.functions.get(function_key)
+            if function is None:
+                continue
+            result = self.run(function, {}, shallow=True)
+            if attribute in result.assigned:
+                assigned = result.assigned[attribute]
+                value = assigned if value is None else join(value, assigned)
+            if attribute in result.added:
+                item = result.added[attribute]
+                added = item if added is None else join(added, item)
+        if value is not None and added is not None and value.kind is Kind.WRAPPER:
+            value = value.with_element(added)
+        self._attributes[key] = value
+        return value
+
+    # ------------------------------------------------------------------ libcst nodes of functions
+    def _cst_function(self, info: FunctionInfo) -> Optional[cst.FunctionDef]:
+        if self._cst_nodes is None:
+            self._cst_nodes = {}
+            for statement in self.module.body:
+                if isinstance(statement, cst.FunctionDef):
+                    self._cst_nodes[FunctionKey(None, statement.name.value)] = statement
+                elif isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
+                    for member in statement.body.body:
+                        if isinstance(member, cst.FunctionDef):
+                            self._cst_nodes[FunctionKey(statement.name.value, member.name.value)] = member
+        found = self._cst_nodes.get(info.key)
+        if found is None:
+            found = self._parse_alone(info)
+            if found is not None:
+                self._cst_nodes[info.key] = found
+        return found
+
+    def _parse_alone(self, info: FunctionInfo) -> Optional[cst.FunctionDef]:
+        """Parse one function from the module's text (a method keeps its indentation, inside a class)."""
+        node = info.node
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])  # type: ignore[attr-defined]
+        last = node.end_lineno or node.lineno  # type: ignore[attr-defined]
+        if self._lines is None:
+            self._lines = self.index.source.splitlines(keepends=True)
+        text = "".join(self._lines[first - 1:last])
+        if not text.endswith(("\n", "\r")):
+            text += "\n"
+        indented = text[:1] in (" ", "\t")
+        try:
+            module = parse_module("class _:\n" + text if indented else text)
+        except Exception:  # libcst cannot parse some valid code; nothing is known of it then
+            return None
+        statement = module.body[0] if module.body else None
+        if indented and isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
+            statement = statement.body.body[0] if statement.body.body else None
+        return statement if isinstance(statement, cst.FunctionDef) else None
+
+
+def _default_value(node: ast.AST) -> Value:
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bool) or node.value is None or isinstance(node.value, (str, float, bytes)):
+            return HOST
+        if isinstance(node.value, int):
+            return INT
+    return UNKNOWN
+
+
+def _normalize(arguments: dict[str, Value]) -> tuple[dict[str, Value], dict[str, str]]:
+    """Arguments with caller-side names taken out, so one walk serves every call with values of the
+    same shape: a view argument becomes a view of the parameter itself; `bases` maps back."""
+    normalized: dict[str, Value] = {}
+    bases: dict[str, str] = {}
+    for name, value in arguments.items():
+        if value.kind is Kind.TENSOR:
+            if value.provenance in (Provenance.VIEW, Provenance.MAYBE_VIEW) and value.base is not None:
+                bases[name] = value.base
+                value = value.with_(base=name, label=None, why=None)
+            else:
+                if value.label is not None:
+                    bases[name] = value.label
+                value = value.with_(label=None, why=None)
+        elif value.is_container:
+            inner: list[Value] = []
+            for element in value.elements:
+                if element.kind is Kind.TENSOR and element.base is not None:
+                    bases.setdefault(name, element.base)
+                    element = element.with_(base=name, label=None, why=None)
+                inner.append(element)
+            value = value.with_(elements=tuple(inner))
+        normalized[name] = value
+    return normalized, bases
+
+
+def _rebase(value: Value, bases: dict[str, str], depth: int = 3) -> Value:
+    """A callee's value in the caller's names: a view of parameter `p` is a view of what was passed as `p`."""
+    if value.kind is Kind.TENSOR:
+        if value.base in bases:
+            return value.with_(base=bases[value.base])  # type: ignore[index]
+        if value.label in bases:
+            return value.with_(label=bases[value.label])  # type: ignore[index]
+        return value
+    if value.is_container and depth > 0:
+        return value.with_(elements=tuple(_rebase(e, bases, depth - 1) for e in value.elements))
+    return value

@@ -1,0 +1,130 @@
+"""libcst tree helpers shared by the analysis: dotted names, source text in place, and a cheap
+descent that skips whitespace and punctuation (a libcst visitor rebuilds every node it passes)."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Iterator, Optional, Sequence
+
+import libcst as cst
+
+
+def dotted_name(node: cst.BaseExpression) -> Optional[str]:
+    """`a.b.c` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def source_in_place(module: cst.Module, node: cst.CSTNode, blocks: Sequence[cst.IndentedBlock]) -> str:
+    """`node`'s code with the indentation of its enclosing blocks (`blocks`, outermost first).
+
+    `Module.code_for_node` prints a node alone, so a line continued inside brackets loses
+    the indentation of the blocks around it; an edit made from it would dedent that line.
+    """
+    from libcst._nodes.internal import CodegenState
+
+    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+    for block in blocks:
+        state.indent_tokens.append(module.default_indent if block.indent is None else block.indent)
+    node._codegen(state)
+    return "".join(state.tokens)
+
+
+# Node types no rule and no fact ever looks at: whitespace, comments, brackets, commas, operators.
+# The walker does not descend into them (rules read operators through their parents' attributes).
+_UNWALKED = (
+    cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline, cst.Comment,
+    cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace,
+    cst.RightCurlyBrace, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon, cst.AssignEqual, cst.ImportStar,
+    cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseUnaryOp, cst.BaseCompOp, cst.BaseAugOp,
+)
+_CHILD_FIELD = re.compile(r'visit_\w+\(\s*self,\s*"(\w+)"')
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_WALKED: dict[type, bool] = {}
+
+
+def _child_fields(node_type: type) -> tuple[str, ...]:
+    """The fields holding child nodes, in the order libcst's own visitor visits them (source order)."""
+    fields = _FIELDS.get(node_type)
+    if fields is None:
+        source = inspect.getsource(node_type._visit_and_replace_children)  # type: ignore[attr-defined]
+        fields = _FIELDS[node_type] = tuple(dict.fromkeys(_CHILD_FIELD.findall(source)))
+    return fields
+
+
+def _walked(node_type: type) -> bool:
+    """A libcst node type the walker enters (False for whitespace, punctuation and non-nodes)."""
+    walked = _WALKED.get(node_type)
+    if walked is None:
+        walked = _WALKED[node_type] = issubclass(node_type, cst.CSTNode) and not issubclass(node_type, _UNWALKED)
+    return walked
+
+
+def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes under `node` (itself first) in source order, without whitespace or punctuation;
+    much cheaper than a libcst visitor, which rebuilds every node it passes."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        children: list[cst.CSTNode] = []
+        for name in _child_fields(type(current)):
+            value = getattr(current, name)
+            if type(value) is tuple or type(value) is list:
+                children.extend(child for child in value if _WALKED.get(type(child)) or _walked(type(child)))
+            elif _WALKED.get(type(value)) or _walked(type(value)):
+                children.append(value)
+        children.reverse()
+        stack.extend(children)
+
+
+def walk_events(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, bool]]:
+    """`(node, True)` on entering and `(node, False)` on leaving each node under `node` (itself
+    included), in source order, without whitespace or punctuation: a libcst visitor's
+    `on_visit`/`on_leave` sequence, without rebuilding the tree."""
+    stack: list[tuple[cst.CSTNode, bool]] = [(node, True)]
+    while stack:
+        current, entering = stack.pop()
+        yield current, entering
+        if not entering:
+            continue
+        stack.append((current, False))
+        children: list[tuple[cst.CSTNode, bool]] = []
+        for name in _child_fields(type(current)):
+            value = getattr(current, name)
+            if type(value) is tuple or type(value) is list:
+                children.extend((child, True) for child in value if _WALKED.get(type(child)) or _walked(type(child)))
+            elif _WALKED.get(type(value)) or _walked(type(value)):
+                children.append((value, True))
+        children.reverse()
+        stack.extend(children)
+
+
+def _skip_validation(self: cst.CSTNode) -> None:
+    pass
+
+
+def parse_module(source: str) -> cst.Module:
+    """`libcst.parse_module`, without re-validating every node the parser builds.
+
+    Each libcst node checks its own invariants in `__post_init__` (`_validate`). For a tree the
+    parser built from source that CPython has already accepted, they hold by construction (a
+    comment in libcst's `CSTNode.__post_init__` says as much), yet they cost about an eighth of
+    the parse. The check is off only while this call runs.
+    """
+    node_class = cst.CSTNode
+    original = node_class.__dict__.get("__post_init__")
+    if original is None:  # a libcst without the hook: nothing to skip
+        return cst.parse_module(source)
+    node_class.__post_init__ = _skip_validation  # type: ignore[method-assign]
+    try:
+        return cst.parse_module(source)
+    finally:
+        node_class.__post_init__ = original  # type: ignore[method-assign]
