@@ -141,7 +141,8 @@ class ViewStoredInLongLivedContainer(Rule):
         if any(v.is_maybe_view_of_view and v.partial for v in views):
             return None  # VL102 reports this value: never both
         for view in views:
-            if view.is_view and view.partial and view.base is not None and not self.facts.outlives_function(view.base):
+            if view.is_view and view.partial and view.base is not None and not self.facts.outlives_function(view.base) \
+                    and not self.facts.compacted(view.base):
                 return view
         return None
 

@@ -116,7 +116,7 @@ class IneffectiveOwnershipFix(Rule):
         for view in value.retained_views():
             if not (view.is_maybe_view_of_view and view.partial and view.base is not None):
                 continue
-            if saved or not self.facts.outlives_function(view.base):
+            if saved or not (self.facts.outlives_function(view.base) or self.facts.compacted(view.base)):
                 return view
         return None
 

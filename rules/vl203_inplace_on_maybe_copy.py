@@ -8,7 +8,8 @@ import libcst as cst
 
 from viewlint.analysis import features, semantics
 from viewlint.analysis.temporaries import TemporaryTracker, TracksTemporaries, inplace_chain_receiver
-from viewlint.analysis.values import Value
+from viewlint.analysis.tree import dotted_name
+from viewlint.analysis.values import IndexKind, Value
 from viewlint.rule import Rule
 
 # What `_maybe_copy` recognises: the methods, and `torch.reshape`/`torch.flatten`/`torch.ravel`.
@@ -70,6 +71,41 @@ class InplaceOnMaybeCopy(TracksTemporaries, Rule):
         conversion = self._maybe_copy(node.value)
         if conversion is not None:
             self._conversions[id(node)] = conversion
+        for target in node.targets:
+            if isinstance(target.target, cst.Subscript) and self.facts.index_kind(target.target) is IndexKind.BASIC:
+                self._check_write_through_copy(target.target, target.target.value, "`" + self.facts.short_source(target.target) + " = …`")
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, (cst.Name, cst.Subscript)):
+            written = node.target.value if isinstance(node.target, cst.Subscript) else node.target
+            if self.facts.value_of(written).is_tensor:
+                self._check_write_through_copy(node.target, written, f"`{self.facts.short_source(node.target)} {node.operator.__class__.__name__} …`".replace(
+                    node.operator.__class__.__name__, cst.Module(body=[]).code_for_node(node.operator).strip()))
+
+    def _check_write_through_copy(self, node: cst.CSTNode, written: cst.BaseExpression, write_text: str) -> bool:
+        """A write into (a view of) `y = x.flatten()` whose source `x` is read afterwards while `y` is not:
+        the write was meant for `x`, and reaches it only when the conversion did not copy."""
+        facts = self.facts
+        value = facts.value_of(written)
+        if not value.is_tensor or value.copy_of is None or "." in value.copy_of:
+            return False
+        holder = value.base if value.is_view and value.base else dotted_name(written)
+        if holder is None or "." in holder or holder == value.copy_of:
+            return False
+        statement = facts.current_statement or node
+        if not facts.reads_after(value.copy_of, statement) or facts.reads_after(holder, statement):
+            return False
+        source, op = value.copy_of, value.copy_op or "a conversion"
+        through = f" (a view of `{holder}`)" if holder != dotted_name(written) else ""
+        facts.report(
+            self, node,
+            f"{write_text} writes into `{self.facts.short_source(written)}`{through}, the result of `{source}{op}`, "
+            f"which is a copy whenever it could not return `{source}` itself; `{holder}` is never read again and "
+            f"`{source}` is: the write reaches `{source}` only when nothing was copied",
+            fix_message=f"write into `{source}` directly, or make sure `{op}` returns a view (`{source} = {source}.contiguous()` first)",
+            applicability=self.fix_applicability,
+        )
+        return True
 
     def visit_Expr(self, node: cst.Expr) -> None:
         receiver = inplace_chain_receiver(node.value)
@@ -80,6 +116,8 @@ class InplaceOnMaybeCopy(TracksTemporaries, Rule):
         if method in semantics.METADATA_INPLACE_METHODS:
             return
         call_text = f".{method}({'…' if call.args else ''})"
+        if self._check_write_through_copy(call, receiver, f"`{self.facts.short_source(receiver)}{call_text}`"):
+            return
         conversion = self._maybe_copy(receiver)
         if conversion is not None:
             source, op = conversion

@@ -75,6 +75,8 @@ _MAPPING_ANNOTATIONS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "
 _OPTIONAL_ANNOTATIONS = frozenset({"Optional", "Union", "Annotated", "Final", "ClassVar"})
 _HOST_ANNOTATIONS = frozenset({"str", "float", "bool", "bytes", "complex", "None", "dtype", "device", "Size"})
 
+# The origin of what a module or another callable returns when applied to tensors (a tensor or a tuple of them).
+MODULE_OUTPUT = "module output"
 # The wrapper name of a `self.<container>` read before what it holds is known (see `Evaluator.contents`).
 ATTRIBUTE_CONTAINER = "self container"
 # Names that are boolean masks by convention when nothing else is known of them (as an index).
@@ -405,7 +407,8 @@ class Evaluator:
         part = inherited or (sem.is_partial_view_op(origin) if partial is None else partial)
         return Value(kind=Kind.TENSOR, provenance=Provenance.VIEW, base=root, origin=origin,
                      contiguous=None, device=base.device, is_parameter=base.is_parameter, partial=part,
-                     zero_dim=base.zero_dim if origin in (".data", ".detach()") else None, why=base.why)
+                     zero_dim=base.zero_dim if origin in (".data", ".detach()") else None, why=base.why,
+                     copy_of=base.copy_of, copy_op=base.copy_op)
 
     # ------------------------------------------------------------------ subscripts
     def index_kind(self, node: cst.Subscript, local: Optional[Locals] = None) -> IndexKind:
@@ -558,10 +561,44 @@ class Evaluator:
             if result is not None:
                 return result
         if isinstance(func, cst.Attribute):
-            return self._method(node, func, local)
+            result = self._method(node, func, local)
+            if result.kind is Kind.UNKNOWN and self._calls_a_module(func, local):
+                return self._module_output(node, local, f"`{self.short_source(func)}(…)`")
+            return result
         if isinstance(func, cst.Name):
-            return self._builtin_or_constructor(node, func.value, qualified, local)
+            result = self._builtin_or_constructor(node, func.value, qualified, local)
+            if result.kind is Kind.UNKNOWN and func.value not in self.index.aliases and func.value not in sem.BUILTIN_NAMES \
+                    and (func.value in local or self.env.lookup(func.value) is not UNKNOWN or self._is_parameter_name(func.value)):
+                return self._module_output(node, local, f"`{func.value}(…)`")  # a callable passed in: `f(x)`, `model(x)`
+            return result
         return UNKNOWN
+
+    def _calls_a_module(self, func: cst.Attribute, local: Locals) -> bool:
+        """`self.proj(x)`, `self.layers[i](x)`-like calls of something a module holds (not a method of its class)."""
+        receiver = dotted_name(func.value)
+        if receiver != "self":
+            return False
+        class_name = self.env.class_name
+        summaries = self.env.summaries
+        if summaries is not None and summaries.callgraph.defining_class(class_name, func.attr.value) is not None:
+            return False
+        info = self.index.classes.get(class_name or "")
+        if info is not None and func.attr.value in info.host_attributes:
+            return False
+        return True
+
+    def _is_parameter_name(self, name: str) -> bool:
+        checker = getattr(self.env, "is_parameter", None)
+        return bool(checker and checker(name))
+
+    def _module_output(self, node: cst.Call, local: Locals, what: str) -> Value:
+        """What a module (or another callable) applied to tensors returns: a new tensor (or a tuple of
+        them) on their device. Called without a tensor, nothing is known."""
+        inputs = [self.evaluate(a.value, local) for a in node.args if a.keyword is None and not a.star]
+        tensors = [v for v in inputs if v.is_tensor]
+        if not tensors:
+            return UNKNOWN
+        return fresh(contiguous=None, device=_elementwise_device(tensors), origin=MODULE_OUTPUT, why=f"returned by {what}")
 
     def _builtin_or_constructor(self, node: cst.Call, name: str, qualified: Optional[str], local: Locals) -> Value:
         if name in ("max", "min", "sum", "abs", "round"):
@@ -650,7 +687,7 @@ class Evaluator:
             host_data = first_value.kind in (Kind.INT, Kind.INT_LIST, Kind.HOST, Kind.ARRAY) or isinstance(first, (cst.List, cst.Tuple, cst.ListComp))
             if device is None:
                 device = Device.CPU if (first_value.cpu or host_data or qualified == "torch.from_numpy") else first_value.device
-            return self.maybe_view(first_value, qualified, device=device)
+            return self.maybe_view(first_value, qualified, device=device, source=first)
         if qualified == "torch.where" and len([a for a in node.args if a.keyword is None]) == 1:
             return Value(kind=Kind.TENSOR_SEQUENCE, elements=(fresh(contiguous=True, index_like=True, zero_dim=False, device=first_value.device),))
         if qualified == "torch.nonzero" and self.keyword(node, "as_tuple") is not None:
@@ -730,7 +767,29 @@ class Evaluator:
         dtype = self.keyword(node, "dtype")
         return dtype is not None and (self.qualify(dtype.value) or "") in ("torch.bool", "torch.uint8")
 
-    def maybe_view(self, receiver: Value, op: str, device: Device) -> Value:
+    def maybe_view(self, receiver: Value, op: str, device: Device, source: Optional[cst.BaseExpression] = None) -> Value:
+        """The result of a conversion that returns its input when it can (`reshape`, `contiguous`, `to`,
+        casts); `source` is the converted expression (a name: writes into a copy never reach it)."""
+        result = self._maybe_view(receiver, op, device)
+        if result.kind is Kind.TENSOR and receiver.copy_of is None and source is not None and self._may_copy(receiver, op, device):
+            name = dotted_name(source)
+            if name is not None:
+                result = result.with_(copy_of=receiver.label or name, copy_op=op)
+        elif receiver.copy_of is not None and result.kind is Kind.TENSOR:
+            result = result.with_(copy_of=receiver.copy_of, copy_op=receiver.copy_op)
+        return result
+
+    @staticmethod
+    def _may_copy(receiver: Value, op: str, device: Device) -> bool:
+        """Whether `op` may return a copy of `receiver` (a reshape of contiguous memory never does)."""
+        name = op.rsplit(".", 1)[-1].removesuffix("()")
+        if name in sem.LAYOUT_ONLY_COPY_METHODS:
+            return not receiver.contiguous
+        if name == "cpu":
+            return not receiver.cpu
+        return name in sem.MAYBE_COPY_METHODS
+
+    def _maybe_view(self, receiver: Value, op: str, device: Device) -> Value:
         if receiver.is_view or receiver.is_maybe_view_of_view:
             name = op.rsplit(".", 1)[-1].removesuffix("()")
             if receiver.contiguous is False and name == "contiguous":
@@ -747,8 +806,8 @@ class Evaluator:
             # On a tensor that owns its storage, "maybe the same storage" still owns it.
             return fresh(contiguous=True if "contiguous" in op else receiver.contiguous, device=device,
                          zero_dim=receiver.zero_dim, bool_mask=receiver.bool_mask, index_like=receiver.index_like,
-                         reduced=receiver.reduced, label=receiver.label, why=receiver.why, origin=receiver.origin)
-        return Value(kind=Kind.TENSOR, provenance=Provenance.UNKNOWN, device=device, label=receiver.label,
+                         reduced=receiver.reduced, why=receiver.why, origin=receiver.origin)
+        return Value(kind=Kind.TENSOR, provenance=Provenance.UNKNOWN, device=device,
                      contiguous=True if "contiguous" in op else None, is_parameter=receiver.is_parameter,
                      zero_dim=receiver.zero_dim, reduced=receiver.reduced, bool_mask=receiver.bool_mask,
                      index_like=receiver.index_like, why=receiver.why)
@@ -791,7 +850,7 @@ class Evaluator:
         if method in sem.MAYBE_VIEW_METHODS:
             if tensor or method not in sem.MAYBE_VIEW_METHODS_NEED_TENSOR or self.env.usage_of(dotted_name(receiver_node) or "") & sem.TENSOR_ONLY_METHODS:
                 device = self._moved_device(node, method, receiver, local)
-                result = self.maybe_view(receiver if tensor else UNKNOWN_TENSOR, "." + method + "()", device)
+                result = self.maybe_view(receiver if tensor else UNKNOWN_TENSOR, "." + method + "()", device, receiver_node)
                 if method in ("bool",) or (method in ("to", "type") and any(self._is_bool_dtype(a.value) for a in node.args)):
                     result = result.with_(bool_mask=True)
                 if method in ("long", "int") and receiver.bool_mask:
@@ -977,6 +1036,8 @@ class Evaluator:
                     item = value.elements[i]
                 elif value.kind is Kind.WRAPPER and value.wrapper in ("list", "iterator") and value.elements:
                     item = value.element()
+                elif value.is_tensor and value.origin == MODULE_OUTPUT:
+                    item = value.with_(label=None)  # `out, weights = self.attn(x)`: the module's outputs
                 elif value.is_tensor:
                     item = self.view_of(element.value, value, "iteration").with_(reduced=True)  # unpacking a tensor iterates it
                 else:
@@ -989,7 +1050,10 @@ class Evaluator:
 
 
 def labelled(value: Value, name: str) -> Value:
-    """A tensor bound to `name` for the first time keeps that name (for view bases and messages)."""
+    """A tensor bound to `name` for the first time keeps that name (for view bases and messages).
+    `x = x.contiguous()`: the converted tensor replaces `x`, so writes into it are writes into `x`."""
+    if value.kind is Kind.TENSOR and value.copy_of == name:
+        value = value.with_(copy_of=None, copy_op=None)
     if value.kind is Kind.TENSOR and value.label is None and value.provenance is not Provenance.VIEW:
         return value.with_(label=name)
     return value

@@ -20,6 +20,7 @@ from viewlint.analysis.evaluator import Evaluator, annotation_value, collect_usa
 from viewlint.analysis.module_index import ModuleIndex, build_index
 from viewlint.analysis.tree import descendants, dotted_name, source_in_place
 from viewlint.analysis.values import (
+    ADVANCED_INDEX,
     UNKNOWN,
     UNKNOWN_TENSOR,
     Device,
@@ -263,6 +264,14 @@ class Facts:
     def _is_local(self, name: str) -> bool:
         return len(self._scopes) > 1 and name in self._scopes[-1]
 
+    def compacted(self, base: Optional[str]) -> bool:
+        """`base` is a tensor this function made as an owned copy of just what it needs (`.clone()`,
+        an advanced-index gather): views of it share it by design, and pin nothing extra."""
+        if base is None or not re.fullmatch(r"[A-Za-z_]\w*", base):
+            return False
+        value = self.lookup(base)
+        return value.is_fresh and value.origin in (".clone()", ADVANCED_INDEX)
+
     def outlives_function(self, expression: str) -> bool:
         """`self.<attr>…` or a module-level name: its storage stays alive whatever this function keeps."""
         head = re.split(r"[.\[(]", expression, maxsplit=1)[0]
@@ -301,6 +310,9 @@ class Facts:
         if self._is_parameter(name):
             return value.kind is Kind.WRAPPER and value.wrapper in ("dict", "list")
         return value.kind is Kind.WRAPPER
+
+    def is_parameter(self, name: str) -> bool:
+        return self._is_parameter(name)
 
     def _is_parameter(self, name: str) -> bool:
         """`name` is a parameter of the innermost enclosing function."""

@@ -150,6 +150,12 @@ def _scan_imports(body: list[ast.stmt], index: "ModuleIndex") -> None:
             _scan_imports(stmt.body, index)
 
 
+# Methods and attributes whose result may be all of its receiver's storage (not a part of it: a function that
+# keeps a slice of its argument is where the slice is made, and is reported there).
+_PASSING_METHODS = (semantics.VIEW_METHODS | semantics.MAYBE_VIEW_METHODS) - semantics.PARTIAL_VIEW_OPS
+_PASSING_ATTRIBUTES = (semantics.VIEW_ATTRIBUTES | semantics.AMBIGUOUS_VIEW_ATTRIBUTES) - semantics.PARTIAL_VIEW_OPS
+
+
 class _RetentionScanner:
     """Finds which parameters a function stores into a long-lived place (self containers, module containers)."""
 
@@ -163,6 +169,11 @@ class _RetentionScanner:
     def _param_in(self, node: ast.AST) -> Optional[str]:
         if isinstance(node, ast.Name):
             return node.id if node.id in self.params else self.derived.get(node.id)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _PASSING_METHODS:
+            # `vector.to(device)`, `piece.detach()`: the same storage whenever they can
+            return self._param_in(node.func.value)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in _PASSING_ATTRIBUTES:
+            return self._param_in(node.value)  # `piece.data`, `piece.T`
         if isinstance(node, ast.Call):
             for arg in [*node.args, *(k.value for k in node.keywords)]:
                 found = self._param_in(arg.value if isinstance(arg, ast.Starred) else arg)

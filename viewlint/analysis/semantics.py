@@ -266,6 +266,14 @@ ARRAY_METHODS = TENSOR_ONLY_METHODS | frozenset({
     "any", "all", "sum", "mean", "max", "min", "argmax", "argmin", "argsort", "tolist", "reshape", "flatten",
     "astype", "shape", "dtype", "ndim", "nonzero", "cumsum", "squeeze", "transpose", "T", "prod", "std",
 })
+# Builtins that are never modules or tensor functions (a call of one says nothing of tensors).
+BUILTIN_NAMES = frozenset({
+    "print", "len", "range", "enumerate", "zip", "map", "filter", "sorted", "reversed", "min", "max", "sum", "abs",
+    "round", "any", "all", "isinstance", "issubclass", "getattr", "setattr", "hasattr", "delattr", "id", "hash", "repr",
+    "str", "int", "float", "bool", "list", "tuple", "dict", "set", "frozenset", "type", "super", "iter", "next",
+    "open", "vars", "dir", "callable", "format", "divmod", "pow", "ord", "chr", "bytes", "bytearray", "object",
+    "slice", "property", "staticmethod", "classmethod", "globals", "locals", "input", "exec", "eval", "compile",
+})
 # Calls that build an empty or filled container.
 CONTAINER_CONSTRUCTORS = frozenset(
     {"dict", "list", "set", "OrderedDict", "defaultdict", "deque", "collections.OrderedDict", "collections.defaultdict", "collections.deque", "WeakValueDictionary", "weakref.WeakValueDictionary"}

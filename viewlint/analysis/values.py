@@ -63,6 +63,11 @@ class Value:
     origin: Optional[str] = None
     # For a maybe-view of a view: the op that looked like it would give it its own storage.
     ownership_op: Optional[str] = None
+    # This tensor (or the tensor it is a view of) is the result of a conversion of the tensor named
+    # `copy_of` (`x.flatten()`, `x.float()`) that copies whenever it cannot return `x` itself:
+    # writes into it may never reach `x`. `copy_op` is the conversion (".flatten()").
+    copy_of: Optional[str] = None
+    copy_op: Optional[str] = None
     # A view (or maybe-view of one) that may cover only part of its base's storage (a slice, a
     # split piece, a row): keeping it keeps the rest alive. `x.t()`, `x.detach()` cover all of it.
     partial: bool = False
@@ -256,6 +261,8 @@ def _join_tensors(a: Value, b: Value) -> Value:
         bool_mask=a.bool_mask or b.bool_mask,
         index_like=a.index_like or b.index_like,
         is_parameter=a.is_parameter or b.is_parameter,
+        copy_of=a.copy_of or b.copy_of,
+        copy_op=a.copy_op if a.copy_of else b.copy_op,
         label=a.label if a.label == b.label else None,
         why=a.why or b.why,
     )
