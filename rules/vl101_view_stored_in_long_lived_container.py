@@ -8,7 +8,7 @@ import libcst as cst
 
 from viewlint.analysis import features, semantics
 
-from viewlint.analysis.values import Value
+from viewlint.analysis.values import DELIBERATE_BASES, Value
 from viewlint.analysis.facts import Facts
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
@@ -111,6 +111,10 @@ class ViewStoredInLongLivedContainer(Rule):
             view = self._leaking_view(event.value)
             if view is None:
                 continue
+            if event.target.endswith(".data") and facts.partitioned(event.value_node, view.base):
+                continue  # every part of the tensor goes to some parameter: nothing extra is pinned
+            if facts.pins_nothing_more(event.value, view):
+                continue
             stored = facts.short_source(event.value_node)
             inner = self._view_node(event.value_node)
             shown = facts.short_source(inner) if inner is not None else stored
@@ -142,7 +146,7 @@ class ViewStoredInLongLivedContainer(Rule):
             return None  # VL102 reports this value: never both
         for view in views:
             if view.is_view and view.partial and view.base is not None and not self.facts.outlives_function(view.base) \
-                    and not self.facts.compacted(view.base):
+                    and view.base_made not in DELIBERATE_BASES:
                 return view
         return None
 

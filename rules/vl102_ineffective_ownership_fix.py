@@ -7,7 +7,7 @@ from typing import Any, Optional
 import libcst as cst
 
 from viewlint.analysis import features, semantics
-from viewlint.analysis.values import Value
+from viewlint.analysis.values import DELIBERATE_BASES, Value
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 
@@ -73,7 +73,7 @@ class IneffectiveOwnershipFix(Rule):
             stores.append((saved, facts.value_of(saved), "written by `torch.save`"))
         for value_node, value, where in stores:
             view = self._ineffective(value, saved="torch.save" in where)
-            if view is None:
+            if view is None or ("torch.save" not in where and facts.pins_nothing_more(value, view)):
                 continue
             op = view.ownership_op or ""
             op_name = op.rsplit(".", 1)[-1].removesuffix("()")
@@ -116,7 +116,7 @@ class IneffectiveOwnershipFix(Rule):
         for view in value.retained_views():
             if not (view.is_maybe_view_of_view and view.partial and view.base is not None):
                 continue
-            if saved or not (self.facts.outlives_function(view.base) or self.facts.compacted(view.base)):
+            if saved or not (self.facts.outlives_function(view.base) or view.base_made in DELIBERATE_BASES):
                 return view
         return None
 

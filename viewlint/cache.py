@@ -65,21 +65,29 @@ class Cache:
         return self.directory / "entries" / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> Optional[list[Diagnostic]]:
-        """The stored diagnostics, or None on a miss or an unreadable entry."""
+        """The stored diagnostics, or None on a miss, an unreadable entry, or an entry that used facts
+        from another module of the project (an imported class) whose content has changed since."""
         try:
             with open(self._path(key), encoding="utf-8") as handle:
                 data = json.load(handle)
+            dependencies = data.get("dependencies") or {}
+            if dependencies:
+                from viewlint.analysis.project import dependencies_unchanged
+
+                if not dependencies_unchanged({str(p): str(d) for p, d in dependencies.items()}):
+                    return None
             return [Diagnostic.from_cache(item) for item in data["diagnostics"]]
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
-    def put(self, key: str, diagnostics: list[Diagnostic]) -> None:
-        """Store atomically; a failure to write is never fatal."""
+    def put(self, key: str, diagnostics: list[Diagnostic], dependencies: Optional[dict[str, str]] = None) -> None:
+        """Store atomically; a failure to write is never fatal. `dependencies`: the other modules (path ->
+        content digest) whose facts the diagnostics rely on."""
         try:
             self._prepare()
             path = self._path(key)
             path.parent.mkdir(parents=True, exist_ok=True)
-            payload = json.dumps({"diagnostics": [d.to_cache() for d in diagnostics]})
+            payload = json.dumps({"diagnostics": [d.to_cache() for d in diagnostics], "dependencies": dependencies or {}})
             fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -27,6 +27,7 @@ from viewlint.analysis.module_index import build_index_from_ast
 from viewlint.analysis.tree import parse_module
 from viewlint.analysis.callgraph import callgraph_of
 from viewlint.analysis.facts import Facts, Report
+from viewlint.analysis.project import Project
 from viewlint.analysis.summaries import ModuleSummaries
 from viewlint.analysis.walker import Walker
 from viewlint.prefilter import Reduction, reduce
@@ -122,6 +123,17 @@ def read_file(path: Path, display: str) -> tuple[Optional[str], Optional[Diagnos
 
 def lint_text(text: str, display: str, settings: Settings, relative: Optional[str] = None) -> list[Diagnostic]:
     """Lint source text; never raises for any input."""
+    return lint_text_with_dependencies(text, display, settings, relative)[0]
+
+
+def lint_text_with_dependencies(text: str, display: str, settings: Settings,
+                                relative: Optional[str] = None) -> tuple[list[Diagnostic], dict[str, str]]:
+    """The diagnostics, and the other modules of the project (path -> content digest) they rely on."""
+    project = Project(display)
+    return _lint_text(text, display, settings, relative, project), project.dependencies
+
+
+def _lint_text(text: str, display: str, settings: Settings, relative: Optional[str], project: Project) -> list[Diagnostic]:
     codes = settings.codes_for(relative if relative is not None else display)
     registry = all_rules()
     rule_classes = [registry[code] for code in sorted(codes) if code in registry]
@@ -159,7 +171,7 @@ def lint_text(text: str, display: str, settings: Settings, relative: Optional[st
 
     diagnostics: list[Diagnostic] = []
     try:
-        facts = Facts(module, settings, index, ModuleSummaries(index, module, settings, callgraph_of(index)))
+        facts = Facts(module, settings, index, ModuleSummaries(index, module, settings, callgraph_of(index), project))
         rules = [cls(facts, settings.options_for(cls.code)) for cls in rule_classes]
         activity = _activity(module, tree, reduction) if reduction is not None and reduction.active else None
         Walker(facts, rules, activity).walk(module)
@@ -407,9 +419,13 @@ def process(source_file: "SourceFile", cache: Optional["Cache"]) -> FileResult:
         text = decode_source(data)
     except DecodeError as error:
         problem = _reserved(display, IO_ERROR, str(error), error.row, error.column)
-    diagnostics = [problem] if problem is not None else lint_text(text or "", display, settings, relative)
+    dependencies: dict[str, str] = {}
+    if problem is not None:
+        diagnostics = [problem]
+    else:
+        diagnostics, dependencies = lint_text_with_dependencies(text or "", display, settings, relative)
     if not any(d.code == INTERNAL_ERROR for d in diagnostics):
-        cache.put(key, diagnostics)
+        cache.put(key, diagnostics, dependencies)
     return FileResult(display, diagnostics, text)
 
 

@@ -26,6 +26,8 @@ from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.tree import descendants, dotted_name
 from viewlint.analysis.values import (
     ADVANCED_INDEX,
+    EMPTY,
+    FACTORY,
     HOST,
     MAX_ELEMENTS,
     INT,
@@ -80,7 +82,7 @@ MODULE_OUTPUT = "module output"
 # The wrapper name of a `self.<container>` read before what it holds is known (see `Evaluator.contents`).
 ATTRIBUTE_CONTAINER = "self container"
 # Names that are boolean masks by convention when nothing else is known of them (as an index).
-_MASK_NAME = re.compile(r"(?:^|_)(?:mask|masks|keep|selected)(?:$|_)|_mask\w*$|^is_\w+|^has_\w+")
+_MASK_NAME = re.compile(r"(?:^|_)(?:mask|masks)(?:$|_)|_mask\w*$")
 _INDEX_NAME = re.compile(r"(?:^|_)(?:indices|idxs|index_tensor|ids|perm|order)$")
 _DOC_PARAM = r"(?:^|\n)\s*[*`]*{name}[*`]*\s*(?:\(([^)\n]*)\)|:\s*([^\n]*))"
 _DOC_TENSOR = re.compile(r"\b(?:torch\.)?(Long|Bool|Byte|Float|Int|Half)?Tensor\b|\btensor\b")
@@ -251,9 +253,14 @@ class Evaluator:
         if kind is cst.Comparison:
             return self._comparison(node, local)  # type: ignore[arg-type]
         if kind is cst.BooleanOperation:
-            # `a or b` is one of its operands (`mask or default`): either may be what flows on.
+            # `a or b` is one of its operands (`mask or default`): either may be what flows on. In `a and b`,
+            # `b` runs only where `a` held (`isinstance(w, float) and w == 0.0`).
             left = self.evaluate(node.left, local)  # type: ignore[attr-defined]
-            right = self.evaluate(node.right, local)  # type: ignore[attr-defined]
+            inner = local
+            narrowed = self.narrowings(node.left, isinstance(node.operator, cst.And), local)  # type: ignore[attr-defined]
+            if narrowed:
+                inner = {**local, **dict(narrowed)}
+            right = self.evaluate(node.right, inner)  # type: ignore[attr-defined]
             return join(left, right) if left.is_tensor or right.is_tensor else UNKNOWN
         if kind is cst.IfExp:
             return join(self.evaluate(node.body, local), self.evaluate(node.orelse, local))  # type: ignore[attr-defined]
@@ -319,7 +326,8 @@ class Evaluator:
         operands = [self.evaluate(node.left, local)] + [self.evaluate(c.comparator, local) for c in node.comparisons]
         tensors = [v for v in operands if v.is_tensor]
         if tensors:
-            return fresh(contiguous=None, device=_elementwise_device(operands), bool_mask=True,
+            # Compared with a number, a tensor stays where it is (a Python float or int is no device).
+            return fresh(contiguous=None, device=_elementwise_device(tensors), bool_mask=True,
                          zero_dim=True if all(v.zero_dim for v in tensors) else (False if any(v.zero_dim is False for v in tensors) else None),
                          reduced=all(v.reduced or v.zero_dim for v in tensors), why=tensors[0].why)
         if any(v.kind is Kind.ARRAY for v in operands):
@@ -395,25 +403,81 @@ class Evaluator:
         found = summaries.attribute_value(owner, attr)
         return found if found is not None else UNKNOWN
 
+    # ------------------------------------------------------------------ isinstance
+    def narrowings(self, test: cst.BaseExpression, holds: bool, local: Optional[Locals] = None) -> list[tuple[str, Value]]:
+        """What names are where `test` holds (or does not): `isinstance(x, int)`, `not isinstance(x, torch.Tensor)`,
+        and `a and b` conjunctions of them."""
+        local = local or {}
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self.narrowings(test.expression, not holds, local)
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and holds:
+            return self.narrowings(test.left, True, local) + self.narrowings(test.right, True, local)
+        if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
+                and len(test.args) == 2):
+            return []
+        subject = dotted_name(test.args[0].value)
+        if subject is None or ("." in subject and not subject.startswith("self.") and holds is False):
+            return []
+        kinds = test.args[1].value
+        types = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+        current = self.evaluate(test.args[0].value, local)
+        if not holds:
+            # `else` of `isinstance(gate, torch.Tensor)`: whatever `gate` is there, it is not a tensor.
+            tensor_types = [t for t in types if (self.qualify(t) or dotted_name(t) or "").split(".")[-1] in ("Tensor", "Parameter")]
+            return [(subject, UNKNOWN)] if tensor_types and len(tensor_types) == len(types) and current.is_tensor else []
+        values = [self._isinstance_value(t, current) for t in types]
+        if any(v is None for v in values):
+            return []
+        result = values[0]
+        for value in values[1:]:
+            result = join(result, value)  # type: ignore[arg-type]
+        return [(subject, result)]  # type: ignore[list-item]
+
+    def _isinstance_value(self, kind: cst.BaseExpression, current: Value) -> Optional[Value]:
+        """What `isinstance(x, kind)` says `x` is (None: it says nothing the analysis uses)."""
+        name = self.qualify(kind) or dotted_name(kind) or ""
+        last = name.split(".")[-1]
+        if last == "int":
+            return INT
+        if last in ("float", "bool", "str", "bytes", "complex"):
+            return HOST
+        if last in ("Tensor", "Parameter") and (name.startswith("torch") or last == name):
+            return current if current.is_tensor else UNKNOWN_TENSOR
+        if last in ("list", "tuple", "List", "Tuple", "Sequence"):
+            return current if current.kind in (Kind.WRAPPER, Kind.TENSOR_SEQUENCE, Kind.INT_LIST) else Value(kind=Kind.WRAPPER, wrapper="list")
+        if last in ("dict", "Dict", "Mapping"):
+            return current if current.kind is Kind.WRAPPER else Value(kind=Kind.WRAPPER, wrapper="dict")
+        return None
+
     # ------------------------------------------------------------------ views
     def view_of(self, base_node: cst.BaseExpression, base: Value, origin: str, partial: Optional[bool] = None) -> Value:
         if base.is_view or base.is_maybe_view_of_view:
             root = base.base
             inherited = base.partial
+            made = base.base_made
         else:
             root = base.label or self.short_source(base_node)
             inherited = False
+            made = base.origin if base.is_fresh else None
         # A view of a part (of a view) is a part: `x[:2].t()` still pins all of `x`.
         part = inherited or (sem.is_partial_view_op(origin) if partial is None else partial)
-        return Value(kind=Kind.TENSOR, provenance=Provenance.VIEW, base=root, origin=origin,
+        # A view of a part keeps the op that made the part (`narrow`, not the `.detach()` after it) for messages.
+        shown = base.origin if inherited and base.is_view and base.origin else origin
+        return Value(kind=Kind.TENSOR, provenance=Provenance.VIEW, base=root, origin=shown,
                      contiguous=None, device=base.device, is_parameter=base.is_parameter, partial=part,
                      zero_dim=base.zero_dim if origin in (".data", ".detach()") else None, why=base.why,
-                     copy_of=base.copy_of, copy_op=base.copy_op)
+                     copy_of=base.copy_of, copy_op=base.copy_op, base_made=made)
 
     # ------------------------------------------------------------------ subscripts
     def index_kind(self, node: cst.Subscript, local: Optional[Locals] = None) -> IndexKind:
-        """Basic (the result is a view) or advanced (a gathered copy), or unknown."""
+        """Basic (the result is a view) or advanced (a gathered copy), or unknown (also when what is
+        indexed is known not to be a tensor: a dict, a list, a string)."""
         local = local or {}
+        if self._keyed_by_string(node):
+            return IndexKind.UNKNOWN
+        receiver = self.evaluate(node.value, local)
+        if receiver.kind in (Kind.WRAPPER, Kind.TENSOR_SEQUENCE, Kind.HOST, Kind.INT_LIST):
+            return IndexKind.UNKNOWN
         kinds = [self._element_index_kind(e, node, local) for e in node.slice]
         if IndexKind.ADVANCED in kinds:
             return IndexKind.ADVANCED
@@ -479,8 +543,8 @@ class Evaluator:
             return receiver if receiver.kind is Kind.WRAPPER and receiver.wrapper in ("list", "tuple") else UNKNOWN
         if receiver.kind is Kind.INT_LIST:
             return INT if single else receiver
-        if receiver.kind is Kind.HOST:
-            return UNKNOWN
+        if receiver.kind is Kind.HOST or self._keyed_by_string(node):
+            return UNKNOWN  # `d["key"]`: tensors are not indexed by strings
         kind = self.index_kind(node, local)
         # `arr[:, 0]` on a known host value (a NumPy array from `.numpy()`) is not tensor indexing.
         tensor_like = receiver.is_tensor or (receiver.kind is Kind.UNKNOWN and self._tensor_style_index(node))
@@ -521,6 +585,11 @@ class Evaluator:
                 if self.evaluate(index.value, local).kind is Kind.INT or isinstance(index.value, cst.Integer):
                     return True
         return False
+
+    @staticmethod
+    def _keyed_by_string(node: cst.Subscript) -> bool:
+        index = node.slice[0].slice if len(node.slice) == 1 else None
+        return isinstance(index, cst.Index) and isinstance(index.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
 
     @staticmethod
     def _whole_index(node: cst.Subscript) -> bool:
@@ -583,9 +652,12 @@ class Evaluator:
         if summaries is not None and summaries.callgraph.defining_class(class_name, func.attr.value) is not None:
             return False
         info = self.index.classes.get(class_name or "")
-        if info is not None and func.attr.value in info.host_attributes:
+        attr = func.attr.value
+        if info is None or attr in info.host_attributes:
             return False
-        return True
+        # Held in an attribute the class assigns (`self.vae = vae`, `self.proj = nn.Linear(...)`); a name the
+        # class never assigns is a method inherited from elsewhere, which may return anything.
+        return attr in info.submodule_attributes or attr in info.assigned_attributes
 
     def _is_parameter_name(self, name: str) -> bool:
         checker = getattr(self.env, "is_parameter", None)
@@ -711,9 +783,10 @@ class Evaluator:
                 device = first_value.device if qualified == "torch.tensor" and first_value.is_tensor else Device.CPU
             mask = self._dtype_is_bool(node)
             return fresh(contiguous=contiguous, device=device, zero_dim=False if mask and zero_dim is None else zero_dim,
-                         index_like=index_like, bool_mask=mask)
+                         index_like=index_like, bool_mask=mask, origin=EMPTY if qualified in sem.EMPTY_FACTORIES else FACTORY)
         if qualified in sem.LIKE_FACTORY_FUNCTIONS:
             return fresh(contiguous=first_value.contiguous if not has_device else None,
+                         origin=EMPTY if qualified == "torch.empty_like" else FACTORY,
                          device=device if device is not None else first_value.device,
                          bool_mask=self._dtype_is_bool(node) or (first_value.bool_mask and self.keyword(node, "dtype") is None))
         inputs = self._tensor_inputs(node, local)
@@ -798,7 +871,7 @@ class Evaluator:
             # A cast that returned its input is the same non-contiguous view; one that copied owns its
             # storage: either way a later `.contiguous()` gives an owned tensor.
             still_strided = receiver.contiguous is False and name in sem.DTYPE_CAST_METHODS | sem.DEVICE_MOVE_METHODS | {"to", "type", "type_as"}
-            return Value(kind=Kind.TENSOR, provenance=Provenance.MAYBE_VIEW, base=receiver.base,
+            return Value(kind=Kind.TENSOR, provenance=Provenance.MAYBE_VIEW, base=receiver.base, base_made=receiver.base_made,
                          origin=receiver.origin, ownership_op=receiver.ownership_op or op, device=device,
                          is_parameter=receiver.is_parameter, partial=receiver.partial, why=receiver.why,
                          contiguous=True if "contiguous" in op else (False if still_strided else None))
@@ -901,7 +974,7 @@ class Evaluator:
             zero_dim = True if reduced else (False if index_like else None)
         return fresh(contiguous=contiguous, device=receiver.device, index_like=index_like, bool_mask=bool_mask,
                      zero_dim=zero_dim, reduced=reduced, why=receiver.why,
-                     origin=ADVANCED_INDEX if method in sem.GATHER_METHODS else None)
+                     origin=ADVANCED_INDEX if method in sem.GATHER_METHODS else EMPTY if method == "new_empty" else None)
 
     def _container_method(self, node: cst.Call, method: str, receiver: Value, local: Locals) -> Value:
         """`d.get(k)`, `d.values()`, `d.items()`, `q.get()`, `l.pop()` on a container the analysis knows."""

@@ -17,10 +17,12 @@ import libcst as cst
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.contexts import ContextStack, is_setup_name
 from viewlint.analysis.evaluator import Evaluator, annotation_value, collect_usage, docstring_value, labelled
-from viewlint.analysis.module_index import ModuleIndex, build_index
+from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class, build_index
 from viewlint.analysis.tree import descendants, dotted_name, source_in_place
 from viewlint.analysis.values import (
     ADVANCED_INDEX,
+    INT,
+    HOST,
     UNKNOWN,
     UNKNOWN_TENSOR,
     Device,
@@ -86,6 +88,7 @@ class Facts:
         self._reads_cache: dict[int, tuple[dict[str, list[cst.Name]], dict[int, int]]] = {}
         self._usage_cache: dict[int, dict[str, frozenset[str]]] = {}
         self._cpu_names = frozenset(settings.cpu_names)
+        self._parameter_classes: dict[str, str] = {}  # annotated parameters of the innermost function -> class
         self.evaluator = Evaluator(self)
         self.evaluator.configure(self._cpu_names)
         # Parameter values to use instead of the evidence, for a summary run (`ModuleSummaries.run`).
@@ -264,13 +267,66 @@ class Facts:
     def _is_local(self, name: str) -> bool:
         return len(self._scopes) > 1 and name in self._scopes[-1]
 
-    def compacted(self, base: Optional[str]) -> bool:
-        """`base` is a tensor this function made as an owned copy of just what it needs (`.clone()`,
-        an advanced-index gather): views of it share it by design, and pin nothing extra."""
-        if base is None or not re.fullmatch(r"[A-Za-z_]\w*", base):
+    def pins_nothing_more(self, value: Value, view: Value) -> bool:
+        """Storing `value` keeps nothing of `view`'s base that is not kept anyway: the entry also holds
+        the base itself (`(raw, raw.narrow(...))`) or other parts of it (`(table[:n], table[n:])`), or
+        this function hands the base to its object (`self._cache_workspace(key, workspace)`)."""
+        if view.base is None:
             return False
-        value = self.lookup(base)
-        return value.is_fresh and value.origin in (".clone()", ADVANCED_INDEX)
+        if view.base in value.held_bases():
+            return True
+        if sum(1 for v in value.retained_views() if v.base == view.base) >= 2:
+            return True
+        return self._kept_by_self(re.split(r"[.\[(]", view.base, maxsplit=1)[0])
+
+    def _kept_by_self(self, name: str) -> bool:
+        """`name` is given to `self` in this function (assigned into it, passed to one of its methods) or
+        read from a container `self` holds: its storage lives as long as the object."""
+        context = self.contexts.function
+        if context is None or context.node is None or not re.fullmatch(r"[A-Za-z_]\w*", name) or name == "self":
+            return False
+        info = self.index.classes.get(self.class_name or "")
+        kept_by = set(info.retaining_methods) if info is not None else set()
+        for node in descendants(context.node):
+            if isinstance(node, cst.Assign):
+                targets = [dotted_name(t.target.value if isinstance(t.target, cst.Subscript) else t.target) or "" for t in node.targets]
+                if any(t.startswith("self.") for t in targets) and _holds_directly(node.value, name):
+                    return True
+                if any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets) \
+                        and _reads_self_container(node.value):
+                    return True
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                    and dotted_name(node.func.value) == "self" and node.func.attr.value in kept_by \
+                    and any(_holds_directly(a.value, name) for a in node.args):
+                return True  # `self._cache_workspace(key, workspace)`, a method that keeps its argument
+        return False
+
+    def partitioned(self, value_node: cst.BaseExpression, base: Optional[str]) -> bool:
+        """`layer.weight.data = w[i * rows:(i + 1) * rows]` in a loop, or `a.weight.data = w[:n]` and
+        `b.weight.data = w[n:]`: parameters that between them hold every part of one tensor pin nothing extra."""
+        if base is None or not isinstance(value_node, cst.Subscript):
+            return False
+        context = self.contexts.function
+        scope = context.node if context is not None else None
+        if scope is None:
+            return False
+        bounds = {n.value for n in descendants(value_node) if isinstance(n, cst.Name)} - {base}
+        loops = [c.node for c in self.contexts.contexts if c.kind == "loop" and c.node is not None]
+        if loops:
+            bound_in_loop = set()
+            for node in descendants(loops[-1]):
+                if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.For)):
+                    target = node.target
+                    bound_in_loop.update(n.value for n in descendants(target) if isinstance(n, cst.Name))
+            if bounds & bound_in_loop:
+                return True
+        slices = 0
+        for node in descendants(scope):
+            if isinstance(node, cst.Assign) and isinstance(node.value, cst.Subscript) \
+                    and dotted_name(node.value.value) == base \
+                    and any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "data" for t in node.targets):
+                slices += 1
+        return slices >= 2
 
     def outlives_function(self, expression: str) -> bool:
         """`self.<attr>…` or a module-level name: its storage stays alive whatever this function keeps."""
@@ -360,7 +416,19 @@ class Facts:
             receiver = node.func.value
             # `list.append/extend/insert` take no keywords: `self.dispatcher.extend(q=q)` is some other method.
             container_call = method not in sem.CONTAINER_ONLY_METHODS or all(a.keyword is None for a in node.args)
-            if method in sem.STORING_METHODS and container_call and self._long_lived_receiver(receiver, method):
+            known = self.receiver_class(receiver)
+            if known is not None and method in known.methods and known.name in self.index.classes \
+                    and self.index.classes[known.name] is known:
+                # The receiver's class is defined here: its method says what it keeps.
+                events.extend(self._summary_store_events(node, method, receiver))
+            elif method in sem.STORING_METHODS and container_call and self._long_lived_receiver(receiver, method):
+                if known is not None and method in known.methods:
+                    # Imported from another module of the project: what its method keeps (a `set` that clones
+                    # when the storage is larger than the payload keeps nothing extra) narrows the heuristic.
+                    events.extend(e for e in self._arguments_at(
+                        node, known.retaining_methods.get(method, set()), known.retaining_keywords.get(method, set()),
+                        f"{self.short_source(receiver)}.{method}(...)"))
+                    return events
                 for arg in node.args:
                     events.append(StoreEvent(node, arg.value, self.value_of(arg.value), f"{self.short_source(receiver)}.{method}(...)"))
             else:
@@ -380,23 +448,40 @@ class Facts:
             return True
         return (dotted_name(node) or "").split(".")[-1] in sem.PARAMETER_ATTRIBUTE_NAMES
 
-    def _summary_store_events(self, node: cst.Call, method: str, receiver: cst.BaseExpression) -> list[StoreEvent]:
-        """Calls of methods (of classes in this module) whose body keeps an argument in a long-lived place."""
-        class_name: Optional[str] = None
+    def receiver_class(self, receiver: cst.BaseExpression) -> Optional[ClassInfo]:
+        """The class of `receiver` when the code says it: `self`, an attribute built or annotated with a
+        class, a module-level instance or annotated name, an annotated parameter. A class imported from
+        another module of the project is read from that module."""
         name = dotted_name(receiver)
+        if name is None:
+            return None
+        reference: Optional[str] = None
         if name == "self":
-            class_name = self.class_name
-        elif name is not None and name.startswith("self.") and name.count(".") == 1:
+            reference = self.class_name
+        elif name.startswith("self.") and name.count(".") == 1:
             info = self.index.classes.get(self.class_name or "")
-            class_name = info.attribute_classes.get(name[5:]) if info else None
-        elif name is not None and "." not in name:
-            class_name = self.index.module_instances.get(name)
-        if class_name is None and self.summaries is not None:
+            if info is not None:
+                reference = info.attribute_classes.get(name[5:]) or info.attribute_annotations.get(name[5:])
+        elif "." not in name:
+            if self._is_parameter(name):
+                reference = self._parameter_classes.get(name)
+            elif not self._is_local(name):
+                reference = self.index.module_instances.get(name) or self.index.module_annotations.get(name)
+        if reference is None:
+            return None
+        if self.summaries is not None:
+            return self.summaries.class_named(reference)
+        return self.index.classes.get(reference)
+
+    def _summary_store_events(self, node: cst.Call, method: str, receiver: cst.BaseExpression) -> list[StoreEvent]:
+        """Calls of methods (of classes in this module or the project) whose body keeps an argument in a long-lived place."""
+        info = self.receiver_class(receiver)
+        if info is not None and self.index.classes.get(info.name) is not info:
+            return []  # imported: only ever narrows a store the heuristics found (see `_store_events`)
+        if info is None and self.summaries is not None:
             # `token.set_embedding(...)` on a receiver of unknown type: the one class here that defines it.
-            class_name = self.summaries.unique_method_owner(method, self.value_of(receiver))
-        if class_name is None:
-            return []
-        info = self.index.classes.get(class_name)
+            owner = self.summaries.unique_method_owner(method, self.value_of(receiver))
+            info = self.index.classes.get(owner) if owner is not None else None
         if info is None or method not in info.retaining_methods:
             return []
         return self._arguments_at(node, info.retaining_methods[method], info.retaining_keywords.get(method, set()),
@@ -428,8 +513,13 @@ class Facts:
         elif self.summaries is not None and len(self._scopes) == 1 + (self.class_name is not None):
             entry = self.summaries.entry_values(self.class_name, node.name.value)
         docstring = node.get_docstring() if any(p.annotation is None for p in params) else None
+        self._parameter_classes = {}
         for param in params:
             name = param.name.value
+            if param.annotation is not None and isinstance(param.annotation.annotation, (cst.Name, cst.Attribute, cst.Subscript, cst.SimpleString, cst.BinaryOperation)):
+                reference = _annotation_class_of(param.annotation.annotation)
+                if reference is not None:
+                    self._parameter_classes[name] = reference
             evidence = self.parameter_value(param, docstring)
             passed = entry.get(name) if entry is not None else None
             if passed is None or passed.kind is Kind.UNKNOWN:
@@ -479,6 +569,8 @@ class Facts:
     def enter_if(self, node: cst.If) -> None:
         self.contexts.enter_if(node)
         self._if_snapshots.append(dict(self._scopes[-1]))
+        for name, value in self.evaluator.narrowings(node.test, True):
+            self._scopes[-1][name] = value
 
     def enter_cold_block(self, node: cst.CSTNode) -> None:
         self.contexts.enter_cold_block(node)
@@ -492,6 +584,8 @@ class Facts:
         self._if_snapshots[-1] = self._scopes[-1]
         self._scopes[-1] = dict(before)
         self.contexts.else_branch()
+        for name, value in self.evaluator.narrowings(node.test, False):
+            self._scopes[-1][name] = value
 
     def leave_if(self, node: cst.If) -> None:
         self.contexts.pop()
@@ -555,6 +649,41 @@ class Facts:
             current = self._scopes[-1][name]
             if current.kind is Kind.WRAPPER:
                 self._scopes[-1][name] = current.with_element(value)
+
+
+def _holds_directly(node: cst.BaseExpression, name: str) -> bool:
+    """`name`, or a tuple, list, dict or constructor call with `name` itself among its items."""
+    if isinstance(node, cst.Name):
+        return node.value == name
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return any(_holds_directly(e.value, name) for e in node.elements)
+    if isinstance(node, cst.Dict):
+        return any(isinstance(e, cst.DictElement) and _holds_directly(e.value, name) for e in node.elements)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value[:1].isupper():
+        return any(_holds_directly(a.value, name) for a in node.args)
+    return False
+
+
+def _reads_self_container(node: cst.BaseExpression) -> bool:
+    """`self.cache.get(key)`, `self.cache[key]`: an item a container of `self` holds."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("get", "pop", "setdefault"):
+        node = node.func.value
+    elif isinstance(node, cst.Subscript):
+        node = node.value
+    else:
+        return False
+    name = dotted_name(node) or ""
+    return name.startswith("self.") and name.count(".") == 1
+
+
+def _annotation_class_of(annotation: cst.BaseExpression) -> Optional[str]:
+    """The class a parameter's annotation names (read with `ast`, as the module index reads them)."""
+    import ast
+
+    try:
+        return annotation_class(ast.parse(cst.Module(body=[]).code_for_node(annotation), mode="eval").body)
+    except SyntaxError:
+        return None
 
 
 _BINARY = {

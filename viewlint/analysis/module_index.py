@@ -38,6 +38,12 @@ class ClassInfo:
     matrix_attributes: set[str] = field(default_factory=set)
     # self.<attr> names only ever assigned host values: literals or config reads (`self.mim_weight = config.mim_weight`).
     host_attributes: set[str] = field(default_factory=set)
+    # self.<attr> names annotated with a class (`self.cache: EmbeddingCache = ...`, or in the class body).
+    attribute_annotations: dict[str, str] = field(default_factory=dict)
+    # The names of the methods its body defines.
+    methods: set[str] = field(default_factory=set)
+    # Every self.<attr> some method assigns.
+    assigned_attributes: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -48,6 +54,10 @@ class ModuleIndex:
     module_containers: set[str] = field(default_factory=set)
     module_names: set[str] = field(default_factory=set)
     module_instances: dict[str, str] = field(default_factory=dict)  # name -> class defined here
+    # Module-level names annotated with a class (`cache: Optional[EmbeddingCache] = None`): name -> class name.
+    module_annotations: dict[str, str] = field(default_factory=dict)
+    # Names imported relatively: name -> (level, module, imported name).
+    relative_imports: dict[str, tuple[int, str, str]] = field(default_factory=dict)
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     # function name -> retained parameter indices / keyword names
     retaining_functions: dict[str, set[int]] = field(default_factory=dict)
@@ -131,6 +141,36 @@ def _decorator_names(decorators: list[ast.expr], index: "ModuleIndex") -> list[s
     return names
 
 
+_NOT_CLASSES = frozenset({"int", "float", "str", "bool", "bytes", "None", "list", "dict", "set", "tuple", "Any", "object",
+                          "List", "Dict", "Set", "Tuple", "Callable", "Sequence", "Mapping", "Iterable", "Iterator"})
+
+
+def annotation_class(annotation: Optional[ast.AST]) -> Optional[str]:
+    """The class an annotation names (`Cache`, `Optional[Cache]`, `Cache | None`, `"Cache"`), if it names one."""
+    if annotation is None:
+        return None
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return None
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return annotation_class(annotation.left) or annotation_class(annotation.right)
+    if isinstance(annotation, ast.Subscript):
+        if (dotted(annotation.value) or "").split(".")[-1] in ("Optional", "Union", "Annotated"):
+            inner = annotation.slice
+            items = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+            for item in items:
+                found = annotation_class(item)
+                if found:
+                    return found
+        return None
+    name = dotted(annotation)
+    if name is None or name.split(".")[-1] in _NOT_CLASSES or "Tensor" in name:
+        return None
+    return name if name.split(".")[-1][:1].isupper() else None
+
+
 def _scan_imports(body: list[ast.stmt], index: "ModuleIndex") -> None:
     for stmt in body:
         if isinstance(stmt, ast.Import):
@@ -145,6 +185,11 @@ def _scan_imports(body: list[ast.stmt], index: "ModuleIndex") -> None:
                 if alias.name == "*":
                     continue
                 index.aliases[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
+        elif isinstance(stmt, ast.ImportFrom) and stmt.level:
+            # `from .cache import Cache`: kept apart (a relative name is not a qualified one).
+            for alias in stmt.names:
+                if alias.name != "*":
+                    index.relative_imports[alias.asname or alias.name] = (stmt.level, stmt.module or "", alias.name)
         elif isinstance(stmt, (ast.If, ast.Try)):
             # `try: import x except ImportError` and `if TYPE_CHECKING:` blocks.
             _scan_imports(stmt.body, index)
@@ -164,6 +209,7 @@ class _RetentionScanner:
         self.index = index
         self.class_info = class_info
         self.retained: set[str] = set()
+        self.cloned: set[str] = set()  # parameters rebound to a copy of themselves before they are stored
         self.derived: dict[str, str] = {}  # local name -> parameter it wraps (`entry = Entry(embedding=param)`)
 
     def _param_in(self, node: ast.AST) -> Optional[str]:
@@ -205,19 +251,31 @@ class _RetentionScanner:
                 if type(func) is ast.Attribute and func.attr in semantics.STORING_METHODS and self._long_lived_container(func.value):
                     for arg in [*node.args, *(k.value for k in node.keywords)]:  # type: ignore[attr-defined]
                         found = self._param_in(arg)
-                        if found:
+                        if found and found not in self.cloned:
                             self.retained.add(found)
 
     def _assign(self, node: ast.Assign) -> None:
         for target in node.targets:
             if isinstance(target, ast.Subscript) and self._long_lived_container(target.value):
                 found = self._param_in(node.value)
-                if found:
+                if found and found not in self.cloned:
                     self.retained.add(found)
+            elif isinstance(target, ast.Name) and target.id in self.params and _makes_copy(node.value):
+                # `embedding = replace(embedding, embedding=tensor.clone())`: what is stored from here on
+                # (on some path at least: when it has to) is an owned copy.
+                self.cloned.add(target.id)
             elif isinstance(target, ast.Name):
                 found = self._param_in(node.value)
                 if found:
                     self.derived[target.id] = found
+
+
+def _makes_copy(node: ast.AST) -> bool:
+    """An expression that copies a tensor (`.clone()`, `torch.clone`, `copy.deepcopy`) somewhere in it."""
+    for child in ast.walk(node):
+        if isinstance(child, ast.Call) and (callee_name(child.func) in ("clone", "deepcopy")):
+            return True
+    return False
 
 
 def _body_nodes(fn: ast.FunctionDef, nodes: list[ast.AST]) -> list[ast.AST]:
@@ -244,9 +302,17 @@ def _self_assignments(nodes: list[ast.AST]) -> list[tuple[str, ast.AST]]:
         kind = type(node)
         if kind is ast.Assign or kind is ast.AnnAssign:
             for target, value in _assignments(node):  # type: ignore[arg-type]
-                if value is not None and type(target) is ast.Attribute and type(target.value) is ast.Name \
-                        and target.value.id == "self":
-                    found.append((target.attr, value))
+                if value is None:
+                    continue
+                pairs = [(target, value)]
+                if type(target) in (ast.Tuple, ast.List):
+                    # `self.a, self.b = a, b`: element by element (from an unpacked call: what it returns).
+                    values = value.elts if type(value) in (ast.Tuple, ast.List) and len(value.elts) == len(target.elts) \
+                        else [ast.Call(func=ast.Name(id="<unpacked>", ctx=ast.Load()), args=[], keywords=[])] * len(target.elts)
+                    pairs = list(zip(target.elts, values))
+                for element, assigned in pairs:
+                    if type(element) is ast.Attribute and type(element.value) is ast.Name and element.value.id == "self":
+                        found.append((element.attr, assigned))
     return found
 
 
@@ -336,6 +402,10 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
         else:
             segment_nodes[id(stmt)] = preorder(stmt)
     for stmt in tree.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            annotated = annotation_class(stmt.annotation)
+            if annotated is not None:
+                index.module_annotations[stmt.target.id] = annotated
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             for target, value in _assignments(stmt):
                 if isinstance(target, ast.Name):
@@ -355,6 +425,12 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
             functions.extend(
                 (m, info, segment_nodes[id(m)]) for m in stmt.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
             )
+            info.methods = {m.name for m in stmt.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            for member in stmt.body:
+                if isinstance(member, ast.AnnAssign) and isinstance(member.target, ast.Name):
+                    annotated = annotation_class(member.annotation)
+                    if annotated is not None:
+                        info.attribute_annotations[member.target.id] = annotated
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             nodes = segment_nodes[id(stmt)]
             functions.append((stmt, None, nodes))  # type: ignore[arg-type]
@@ -375,7 +451,14 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
     for fn, info, nodes in functions:
         if info is None:
             continue
+        for node in nodes:
+            if type(node) is ast.AnnAssign and type(node.target) is ast.Attribute and type(node.target.value) is ast.Name \
+                    and node.target.value.id == "self":  # type: ignore[attr-defined]
+                annotated = annotation_class(node.annotation)  # type: ignore[attr-defined]
+                if annotated is not None:
+                    info.attribute_annotations[node.target.attr] = annotated  # type: ignore[attr-defined]
         for attribute, value in _self_assignments(nodes):
+            info.assigned_attributes.add(attribute)
             key = (info.name, attribute)
             assigned[key] = assigned.get(key, True) and _is_host_expression(value)
             if _is_container_expression(value, index):

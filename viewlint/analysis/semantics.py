@@ -24,9 +24,10 @@ AMBIGUOUS_VIEW_METHODS = frozenset(
     {"select", "view", "expand", "squeeze", "indices", "values", "conj", "rename", "align_to", "adjoint"}
 )
 # View ops whose result may cover only part of the input's storage (with basic slicing, split
-# pieces and iteration rows): a stored result pins the whole input. `t`, `view`, `detach` cover it all.
+# pieces and iteration rows): a stored result pins the whole input. `t`, `view`, `detach` cover it all;
+# `as_strided` is layout plumbing (TMA-aligned strides, padded scales) whose caller manages storage on purpose.
 PARTIAL_VIEW_OPS = frozenset(
-    {"narrow", "select", "diagonal", "as_strided", "real", "imag", "indices", "values", "crow_indices", "col_indices", "iteration"}
+    {"narrow", "select", "diagonal", "real", "imag", "indices", "values", "crow_indices", "col_indices", "iteration"}
 )
 # Methods returning a tuple of views of the receiver.
 SEQUENCE_VIEW_METHODS = frozenset(
@@ -77,6 +78,8 @@ FACTORY_FUNCTIONS = frozenset(
         "torch.multinomial", "torch.tril_indices", "torch.triu_indices",
     }
 )
+# Factories that allocate without initialising: buffers made to be filled (or carved into views).
+EMPTY_FACTORIES = frozenset({"torch.empty", "torch.empty_strided"})
 # `*_like` factories follow the input's strides (preserve_format): fresh, but not provably contiguous.
 LIKE_FACTORY_FUNCTIONS = frozenset(
     {"torch.empty_like", "torch.zeros_like", "torch.ones_like", "torch.full_like", "torch.rand_like", "torch.randn_like", "torch.randint_like"}
@@ -118,7 +121,8 @@ ELEMENTWISE_METHODS = frozenset(
 NON_TENSOR_TORCH_FUNCTIONS = frozenset(
     {"numel", "broadcast_shapes", "result_type", "promote_types", "can_cast", "device", "dtype", "Size", "no_grad",
      "enable_grad", "inference_mode", "autocast", "compile", "save", "load", "cond", "vmap", "typename", "finfo",
-     "iinfo", "empty_cache", "from_dlpack", "seed", "initial_seed", "Generator", "Tensor", "tensor_split_sizes"}
+     "iinfo", "empty_cache", "from_dlpack", "seed", "initial_seed", "Generator", "Tensor", "tensor_split_sizes",
+     "equal", "allclose", "is_nonzero", "are_deterministic_algorithms_enabled", "cuda", "distributed", "library", "ops"}
 )
 NON_TENSOR_TORCH_PREFIXES = ("is_", "get_", "set_", "use_", "manual_", "sym_", "_")
 # Functions returning a new tensor whose layout we do not claim (elementwise ops keep input strides).

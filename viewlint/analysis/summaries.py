@@ -31,7 +31,8 @@ from viewlint.analysis.callgraph import CallGraph, FunctionInfo, FunctionKey, ho
 from viewlint.analysis.features import dotted
 from viewlint.analysis.contexts import Context
 from viewlint.analysis.evaluator import Evaluator, Locals
-from viewlint.analysis.module_index import ModuleIndex
+from viewlint.analysis.module_index import ClassInfo, ModuleIndex
+from viewlint.analysis.project import Project
 from viewlint.analysis.tree import dotted_name, parse_module
 from viewlint.analysis.values import HOST, INT, UNKNOWN, Kind, Provenance, Value, join
 
@@ -116,8 +117,9 @@ class ModuleSummaries:
     """On-demand, memoized facts about the functions and classes of one module."""
 
     def __init__(self, index: ModuleIndex, module: cst.Module, settings: "Settings",
-                 callgraph: Optional[CallGraph] = None) -> None:
+                 callgraph: Optional[CallGraph] = None, project: Optional[Project] = None) -> None:
         self.index = index
+        self.project = project if project is not None else Project(None)
         self.module = module
         self.settings = settings
         self.callgraph = callgraph if callgraph is not None else CallGraph(index)
@@ -162,6 +164,17 @@ class ModuleSummaries:
         if owner is None and receiver not in ("self", "cls"):
             owner = self.unique_method_owner(method, evaluator.evaluate(func.value, local))
         return functions.get(FunctionKey(owner, method)) if owner is not None else None
+
+    def class_named(self, reference: str) -> Optional[ClassInfo]:
+        """The class a name in this module refers to: one defined here, or one imported from another
+        module of the project (read from that module)."""
+        local = self.index.classes.get(reference)
+        if local is not None:
+            return local
+        if "." in reference:
+            return None
+        found = self.project.imported_class(self.index, reference)
+        return found[0] if found is not None else None
 
     def unique_method_owner(self, method: str, receiver: Value) -> Optional[str]:
         """The one class of this module that defines `method`, for a receiver of unknown type."""

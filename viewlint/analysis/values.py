@@ -46,6 +46,14 @@ class Device(enum.Enum):
 
 # The origin recorded on gathered copies (advanced-index reads).
 ADVANCED_INDEX = "advanced index"
+# The origin recorded on tensors a factory made (`torch.zeros`, `torch.arange`...), and on uninitialised
+# allocations (`torch.empty`, `empty_like`, `new_empty`): buffers made to be filled.
+FACTORY = "factory"
+EMPTY = "uninitialised allocation"
+# How a view's base was made when keeping the view pins nothing it was not made for: an uninitialised
+# buffer carved into views (a workspace, an aligned scratch buffer), a `.clone()` or a gather that already
+# owns just what it needs.
+DELIBERATE_BASES = frozenset({EMPTY, ".clone()", ADVANCED_INDEX})
 # At most this many element values are kept for a container (joins and appends add more).
 MAX_ELEMENTS = 6
 
@@ -68,6 +76,8 @@ class Value:
     # writes into it may never reach `x`. `copy_op` is the conversion (".flatten()").
     copy_of: Optional[str] = None
     copy_op: Optional[str] = None
+    # For a view: how its base was made, when known (FACTORY, ".clone()", ADVANCED_INDEX).
+    base_made: Optional[str] = None
     # A view (or maybe-view of one) that may cover only part of its base's storage (a slice, a
     # split piece, a row): keeping it keeps the rest alive. `x.t()`, `x.detach()` cover all of it.
     partial: bool = False
@@ -143,6 +153,16 @@ class Value:
                 return element
         return UNKNOWN
 
+    def held_bases(self, depth: int = 3) -> set[str]:
+        """The labels of the tensors (not views) this value holds: `(raw, sliced)` holds `raw`."""
+        if self.kind is Kind.TENSOR:
+            return {self.label} if self.label and self.provenance is not Provenance.VIEW else set()
+        found: set[str] = set()
+        if depth > 0 and self.kind in (Kind.WRAPPER, Kind.TENSOR_SEQUENCE):
+            for element in self.elements:
+                found |= element.held_bases(depth - 1)
+        return found
+
     def retained_views(self, depth: int = 3) -> list["Value"]:
         """Views (or maybe-views of views) inside this value, walking wrappers a few levels deep."""
         if self.is_view or self.is_maybe_view_of_view:
@@ -216,11 +236,25 @@ def _join_sequences(a: Value, b: Value) -> Value:
     kind = Kind.TENSOR_SEQUENCE if Kind.TENSOR_SEQUENCE in (a.kind, b.kind) else Kind.WRAPPER
     if a.kind is Kind.INT_LIST and b.kind is Kind.INT_LIST:
         return a
+    if a.kind is Kind.WRAPPER and b.kind is Kind.WRAPPER and a.wrapper == b.wrapper and a.wrapper in ("tuple", None) \
+            and len(a.elements) == len(b.elements) and a.elements:
+        # Two tuples of the same length (`return x, n` on two paths): position by position.
+        return Value(kind=Kind.WRAPPER, wrapper=a.wrapper, fields=a.fields if a.fields == b.fields else (),
+                     elements=tuple(join(x, y) for x, y in zip(a.elements, b.elements)))
+    if _mapping(a) != _mapping(b):
+        return Value(kind=Kind.WRAPPER)  # a dict on one path, a list on the other: nothing known of the items
     result = Value(kind=kind, wrapper=a.wrapper if a.wrapper == b.wrapper else (a.wrapper or b.wrapper),
                    origin=a.origin if a.origin == b.origin else None)
     for element in (*a.elements, *b.elements):
         result = result.with_element(element)
     return result
+
+
+_MAPPINGS = frozenset({"dict", "ordereddict", "defaultdict", "counter"})
+
+
+def _mapping(value: Value) -> bool:
+    return value.kind is Kind.WRAPPER and value.wrapper in _MAPPINGS
 
 
 def _join_tensors(a: Value, b: Value) -> Value:
@@ -253,6 +287,7 @@ def _join_tensors(a: Value, b: Value) -> Value:
         base=first.base if viewish else None,
         origin=first.origin if viewish or a.origin == b.origin else None,
         ownership_op=first.ownership_op if provenance is Provenance.MAYBE_VIEW else None,
+        base_made=first.base_made if viewish else None,
         partial=(a.partial or b.partial) if viewish else False,
         contiguous=a.contiguous if a.contiguous == b.contiguous else None,
         device=device,

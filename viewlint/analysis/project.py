@@ -1,0 +1,131 @@
+"""Other modules of the same project, read on demand to follow a class imported from one.
+
+`from pkg.cache import MultiModalStaticCache` and `cache.set(key, piece)`: whether `set` keeps
+`piece` (or clones it first) is written in `pkg/cache.py`. When a rule needs what a method of
+an imported class does, the module that defines it is found next to the linted file (up its
+package directories), parsed with `ast` alone (once per process) and indexed like the linted
+module. Each module read this way is a dependency of the linted file's result: the cache
+keeps its path and hash and recomputes the result when it changes.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import warnings
+from pathlib import Path
+from typing import Optional
+
+from viewlint.analysis.module_index import ClassInfo, ModuleIndex, build_index_from_ast
+
+# Modules larger than this are not read for a dependency (generated code).
+MAX_DEPENDENCY_BYTES = 2 * 1024 * 1024
+# How many other modules one process keeps indexed.
+_CACHE_SIZE = 256
+_INDEXES: dict[str, tuple[tuple[int, int], str, Optional[ModuleIndex]]] = {}
+
+
+def digest_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
+def _read_index(path: str) -> tuple[Optional[str], Optional[ModuleIndex]]:
+    """(content digest, index) of a module file, from the process cache when it has not changed."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None, None
+    key = (stat.st_size, stat.st_mtime_ns)
+    found = _INDEXES.get(path)
+    if found is not None and found[0] == key:
+        return found[1], found[2]
+    if stat.st_size > MAX_DEPENDENCY_BYTES:
+        return None, None
+    try:
+        data = Path(path).read_bytes()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(data)
+        text = data.decode("utf-8", "replace")
+        index: Optional[ModuleIndex] = build_index_from_ast(tree, text)
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None, None
+    if len(_INDEXES) >= _CACHE_SIZE:
+        _INDEXES.pop(next(iter(_INDEXES)))
+    digest = digest_of(data)
+    _INDEXES[path] = (key, digest, index)
+    return digest, index
+
+
+class Project:
+    """The modules around one linted file, and which of them its findings depend on."""
+
+    def __init__(self, path: Optional[str]) -> None:
+        self.path = os.path.abspath(path) if path and os.path.isfile(path) else None
+        # path -> content digest of every other module whose facts were used
+        self.dependencies: dict[str, str] = {}
+
+    def module_file(self, module: str, level: int = 0) -> Optional[str]:
+        """The file of `module` (`pkg.sub.mod`, or relative with `level` dots) next to the linted file."""
+        if self.path is None or not module and not level:
+            return None
+        parts = module.split(".") if module else []
+        directory = os.path.dirname(self.path)
+        if level:
+            for _ in range(level - 1):
+                directory = os.path.dirname(directory)
+            return _module_in(directory, parts)
+        # Absolute: the package's top directory is one of the linted file's ancestors.
+        current = directory
+        for _ in range(12):
+            found = _module_in(current, parts)
+            if found is not None:
+                return found
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            current = parent
+        return None
+
+    def imported_class(self, index: ModuleIndex, name: str) -> Optional[tuple[ClassInfo, ModuleIndex]]:
+        """The class a name imported into `index`'s module refers to, read from its own module."""
+        relative = index.relative_imports.get(name)
+        if relative is not None:
+            level, module, class_name = relative
+        else:
+            target = index.aliases.get(name)
+            if target is None or "." not in target:
+                return None
+            level = 0
+            module, _, class_name = target.rpartition(".")
+            if module.split(".")[0] in ("torch", "numpy", "typing", "collections", "dataclasses", "queue"):
+                return None
+        path = self.module_file(module, level)
+        if path is None or path == self.path:
+            return None
+        digest, other = _read_index(path)
+        if other is None or digest is None:
+            return None
+        info = other.classes.get(class_name)
+        if info is None:
+            return None
+        self.dependencies[path] = digest
+        return info, other
+
+
+def _module_in(directory: str, parts: list[str]) -> Optional[str]:
+    base = os.path.join(directory, *parts)
+    for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def dependencies_unchanged(dependencies: dict[str, str]) -> bool:
+    """Every module a cached result depended on still has the content it had."""
+    for path, digest in dependencies.items():
+        found, _ = _read_index(path)
+        if found != digest:
+            return False
+    return True
