@@ -7,7 +7,7 @@ from typing import Any, Optional
 import libcst as cst
 
 from viewlint.analysis import features, semantics
-from viewlint.analysis.tree import dotted_name
+from viewlint.analysis.tree import descendants, dotted_name
 from viewlint.rule import Rule
 
 # Views that reorder dimensions: `.contiguous()` after them copies a 2-D+ weight every time.
@@ -166,7 +166,8 @@ class PerCallWeightCopy(Rule):
         return None
 
     def _stored_on_self(self) -> bool:
-        """`self.w_t = self.weight.t().contiguous()`: the copy is cached, not rebuilt per call."""
+        """`self.w_t = self.weight.t().contiguous()`, or `packed = ...` then `setattr(layer, name, packed)` or
+        `layer.packed = packed`: the copy is cached on an object, not rebuilt per call."""
         statement = self.facts.current_statement
         if not isinstance(statement, cst.SimpleStatementLine):
             return False
@@ -182,4 +183,20 @@ class PerCallWeightCopy(Rule):
                     return True
                 if isinstance(target, cst.Subscript) and (dotted_name(target.value) or "").startswith("self."):
                     return True
+                if isinstance(target, cst.Name) and self._cached_later(target.value):
+                    return True
+        return False
+
+    def _cached_later(self, name: str) -> bool:
+        """`name` is put on an object in this function: `setattr(obj, key, name)`, `obj.attr = name`, `cache[k] = name`."""
+        context = self.facts.contexts.function
+        if context is None or context.node is None:
+            return False
+        for node in descendants(context.node):
+            if isinstance(node, cst.Call) and dotted_name(node.func) == "setattr" and len(node.args) == 3 \
+                    and isinstance(node.args[2].value, cst.Name) and node.args[2].value.value == name:
+                return True
+            if isinstance(node, cst.Assign) and isinstance(node.value, cst.Name) and node.value.value == name \
+                    and any(isinstance(t.target, (cst.Attribute, cst.Subscript)) for t in node.targets):
+                return True
         return False

@@ -101,6 +101,29 @@ class OutOfPlaceUpdateAssignedBack(Rule):
             if self._allocates(node.value) or self._is_update_of(node.value, name):
                 self._private[-1][name] = tuple(self._blocks)
 
+    def _check_replaced_cache(self, node: cst.Assign, call: cst.Call, method: str, receiver: cst.BaseExpression) -> None:
+        """`k = cache_k.index_copy(2, input_pos, k)` in a hot path, `cache_k` never used again: the new tensor
+        replaces the cache, so every call copies the whole cache to write a few positions."""
+        facts = self.facts
+        name = dotted_name(receiver) or ""
+        root = name.split(".")[0]
+        if not facts.in_hot_path or not facts.value_of(receiver).is_tensor and not self._cache_like(name):
+            return
+        if not (self._cache_like(name) or name.startswith("self.")):
+            return
+        if root != "self" and facts.reads_after(root, node):
+            return  # the old buffer is still used: the copy may be the point
+        self.report(
+            node,
+            f"`{facts.short_source(call)}` copies all of `{name}` to write a few entries, and the copy takes its place "
+            f"on every call of hot path {facts.hot_path_name}",
+            fix_message=f"update the cache in place: `{name}.{method}_(…)`, and use `{name}`",
+        )
+
+    @staticmethod
+    def _cache_like(name: str) -> bool:
+        return any(part in name.split(".")[-1].lower() for part in ("cache", "buffer", "buf", "pool", "state"))
+
     @staticmethod
     def _target_names(target: cst.BaseExpression) -> list[str]:
         if isinstance(target, cst.Name):
@@ -140,6 +163,9 @@ class OutOfPlaceUpdateAssignedBack(Rule):
             return
         target_name = dotted_name(target)
         receiver = call.func.value
+        if target_name is not None and dotted_name(receiver) not in (None, target_name) and isinstance(target, cst.Name):
+            self._check_replaced_cache(node, call, method, receiver)
+            return
         if target_name is None or dotted_name(receiver) != target_name or target_name in self.facts.index.aliases:
             return
         if self._functional and self._functional[-1]:

@@ -241,7 +241,7 @@ def test_vl204_flags_inplace_on_expanded(lint_source, body):
         "x.expand(4, 3).clone().add_(1)\n",
         "x.expand(4, 3).requires_grad_()\n",
         "e = x.expand(4, 3)\nz = e + 1\nz.add_(1)\n",
-        "rows.expand(3).add_(1)\n",  # `rows` is not known to be a tensor
+        "rows.expand(3).add_(1)\n",  # `rows` is not known to be a tensor: `expand` is a common method name
     ],
 )
 def test_vl204_leaves_uniform_fills_and_copies_alone(lint_source, body):

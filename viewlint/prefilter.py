@@ -24,7 +24,8 @@ from typing import Optional, Sequence
 
 from viewlint.analysis import features
 from viewlint.analysis.features import Needs
-from viewlint.analysis.contexts import HOT_CALL_NAMES, HOT_FUNCTION_NAMES, HOT_MARKER, SETUP_FUNCTION_NAMES
+from viewlint.analysis.callgraph import callgraph_of, hot_reasons, step_loop
+from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_CALL_NAMES, HOT_FUNCTION_NAMES, HOT_MARKER, SETUP_FUNCTION_NAMES
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.settings import Settings
 
@@ -67,6 +68,7 @@ def _first_line(node: ast.stmt) -> int:
 def _hot_name_pattern(globs: tuple[str, ...]) -> "re.Pattern[str]":
     """One regex for every hot-function glob; a `Class.method` glob matches by its method part here
     (a superset is enough for a prefilter)."""
+    globs = tuple(globs) + DEFAULT_HOT_FUNCTIONS
     method_globs = tuple(glob.rsplit(".", 1)[-1] for glob in globs)
     every = (*HOT_FUNCTION_NAMES, *globs, *method_globs)
     return re.compile("|".join(f"(?:{fnmatch.translate(glob)})" for glob in every))
@@ -251,6 +253,7 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
         lines = split_lines(text)
         return Reduction(text, bytearray(b"\x01" * (len(lines) + 2)), {})  # a rule without needs can fire anywhere
     globs = tuple(settings.hot_functions)
+    hot_globs = globs
     plain = features.CompiledNeeds(tuple(c for r, n in all_needs if not r.hot_path_only for c in n))  # type: ignore[union-attr]
     hot_only = features.CompiledNeeds(tuple(c for r, n in all_needs if r.hot_path_only for c in n))  # type: ignore[union-attr]
     per_rule = [(r.code, features.CompiledNeeds(n), r.hot_path_only) for r, n in all_needs]  # type: ignore[arg-type]
@@ -280,8 +283,21 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
 
     def is_hot(segment: _Segment) -> bool:
         nonlocal lines
-        if any(_is_hot_def(n, globs) for n in nodes_of(segment.node) if type(n) in _FUNCTION_TYPES):
+        nodes = nodes_of(segment.node)
+        if any(_is_hot_def(n, globs) for n in nodes if type(n) in _FUNCTION_TYPES):
             return True
+        # Hot through the module's call graph (called from a hot function, runs a training step), or a
+        # step loop (a loop that runs `backward()`, an optimizer step or a model).
+        graph = callgraph_of(index)
+        reasons = hot_reasons(graph, hot_globs)
+        for node in nodes:
+            kind = type(node)
+            if kind in _FUNCTION_TYPES:
+                info = graph.by_node.get(id(node))
+                if info is not None and info.key in reasons:
+                    return True
+            elif (kind is ast.For or kind is ast.While or kind is ast.AsyncFor) and step_loop(node) is not None:
+                return True
         if not marked:
             return False
         # A `# viewlint: hot` marker may sit among the comment and blank lines just above the segment.

@@ -66,7 +66,21 @@ class CallGraph:
         self.self_touches: dict[tuple[str, str], list[FunctionKey]] = {}
         self.recursive: set[FunctionKey] = set()
         self.by_node: dict[int, FunctionInfo] = {}  # id(ast function node) -> its info
+        self.memo: dict[object, Any] = {}
+        self._names: set[str] = set()
         self._scan()
+
+    def call_targets(self, owner_key: FunctionKey, call: ast.Call) -> list[FunctionKey]:
+        """The functions of this module a call inside `owner_key` may reach."""
+        func = call.func
+        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if last is None or (last not in self._names and last not in self.index.classes):
+            return []
+        return [k for k in self._ast_callees(owner_key.owner, func) if k in self.functions]
+
+    def hot_reason(self, owner: Optional[str], name: str, hot_globs: tuple[str, ...] = ()) -> Optional[str]:
+        """Why a function not hot by its own name is hot (see `hot_reasons`), or None."""
+        return hot_reasons(self, hot_globs).get(FunctionKey(owner, name))
 
     # ------------------------------------------------------------------ the module's functions (from `ast`)
     def _scan(self) -> None:
@@ -85,7 +99,7 @@ class CallGraph:
                             self.method_owners[member.name].append(statement.name)
         callees: dict[FunctionKey, set[FunctionKey]] = {}
         # Names a call must end with to reach a function of this module (its own name, or its class's).
-        reachable = {key.name for key in self.functions} | set(self.index.classes)
+        reachable = self._names = {key.name for key in self.functions} | set(self.index.classes)
         Call, Attribute, Name = ast.Call, ast.Attribute, ast.Name
         for key, info in self.functions.items():
             nodes = self.index.segment_nodes.get(id(info.node)) or list(ast.walk(info.node))
@@ -282,3 +296,220 @@ def callgraph_of(index: ModuleIndex) -> CallGraph:
     if found is None:
         found = index.memo["callgraph"] = CallGraph(index)
     return found  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------------- hot paths through the call graph
+# Calls that run a training step: `loss.backward()`, `torch.autograd.backward(...)`, `optimizer.step()`.
+_OPTIMIZER_WORDS = ("optim", "opt", "scaler", "scheduler")
+# Names of callables that run a model: a loop calling one runs per batch or per decoded token.
+_MODEL_NAMES = frozenset({"model", "net", "policy", "decoder", "generator", "engine"})
+# Method names hot in any class, decorators that compile, as in `viewlint.analysis.contexts`.
+_HOT_METHODS = ("forward", "_forward")
+_COLD_NAMES_PREFIXES = ("__init__", "__post_init__", "load_", "_load_", "save_", "_init", "init_weights", "reset_parameters")
+# Words of an `if` test that guards interval work (as `ContextStack.is_cold_condition` reads them).
+_INTERVAL_WORDS = ("step", "iter", "epoch", "interval", "every", "freq", "period", "log")
+_LOGGING_WORDS = ("log_interval", "logging_steps", "print_freq", "log_every", "debug", "verbose", "should_log", "epoch")
+
+
+def runs_a_step(call: ast.Call) -> Optional[str]:
+    """`loss.backward()`, `torch.autograd.backward(t)`, `optimizer.step()`: what it runs, for messages."""
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        if func.attr == "backward":
+            return "`backward()`"
+        receiver = (dotted(func.value) or "").split(".")[-1].lower()
+        if func.attr == "step" and any(word in receiver for word in _OPTIMIZER_WORDS):
+            return "`optimizer.step()`"
+    return None
+
+
+def calls_a_model(call: ast.Call) -> bool:
+    """`model(batch)`, `self.model(x)`, `text_model(ids)`: a module that runs a forward pass."""
+    name = (dotted(call.func) or "").split(".")[-1].lower()
+    return name in _MODEL_NAMES or name.endswith("_model")
+
+
+def _ast_words(node: ast.AST) -> str:
+    parts = []
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name):
+            parts.append(child.id)
+        elif isinstance(child, ast.Attribute):
+            parts.append(child.attr)
+        elif isinstance(child, ast.Constant):
+            parts.append(str(child.value))
+    return " ".join(parts)
+
+
+def cold_test(test: ast.AST) -> bool:
+    """An `if` test that guards cold work: `step % 100 == 0`, `self.debug`, `__name__ == "__main__"`."""
+    if isinstance(test, ast.BoolOp):
+        values = [cold_test(v) for v in test.values]
+        return any(values) if isinstance(test.op, ast.And) else all(values)
+    words = _ast_words(test)
+    if "__name__" in words and "__main__" in words:
+        return True
+    if isinstance(test, ast.Compare) and isinstance(test.left, ast.BinOp) and isinstance(test.left.op, ast.Mod):
+        modulus = test.left.right
+        if isinstance(modulus, ast.Constant) and isinstance(modulus.value, int):
+            return modulus.value >= 10
+        return any(word in _ast_words(test.left).lower() for word in _INTERVAL_WORDS)
+    return any(word in words.lower() for word in _LOGGING_WORDS)
+
+
+class _Regions:
+    """The calls of one function by where they run: on every call of it, in a cold block, in a step loop."""
+
+    def __init__(self) -> None:
+        self.warm: list[ast.Call] = []
+        self.loop: list[tuple[ast.Call, str]] = []  # (call, what makes its loop a step loop)
+        self.step: Optional[str] = None  # what a call outside loops and cold blocks runs (a training step)
+
+    def scan(self, statements: list[ast.stmt], loop: Optional[str] = None) -> None:
+        for statement in statements:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if isinstance(statement, ast.If):
+                self._calls(statement.test, loop)
+                if not cold_test(statement.test):
+                    self.scan(statement.body, loop)
+                self.scan(statement.orelse, loop)
+            elif isinstance(statement, (ast.For, ast.AsyncFor, ast.While)):
+                self._calls(statement.iter if not isinstance(statement, ast.While) else statement.test, loop)
+                self.scan(statement.body, loop or step_loop(statement))
+                self.scan(statement.orelse, loop)
+            elif isinstance(statement, (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())):
+                self.scan(statement.body, loop)  # handlers are the error path
+                self.scan(statement.orelse, loop)
+                self.scan(statement.finalbody, loop)
+            elif isinstance(statement, (ast.With, ast.AsyncWith)):
+                for item in statement.items:
+                    self._calls(item.context_expr, loop)
+                self.scan(statement.body, loop)
+            elif isinstance(statement, ast.Raise):
+                continue
+            elif isinstance(statement, ast.Match):
+                self._calls(statement.subject, loop)
+                for case in statement.cases:
+                    self.scan(case.body, loop)
+            else:
+                self._calls(statement, loop)
+
+    def _calls(self, node: ast.AST, loop: Optional[str]) -> None:
+        for child in ast.walk(node):
+            if isinstance(child, ast.Call):
+                if loop is not None:
+                    self.loop.append((child, loop))
+                else:
+                    self.warm.append(child)
+                    if self.step is None:
+                        self.step = runs_a_step(child)
+
+
+def step_loop(loop: ast.AST) -> Optional[str]:
+    """What makes a loop a step loop (a training or decoding loop whose body runs per step), or None."""
+    for statement in getattr(loop, "body", []):
+        for child in ast.walk(statement):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                break
+            if isinstance(child, ast.Call):
+                ran = runs_a_step(child)
+                if ran is not None:
+                    return f"a loop that runs {ran}"
+                if calls_a_model(child):
+                    return f"a loop that runs `{dotted(child.func)}(...)`"
+    return None
+
+
+def _own_hot(graph: "CallGraph", key: FunctionKey, info: FunctionInfo, hot_globs: tuple[str, ...]) -> bool:
+    """Hot by its own name, decorator or a configured glob (the walker's rules, read off `ast`)."""
+    import fnmatch
+
+    node = info.node
+    name = key.name
+    if any("." in g and fnmatch.fnmatchcase(str(key), g) for g in hot_globs):
+        return True  # a `Class.method` glob beats a cold name
+    if name.startswith(_COLD_NAMES_PREFIXES) or name in ("build", "setup", "state_dict", "load_state_dict"):
+        return False
+    if any(fnmatch.fnmatchcase(name, g) or fnmatch.fnmatchcase(str(key), g) for g in hot_globs):
+        return True
+    if key.owner is not None:
+        if name in _HOT_METHODS or name.startswith(("forward_", "_forward_")):
+            return True
+        if name == "__call__":
+            owner = graph.index.classes.get(key.owner)
+            if owner is not None and owner.is_module:
+                return True
+    for decorator in getattr(node, "decorator_list", []):
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        last = (dotted(target) or "").split(".")[-1]
+        if last in ("compile", "script", "trace", "optimize"):
+            return True
+    return False
+
+
+def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[FunctionKey, str]:
+    """Why each function of the module is hot, for those that are not hot by their own name: it runs a
+    training step (`backward()`, `optimizer.step()`), or it is called on every call of a hot function,
+    or from inside a step loop. Computed once per module."""
+    from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS
+
+    memo_key = ("hot", hot_globs)
+    found = graph.memo.get(memo_key)
+    if found is not None:
+        return found
+    hot_globs = tuple(hot_globs) + DEFAULT_HOT_FUNCTIONS
+    regions: dict[FunctionKey, _Regions] = {}
+    for key, info in graph.functions.items():
+        scanned = _Regions()
+        scanned.scan(list(getattr(info.node, "body", [])))
+        regions[key] = scanned
+    reasons: dict[FunctionKey, str] = {}
+    hot: list[FunctionKey] = []
+    for key, info in graph.functions.items():
+        if _own_hot(graph, key, info, hot_globs):
+            hot.append(key)
+        elif regions[key].step is not None and not key.name.startswith(_COLD_NAMES_PREFIXES):
+            reasons[key] = f"runs {regions[key].step}: a training step"
+            hot.append(key)
+    # A function that calls a step function (outside loops) runs the step too.
+    changed = True
+    while changed:
+        changed = False
+        for key, scanned in regions.items():
+            if key in reasons or key in hot:
+                continue
+            for call in scanned.warm:
+                for callee in graph.call_targets(key, call):
+                    if callee in reasons and reasons[callee].startswith("runs"):
+                        reasons[key] = reasons[callee]
+                        hot.append(key)
+                        changed = True
+                        break
+                if key in reasons:
+                    break
+    queue = list(hot)
+    seen = set(hot)
+    loop_calls: list[tuple[FunctionKey, ast.Call, str]] = []
+    for key, scanned in regions.items():
+        for call, why in scanned.loop:
+            loop_calls.append((key, call, why))
+    for caller, call, why in loop_calls:
+        for callee in graph.call_targets(caller, call):
+            if callee not in seen and not callee.name.startswith(_COLD_NAMES_PREFIXES):
+                reasons[callee] = f"called from {why} in `{caller}`"
+                seen.add(callee)
+                queue.append(callee)
+    while queue:
+        caller = queue.pop(0)
+        for call in regions[caller].warm:
+            for callee in graph.call_targets(caller, call):
+                if callee in seen or callee.name.startswith(_COLD_NAMES_PREFIXES):
+                    continue
+                origin = reasons.get(caller)
+                reasons[callee] = f"called from `{caller}`" if origin is None or origin.startswith("runs") \
+                    else f"called from `{caller}`, {origin}"
+                seen.add(callee)
+                queue.append(callee)
+    graph.memo[memo_key] = reasons
+    return reasons

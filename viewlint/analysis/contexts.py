@@ -42,6 +42,9 @@ HOT_FUNCTION_NAMES = ("forward", "forward_*", "_forward", "_forward_*")
 # `__call__` is hot only on a module-like class or when it takes a tensor: processors and collators are not.
 HOT_CALL_NAMES = ("__call__",)
 HOT_DECORATORS = ("torch.compile", "torch.jit.script", "torch.compiler.compile", "torch._dynamo.optimize")
+# Serving conventions: methods that run once per scheduler step (vLLM's attention metadata builders'
+# `build`, SGLang's attention backends' `init_forward_metadata`), hot although their names are not.
+DEFAULT_HOT_FUNCTIONS = ("*MetadataBuilder.build", "*MetadataBuilder.build_*", "*Backend.init_forward_metadata*")
 # Class names (or base names) of data preparation and orchestration: their `forward`/`__call__` run once per
 # batch or request (feature extractors, processors, collators, pipelines and pipeline stages), not per layer.
 _PREPROCESSING_CLASS_WORDS = ("FeatureExtract", "ImageProcessor", "VideoProcessor", "ProcessorMixin", "Tokenizer", "Collator", "Pipeline", "Stage")
@@ -97,7 +100,7 @@ class ContextStack:
         self.index = index
         self.contexts: list[Context] = [Context(kind="module")]
         self.classes: list[str] = []
-        self.hot_globs = hot_globs
+        self.hot_globs = tuple(hot_globs) + DEFAULT_HOT_FUNCTIONS
         self.callgraph = callgraph
 
     # ------------------------------------------------------------------ questions
@@ -142,7 +145,10 @@ class ContextStack:
             own = f"`{context.class_name}.{context.name}`" if context.class_name else f"`{context.name}`"
             return f"{own} ({context.reason})" if context.reason else own
         if context.reason:
-            return context.reason
+            function = next((c for c in reversed(self.contexts) if c.kind == "function"), None)
+            where = f" in `{function.class_name}.{function.name}`" if function is not None and function.class_name else \
+                f" in `{function.name}`" if function is not None else ""
+            return f"{context.reason}{where}"
         return "a `# viewlint: hot` block"
 
     @property
@@ -168,13 +174,16 @@ class ContextStack:
         name = node.name.value
         # A `# viewlint: hot` marker beats a cold name; a `hot-functions` glob (even `*`) does not.
         marked = self.has_hot_marker(node)
-        cold = not marked and is_cold_name(name)
-        hot = marked or (not cold and (self._matches_hot_glob(node) or self._is_hot_function(node)))
+        # A `Class.method` glob names this very method: it beats a cold name (`*MetadataBuilder.build`).
+        named = self._matches_qualified_glob(node)
+        cold = not marked and not named and is_cold_name(name)
+        hot = marked or named or (not cold and (self._matches_hot_glob(node) or self._is_hot_function(node)))
         reason = None
         if not hot and not cold and self.callgraph is not None:
             outer = self.function
             if outer is None:  # a module-level function or a method (nested functions follow their parent)
-                reason = self.callgraph.hot_reason(self.class_name if self.contexts[-1].kind == "class" else None, name)
+                owner = self.class_name if self.contexts[-1].kind == "class" else None
+                reason = self.callgraph.hot_reason(owner, name, self.hot_globs)
                 hot = reason is not None
         context = Context(kind="function", name=name, hot=hot, cold=cold, class_name=self.class_name, node=node,
                           cold_all=name.startswith("test_"), reason=reason)
@@ -190,8 +199,10 @@ class ContextStack:
         self.classes.pop()
         self.contexts.pop()
 
-    def enter_loop(self, node: cst.CSTNode, reason: Optional[str] = None) -> None:
-        self.contexts.append(Context(kind="loop", node=node, hot=self.has_hot_marker(node) or reason is not None, reason=reason))
+    def enter_loop(self, node: cst.CSTNode) -> None:
+        reason = step_loop(node) if self.function is not None else None
+        self.contexts.append(Context(kind="loop", node=node, hot=self.has_hot_marker(node) or reason is not None,
+                                     reason=reason))
 
     def enter_if(self, node: cst.If) -> None:
         text = words(node.test)
@@ -212,6 +223,12 @@ class ContextStack:
         self.contexts.pop()
 
     # ------------------------------------------------------------------ hot and cold evidence
+    def _matches_qualified_glob(self, node: cst.FunctionDef) -> bool:
+        if not (self.class_name and self.contexts[-1].kind == "class"):
+            return False
+        qualified = f"{self.class_name}.{node.name.value}"
+        return any("." in glob and fnmatch.fnmatchcase(qualified, glob) for glob in self.hot_globs)
+
     def _matches_hot_glob(self, node: cst.FunctionDef) -> bool:
         """Named like a configured `hot-functions` glob, as `name` or as `Class.name`."""
         name = node.name.value
@@ -276,6 +293,51 @@ class ContextStack:
             return any(word in lowered for word in _INTERVAL_WORDS)
         lowered = words(test).lower()
         return any(word in lowered for word in _LOGGING_WORDS)
+
+
+_OPTIMIZER_WORDS = ("optim", "opt", "scaler", "scheduler")
+_MODEL_NAMES = frozenset({"model", "net", "policy", "decoder", "generator", "engine"})
+
+
+def step_loop(loop: cst.CSTNode) -> Optional[str]:
+    """What makes a loop a step loop: its body runs `backward()`, `optimizer.step()` or a model (the same
+    reading as `viewlint.analysis.callgraph.step_loop`, on libcst)."""
+    body = getattr(loop, "body", None)
+    if body is None:
+        return None
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            continue
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute):
+                if func.attr.value == "backward":
+                    return "a loop that runs `backward()`"
+                receiver = (dotted_name(func.value) or "").split(".")[-1].lower()
+                if func.attr.value == "step" and any(word in receiver for word in _OPTIMIZER_WORDS):
+                    return "a loop that runs `optimizer.step()`"
+            callee = dotted_name(func) or ""
+            last = callee.split(".")[-1].lower()
+            if callee and (last in _MODEL_NAMES or last.endswith("_model")):
+                return f"a loop that runs `{callee}(...)`"
+        stack.extend(reversed(list(descendants_once(node))))
+    return None
+
+
+def descendants_once(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The direct children the walker would enter."""
+    from viewlint.analysis.tree import _WALKED, _child_fields, _walked
+
+    children: list[cst.CSTNode] = []
+    for name in _child_fields(type(node)):
+        value = getattr(node, name)
+        if type(value) is tuple or type(value) is list:
+            children.extend(c for c in value if _WALKED.get(type(c)) or _walked(type(c)))
+        elif _WALKED.get(type(value)) or _walked(type(value)):
+            children.append(value)
+    return children
 
 
 def is_preprocessing_class(node: Optional[cst.CSTNode]) -> bool:

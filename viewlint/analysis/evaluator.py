@@ -146,6 +146,10 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
         return Value(kind=Kind.WRAPPER, wrapper="list")
     if last in ("dict", "Dict"):
         return Value(kind=Kind.WRAPPER, wrapper="dict")
+    if last[:1].isupper() and last not in ("Any", "Callable", "Iterable", "Iterator", "Sequence", "Mapping", "Union",
+                                          "Optional", "Type", "TypeVar", "Protocol", "Generic") \
+            and not qualified.startswith(("torch.", "numpy.", "np.", "jax.")):
+        return Value(kind=Kind.HOST, why=f"annotated `{name}`")  # an object of another class: not a tensor
     return UNKNOWN
 
 
@@ -366,10 +370,27 @@ class Evaluator:
             return receiver.field(attr)
         if name is not None and name.startswith("self.") and name.count(".") == 1:
             return self._self_attribute(attr)
+        if receiver.kind is Kind.UNKNOWN:
+            typed = self._field_value(node.value, attr)
+            if typed is not None:
+                return typed  # `cm.is_prefilling` of `cm: CommonAttentionMetadata` (a dataclass field `Optional[Tensor]`)
         if attr in sem.PARAMETER_ATTRIBUTE_NAMES and receiver.kind is Kind.UNKNOWN and not name == f"self.{attr}":
             # `layer.weight`, `self.q_proj.weight`, `m.bias`: a module's parameter.
             return UNKNOWN_TENSOR.with_(is_parameter=True, why=f"a module's `.{attr}`")
         return UNKNOWN
+
+    def _field_value(self, receiver: cst.BaseExpression, attr: str) -> Optional[Value]:
+        """What a class annotates its field `attr` as, for a receiver whose class the code names."""
+        finder = getattr(self.env, "receiver_class", None)
+        info = finder(receiver) if finder is not None else None
+        if info is None or attr not in info.field_annotations or self.index.classes.get(info.name) is not info:
+            return None  # (a class of this module: the prefilter reads the same fields)
+        try:
+            annotation = cst.parse_expression(info.field_annotations[attr])
+        except Exception:  # an annotation libcst cannot read back
+            return None
+        value = annotation_value(annotation, self.index)
+        return value if value.kind is not Kind.UNKNOWN else None
 
     def _tensor_receiver_by_name(self, node: cst.BaseExpression) -> bool:
         """`x.weight.data`, `param.data`: `.data` of what is named like a parameter or read off a module."""
@@ -921,7 +942,12 @@ class Evaluator:
                 return view
             return UNKNOWN
         if method in sem.MAYBE_VIEW_METHODS:
-            if tensor or method not in sem.MAYBE_VIEW_METHODS_NEED_TENSOR or self.env.usage_of(dotted_name(receiver_node) or "") & sem.TENSOR_ONLY_METHODS:
+            # `.to(torch.int32)`, `.to(device=...)`: only tensors take a torch dtype or a device.
+            takes_tensor_arguments = method in ("to", "type") and any(
+                self._is_dtype_argument(a.value) or (a.keyword is not None and a.keyword.value in ("dtype", "device"))
+                for a in node.args)
+            if tensor or method not in sem.MAYBE_VIEW_METHODS_NEED_TENSOR or takes_tensor_arguments \
+                    or self.env.usage_of(dotted_name(receiver_node) or "") & sem.TENSOR_ONLY_METHODS:
                 device = self._moved_device(node, method, receiver, local)
                 result = self.maybe_view(receiver if tensor else UNKNOWN_TENSOR, "." + method + "()", device, receiver_node)
                 if method in ("bool",) or (method in ("to", "type") and any(self._is_bool_dtype(a.value) for a in node.args)):

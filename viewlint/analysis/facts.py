@@ -78,7 +78,8 @@ class Facts:
         self.reports: list[Report] = []
         self.errors: list[tuple[str, str]] = []  # (rule code, message)
         self._scopes: list[dict[str, Value]] = [{}]
-        self.contexts = ContextStack(module, self.index, tuple(settings.hot_functions))
+        self.contexts = ContextStack(module, self.index, tuple(settings.hot_functions),
+                                     summaries.callgraph if summaries is not None else None)
         self._statements: list[cst.CSTNode] = []
         self._blocks: list[cst.IndentedBlock] = []  # enclosing indented blocks, for edit text
         self._if_snapshots: list[dict[str, Value]] = []
@@ -192,6 +193,11 @@ class Facts:
             if name in scope:
                 found = scope[name]
                 break
+        if found.kind is Kind.UNKNOWN and "." not in name and name not in ("self", "cls"):
+            used = self.usage_of(name) & sem.TENSOR_ONLY_METHODS
+            if used:
+                # `mask.masked_fill(...)`, `idx.long()` elsewhere in the function: only tensors have those.
+                found = UNKNOWN_TENSOR.with_(why=f"`{name}` is used as a tensor (`.{sorted(used)[0]}`)", label=name)
         # Configured `cpu-names` win over what the walker inferred; `*_cpu` names are CPU tensors by convention.
         if name in self._cpu_names or name.split(".")[-1] in self._cpu_names:
             return found.with_(device=Device.CPU) if found.is_tensor else UNKNOWN_TENSOR.with_(device=Device.CPU) if found.kind is Kind.UNKNOWN else found
@@ -223,7 +229,8 @@ class Facts:
             self._reads_cache[id(scope)] = _collect_reads(scope)
         reads, order = self._reads_cache[id(scope)]
         position = order.get(id(node), 1 << 60)
-        return sum(1 for read in reads.get(name, ()) if read is not node and order.get(id(read), -1) > position)
+        inside = {id(n) for n in descendants(node)} if position < (1 << 60) else set()
+        return sum(1 for read in reads.get(name, ()) if id(read) not in inside and order.get(id(read), -1) > position)
 
     # ------------------------------------------------------------------ values
     def value_of(self, node: cst.BaseExpression) -> Value:
@@ -513,6 +520,7 @@ class Facts:
         elif self.summaries is not None and len(self._scopes) == 1 + (self.class_name is not None):
             entry = self.summaries.entry_values(self.class_name, node.name.value)
         docstring = node.get_docstring() if any(p.annotation is None for p in params) else None
+        inputs = self._module_inputs(node)
         self._parameter_classes = {}
         for param in params:
             name = param.name.value
@@ -521,6 +529,8 @@ class Facts:
                 if reference is not None:
                     self._parameter_classes[name] = reference
             evidence = self.parameter_value(param, docstring)
+            if evidence.kind is Kind.UNKNOWN and name in inputs:
+                evidence = inputs[name]
             passed = entry.get(name) if entry is not None else None
             if passed is None or passed.kind is Kind.UNKNOWN:
                 value = evidence
@@ -533,6 +543,25 @@ class Facts:
             scope[node.params.star_arg.name.value] = UNKNOWN
         self._scopes.append(scope)
         self._scope_nodes.append(node)
+
+    def _module_inputs(self, node: cst.FunctionDef) -> dict[str, Value]:
+        """The unannotated inputs of an `nn.Module`'s `forward` (or `forward_*`, `__call__`): activations,
+        tensors on the module's device. Parameters with a non-`None` default (`use_cache=False`) or a
+        flag's name (`return_dict`, `output_attentions`) are options, not inputs."""
+        info = self.index.classes.get(self.class_name or "")
+        name = node.name.value
+        if info is None or not info.is_module or not (name in ("forward", "__call__", "_forward") or name.startswith(("forward_", "_forward_"))):
+            return {}
+        found: dict[str, Value] = {}
+        for param in [*node.params.params[1:], *node.params.kwonly_params]:
+            if param.annotation is not None or (param.default is not None and not (
+                    isinstance(param.default, cst.Name) and param.default.value == "None")):
+                continue
+            pname = param.name.value
+            if pname.startswith(sem.FLAG_PREFIXES + ("return_", "output_", "num_", "n_", "max_", "min_")) or pname in _NOT_INPUTS:
+                continue
+            found[pname] = Value(kind=Kind.TENSOR, why=f"an input of `{self.class_name}.{name}`")
+        return found
 
     def parameter_value(self, param: cst.Param, docstring: Optional[str]) -> Value:
         """What a parameter is, from its annotation or its function's docstring."""
@@ -684,6 +713,12 @@ def _annotation_class_of(annotation: cst.BaseExpression) -> Optional[str]:
         return annotation_class(ast.parse(cst.Module(body=[]).code_for_node(annotation), mode="eval").body)
     except SyntaxError:
         return None
+
+
+# Parameters of a module's `forward` that are configuration, not activations.
+_NOT_INPUTS = frozenset({"config", "kwargs", "args", "layer_idx", "layer_id", "step", "training", "mode", "dim",
+                         "scale", "dropout", "causal", "is_causal", "past_key_values", "past_key_value", "cache",
+                         "kv_cache", "forward_batch", "batch", "metadata", "attn_metadata", "module", "model"})
 
 
 _BINARY = {

@@ -254,7 +254,8 @@ class TensorContext:
     from the module's call graph, the functions whose callers here pass their parameters
     (`called`) and the names of the functions and methods here that return a value."""
 
-    __slots__ = ("outer", "tensor_attributes", "container_attributes", "aliases", "cpu_names", "called", "returning")
+    __slots__ = ("outer", "tensor_attributes", "tensor_fields", "container_attributes", "aliases", "cpu_names", "called",
+                 "returning")
 
     def __init__(self, index: object, cpu_names: Iterable[str] = ()) -> None:
         from viewlint.analysis.callgraph import callgraph_of, may_return_tensor
@@ -262,6 +263,9 @@ class TensorContext:
         self.outer = outer_bindings(index)
         classes = getattr(index, "classes", {}).values()
         self.tensor_attributes = {a for info in classes for a in info.tensor_attributes}
+        # Fields a class of this module annotates as tensors (`is_prefilling: Optional[torch.Tensor]`).
+        self.tensor_fields = {name for info in classes for name, text in info.field_annotations.items()
+                              if "Tensor" in text or "ndarray" in text}
         self.container_attributes = {a for info in classes for a in info.container_attributes}
         self.aliases: dict[str, str] = dict(getattr(index, "aliases", {}))
         self.cpu_names = frozenset(cpu_names)
@@ -405,6 +409,8 @@ def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: 
             return True  # `.data`, `.grad`, `.T`: of a tensor, or of a module's parameter
         if attr in semantics.PARAMETER_ATTRIBUTE_NAMES and name != f"self.{attr}":
             return True  # `layer.weight`: a module's parameter
+        if attr in context.tensor_fields:
+            return True  # a tensor field of a class of this module
         if name is not None and name.startswith("self."):
             dots = name.count(".")
             if dots == 1:

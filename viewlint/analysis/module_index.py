@@ -42,6 +42,8 @@ class ClassInfo:
     attribute_annotations: dict[str, str] = field(default_factory=dict)
     # The names of the methods its body defines.
     methods: set[str] = field(default_factory=set)
+    # Class-level annotations (a dataclass's fields): name -> the annotation's source.
+    field_annotations: dict[str, str] = field(default_factory=dict)
     # Every self.<attr> some method assigns.
     assigned_attributes: set[str] = field(default_factory=set)
 
@@ -431,6 +433,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                     annotated = annotation_class(member.annotation)
                     if annotated is not None:
                         info.attribute_annotations[member.target.id] = annotated
+                    info.field_annotations[member.target.id] = ast.unparse(member.annotation)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             nodes = segment_nodes[id(stmt)]
             functions.append((stmt, None, nodes))  # type: ignore[arg-type]

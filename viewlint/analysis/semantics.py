@@ -260,15 +260,15 @@ TENSOR_ONLY_METHODS = frozenset({
     "cuda", "bool", "long", "half", "bfloat16", "detach", "numel", "unsqueeze", "masked_fill", "masked_fill_",
     "index_select", "contiguous", "is_contiguous", "data_ptr", "element_size", "untyped_storage", "storage",
     "masked_scatter", "index_put_", "index_copy_", "index_add_", "index_fill_", "new_zeros", "new_ones",
-    "new_empty", "new_full", "new_tensor", "pin_memory", "is_pinned", "expand", "expand_as", "view_as",
+    "new_empty", "new_full", "new_tensor", "pin_memory", "is_pinned", "expand_as", "view_as",
     "narrow", "unbind", "chunk", "type_as", "scatter_", "scatter_add_", "copy_", "zero_", "fill_", "clamp_",
-    "requires_grad_", "retain_grad", "backward", "item", "nonzero", "argwhere", "is_floating_point",
+    "requires_grad_", "retain_grad", "backward", "argwhere", "is_floating_point",
     "int", "float", "double", "softmax", "log_softmax", "sigmoid", "masked_select", "count_nonzero",
 })
 # Methods and attributes that arrays (torch or NumPy) have and plain Python values do not.
 ARRAY_METHODS = TENSOR_ONLY_METHODS | frozenset({
     "any", "all", "sum", "mean", "max", "min", "argmax", "argmin", "argsort", "tolist", "reshape", "flatten",
-    "astype", "shape", "dtype", "ndim", "nonzero", "cumsum", "squeeze", "transpose", "T", "prod", "std",
+    "astype", "shape", "dtype", "ndim", "nonzero", "cumsum", "squeeze", "transpose", "T", "prod", "std", "item",
 })
 # Builtins that are never modules or tensor functions (a call of one says nothing of tensors).
 BUILTIN_NAMES = frozenset({
