@@ -7,6 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from viewlint.analysis import features
+from viewlint.analysis.values import ADVANCED_INDEX
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 
@@ -69,6 +70,9 @@ class RedundantContiguous(Rule):
             self._report_clone(node, clone)
             return
         value = facts.value_of(receiver)
+        if value.is_tensor and value.contiguous is None and value.origin == ADVANCED_INDEX and isinstance(receiver, (cst.Subscript, cst.Name)):
+            self._report_gather(node, receiver)
+            return
         if not (value.is_tensor and value.contiguous is True):
             return
         text = facts.short_source(receiver)
@@ -77,6 +81,27 @@ class RedundantContiguous(Rule):
             f"`{text}` is already contiguous ({self._reason(receiver)}): `.contiguous()` returns it unchanged",
             fix_message=f"drop `.contiguous()`: use `{text}`",
             edits=((node, facts.source_for_edit(receiver)),),
+        )
+
+    def _report_gather(self, node: cst.Call, receiver: cst.BaseExpression) -> None:
+        """`x[idx].contiguous()` (or of a name bound to a gather) where the layout of `x` is not known: the gather
+        is a new tensor, contiguous whenever `x` is; only a transposed or channels_last `x` (3-D or more) gives a
+        strided one. Reported without a fix: the analysis cannot prove `x` is contiguous."""
+        facts = self.facts
+        gathered = receiver
+        if isinstance(receiver, cst.Name):
+            return  # through a name: only when the gather was written here (its source is in view)
+        source = facts.value_of(gathered.value)  # type: ignore[attr-defined]
+        if source.is_view or source.contiguous is False:
+            return  # a transposed or sliced input: the gather may well keep its strides
+        text = facts.short_source(receiver)
+        self.report(
+            node,
+            f"`{text}` is a new tensor (advanced indexing gathers), contiguous whenever "
+            f"`{facts.short_source(gathered.value)}` is: `.contiguous()` is a no-op unless that is a transposed "  # type: ignore[attr-defined]
+            f"or channels_last view",
+            fix_message=f"drop `.contiguous()` if `{facts.short_source(gathered.value)}` is contiguous",  # type: ignore[attr-defined]
+            applicability=Applicability.DISPLAY_ONLY,
         )
 
     def _clone_call(self, receiver: cst.BaseExpression) -> Optional[cst.Call]:

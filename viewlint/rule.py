@@ -66,8 +66,10 @@ class Rule:
         fix_message: Optional[str] = None,
         edits: tuple[tuple[cst.CSTNode, str], ...] = (),
         applicability: Optional[Applicability] = None,
+        statement: Optional[cst.CSTNode] = None,
     ) -> None:
-        """Report a finding at ``node``. ``edits`` replace nodes' source text with new text."""
+        """Report a finding at ``node``. ``edits`` replace nodes' source text with new text; ``statement``: the
+        statement ``node`` is in, when it is not the one being walked (an earlier one of the same function)."""
         self.facts.report(
             self,
             node,
@@ -75,6 +77,7 @@ class Rule:
             fix_message=fix_message,
             edits=edits,
             applicability=applicability or self.fix_applicability,
+            statement=statement,
         )
 
     @classmethod

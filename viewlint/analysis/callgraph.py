@@ -312,21 +312,22 @@ _LOGGING_WORDS = ("log_interval", "logging_steps", "print_freq", "log_every", "d
 
 
 def runs_a_step(call: ast.Call) -> Optional[str]:
-    """`loss.backward()`, `torch.autograd.backward(t)`, `optimizer.step()`: what it runs, for messages."""
+    """`loss.backward()`, `torch.autograd.backward(t)`, `optimizer.step()`, `self.scheduler.step(...)`:
+    what it runs, for messages."""
     func = call.func
     if isinstance(func, ast.Attribute):
         if func.attr == "backward":
-            return "`backward()`"
-        receiver = (dotted(func.value) or "").split(".")[-1].lower()
-        if func.attr == "step" and any(word in receiver for word in _OPTIMIZER_WORDS):
-            return "`optimizer.step()`"
+            return f"`{dotted(func) or 'backward'}()`"
+        receiver = dotted(func.value) or ""
+        if func.attr == "step" and any(word in receiver.split(".")[-1].lower() for word in _OPTIMIZER_WORDS):
+            return f"`{receiver}.step()`"
     return None
 
 
 def calls_a_model(call: ast.Call) -> bool:
     """`model(batch)`, `self.model(x)`, `text_model(ids)`: a module that runs a forward pass."""
-    name = (dotted(call.func) or "").split(".")[-1].lower()
-    return name in _MODEL_NAMES or name.endswith("_model")
+    name = (dotted(call.func) or "").split(".")[-1]
+    return name.islower() and (name in _MODEL_NAMES or name.endswith("_model"))
 
 
 def _ast_words(node: ast.AST) -> str:
@@ -417,7 +418,7 @@ def step_loop(loop: ast.AST) -> Optional[str]:
                 if ran is not None:
                     return f"a loop that runs {ran}"
                 if calls_a_model(child):
-                    return f"a loop that runs `{dotted(child.func)}(...)`"
+                    return f"a loop that runs `{dotted(child.func)}(…)`"
     return None
 
 
@@ -434,18 +435,28 @@ def _own_hot(graph: "CallGraph", key: FunctionKey, info: FunctionInfo, hot_globs
     if any(fnmatch.fnmatchcase(name, g) or fnmatch.fnmatchcase(str(key), g) for g in hot_globs):
         return True
     if key.owner is not None:
+        owner = graph.index.classes.get(key.owner)
+        if owner is not None and not owner.is_module and preprocessing_class(graph.index, key.owner):
+            return False  # pipelines, stages, processors: once per request, not per layer or step
         if name in _HOT_METHODS or name.startswith(("forward_", "_forward_")):
             return True
-        if name == "__call__":
-            owner = graph.index.classes.get(key.owner)
-            if owner is not None and owner.is_module:
-                return True
+        if name == "__call__" and owner is not None and owner.is_module:
+            return True
     for decorator in getattr(node, "decorator_list", []):
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         last = (dotted(target) or "").split(".")[-1]
         if last in ("compile", "script", "trace", "optimize"):
             return True
     return False
+
+
+def preprocessing_class(index: ModuleIndex, name: str) -> bool:
+    """Feature extractors, processors, tokenizers, collators, pipelines and their stages (by class or base name),
+    as `viewlint.analysis.contexts.is_preprocessing_class` reads them."""
+    from viewlint.analysis.contexts import _PREPROCESSING_CLASS_WORDS
+
+    names = [name] + [(dotted(b) or "").split(".")[-1] for d in index.class_defs.get(name, []) for b in d.bases]
+    return any(part in n for n in names for part in _PREPROCESSING_CLASS_WORDS)
 
 
 def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[FunctionKey, str]:

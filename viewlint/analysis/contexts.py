@@ -314,14 +314,14 @@ def step_loop(loop: cst.CSTNode) -> Optional[str]:
             func = node.func
             if isinstance(func, cst.Attribute):
                 if func.attr.value == "backward":
-                    return "a loop that runs `backward()`"
-                receiver = (dotted_name(func.value) or "").split(".")[-1].lower()
-                if func.attr.value == "step" and any(word in receiver for word in _OPTIMIZER_WORDS):
-                    return "a loop that runs `optimizer.step()`"
+                    return f"a loop that runs `{dotted_name(func) or 'backward'}()`"
+                receiver = dotted_name(func.value) or ""
+                if func.attr.value == "step" and any(word in receiver.split(".")[-1].lower() for word in _OPTIMIZER_WORDS):
+                    return f"a loop that runs `{receiver}.step()`"
             callee = dotted_name(func) or ""
-            last = callee.split(".")[-1].lower()
-            if callee and (last in _MODEL_NAMES or last.endswith("_model")):
-                return f"a loop that runs `{callee}(...)`"
+            last = callee.split(".")[-1]
+            if callee and last.islower() and (last in _MODEL_NAMES or last.endswith("_model")):
+                return f"a loop that runs `{callee}(…)`"
         stack.extend(reversed(list(descendants_once(node))))
     return None
 

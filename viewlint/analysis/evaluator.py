@@ -567,8 +567,10 @@ class Evaluator:
         if receiver.kind is Kind.HOST or self._keyed_by_string(node):
             return UNKNOWN  # `d["key"]`: tensors are not indexed by strings
         kind = self.index_kind(node, local)
-        # `arr[:, 0]` on a known host value (a NumPy array from `.numpy()`) is not tensor indexing.
-        tensor_like = receiver.is_tensor or (receiver.kind is Kind.UNKNOWN and self._tensor_style_index(node))
+        # `arr[:, 0]` on a known host value (a NumPy array from `.numpy()`) is not tensor indexing; `x[idx]` with a
+        # tensor index is (only tensors and arrays take one).
+        tensor_like = receiver.is_tensor or (receiver.kind is Kind.UNKNOWN and (
+            self._tensor_style_index(node) or self._indexed_by_tensor(node, local)))
         if not tensor_like:
             return UNKNOWN
         if kind is IndexKind.BASIC:
@@ -604,6 +606,15 @@ class Evaluator:
             if isinstance(index, cst.Index) and not isinstance(index.value, cst.Ellipsis) and not (
                     isinstance(index.value, cst.Name) and index.value.value == "None"):
                 if self.evaluate(index.value, local).kind is Kind.INT or isinstance(index.value, cst.Integer):
+                    return True
+        return False
+
+    def _indexed_by_tensor(self, node: cst.Subscript, local: Locals) -> bool:
+        for element in node.slice:
+            index = element.slice
+            if isinstance(index, cst.Index):
+                value = self.evaluate(index.value, local)
+                if value.is_tensor and not value.reduced and not value.zero_dim:
                     return True
         return False
 

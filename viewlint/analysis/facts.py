@@ -101,8 +101,12 @@ class Facts:
 
     # ------------------------------------------------------------------ reports
     def report(self, rule: "Rule", node: cst.CSTNode, message: str, *, fix_message: Optional[str] = None,
-               edits: tuple[tuple[cst.CSTNode, str], ...] = (), applicability: Any = None) -> None:
-        statement = self._statements[-1] if self._statements else None
+               edits: tuple[tuple[cst.CSTNode, str], ...] = (), applicability: Any = None,
+               statement: Optional[cst.CSTNode] = None) -> None:
+        """A finding at `node`; `statement`: the statement it sits in, when that is not the current one
+        (a rule that learns at a later statement that an earlier one was the costly one)."""
+        if statement is None:
+            statement = self._statements[-1] if self._statements else None
         top = self._statements[0] if self._statements else None
         member = self._statements[1] if len(self._statements) > 1 and isinstance(top, cst.ClassDef) else None
         self.reports.append(Report(rule, node, message, statement, fix_message, edits, applicability, top, member))
@@ -550,15 +554,17 @@ class Facts:
         flag's name (`return_dict`, `output_attentions`) are options, not inputs."""
         info = self.index.classes.get(self.class_name or "")
         name = node.name.value
-        if info is None or not info.is_module or not (name in ("forward", "__call__", "_forward") or name.startswith(("forward_", "_forward_"))):
+        if info is None or not info.is_module or name not in ("forward", "__call__", "_forward"):
             return {}
+        compared = _compared_with_constants(node)
         found: dict[str, Value] = {}
         for param in [*node.params.params[1:], *node.params.kwonly_params]:
             if param.annotation is not None or (param.default is not None and not (
                     isinstance(param.default, cst.Name) and param.default.value == "None")):
                 continue
             pname = param.name.value
-            if pname.startswith(sem.FLAG_PREFIXES + ("return_", "output_", "num_", "n_", "max_", "min_")) or pname in _NOT_INPUTS:
+            if pname.startswith(sem.FLAG_PREFIXES + ("return_", "output_", "num_", "n_", "max_", "min_")) or pname in _NOT_INPUTS \
+                    or pname in compared:
                 continue
             found[pname] = Value(kind=Kind.TENSOR, why=f"an input of `{self.class_name}.{name}`")
         return found
@@ -713,6 +719,19 @@ def _annotation_class_of(annotation: cst.BaseExpression) -> Optional[str]:
         return annotation_class(ast.parse(cst.Module(body=[]).code_for_node(annotation), mode="eval").body)
     except SyntaxError:
         return None
+
+
+def _compared_with_constants(function: cst.FunctionDef) -> set[str]:
+    """Names compared with a string or an enum member (`mode == "train"`, `method == Kind.MHA`): options."""
+    found: set[str] = set()
+    for node in descendants(function):
+        if isinstance(node, cst.Comparison) and isinstance(node.left, cst.Name):
+            for target in node.comparisons:
+                other = target.comparator
+                if isinstance(other, (cst.SimpleString, cst.ConcatenatedString)) or (
+                        isinstance(other, cst.Attribute) and isinstance(other.value, cst.Name) and other.value.value[:1].isupper()):
+                    found.add(node.left.value)
+    return found
 
 
 # Parameters of a module's `forward` that are configuration, not activations.

@@ -423,8 +423,13 @@ def _plan_head_repeat(node: cst.CSTNode, site: int, ctx: _Context) -> _Plan:
     positional = [a.value for a in call.args if a.keyword is None and not a.star]
     keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
     wraps: list[tuple[cst.CSTNode, _Wrap]] = []
-    for position, keyword in ((1, "key"), (2, "value")):
-        argument = positional[position] if len(positional) > position else keywords.get(keyword)
+    # The finding sits on the repeat itself (`k.repeat_interleave(n, dim=1)`, `repeat_kv(k, n)`); older findings
+    # sat on the attention call, whose key and value arguments lead to the repeats.
+    on_repeat = "scaled_dot_product_attention" not in ctx.text(call.func)
+    arguments = [call] if on_repeat else [
+        positional[position] if len(positional) > position else keywords.get(keyword)
+        for position, keyword in ((1, "key"), (2, "value"))]
+    for argument in arguments:
         if isinstance(argument, cst.Name):
             argument = ctx.assignment_of(argument.value, node)
         if not isinstance(argument, cst.Call):
@@ -450,6 +455,7 @@ PLANNERS: dict[str, Planner] = {
     "VL204": _plan_overlap,
     "VL205": _plan_discarded,
     "VL301": _plan_contiguous,
+    "VL306": _plan_contiguous,
     **{code: _plan_copies for code in COPIES},
     "VL303": _plan_head_repeat,
     **{code: _plan_sync for code in SYNCS},

@@ -136,6 +136,18 @@ def _contiguous(site: Site, record: dict[str, Any]) -> tuple[str, str]:
     return REFUTED, f"input non-contiguous in {_of(copied, hits)}: `.contiguous()` copied {size(record.get('max_copy_bytes', 0))}"
 
 
+def _avoidable(site: Site, record: dict[str, Any]) -> tuple[str, str]:
+    """VL306: the claim is that `.contiguous()` really copies (the uses taking strides are read from the code)."""
+    hits = record["hits"]
+    already = record.get("already", 0)
+    if "types" in record and not record.get("devices"):
+        return REFUTED, f"the receiver was not a tensor ({_types(record)})"
+    copied = hits - already
+    if not copied:
+        return REFUTED, f"input already contiguous in {_of(already, hits)}: `.contiguous()` copied nothing"
+    return CONFIRMED, f"`.contiguous()` copied {size(record.get('max_copy_bytes', 0))} per call in {_of(copied, hits)}"
+
+
 def _copies(site: Site, record: dict[str, Any]) -> tuple[str, str]:
     hits = record["hits"]
     copies: list[int] = record.get("copies", [])
@@ -188,6 +200,7 @@ JUDGES: dict[str, Callable[[Site, dict[str, Any]], tuple[str, str]]] = {
     "VL204": _overlap,
     "VL205": _discarded,
     "VL301": _contiguous,
+    "VL306": _avoidable,
     **{code: _copies for code in COPIES},
     **{code: _sync for code in SYNCS},
 }
