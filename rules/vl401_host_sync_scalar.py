@@ -71,14 +71,14 @@ class HostSyncScalar(Rule):
 
     def _check(self, node: cst.Call, tensor: cst.BaseExpression, expression: str) -> None:
         facts = self.facts
-        if not facts.in_hot_path:
+        if facts.sync_path_name() is None:
             return
         value = facts.value_of(tensor)
         if not facts.may_be_on_device(value):
             return
         self.report(
             node,
-            f"{expression} copies a device tensor to the host in hot path {facts.hot_path_name}: "
+            f"{expression} copies a device tensor to the host in hot path {facts.sync_path_name()}: "
             f"the CPU waits for every queued kernel",
             fix_message="keep the value on the device, use host-side metadata, or batch the reads outside the hot path",
         )

@@ -49,7 +49,7 @@ class HostSyncTransfer(Rule):
         func = node.func
         if not isinstance(func, cst.Attribute):
             return
-        if not self._copies_to_host(node, func.attr.value) or not self.facts.in_hot_path:
+        if not self._copies_to_host(node, func.attr.value) or self.facts.sync_path_name() is None:
             return
         value = self.facts.value_of(func.value)
         if not self.facts.may_be_on_device(value):
@@ -57,7 +57,7 @@ class HostSyncTransfer(Rule):
         self.report(
             node,
             f"`{self.facts.short_source(node)}` copies a device tensor to the host in hot path "
-            f"{self.facts.hot_path_name}: the CPU blocks until the GPU has finished",
+            f"{self.facts.sync_path_name()}: the CPU blocks until the GPU has finished",
             fix_message="keep it on the device, or copy with `non_blocking=True` into pinned memory and sync once",
         )
 

@@ -100,7 +100,7 @@ class HostSyncTruthiness(Rule):
             return
         facts = self.facts
         # The test of an `if`/`while` runs before the block it guards: judge it by the enclosing context.
-        hot_path = facts.hot_path_name_at(header_of)
+        hot_path = facts.sync_path_name(header_of)
         if hot_path is None:
             return
         value = facts.value_of(test)

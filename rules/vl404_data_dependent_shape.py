@@ -83,23 +83,23 @@ class DataDependentShape(Rule):
                 return
         else:
             return
-        if not facts.in_hot_path:
+        if facts.sync_path_name() is None:
             return
         self.report(
             node,
-            f"`{facts.short_source(node)}` has a data-dependent size in hot path {facts.hot_path_name}: "
+            f"`{facts.short_source(node)}` has a data-dependent size in hot path {facts.sync_path_name()}: "
             f"PyTorch copies the count to the host and waits for the GPU",
             fix_message="keep shapes static (`torch.where(mask, x, 0)`, `masked_fill`, `nonzero_static`)",
         )
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
-        if id(node) in self._written or not self.facts.in_hot_path:
+        if id(node) in self._written or self.facts.sync_path_name() is None:
             return
         self._check_mask_index(node, "reads")
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         target = node.target
-        if isinstance(target, cst.Subscript) and self.facts.in_hot_path:
+        if isinstance(target, cst.Subscript) and self.facts.sync_path_name() is not None:
             # `x[mask] += v` gathers `x[mask]` before writing it back: the same sync as a read.
             self._written.add(id(target))
             self._check_mask_index(target, "updates")
@@ -118,7 +118,7 @@ class DataDependentShape(Rule):
                 self.report(
                     node,
                     f"`{facts.short_source(node)}` {verb} through boolean mask `{facts.short_source(index.value)}` "
-                    f"in hot path {facts.hot_path_name}: the selected count is copied to the host (a sync)",
+                    f"in hot path {facts.sync_path_name()}: the selected count is copied to the host (a sync)",
                     fix_message="keep shapes static: `torch.where(mask, x, 0)` or `masked_fill(~mask, 0)`",
                 )
                 return

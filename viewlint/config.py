@@ -71,7 +71,7 @@ DEFAULT_EXCLUDE: tuple[str, ...] = (
 
 _SELECTOR_KEYS = ("select", "extend-select", "ignore", "extend-ignore")
 _GLOB_KEYS = ("exclude", "extend-exclude")
-_STRING_LIST_KEYS = ("hot-functions", "long-lived-names", "cpu-names")
+_STRING_LIST_KEYS = ("hot-functions", "long-lived-names", "cpu-names", "sync-allowed-contexts")
 _KNOWN_KEYS = (
     *_SELECTOR_KEYS,
     "per-file-ignores",
@@ -350,6 +350,7 @@ def merge(config: dict[str, Any], overrides: CliOverrides, project_root: Path, s
         hot_functions=config.get("hot_functions", ()),
         long_lived_names=config.get("long_lived_names", ()),
         cpu_names=config.get("cpu_names", ()),
+        sync_allowed_contexts=config.get("sync_allowed_contexts", ()),
         rule_options=config.get("rule_options", ()),
         project_root=str(project_root),
         source=str(source) if source is not None else None,

@@ -32,6 +32,9 @@ class Settings:
     long_lived_names: tuple[str, ...] = ()
     # Names of tensors known to live on the CPU (host-sync rules never fire on them).
     cpu_names: tuple[str, ...] = ()
+    # Context managers that mark deliberate host syncs (`with gpu_sync_allowed():`): the sync rules stay quiet
+    # inside them. The defaults come first; the configured names add to them.
+    sync_allowed_contexts: tuple[str, ...] = ()
     # code -> {option: value}, from [tool.viewlint.rules.<CODE>]
     rule_options: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
     # Directory that relative globs (per-file-ignores, exclude) are matched from.

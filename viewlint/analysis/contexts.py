@@ -42,6 +42,8 @@ HOT_FUNCTION_NAMES = ("forward", "forward_*", "_forward", "_forward_*")
 # `__call__` is hot only on a module-like class or when it takes a tensor: processors and collators are not.
 HOT_CALL_NAMES = ("__call__",)
 HOT_DECORATORS = ("torch.compile", "torch.jit.script", "torch.compiler.compile", "torch._dynamo.optimize")
+# Context managers that mark deliberate host syncs (vLLM's `gpu_sync_allowed()`); `sync-allowed-contexts` adds more.
+DEFAULT_SYNC_ALLOWED_CONTEXTS = ("gpu_sync_allowed", "sync_allowed", "allow_sync", "allow_host_sync")
 # Serving conventions: methods that run once per scheduler step (vLLM's attention metadata builders'
 # `build`, SGLang's attention backends' `init_forward_metadata`), hot although their names are not.
 DEFAULT_HOT_FUNCTIONS = ("*MetadataBuilder.build", "*MetadataBuilder.build_*", "*Backend.init_forward_metadata*")
@@ -77,6 +79,8 @@ class Context:
     cold_all: bool = False
     # Why a function is hot, for messages ("called from `Attention.forward`"); None: by its own name or marker.
     reason: Optional[str] = None
+    # A `with gpu_sync_allowed():` block: host syncs in it are deliberate.
+    sync_allowed: bool = False
 
 
 def words(node: cst.CSTNode) -> str:
@@ -209,6 +213,16 @@ class ContextStack:
         main_guard = "__name__" in text and "__main__" in text
         cold = main_guard or self.is_cold_condition(node.test)
         self.contexts.append(Context(kind="block", node=node, cold=cold, hot=self.has_hot_marker(node), cold_all=main_guard))
+
+    def enter_with(self, node: cst.With, allowed: tuple[str, ...]) -> None:
+        """`with gpu_sync_allowed():` (or a configured name): host syncs inside are deliberate."""
+        names = {(dotted_name(item.item.func if isinstance(item.item, cst.Call) else item.item) or "").split(".")[-1]
+                 for item in node.items}
+        self.contexts.append(Context(kind="block", node=node, sync_allowed=bool(names & set(allowed))))
+
+    @property
+    def sync_allowed(self) -> bool:
+        return any(context.sync_allowed for context in self.contexts)
 
     def enter_cold_block(self, node: cst.CSTNode) -> None:
         """A `raise` statement or an `except` handler: the error path, not the hot path."""

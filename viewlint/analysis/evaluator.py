@@ -327,6 +327,9 @@ class Evaluator:
     def _comparison(self, node: cst.Comparison, local: Locals) -> Value:
         if any(isinstance(c.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)) for c in node.comparisons):
             return HOST
+        if any(isinstance(c.comparator, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) for c in node.comparisons) \
+                or isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString)):
+            return HOST  # a tensor is never compared with a string: whatever this is, the result is a Python bool
         operands = [self.evaluate(node.left, local)] + [self.evaluate(c.comparator, local) for c in node.comparisons]
         tensors = [v for v in operands if v.is_tensor]
         if tensors:
@@ -656,6 +659,14 @@ class Evaluator:
             return self._torch_function(node, qualified, local)
         if (qualified or dotted_name(func) or "").split(".")[-1] in sem.CONTAINER_CLASS_NAMES:
             return Value(kind=Kind.WRAPPER, wrapper=(qualified or dotted_name(func) or "").split(".")[-1].lower())
+        callee = (dotted_name(func) or "").split(".")[-1].lower()
+        if callee.endswith("_cpu") or callee.startswith("cpu_"):
+            # `self._mask_cpu()`, `compute_lens_cpu(...)`: a function named for the CPU returns host tensors.
+            result = self._call_result(node, func, qualified, local)
+            return result.with_(device=Device.CPU) if result.kind in (Kind.TENSOR, Kind.UNKNOWN) else result
+        return self._call_result(node, func, qualified, local)
+
+    def _call_result(self, node: cst.Call, func: cst.BaseExpression, qualified: Optional[str], local: Locals) -> Value:
         summaries = self.env.summaries
         if summaries is not None:
             result = summaries.call_value(node, self, local)
@@ -1080,8 +1091,10 @@ class Evaluator:
             return found
         value = self.evaluate(target, local)
         if value.is_tensor:
-            return value.device
-        return Device.UNKNOWN
+            return value.device if value.device is not Device.UNKNOWN else Device.ACCELERATOR
+        # `.to(device)`, `.to(self.device)`, `.to(x.device)` of something unknown: a move to the device the
+        # code computes on (moves to the CPU say so: `.cpu()`, `.to("cpu")`).
+        return Device.ACCELERATOR
 
     def _device_argument(self, node: cst.Call, local: Locals) -> Optional[Device]:
         """The device `device=` names; None when the call has no `device=`."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import libcst as cst
 
 from viewlint.analysis import semantics as sem
-from viewlint.analysis.contexts import ContextStack, is_setup_name
+from viewlint.analysis.contexts import DEFAULT_SYNC_ALLOWED_CONTEXTS, ContextStack, is_setup_name
 from viewlint.analysis.evaluator import Evaluator, annotation_value, collect_usage, docstring_value, labelled
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class, build_index
 from viewlint.analysis.tree import descendants, dotted_name, source_in_place
@@ -89,6 +89,7 @@ class Facts:
         self._reads_cache: dict[int, tuple[dict[str, list[cst.Name]], dict[int, int]]] = {}
         self._usage_cache: dict[int, dict[str, frozenset[str]]] = {}
         self._cpu_names = frozenset(settings.cpu_names)
+        self._sync_allowed = DEFAULT_SYNC_ALLOWED_CONTEXTS + tuple(getattr(settings, "sync_allowed_contexts", ()))
         self._parameter_classes: dict[str, str] = {}  # annotated parameters of the innermost function -> class
         self.evaluator = Evaluator(self)
         self.evaluator.configure(self._cpu_names)
@@ -178,6 +179,13 @@ class Facts:
         in the enclosing context, not in the block it opens (`if step % 100 == 0:` is not itself cold)."""
         return self.contexts.hot_path_name_at(header_of)
 
+    def sync_path_name(self, header_of: Optional[cst.CSTNode] = None) -> Optional[str]:
+        """For the host-sync rules: the hot path (as `hot_path_name_at`), or None when the code is not hot or
+        sits in a block that allows syncs (`with gpu_sync_allowed():`)."""
+        if self.contexts.sync_allowed:
+            return None
+        return self.contexts.hot_path_name_at(header_of)
+
     @property
     def in_cold_block(self) -> bool:
         """Inside a known-cold place: a cold function or block is the innermost one that decides."""
@@ -205,8 +213,10 @@ class Facts:
         # Configured `cpu-names` win over what the walker inferred; `*_cpu` names are CPU tensors by convention.
         if name in self._cpu_names or name.split(".")[-1] in self._cpu_names:
             return found.with_(device=Device.CPU) if found.is_tensor else UNKNOWN_TENSOR.with_(device=Device.CPU) if found.kind is Kind.UNKNOWN else found
-        if found.kind in (Kind.TENSOR, Kind.UNKNOWN) and found.device is not Device.CPU and sem.looks_cpu_name(name):
-            # An unknown value keeps its kind, but what is computed from it (`grid_thw.reshape(-1, 2)`) is on the CPU.
+        if found.kind in (Kind.TENSOR, Kind.UNKNOWN) and found.device is Device.UNKNOWN and sem.looks_cpu_name(name):
+            # A name guess, used only where the code says nothing of the device: `grid_thw = grid_thw.to(device)`
+            # (evidence of a device) wins. An unknown value keeps its kind, but what is computed from it
+            # (`grid_thw.reshape(-1, 2)`) is on the CPU.
             return found.with_(device=Device.CPU)
         return found
 
@@ -557,16 +567,13 @@ class Facts:
         if info is None or not info.is_module or name not in ("forward", "__call__", "_forward"):
             return {}
         compared = _compared_with_constants(node)
+        used = _used_as_tensors(node, self.index, info)
         found: dict[str, Value] = {}
         for param in [*node.params.params[1:], *node.params.kwonly_params]:
-            if param.annotation is not None or (param.default is not None and not (
-                    isinstance(param.default, cst.Name) and param.default.value == "None")):
-                continue
             pname = param.name.value
-            if pname.startswith(sem.FLAG_PREFIXES + ("return_", "output_", "num_", "n_", "max_", "min_")) or pname in _NOT_INPUTS \
-                    or pname in compared:
-                continue
-            found[pname] = Value(kind=Kind.TENSOR, why=f"an input of `{self.class_name}.{name}`")
+            no_default = param.default is None or (isinstance(param.default, cst.Name) and param.default.value == "None")
+            if sem.is_module_input(pname, param.annotation is not None, no_default) and pname not in compared and pname in used:
+                found[pname] = Value(kind=Kind.TENSOR, why=f"an input of `{self.class_name}.{name}`")
         return found
 
     def parameter_value(self, param: cst.Param, docstring: Optional[str]) -> Value:
@@ -609,6 +616,12 @@ class Facts:
 
     def enter_cold_block(self, node: cst.CSTNode) -> None:
         self.contexts.enter_cold_block(node)
+
+    def enter_with(self, node: cst.With) -> None:
+        self.contexts.enter_with(node, self._sync_allowed)
+
+    def leave_with(self, node: cst.With) -> None:
+        self.contexts.pop()
 
     def leave_cold_block(self, node: cst.CSTNode) -> None:
         self.contexts.pop()
@@ -721,23 +734,47 @@ def _annotation_class_of(annotation: cst.BaseExpression) -> Optional[str]:
         return None
 
 
-def _compared_with_constants(function: cst.FunctionDef) -> set[str]:
-    """Names compared with a string or an enum member (`mode == "train"`, `method == Kind.MHA`): options."""
+def _used_as_tensors(function: cst.FunctionDef, index: ModuleIndex, info: ClassInfo) -> set[str]:
+    """Names a function uses the way tensors are used: an array method or attribute (`x.shape`, `mask.any()`),
+    an argument of a `torch` function, of a submodule (`self.proj(x)`) or of a function of this module,
+    tensor-style indexing (`x[:, 0]`), a matrix product."""
     found: set[str] = set()
     for node in descendants(function):
-        if isinstance(node, cst.Comparison) and isinstance(node.left, cst.Name):
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value in sem.ARRAY_METHODS:
+            found.add(node.value.value)
+        elif isinstance(node, cst.Call):
+            func = node.func
+            qualified = index.qualify(func) or ""
+            receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
+            callee = dotted_name(func) or ""
+            if qualified.startswith("torch.") or receiver == "self" and (
+                    func.attr.value in info.submodule_attributes or func.attr.value in info.assigned_attributes) \
+                    or callee in index.defined_functions:
+                found.update(a.value.value for a in node.args if isinstance(a.value, cst.Name))
+        elif isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) > 1:
+            found.add(node.value.value)
+        elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
+            found.update(n.value for n in (node.left, node.right) if isinstance(n, cst.Name))
+    return found
+
+
+def _compared_with_constants(function: cst.FunctionDef) -> set[str]:
+    """Names compared with a string or an enum member (`mode == "train"`, `cache[i] == "Rep"`,
+    `method == Kind.MHA`): options or containers of them, not tensors."""
+    found: set[str] = set()
+    for node in descendants(function):
+        if isinstance(node, cst.Comparison):
+            left = node.left
+            while isinstance(left, cst.Subscript):
+                left = left.value
+            if not isinstance(left, cst.Name):
+                continue
             for target in node.comparisons:
                 other = target.comparator
                 if isinstance(other, (cst.SimpleString, cst.ConcatenatedString)) or (
                         isinstance(other, cst.Attribute) and isinstance(other.value, cst.Name) and other.value.value[:1].isupper()):
-                    found.add(node.left.value)
+                    found.add(left.value)
     return found
-
-
-# Parameters of a module's `forward` that are configuration, not activations.
-_NOT_INPUTS = frozenset({"config", "kwargs", "args", "layer_idx", "layer_id", "step", "training", "mode", "dim",
-                         "scale", "dropout", "causal", "is_causal", "past_key_values", "past_key_value", "cache",
-                         "kv_cache", "forward_batch", "batch", "metadata", "attn_metadata", "module", "model"})
 
 
 _BINARY = {

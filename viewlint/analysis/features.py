@@ -255,7 +255,7 @@ class TensorContext:
     (`called`) and the names of the functions and methods here that return a value."""
 
     __slots__ = ("outer", "tensor_attributes", "tensor_fields", "container_attributes", "aliases", "cpu_names", "called",
-                 "returning")
+                 "returning", "forwards")
 
     def __init__(self, index: object, cpu_names: Iterable[str] = ()) -> None:
         from viewlint.analysis.callgraph import callgraph_of, may_return_tensor
@@ -272,7 +272,12 @@ class TensorContext:
         graph = callgraph_of(index) if getattr(index, "tree", None) is not None else None  # type: ignore[arg-type]
         self.called: set[int] = set()
         self.returning: set[str] = set()
+        self.forwards: set[int] = set()  # `forward`/`__call__` methods of module classes: their inputs are tensors
         if graph is not None:
+            for key, info in graph.functions.items():
+                owner = getattr(index, "classes", {}).get(key.owner) if key.owner else None
+                if owner is not None and owner.is_module and key.name in ("forward", "__call__", "_forward"):
+                    self.forwards.add(id(info.node))
             self.called = {id(info.node) for key, info in graph.functions.items() if graph.callers.get(key)}
             segments = getattr(index, "segment_nodes", {})
             self.returning = {key.name for key, info in graph.functions.items()
@@ -425,6 +430,8 @@ def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: 
             return True  # a torch function, or a function of this module that returns something
         if type(func) is ast.Attribute:
             return func.attr in _TENSOR_MAKING_METHODS or tensor_may_be(func.value, bound, context, seen)
+        if type(func) is ast.Name and func.id in ("max", "min", "sum", "abs"):
+            return any(tensor_may_be(a, bound, context, seen) for a in _arguments(node))  # over 0-d tensors: a tensor
         if not _wrapping_call(func):
             return False  # any other plain call is unknown to the walker (`isinstance`, `len`, `helper(x)`)
         # A class or container built from tensors holds them (`Pair(a, b)[0]`, `list(pieces)`).
@@ -433,10 +440,15 @@ def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: 
         index = node.slice  # type: ignore[attr-defined]
         if type(index) is ast.Tuple or (type(index) is ast.Constant and index.value is Ellipsis):  # type: ignore[attr-defined]
             return True  # `x[:, 0]`, `x[...]`: tensor-style indexing, whatever `x` is
-        return tensor_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
+        if tensor_may_be(node.value, bound, context, seen):  # type: ignore[attr-defined]
+            return True
+        # `x[idx]` with a tensor index: only tensors and arrays take one.
+        return maybe_advanced(index) and any(tensor_may_be(e, bound, context, seen) for e in _index_elements(index))
     if kind is ast.Compare:
         if any(isinstance(op, _HOST_COMPARISONS) for op in node.ops):  # type: ignore[attr-defined]
             return False  # `is`, `in`: a Python bool
+        if any(type(c) is ast.Constant and isinstance(c.value, str) for c in (node.left, *node.comparators)):  # type: ignore[attr-defined]
+            return False  # compared with a string: not a tensor
         return any(tensor_may_be(o, bound, context, seen) for o in (node.left, *node.comparators))  # type: ignore[attr-defined]
     if kind is ast.BinOp:
         return tensor_may_be(node.left, bound, context, seen) or tensor_may_be(node.right, bound, context, seen)  # type: ignore[attr-defined]
@@ -493,7 +505,8 @@ def contiguous_may_be(node: ast.AST, bound: Bindings, context: TensorContext, se
             return False
         return any(contiguous_may_be(a, bound, context, seen) for a in _arguments(node))
     if kind is ast.Subscript:
-        if maybe_advanced(node.slice) and tensor_may_be(node.value, bound, context, seen):  # type: ignore[attr-defined]
+        if maybe_advanced(node.slice) and (tensor_may_be(node.value, bound, context, seen) or any(  # type: ignore[attr-defined]
+                tensor_may_be(e, bound, context, seen) for e in _index_elements(node.slice))):  # type: ignore[attr-defined]
             return True  # a gather: a fresh contiguous tensor
         return contiguous_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
     if kind is ast.BinOp:
@@ -688,6 +701,15 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
         elif kind is ast.For or kind is ast.AsyncFor:
             flags.add("partial-view")
         elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            if tensors is not None and id(node) in tensors.forwards:
+                arguments = node.args  # type: ignore[attr-defined]
+                defaults = dict(zip([a.arg for a in arguments.args][::-1], arguments.defaults[::-1]))
+                defaults.update({a.arg: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None})
+                for arg in (*arguments.args[1:], *arguments.kwonlyargs):
+                    default = defaults.get(arg.arg)
+                    if semantics.is_module_input(arg.arg, arg.annotation is not None,
+                                                 default is None or (type(default) is ast.Constant and default.value is None)):
+                        bound.setdefault(arg.arg, []).append(PARAMETER)  # an activation, for the walker
             if tensors is not None and (id(node) in tensors.called or _docstring_mentions_tensors(node)):
                 # Its callers here pass its unannotated parameters, or its docstring types them: the
                 # walker may know anything of them.

@@ -366,3 +366,25 @@ def retention_index_triggers(index: object, settings: object) -> tuple[str, ...]
     if extra:
         names.add("re:(?i)(?:" + "|".join(re.escape(e) for e in extra) + r")\s*\.\s*(?:" + _STORING_ALTERNATIVES + r")\s*\(")
     return tuple(sorted(names))
+
+
+# Parameters of a module's `forward` that are configuration or bookkeeping, not activations.
+_OPTION_NAMES = frozenset({
+    "config", "kwargs", "args", "step", "training", "mode", "dim", "scale", "dropout", "causal", "is_causal",
+    "past_key_values", "past_key_value", "forward_batch", "batch", "metadata", "attn_metadata", "module", "model",
+    "hi", "lo", "name", "key", "prefix", "layer", "layers", "callback", "fn", "func",
+})
+_OPTION_PREFIXES = FLAG_PREFIXES + ("return_", "output_", "num_", "n_", "max_", "min_")
+_OPTION_SUFFIXES = ("cache", "caches", "_idx", "_index", "_id", "_len", "_length", "_size", "_dim", "_config", "_mode",
+                    "_type", "_name", "_fn", "_func", "_kwargs", "_args", "_list")
+
+
+def looks_like_option(name: str) -> bool:
+    """`use_cache`, `return_dict`, `layer_idx`, `history_seq_len`, `feat_cache`: a `forward` parameter that is an
+    option or a Python value by its name, not an activation tensor."""
+    return name in _OPTION_NAMES or name.startswith(_OPTION_PREFIXES) or name.endswith(_OPTION_SUFFIXES)
+
+
+def is_module_input(name: str, has_annotation: bool, default_is_none_or_absent: bool) -> bool:
+    """An unannotated `forward` parameter that carries an activation (shared by the walker and the prefilter)."""
+    return not has_annotation and default_is_none_or_absent and not looks_like_option(name)

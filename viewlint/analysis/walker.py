@@ -17,13 +17,13 @@ if TYPE_CHECKING:
 
 
 # What the walker does on entering and leaving each node type (computed once per type).
-_STATEMENT, _BLOCK, _MODULE, _FUNCTION, _CLASS, _LOOP, _IF, _COLD, _ASSIGN, _EXPR = (1 << i for i in range(10))
+_STATEMENT, _BLOCK, _MODULE, _FUNCTION, _CLASS, _LOOP, _IF, _COLD, _ASSIGN, _EXPR, _WITH = (1 << i for i in range(11))
 _KINDS: dict[type, int] = {}
 # The Facts methods called on entering and leaving each kind of context (the first that matches).
 _CONTEXT_HOOKS = (
     (_MODULE, "enter_module", None), (_FUNCTION, "enter_function", "leave_function"),
     (_CLASS, "enter_class", "leave_class"), (_LOOP, "enter_loop", "leave_loop"), (_IF, "enter_if", "leave_if"),
-    (_COLD, "enter_cold_block", "leave_cold_block"),
+    (_COLD, "enter_cold_block", "leave_cold_block"), (_WITH, "enter_with", "leave_with"),
 )
 
 
@@ -35,7 +35,7 @@ def _kind(node_type: type) -> int:
             (_STATEMENT, (cst.SimpleStatementLine, cst.BaseCompoundStatement)), (_BLOCK, cst.IndentedBlock),
             (_MODULE, cst.Module), (_FUNCTION, cst.FunctionDef), (_CLASS, cst.ClassDef), (_LOOP, (cst.For, cst.While)),
             (_IF, cst.If), (_COLD, (cst.Raise, cst.ExceptHandler)), (_ASSIGN, (cst.Assign, cst.AnnAssign, cst.AugAssign)),
-            (_EXPR, cst.Expr),
+            (_EXPR, cst.Expr), (_WITH, cst.With),
         ):
             if issubclass(node_type, types):
                 kind |= flag
