@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from viewlint.analysis import semantics as sem
-from viewlint.analysis.features import dotted
+from viewlint.analysis.features import dotted, preorder
 from viewlint.analysis.module_index import ModuleIndex
 
 # Method names too common to resolve by name alone: containers', tensors' and Python's protocols.
@@ -359,67 +359,99 @@ def cold_test(test: ast.AST) -> bool:
 
 
 class _Regions:
-    """The calls of one function by where they run: on every call of it, in a cold block, in a step loop."""
+    """The calls of one function by where they run: on every call of it, in a cold block, in a step loop.
+    Read off the function's preorder node list by position (`if` bodies, handlers and loop bodies as spans)."""
 
     def __init__(self) -> None:
         self.warm: list[ast.Call] = []
         self.loop: list[tuple[ast.Call, str]] = []  # (call, what makes its loop a step loop)
         self.step: Optional[str] = None  # what a call outside loops and cold blocks runs (a training step)
 
-    def scan(self, statements: list[ast.stmt], loop: Optional[str] = None) -> None:
-        for statement in statements:
-            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                continue
-            if isinstance(statement, ast.If):
-                self._calls(statement.test, loop)
-                if not cold_test(statement.test):
-                    self.scan(statement.body, loop)
-                self.scan(statement.orelse, loop)
-            elif isinstance(statement, (ast.For, ast.AsyncFor, ast.While)):
-                self._calls(statement.iter if not isinstance(statement, ast.While) else statement.test, loop)
-                self.scan(statement.body, loop or step_loop(statement))
-                self.scan(statement.orelse, loop)
-            elif isinstance(statement, (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())):
-                self.scan(statement.body, loop)  # handlers are the error path
-                self.scan(statement.orelse, loop)
-                self.scan(statement.finalbody, loop)
-            elif isinstance(statement, (ast.With, ast.AsyncWith)):
-                for item in statement.items:
-                    self._calls(item.context_expr, loop)
-                self.scan(statement.body, loop)
-            elif isinstance(statement, ast.Raise):
-                continue
-            elif isinstance(statement, ast.Match):
-                self._calls(statement.subject, loop)
-                for case in statement.cases:
-                    self.scan(case.body, loop)
-            else:
-                self._calls(statement, loop)
+    def scan_nodes(self, function: ast.AST, nodes: list[ast.AST]) -> None:
+        for call, where in _classified(function, nodes):
+            if where == "warm":
+                self.warm.append(call)
+                if self.step is None:
+                    self.step = runs_a_step(call)
+            elif where != "cold":
+                self.loop.append((call, where))
 
-    def _calls(self, node: ast.AST, loop: Optional[str]) -> None:
-        for child in ast.walk(node):
-            if isinstance(child, ast.Call):
-                if loop is not None:
-                    self.loop.append((child, loop))
-                else:
-                    self.warm.append(child)
-                    if self.step is None:
-                        self.step = runs_a_step(child)
+    def _collect(self, statements: list[ast.stmt]) -> list[tuple[ast.Call, str]]:
+        """(call, "warm" | "cold" | why its loop is a step loop) for the calls in these statements."""
+        nodes: list[ast.AST] = []
+        for statement in statements:
+            nodes.extend(preorder(statement))
+        return _classified(None, nodes)
+
+
+Span = tuple[tuple[int, int], tuple[int, int]]
+
+
+def _span(first: ast.AST, last: ast.AST) -> Span:
+    return ((first.lineno, first.col_offset), (last.end_lineno or last.lineno, last.end_col_offset or 0))  # type: ignore[attr-defined]
+
+
+def _classified(function: Optional[ast.AST], nodes: list[ast.AST]) -> list[tuple[ast.Call, str]]:
+    cold: list[Span] = []
+    loops: list[Span] = []
+    calls: list[ast.Call] = []
+    for node in nodes:
+        kind = type(node)
+        if node is function:
+            continue
+        if kind is ast.Call:
+            calls.append(node)  # type: ignore[arg-type]
+        elif kind is ast.If:
+            if node.body and cold_test(node.test):  # type: ignore[attr-defined]
+                cold.append(_span(node.body[0], node.body[-1]))  # type: ignore[attr-defined]
+        elif kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
+            if node.body:  # type: ignore[attr-defined]
+                loops.append(_span(node.body[0], node.body[-1]))  # type: ignore[attr-defined]
+        elif kind is ast.ExceptHandler or kind is ast.Raise or kind is ast.FunctionDef or kind is ast.AsyncFunctionDef \
+                or kind is ast.Lambda or kind is ast.ClassDef:
+            cold.append(_span(node, node))
+    def inside(position: tuple[int, int], span: Span) -> bool:
+        return span[0] <= position <= span[1]
+    where: list[tuple[ast.Call, str]] = []
+    in_loop: list[tuple[ast.Call, int]] = []
+    for call in calls:
+        position = (call.lineno, call.col_offset)
+        if any(inside(position, span) for span in cold):
+            where.append((call, "cold"))
+            continue
+        enclosing = [i for i, span in enumerate(loops) if inside(position, span)]
+        if enclosing:
+            in_loop.append((call, enclosing[0]))  # the outermost loop decides (preorder lists outer loops first)
+            where.append((call, ""))
+        else:
+            where.append((call, "warm"))
+    reasons: dict[int, Optional[str]] = {}
+    for call, loop in in_loop:
+        if loop not in reasons:
+            reasons[loop] = _step_reason(c for c, l in in_loop if l == loop)
+    result: list[tuple[ast.Call, str]] = []
+    loop_of = {id(call): loop for call, loop in in_loop}
+    for call, kind in where:
+        if kind == "":
+            kind = reasons.get(loop_of[id(call)]) or "warm"
+        result.append((call, kind))
+    return result
+
+
+def _step_reason(calls: Iterator[ast.Call]) -> Optional[str]:
+    for call in calls:
+        ran = runs_a_step(call)
+        if ran is not None:
+            return f"a loop that runs {ran}"
+        if calls_a_model(call):
+            return f"a loop that runs `{dotted(call.func)}(…)`"
+    return None
 
 
 def step_loop(loop: ast.AST) -> Optional[str]:
     """What makes a loop a step loop (a training or decoding loop whose body runs per step), or None."""
-    for statement in getattr(loop, "body", []):
-        for child in ast.walk(statement):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                break
-            if isinstance(child, ast.Call):
-                ran = runs_a_step(child)
-                if ran is not None:
-                    return f"a loop that runs {ran}"
-                if calls_a_model(child):
-                    return f"a loop that runs `{dotted(child.func)}(…)`"
-    return None
+    calls = (call for call, where in _Regions()._collect(getattr(loop, "body", [])) if where != "cold")
+    return _step_reason(calls)
 
 
 def _own_hot(graph: "CallGraph", key: FunctionKey, info: FunctionInfo, hot_globs: tuple[str, ...]) -> bool:
@@ -473,7 +505,7 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
     regions: dict[FunctionKey, _Regions] = {}
     for key, info in graph.functions.items():
         scanned = _Regions()
-        scanned.scan(list(getattr(info.node, "body", [])))
+        scanned.scan_nodes(info.node, graph.index.segment_nodes.get(id(info.node)) or preorder(info.node))
         regions[key] = scanned
     reasons: dict[FunctionKey, str] = {}
     hot: list[FunctionKey] = []

@@ -104,7 +104,8 @@ class ContextStack:
         self.index = index
         self.contexts: list[Context] = [Context(kind="module")]
         self.classes: list[str] = []
-        self.hot_globs = tuple(hot_globs) + DEFAULT_HOT_FUNCTIONS
+        self.configured_globs = tuple(hot_globs)
+        self.hot_globs = self.configured_globs + DEFAULT_HOT_FUNCTIONS
         self.callgraph = callgraph
 
     # ------------------------------------------------------------------ questions
@@ -187,7 +188,7 @@ class ContextStack:
             outer = self.function
             if outer is None:  # a module-level function or a method (nested functions follow their parent)
                 owner = self.class_name if self.contexts[-1].kind == "class" else None
-                reason = self.callgraph.hot_reason(owner, name, self.hot_globs)
+                reason = self.callgraph.hot_reason(owner, name, self.configured_globs)
                 hot = reason is not None
         context = Context(kind="function", name=name, hot=hot, cold=cold, class_name=self.class_name, node=node,
                           cold_all=name.startswith("test_"), reason=reason)
@@ -204,7 +205,7 @@ class ContextStack:
         self.contexts.pop()
 
     def enter_loop(self, node: cst.CSTNode) -> None:
-        reason = step_loop(node) if self.function is not None else None
+        reason = step_loop(node, self) if self.function is not None else None
         self.contexts.append(Context(kind="loop", node=node, hot=self.has_hot_marker(node) or reason is not None,
                                      reason=reason))
 
@@ -313,16 +314,21 @@ _OPTIMIZER_WORDS = ("optim", "opt", "scaler", "scheduler")
 _MODEL_NAMES = frozenset({"model", "net", "policy", "decoder", "generator", "engine"})
 
 
-def step_loop(loop: cst.CSTNode) -> Optional[str]:
-    """What makes a loop a step loop: its body runs `backward()`, `optimizer.step()` or a model (the same
-    reading as `viewlint.analysis.callgraph.step_loop`, on libcst)."""
+def step_loop(loop: cst.CSTNode, stack: Optional["ContextStack"] = None) -> Optional[str]:
+    """What makes a loop a step loop: its body runs `backward()`, `optimizer.step()` or a model outside cold
+    blocks and error handlers (the same reading as `viewlint.analysis.callgraph.step_loop`, on libcst)."""
     body = getattr(loop, "body", None)
     if body is None:
         return None
-    stack = [body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+    pending: list[cst.CSTNode] = [body]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ExceptHandler, cst.Raise)):
+            continue
+        if isinstance(node, cst.If) and stack is not None and stack.is_cold_guard(node.test):
+            pending.extend(descendants_once(node.test))
+            if node.orelse is not None:
+                pending.append(node.orelse)
             continue
         if isinstance(node, cst.Call):
             func = node.func
@@ -336,7 +342,7 @@ def step_loop(loop: cst.CSTNode) -> Optional[str]:
             last = callee.split(".")[-1]
             if callee and last.islower() and (last in _MODEL_NAMES or last.endswith("_model")):
                 return f"a loop that runs `{callee}(…)`"
-        stack.extend(reversed(list(descendants_once(node))))
+        pending.extend(reversed(descendants_once(node)))
     return None
 
 

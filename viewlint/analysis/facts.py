@@ -8,6 +8,7 @@ and loops), the context stack (hot or cold), and the rules' reports. The walker 
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import libcst as cst
 
 from viewlint.analysis import semantics as sem
+from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.contexts import DEFAULT_SYNC_ALLOWED_CONTEXTS, ContextStack, is_setup_name
 from viewlint.analysis.evaluator import Evaluator, annotation_value, collect_usage, docstring_value, labelled
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class, build_index
@@ -230,8 +232,26 @@ class Facts:
         scope = self._scope_nodes[-1]
         found = self._usage_cache.get(id(scope))
         if found is None:
-            found = self._usage_cache[id(scope)] = collect_usage(scope)
+            found = self._usage_cache[id(scope)] = self._usage_from_ast(scope) or collect_usage(scope)
         return found.get(name, frozenset())
+
+    def _usage_from_ast(self, scope: cst.CSTNode) -> Optional[dict[str, frozenset[str]]]:
+        """The same, read off the module's `ast` (much cheaper) for a top-level function or method."""
+        if not isinstance(scope, cst.FunctionDef) or self.summaries is None:
+            return None
+        function = self.contexts.function
+        owner = function.class_name if function is not None else None
+        info = self.summaries.functions.get(FunctionKey(owner, scope.name.value))
+        if info is None:
+            return None
+        nodes = self.index.segment_nodes.get(id(info.node))
+        if nodes is None:
+            return None
+        found: dict[str, set[str]] = {}
+        for node in nodes:
+            if type(node) is ast.Attribute and type(node.value) is ast.Name:  # type: ignore[attr-defined]
+                found.setdefault(node.value.id, set()).add(node.attr)  # type: ignore[attr-defined]
+        return {name: frozenset(attrs) for name, attrs in found.items()}
 
     def reads_after(self, name: str, node: cst.CSTNode) -> Optional[int]:
         """How many times `name` is read later in the current function, or None if unknown."""
@@ -535,13 +555,9 @@ class Facts:
             entry = self.summaries.entry_values(self.class_name, node.name.value)
         docstring = node.get_docstring() if any(p.annotation is None for p in params) else None
         inputs = self._module_inputs(node)
-        self._parameter_classes = {}
+        self._parameter_classes = self._annotated_classes(node, params)
         for param in params:
             name = param.name.value
-            if param.annotation is not None and isinstance(param.annotation.annotation, (cst.Name, cst.Attribute, cst.Subscript, cst.SimpleString, cst.BinaryOperation)):
-                reference = _annotation_class_of(param.annotation.annotation)
-                if reference is not None:
-                    self._parameter_classes[name] = reference
             evidence = self.parameter_value(param, docstring)
             if evidence.kind is Kind.UNKNOWN and name in inputs:
                 evidence = inputs[name]
@@ -574,6 +590,27 @@ class Facts:
             no_default = param.default is None or (isinstance(param.default, cst.Name) and param.default.value == "None")
             if sem.is_module_input(pname, param.annotation is not None, no_default) and pname not in compared and pname in used:
                 found[pname] = Value(kind=Kind.TENSOR, why=f"an input of `{self.class_name}.{name}`")
+        return found
+
+    def _annotated_classes(self, node: cst.FunctionDef, params: list[cst.Param]) -> dict[str, str]:
+        """Parameter -> the class its annotation names, read off the module's `ast` when the function is one
+        of its top-level functions or methods."""
+        if not any(p.annotation is not None for p in params):
+            return {}
+        function = self.contexts.function
+        info = None
+        if self.summaries is not None and len(self._scopes) == 1 + (self.class_name is not None):
+            info = self.summaries.functions.get(FunctionKey(function.class_name if function else None, node.name.value))
+        if info is not None:
+            arguments = info.node.args  # type: ignore[attr-defined]
+            return {a.arg: found for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
+                    if (found := annotation_class(a.annotation)) is not None}
+        found: dict[str, str] = {}
+        for param in params:
+            if param.annotation is not None:
+                reference = _annotation_class_of(param.annotation.annotation)
+                if reference is not None:
+                    found[param.name.value] = reference
         return found
 
     def parameter_value(self, param: cst.Param, docstring: Optional[str]) -> Value:
@@ -726,8 +763,6 @@ def _reads_self_container(node: cst.BaseExpression) -> bool:
 
 def _annotation_class_of(annotation: cst.BaseExpression) -> Optional[str]:
     """The class a parameter's annotation names (read with `ast`, as the module index reads them)."""
-    import ast
-
     try:
         return annotation_class(ast.parse(cst.Module(body=[]).code_for_node(annotation), mode="eval").body)
     except SyntaxError:

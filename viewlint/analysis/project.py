@@ -122,10 +122,30 @@ def _module_in(directory: str, parts: list[str]) -> Optional[str]:
     return None
 
 
+_DIGESTS: dict[str, tuple[tuple[int, int], str]] = {}
+
+
+def _digest_of_file(path: str) -> Optional[str]:
+    """A file's content digest, read once per process while its size and mtime stay the same."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    key = (stat.st_size, stat.st_mtime_ns)
+    found = _DIGESTS.get(path)
+    if found is not None and found[0] == key:
+        return found[1]
+    indexed = _INDEXES.get(path)
+    if indexed is not None and indexed[0] == key:
+        return indexed[1]
+    try:
+        digest = digest_of(Path(path).read_bytes())
+    except OSError:
+        return None
+    _DIGESTS[path] = (key, digest)
+    return digest
+
+
 def dependencies_unchanged(dependencies: dict[str, str]) -> bool:
-    """Every module a cached result depended on still has the content it had."""
-    for path, digest in dependencies.items():
-        found, _ = _read_index(path)
-        if found != digest:
-            return False
-    return True
+    """Every module a cached result depended on still has the content it had (hashed, not parsed)."""
+    return all(_digest_of_file(path) == digest for path, digest in dependencies.items())
