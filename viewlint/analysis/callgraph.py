@@ -10,6 +10,7 @@ the summaries and the hot-path inference use it too.
 from __future__ import annotations
 
 import ast
+import bisect
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
@@ -332,13 +333,14 @@ def calls_a_model(call: ast.Call) -> bool:
 
 def _ast_words(node: ast.AST) -> str:
     parts = []
-    for child in ast.walk(node):
-        if isinstance(child, ast.Name):
-            parts.append(child.id)
-        elif isinstance(child, ast.Attribute):
-            parts.append(child.attr)
-        elif isinstance(child, ast.Constant):
-            parts.append(str(child.value))
+    for child in preorder(node):
+        kind = type(child)
+        if kind is ast.Name:
+            parts.append(child.id)  # type: ignore[attr-defined]
+        elif kind is ast.Attribute:
+            parts.append(child.attr)  # type: ignore[attr-defined]
+        elif kind is ast.Constant:
+            parts.append(str(child.value))  # type: ignore[attr-defined]
     return " ".join(parts)
 
 
@@ -395,6 +397,7 @@ def _classified(function: Optional[ast.AST], nodes: list[ast.AST]) -> list[tuple
     cold: list[Span] = []
     loops: list[Span] = []
     calls: list[ast.Call] = []
+    ifs: list[tuple[Span, ast.expr]] = []
     for node in nodes:
         kind = type(node)
         if node is function:
@@ -402,8 +405,8 @@ def _classified(function: Optional[ast.AST], nodes: list[ast.AST]) -> list[tuple
         if kind is ast.Call:
             calls.append(node)  # type: ignore[arg-type]
         elif kind is ast.If:
-            if node.body and cold_test(node.test):  # type: ignore[attr-defined]
-                cold.append(_span(node.body[0], node.body[-1]))  # type: ignore[attr-defined]
+            if node.body:  # type: ignore[attr-defined]
+                ifs.append((_span(node.body[0], node.body[-1]), node.test))  # type: ignore[attr-defined]
         elif kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
             if node.body:  # type: ignore[attr-defined]
                 loops.append(_span(node.body[0], node.body[-1]))  # type: ignore[attr-defined]
@@ -412,6 +415,13 @@ def _classified(function: Optional[ast.AST], nodes: list[ast.AST]) -> list[tuple
             cold.append(_span(node, node))
     def inside(position: tuple[int, int], span: Span) -> bool:
         return span[0] <= position <= span[1]
+    if ifs and calls:
+        # Only an `if` with a call in its body needs its test read.
+        positions = sorted((call.lineno, call.col_offset) for call in calls)
+        for span, test in ifs:
+            at = bisect.bisect_left(positions, span[0])
+            if at < len(positions) and positions[at] <= span[1] and cold_test(test):
+                cold.append(span)
     where: list[tuple[ast.Call, str]] = []
     in_loop: list[tuple[ast.Call, int]] = []
     for call in calls:

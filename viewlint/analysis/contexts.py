@@ -318,15 +318,23 @@ def step_loop(loop: cst.CSTNode, stack: Optional["ContextStack"] = None) -> Opti
     """What makes a loop a step loop: its body runs `backward()`, `optimizer.step()` or a model outside cold
     blocks and error handlers (the same reading as `viewlint.analysis.callgraph.step_loop`, on libcst)."""
     body = getattr(loop, "body", None)
-    if body is None:
-        return None
-    pending: list[cst.CSTNode] = [body]
+    return _step_call(body, stack) if body is not None else None
+
+
+def _step_call(root: cst.CSTNode, stack: Optional["ContextStack"]) -> Optional[str]:
+    pending: list[cst.CSTNode] = [root]
     while pending:
         node = pending.pop()
         if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ExceptHandler, cst.Raise)):
             continue
-        if isinstance(node, cst.If) and stack is not None and stack.is_cold_guard(node.test):
-            pending.extend(descendants_once(node.test))
+        if isinstance(node, cst.If) and stack is not None:
+            # The guard is read only when its body runs a step (most bodies do not: reading it is the cost).
+            found = _step_call(node.test, stack)
+            if found is not None:
+                return found
+            found = _step_call(node.body, stack)
+            if found is not None and not stack.is_cold_guard(node.test):
+                return found
             if node.orelse is not None:
                 pending.append(node.orelse)
             continue

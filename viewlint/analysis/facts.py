@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 import libcst as cst
 
@@ -237,6 +237,9 @@ class Facts:
 
     def _usage_from_ast(self, scope: cst.CSTNode) -> Optional[dict[str, frozenset[str]]]:
         """The same, read off the module's `ast` (much cheaper) for a top-level function or method."""
+        if isinstance(scope, cst.Module):
+            # Module-level code: every statement of the file (what the prefilter blanked included).
+            return _attribute_reads(n for nodes in self.index.segment_nodes.values() for n in nodes)
         if not isinstance(scope, cst.FunctionDef) or self.summaries is None:
             return None
         function = self.contexts.function
@@ -247,11 +250,7 @@ class Facts:
         nodes = self.index.segment_nodes.get(id(info.node))
         if nodes is None:
             return None
-        found: dict[str, set[str]] = {}
-        for node in nodes:
-            if type(node) is ast.Attribute and type(node.value) is ast.Name:  # type: ignore[attr-defined]
-                found.setdefault(node.value.id, set()).add(node.attr)  # type: ignore[attr-defined]
-        return {name: frozenset(attrs) for name, attrs in found.items()}
+        return _attribute_reads(nodes)
 
     def reads_after(self, name: str, node: cst.CSTNode) -> Optional[int]:
         """How many times `name` is read later in the current function, or None if unknown."""
@@ -838,3 +837,12 @@ def _collect_reads(fn: cst.CSTNode) -> tuple[dict[str, list[cst.Name]], dict[int
         if type(node) is cst.Name:
             reads.setdefault(node.value, []).append(node)  # type: ignore[attr-defined]
     return reads, order
+
+
+def _attribute_reads(nodes: Iterable[ast.AST]) -> dict[str, frozenset[str]]:
+    """For each plain name, the attributes read off it (`mask.any()` -> {"any"}), from `ast` nodes."""
+    found: dict[str, set[str]] = {}
+    for node in nodes:
+        if type(node) is ast.Attribute and type(node.value) is ast.Name:  # type: ignore[attr-defined]
+            found.setdefault(node.value.id, set()).add(node.attr)  # type: ignore[attr-defined]
+    return {name: frozenset(attrs) for name, attrs in found.items()}
