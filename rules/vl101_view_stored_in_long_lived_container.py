@@ -22,6 +22,11 @@ def clone_of(facts_source: str, node: cst.BaseExpression) -> str:
     return f"{facts_source}.clone()" if isinstance(node, _ATOMS) else f"({facts_source}).clone()"
 
 
+# Stores that add to one sequence (a list, a deque, a queue): every piece of a split added there holds the base
+# exactly. Keyed stores (`cache[k] = piece`, `cache.set(k, piece)`) evict entry by entry, so they still pin it.
+_SEQUENCE_ADDS = (".append(...)", ".appendleft(...)", ".put(...)", ".put_nowait(...)", ".extend(...)")
+
+
 class ViewStoredInLongLivedContainer(Rule):
     """
     ## What it does
@@ -115,6 +120,8 @@ class ViewStoredInLongLivedContainer(Rule):
                 continue  # every part of the tensor goes to some parameter: nothing extra is pinned
             if facts.pins_nothing_more(event.value, view):
                 continue
+            if event.value.every_piece and event.target.endswith(_SEQUENCE_ADDS):
+                continue  # `for page in idx.split(n): queue.put(page)`: the queue holds all of `idx`, nothing more
             stored = facts.short_source(event.value_node)
             inner = self._view_node(event.value_node)
             shown = facts.short_source(inner) if inner is not None else stored

@@ -79,7 +79,7 @@ class IneffectiveOwnershipFix(Rule):
             op_name = op.rsplit(".", 1)[-1].removesuffix("()")
             stored = facts.short_source(value_node)
             call = self._op_call(value_node, op_name)
-            if call is not None and self._device_move_copies(call):
+            if call is not None and (self._device_move_copies(call) or self._dtype_cast_copies(call)):
                 continue
             shown = facts.short_source(call) if call is not None else stored
             message = (
@@ -91,6 +91,20 @@ class IneffectiveOwnershipFix(Rule):
             self.report(value_node if call is None else call, message,
                         fix_message=f"replace `{op}` with `.clone()`" if op_name == "contiguous" else f"store a `.clone()` (after `{op}`)",
                         edits=edits)
+
+    def _dtype_cast_copies(self, call: cst.Call) -> bool:
+        """A cast to a named dtype in the chain of `call` (`.to(torch.int32)`, `.int()`, `.float()`): code casts
+        tensors that have another dtype, so the cast copies (as a device move does)."""
+        current: cst.BaseExpression = call
+        while isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute):
+            method = current.func.attr.value
+            if method in semantics.DTYPE_CAST_METHODS:
+                return True
+            if method == "to" and any(self.facts.evaluator._is_dtype_argument(a.value) for a in current.args
+                                      if a.keyword is None or a.keyword.value == "dtype"):
+                return True
+            current = current.func.value
+        return False
 
     def _device_move_copies(self, call: cst.Call) -> bool:
         """An explicit `.cpu()`/`.cuda()`/`.to("cpu")` in the chain of `call`, on a tensor not known to be there.

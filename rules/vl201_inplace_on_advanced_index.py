@@ -24,8 +24,18 @@ class InplaceOnAdvancedIndex(TracksTemporaries, Rule):
     ## What it does
     Flags an in-place method called on the result of advanced indexing, such as
     `buf[idx].copy_(v)`, `buf[mask].fill_(0)`, `buf[[3]].zero_()`, `buf[mask][:, 0].zero_()`
-    or `torch.nn.init.zeros_(w[rows])`, and the same through a local name that is never
-    read again (`tmp = buf[idx]; tmp.add_(1)`).
+    or `torch.nn.init.zeros_(w[rows])`, on the result of an op that always gathers
+    (`x.index_select(0, rows).add_(1)`, `torch.gather(x, 1, idx).mul_(2)`, `masked_select`,
+    `take`), and the same through a local name that is never read again
+    (`tmp = buf[idx]; tmp.add_(1)`, `picked = x.index_select(0, rows); picked.zero_()`).
+
+    Evidence it fires on: an index is advanced when it is a list, a boolean or integer mask, or a tensor not
+    known to be 0-dim: annotated (`torch.Tensor`, `Optional[torch.Tensor]`, `Tensor | None`,
+    `torch.LongTensor`/`BoolTensor`, `np.ndarray`, `Sequence[int]`), named so in a docstring's
+    `Args:`, made by a torch op (`arange`, `nonzero`, `argsort`, `topk(...).indices`, a
+    comparison), or passed as one at every call site in the module. The indexed tensor may
+    be a parameter, an attribute allocated anywhere in the class, `.data`/`.grad` of one,
+    or a `.parameters()` element.
 
     ## Why it matters
     Indexing with a tensor, a list or a boolean mask (advanced indexing) gathers the
@@ -85,6 +95,9 @@ class InplaceOnAdvancedIndex(TracksTemporaries, Rule):
             self._report_subscript(statement, outer, inplace_call, receiver, gathered, call_text)
             return
         root = self._strip_views(receiver)
+        if isinstance(root, cst.Call):
+            self._check_gather_call(inplace_call, root, call_text)
+            return
         if not isinstance(root, cst.Name):
             return
         value = self.facts.value_of(root)
@@ -98,6 +111,19 @@ class InplaceOnAdvancedIndex(TracksTemporaries, Rule):
             f"`{root.value}` is a gathered copy of `{value.base}` (advanced indexing) and is never read "
             f"again: `{self.facts.short_source(receiver)}{call_text}` changes nothing",
             fix_message=f"write through the index instead: `{value.base}[…] = …`",
+        )
+
+    def _check_gather_call(self, inplace_call: cst.Call, root: cst.Call, call_text: str) -> None:
+        """`x.index_select(0, rows).add_(1)`, `torch.gather(x, 1, idx).mul_(2)`: a gather always copies."""
+        value = self.facts.value_of(root)
+        if not (value.is_fresh and value.origin == ADVANCED_INDEX and value.base):
+            return
+        op = self.facts.short_source(root.func)
+        self.report(
+            inplace_call,
+            f"`{op}(…){call_text}` writes into the copy `{op}` gathers: `{value.base}` is unchanged and the "
+            "result is thrown away",
+            fix_message="write through an index (`x[rows] += …`) or an in-place op (`index_add_`, `scatter_`)",
         )
 
     def _check_init(self, call: cst.Call) -> None:

@@ -65,6 +65,7 @@ class PerCallWeightCopy(Rule):
     """
 
     code = "VL302"
+    reports_a_cost = True
     name = "per-call-weight-copy"
     summary = "A parameter is transposed+copied or cast on every forward call: compute it once"
     # Casts are opt-in: models often keep such parameters in the target dtype already
@@ -196,7 +197,7 @@ class PerCallWeightCopy(Rule):
             if isinstance(node, cst.Call) and dotted_name(node.func) == "setattr" and len(node.args) == 3 \
                     and isinstance(node.args[2].value, cst.Name) and node.args[2].value.value == name:
                 return True
-            if isinstance(node, cst.Assign) and isinstance(node.value, cst.Name) and node.value.value == name \
-                    and any(isinstance(t.target, (cst.Attribute, cst.Subscript)) for t in node.targets):
-                return True
+            if isinstance(node, cst.Assign) and any(isinstance(t.target, (cst.Attribute, cst.Subscript)) for t in node.targets) \
+                    and any(isinstance(n, cst.Name) and n.value == name for n in descendants(node.value)):
+                return True  # `self.q_b = npu_format_cast(name)`, `layer.w = name if quantized else cast(name)`
         return False

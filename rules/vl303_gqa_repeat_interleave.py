@@ -64,6 +64,7 @@ class GqaRepeatInterleave(Rule):
     """
 
     code = "VL303"
+    reports_a_cost = True
     name = "gqa-repeat-interleave"
     summary = "K/V heads repeated before scaled_dot_product_attention: `enable_gqa=True` needs no copy"
 

@@ -51,6 +51,7 @@ class OutOfPlaceUpdateAssignedBack(Rule):
     """
 
     code = "VL304"
+    reports_a_cost = True
     name = "out-of-place-update-assigned-back"
     summary = "`buf = buf.index_copy(…)` copies the whole buffer: use the in-place `_` form"
     fix_applicability = Applicability.UNSAFE

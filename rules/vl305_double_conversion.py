@@ -66,6 +66,7 @@ class DoubleConversion(Rule):
     """
 
     code = "VL305"
+    reports_a_cost = True
     name = "double-conversion"
     summary = "`x.cuda().half()`: a device temporary in the old dtype; `.to(device=…, dtype=…)` converts once"
     fix_applicability = Applicability.SAFE

@@ -10,7 +10,7 @@ import libcst as cst
 from viewlint.analysis import features
 from viewlint.analysis.callgraph import FunctionInfo
 from viewlint.analysis.features import dotted
-from viewlint.analysis.tree import _WALKED, _child_fields, _walked
+from viewlint.analysis.tree import _WALKED, _child_fields, _walked, dotted_name
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 
@@ -19,7 +19,7 @@ _STRIDE_FREE_METHODS = frozenset({
     "float", "half", "bfloat16", "double", "long", "int", "bool", "to", "type_as", "sum", "mean", "max", "min", "amax",
     "amin", "softmax", "log_softmax", "gather", "index_select", "masked_fill", "masked_select", "clamp", "clip", "exp",
     "log", "sigmoid", "tanh", "relu", "argmax", "argmin", "eq", "ne", "lt", "gt", "le", "ge", "abs", "neg", "mul",
-    "add", "sub", "div", "pow", "sqrt", "rsqrt", "cumsum", "any", "all", "clone", "reshape", "flatten", "item",
+    "add", "sub", "div", "pow", "sqrt", "rsqrt", "cumsum", "any", "all", "clone", "item",
     "tolist", "size", "dim", "numel", "norm", "logsumexp", "topk", "sort", "argsort", "where", "std", "var", "prod",
     "nansum", "count_nonzero", "isnan", "isinf", "isfinite", "round", "floor", "ceil", "sign", "square",
 })
@@ -27,6 +27,12 @@ _STRIDE_FREE_METHODS = frozenset({
 _VIEW_METHODS = frozenset({"unsqueeze", "squeeze", "detach", "transpose", "permute", "t", "expand", "narrow", "select"})
 _VIEW_ATTRIBUTES = frozenset({"T", "mT", "data"})
 _METADATA = frozenset({"shape", "dtype", "device", "ndim", "requires_grad", "is_cuda"})
+# `torch.<name>` calls whose result is a view (or, for a strided input, a copy) of the input: pieces of a split
+# go on to uses this rule does not follow, and a reshape that merges strided dimensions copies anyway.
+_RESHAPING = frozenset({
+    "split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "reshape", "flatten",
+    "view", "narrow", "select", "transpose", "permute", "squeeze", "unsqueeze", "movedim", "swapaxes", "unflatten",
+})
 # `torch.<name>` calls that need (or may need) contiguous memory: collectives, custom ops, raw pointers.
 _CONTIGUITY_NAMESPACES = ("torch.distributed", "torch.ops", "torch.cuda", "torch.library", "torch.utils.dlpack")
 
@@ -70,6 +76,7 @@ class AvoidableContiguous(Rule):
     """
 
     code = "VL306"
+    reports_a_cost = True
     name = "avoidable-contiguous"
     summary = "`.contiguous()` copies a strided slice that every use takes as it is"
     fix_applicability = Applicability.UNSAFE
@@ -101,6 +108,9 @@ class AvoidableContiguous(Rule):
             return  # (a module's own weight copied per call is VL302's: cache it once)
         name = node.targets[0].target.value
         function = self._functions[-1]
+        if any((dotted_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "").split(".")[-1]
+               in ("cache", "lru_cache", "cached_property") for d in function.decorators):
+            return  # a cached builder runs once per key: the copy is paid once
         uses = self._uses(function, name, node)
         if uses is None or not uses or not all(self._stride_free(use, function, depth=2) for use in uses):
             return
@@ -286,4 +296,4 @@ def _torch_op(qualified: str) -> bool:
     that keeps the tensor (`nn.Parameter(w)`), not I/O, not a collective or custom op."""
     last = qualified.rsplit(".", 1)[-1]
     return qualified.startswith("torch.") and not qualified.startswith(_CONTIGUITY_NAMESPACES) \
-        and last[:1].islower() and last not in ("save", "load", "as_strided", "from_numpy")
+        and last[:1].islower() and last not in ("save", "load", "as_strided", "from_numpy") and last not in _RESHAPING

@@ -86,7 +86,7 @@ def test_method_summarised_as_retaining_its_argument(lint_source):
         "self.cache[k] = x[:, 0]",
         "self.saved.append(x[1:].detach())",
         "self.saved.append(x.narrow(0, 0, 2))",
-        "self.saved.extend(x.chunk(2))",
+        "self.saved.extend(x.chunk(4)[:2])",
         "self.saved.append(x.unbind(0)[1])",
     ],
 )
@@ -103,6 +103,25 @@ def test_views_of_parts_in_self_containers(lint_source, statement):
                 {statement}
     """)
     assert codes(found) == [(10, "VL101")]
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["self.saved.extend(x.chunk(2))", "self.cache[k] = list(x.split(4))", "self.cache[k] = (x, x[:2])"],
+)
+def test_all_pieces_or_the_base_stored_together_pin_nothing_more(lint_source, statement):
+    found = lint(lint_source, f"""
+        import torch
+
+        class Recorder:
+            def __init__(self):
+                self.cache = {{}}
+                self.saved = []
+
+            def record(self, k: int, x: torch.Tensor):
+                {statement}
+    """)
+    assert codes(found) == []
 
 
 def test_module_level_registry_and_lru_cache(lint_source):
@@ -222,7 +241,7 @@ def test_contiguous_of_split_piece_is_vl102_not_vl101(lint_source):
 
 @pytest.mark.parametrize(
     "expression",
-    ["x[0].float()", "x[0].to(torch.float32)", "x[:2].reshape(-1)", "torch.as_tensor(x[0])", "x[0].detach().contiguous()", "x[0].half()"],
+    ["x[:2].reshape(-1)", "torch.as_tensor(x[0])", "x[0].detach().contiguous()", "x[0].contiguous()"],
 )
 def test_ownership_fix_lookalikes_on_views(lint_source, expression):
     found = lint(lint_source, f"""
@@ -234,6 +253,20 @@ def test_ownership_fix_lookalikes_on_views(lint_source, expression):
             SAVED.append({expression})
     """)
     assert codes(found) == [(7, "VL102")]
+
+
+@pytest.mark.parametrize("expression", ["x[0].float()", "x[0].to(torch.float32)", "x[0].half()", "x[0].to(dtype=torch.int32)"])
+def test_casts_to_a_named_dtype_count_as_copies(lint_source, expression):
+    """Code casts tensors that have another dtype (`seq_lens_cpu[:bs].to(torch.int32)` of int64 lengths): a copy."""
+    found = lint(lint_source, f"""
+        import torch
+
+        SAVED = []
+
+        def keep(x: torch.Tensor):
+            SAVED.append({expression})
+    """)
+    assert codes(found) == []
 
 
 def test_device_moves_copy_unless_the_view_is_known_on_the_cpu(lint_source):

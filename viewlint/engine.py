@@ -121,6 +121,17 @@ def read_file(path: Path, display: str) -> tuple[Optional[str], Optional[Diagnos
         return None, _reserved(display, IO_ERROR, str(error), error.row, error.column)
 
 
+_TEST_DIRECTORIES = frozenset({"tests", "test", "testing"})
+
+
+def is_test_path(path: str) -> bool:
+    """`tests/…`, `test/…`, `testing/…`, `test_*.py`, `*_test.py`, `conftest.py` (relative to the project)."""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" \
+        or any(part in _TEST_DIRECTORIES for part in parts[:-1])
+
+
 def lint_text(text: str, display: str, settings: Settings, relative: Optional[str] = None) -> list[Diagnostic]:
     """Lint source text; never raises for any input."""
     return lint_text_with_dependencies(text, display, settings, relative)[0]
@@ -137,6 +148,9 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
     codes = settings.codes_for(relative if relative is not None else display)
     registry = all_rules()
     rule_classes = [registry[code] for code in sorted(codes) if code in registry]
+    if is_test_path(relative if relative is not None else display):
+        # Tests run once, on small inputs: what costs time or memory per step does not matter there.
+        rule_classes = [cls for cls in rule_classes if not (cls.hot_path_only or cls.reports_a_cost)]
     if not rule_classes:
         return []
     try:

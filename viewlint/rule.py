@@ -36,6 +36,9 @@ class Rule:
     # True for rules that only fire inside hot paths (forward, __call__, compiled or marked code):
     # segments without a hot function or a `# viewlint: hot` marker are skipped for them.
     hot_path_only: ClassVar[bool] = False
+    # True for rules whose finding is a cost (a copy, a conversion) rather than a wrong result: they are
+    # quiet in test code (`tests/`, `test_*.py`), as the hot-path rules are.
+    reports_a_cost: ClassVar[bool] = False
 
     @classmethod
     def prefilter_needs(cls, index: Any, settings: Any) -> Optional["Needs"]:

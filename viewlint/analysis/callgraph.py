@@ -152,6 +152,8 @@ class CallGraph:
             defining = self.defining_class(self.index.module_instances[receiver], method)
             if defining:
                 found.append(FunctionKey(defining, method))
+        if receiver is not None and receiver.split(".")[0] in self.index.aliases:
+            return found  # `F.interpolate(...)`, `np.split(...)`: an imported module's function, not a method here
         unique = self.unique_method_owner(method)
         if unique is not None:
             found.append(FunctionKey(unique, method))
@@ -349,6 +351,8 @@ def cold_test(test: ast.AST) -> bool:
     if isinstance(test, ast.BoolOp):
         values = [cold_test(v) for v in test.values]
         return any(values) if isinstance(test.op, ast.And) else all(values)
+    if isinstance(test, ast.Constant) and test.value in (0, False, None):
+        return True  # `if 0:`, `if False:`: dead code
     words = _ast_words(test)
     if "__name__" in words and "__main__" in words:
         return True
@@ -358,6 +362,27 @@ def cold_test(test: ast.AST) -> bool:
             return modulus.value >= 10
         return any(word in _ast_words(test.left).lower() for word in _INTERVAL_WORDS)
     return any(word in words.lower() for word in _LOGGING_WORDS)
+
+
+def runs_once(node: ast.AST) -> bool:
+    """`if not self.ready: ...; self.ready = True`, `if self.packed is None: self.packed = ...`: the first call only
+    (the reading of `viewlint.analysis.contexts.runs_once`, on `ast`)."""
+    test = node.test  # type: ignore[attr-defined]
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        flag = dotted(test.operand)
+    elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) \
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+        flag = dotted(test.left)
+    else:
+        return False
+    if flag is None or not flag.startswith("self."):
+        return False
+    for statement in node.body:  # type: ignore[attr-defined]
+        for child in ast.walk(statement):
+            if isinstance(child, ast.Assign) and any(dotted(t) == flag for t in child.targets) \
+                    and not (isinstance(child.value, ast.Constant) and child.value.value in (False, None)):
+                return True
+    return False
 
 
 class _Regions:
@@ -393,11 +418,13 @@ def _span(first: ast.AST, last: ast.AST) -> Span:
     return ((first.lineno, first.col_offset), (last.end_lineno or last.lineno, last.end_col_offset or 0))  # type: ignore[attr-defined]
 
 
-def _classified(function: Optional[ast.AST], nodes: list[ast.AST]) -> list[tuple[ast.Call, str]]:
+def _classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: bool = False) -> list[tuple[ast.Call, str]]:
+    """(call, "warm" | "cold" | why its loop is a step loop); with `direct_only`, only the calls outside every
+    loop among `nodes` ("warm" or "cold")."""
     cold: list[Span] = []
     loops: list[Span] = []
     calls: list[ast.Call] = []
-    ifs: list[tuple[Span, ast.expr]] = []
+    ifs: list[tuple[Span, ast.AST]] = []
     for node in nodes:
         kind = type(node)
         if node is function:
@@ -406,7 +433,7 @@ def _classified(function: Optional[ast.AST], nodes: list[ast.AST]) -> list[tuple
             calls.append(node)  # type: ignore[arg-type]
         elif kind is ast.If:
             if node.body:  # type: ignore[attr-defined]
-                ifs.append((_span(node.body[0], node.body[-1]), node.test))  # type: ignore[attr-defined]
+                ifs.append((_span(node.body[0], node.body[-1]), node))  # type: ignore[attr-defined]
         elif kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
             if node.body:  # type: ignore[attr-defined]
                 loops.append(_span(node.body[0], node.body[-1]))  # type: ignore[attr-defined]
@@ -418,32 +445,34 @@ def _classified(function: Optional[ast.AST], nodes: list[ast.AST]) -> list[tuple
     if ifs and calls:
         # Only an `if` with a call in its body needs its test read.
         positions = sorted((call.lineno, call.col_offset) for call in calls)
-        for span, test in ifs:
+        for span, branch in ifs:
             at = bisect.bisect_left(positions, span[0])
-            if at < len(positions) and positions[at] <= span[1] and cold_test(test):
+            if at < len(positions) and positions[at] <= span[1] and (cold_test(branch.test) or runs_once(branch)):  # type: ignore[attr-defined]
                 cold.append(span)
     where: list[tuple[ast.Call, str]] = []
-    in_loop: list[tuple[ast.Call, int]] = []
+    enclosing_of: dict[int, list[int]] = {}
+    direct: dict[int, list[ast.Call]] = {}  # loop -> the calls it runs itself (not inside a nested loop)
     for call in calls:
         position = (call.lineno, call.col_offset)
         if any(inside(position, span) for span in cold):
             where.append((call, "cold"))
             continue
-        enclosing = [i for i, span in enumerate(loops) if inside(position, span)]
+        enclosing = [i for i, span in enumerate(loops) if inside(position, span)]  # outermost first (preorder)
         if enclosing:
-            in_loop.append((call, enclosing[0]))  # the outermost loop decides (preorder lists outer loops first)
+            enclosing_of[id(call)] = enclosing
+            direct.setdefault(enclosing[-1], []).append(call)
             where.append((call, ""))
         else:
             where.append((call, "warm"))
-    reasons: dict[int, Optional[str]] = {}
-    for call, loop in in_loop:
-        if loop not in reasons:
-            reasons[loop] = _step_reason(c for c, l in in_loop if l == loop)
+    if direct_only:
+        return [(call, kind) for call, kind in where if kind]
+    # A loop is a step loop when it runs the step itself: the work of an outer loop around it (collecting
+    # the output after the denoising loop, evaluating after an epoch) runs once per pass, not per step.
+    reasons = {loop: _step_reason(iter(own)) for loop, own in direct.items()}
     result: list[tuple[ast.Call, str]] = []
-    loop_of = {id(call): loop for call, loop in in_loop}
     for call, kind in where:
         if kind == "":
-            kind = reasons.get(loop_of[id(call)]) or "warm"
+            kind = next((reasons[loop] for loop in enclosing_of[id(call)] if reasons.get(loop)), None) or "warm"
         result.append((call, kind))
     return result
 
@@ -460,8 +489,10 @@ def _step_reason(calls: Iterator[ast.Call]) -> Optional[str]:
 
 def step_loop(loop: ast.AST) -> Optional[str]:
     """What makes a loop a step loop (a training or decoding loop whose body runs per step), or None."""
-    calls = (call for call, where in _Regions()._collect(getattr(loop, "body", [])) if where != "cold")
-    return _step_reason(calls)
+    nodes: list[ast.AST] = []
+    for statement in getattr(loop, "body", []):
+        nodes.extend(preorder(statement))
+    return _step_reason(call for call, where in _classified(None, nodes, direct_only=True) if where != "cold")
 
 
 def _own_hot(graph: "CallGraph", key: FunctionKey, info: FunctionInfo, hot_globs: tuple[str, ...]) -> bool:

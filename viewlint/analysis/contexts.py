@@ -212,7 +212,7 @@ class ContextStack:
     def enter_if(self, node: cst.If) -> None:
         text = words(node.test)
         main_guard = "__name__" in text and "__main__" in text
-        cold = main_guard or self.is_cold_condition(node.test)
+        cold = main_guard or self.is_cold_condition(node.test) or runs_once(node)
         self.contexts.append(Context(kind="block", node=node, cold=cold, hot=self.has_hot_marker(node), cold_all=main_guard))
 
     def enter_with(self, node: cst.With, allowed: tuple[str, ...]) -> None:
@@ -296,6 +296,8 @@ class ContextStack:
 
     def is_cold_condition(self, test: cst.BaseExpression) -> bool:
         """Logging or bookkeeping guarded by an interval (`if step % 100 == 0:`), a debug flag or the epoch."""
+        if (isinstance(test, cst.Integer) and test.value == "0") or (isinstance(test, cst.Name) and test.value in ("False", "None")):
+            return True  # `if 0:`, `if False:`: dead code
         if isinstance(test, cst.BooleanOperation):
             left, right = self.is_cold_condition(test.left), self.is_cold_condition(test.right)
             return (left or right) if isinstance(test.operator, cst.And) else (left and right)
@@ -325,8 +327,8 @@ def _step_call(root: cst.CSTNode, stack: Optional["ContextStack"]) -> Optional[s
     pending: list[cst.CSTNode] = [root]
     while pending:
         node = pending.pop()
-        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ExceptHandler, cst.Raise)):
-            continue
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ExceptHandler, cst.Raise, cst.For, cst.While)):
+            continue  # a nested loop that runs the step is the step loop, not this one
         if isinstance(node, cst.If) and stack is not None:
             # The guard is read only when its body runs a step (most bodies do not: reading it is the cost).
             found = _step_call(node.test, stack)
@@ -352,6 +354,26 @@ def _step_call(root: cst.CSTNode, stack: Optional["ContextStack"]) -> Optional[s
                 return f"a loop that runs `{callee}(…)`"
         pending.extend(reversed(descendants_once(node)))
     return None
+
+
+def runs_once(node: cst.If) -> bool:
+    """`if not self.ready: ...; self.ready = True` (or `if self.packed is None: self.packed = ...`): the body
+    runs on the first call only."""
+    test = node.test
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        flag = dotted_name(test.expression)
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Is) \
+            and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None":
+        flag = dotted_name(test.left)
+    else:
+        return False
+    if flag is None or not flag.startswith("self."):
+        return False
+    for child in descendants(node.body):
+        if isinstance(child, cst.Assign) and any(dotted_name(t.target) == flag for t in child.targets) \
+                and not (isinstance(child.value, cst.Name) and child.value.value in ("False", "None")):
+            return True
+    return False
 
 
 def descendants_once(node: cst.CSTNode) -> list[cst.CSTNode]:

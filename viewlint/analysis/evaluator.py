@@ -430,12 +430,18 @@ class Evaluator:
     # ------------------------------------------------------------------ isinstance
     def narrowings(self, test: cst.BaseExpression, holds: bool, local: Optional[Locals] = None) -> list[tuple[str, Value]]:
         """What names are where `test` holds (or does not): `isinstance(x, int)`, `not isinstance(x, torch.Tensor)`,
-        and `a and b` conjunctions of them."""
+        `x.is_contiguous()`, and `a and b` conjunctions of them."""
         local = local or {}
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             return self.narrowings(test.expression, not holds, local)
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and holds:
             return self.narrowings(test.left, True, local) + self.narrowings(test.right, True, local)
+        if isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute) and test.func.attr.value == "is_contiguous" \
+                and not test.args and holds:
+            # `if x.is_contiguous():` / `assert x.is_contiguous()`: reshapes of `x` there are views.
+            subject = dotted_name(test.func.value)
+            current = self.evaluate(test.func.value, local)
+            return [(subject, current.with_(contiguous=True))] if subject is not None and current.is_tensor else []
         if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
                 and len(test.args) == 2):
             return []
@@ -466,7 +472,7 @@ class Evaluator:
         if last in ("float", "bool", "str", "bytes", "complex"):
             return HOST
         if last in ("Tensor", "Parameter") and (name.startswith("torch") or last == name):
-            return current if current.is_tensor else UNKNOWN_TENSOR
+            return current if current.is_tensor else UNKNOWN_TENSOR.with_(device=current.device)
         if last in ("list", "tuple", "List", "Tuple", "Sequence"):
             return current if current.kind in (Kind.WRAPPER, Kind.TENSOR_SEQUENCE, Kind.INT_LIST) else Value(kind=Kind.WRAPPER, wrapper="list")
         if last in ("dict", "Dict", "Mapping"):
@@ -555,7 +561,7 @@ class Evaluator:
         single = len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
         if receiver.kind in (Kind.TENSOR_SEQUENCE, Kind.WRAPPER):
             if receiver.kind is Kind.TENSOR_SEQUENCE and not single:
-                return receiver  # a slice of a split result is still a tuple of views
+                return receiver.with_(whole_partition=False)  # a slice of a split result: views of part of it
             if single:
                 key = node.slice[0].slice.value  # type: ignore[attr-defined]
                 if isinstance(key, cst.SimpleString) and receiver.fields:
@@ -788,12 +794,16 @@ class Evaluator:
         return None
 
     def _torch_function(self, node: cst.Call, qualified: str, local: Locals) -> Value:
+        if qualified.startswith("numpy."):
+            # NumPy computes on the host: `np.broadcast_to(...)`, `np.arange(n) + offsets`. Its arrays index
+            # like lists (they gather).
+            return Value(kind=Kind.ARRAY)
         first = self.first_arg(node)
         first_value = self.evaluate(first, local) if first is not None else UNKNOWN
         has_device = self.keyword(node, "device") is not None
         if qualified in sem.SEQUENCE_VIEW_FUNCTIONS and first is not None:
             element = self.view_of(first, first_value if first_value.is_tensor else UNKNOWN_TENSOR, qualified)
-            return Value(kind=Kind.TENSOR_SEQUENCE, elements=(element,), origin=qualified)
+            return Value(kind=Kind.TENSOR_SEQUENCE, elements=(element,), origin=qualified, whole_partition=True)
         if qualified in sem.VIEW_FUNCTIONS and first is not None:
             return self.view_of(first, first_value if first_value.is_tensor else UNKNOWN_TENSOR, qualified)
         device = self._device_argument(node, local)
@@ -841,7 +851,8 @@ class Evaluator:
             contiguous = None if index_like else (True if not layout_follows_inputs else
                                                   (True if inputs and all(v.contiguous for v in inputs) else None))
             return fresh(contiguous=contiguous, index_like=index_like, zero_dim=False if index_like else None,
-                         device=input_device, origin=ADVANCED_INDEX if qualified in sem.GATHER_FUNCTIONS else None)
+                         device=input_device, origin=ADVANCED_INDEX if qualified in sem.GATHER_FUNCTIONS else None,
+                         base=self.short_source(first) if qualified in sem.GATHER_FUNCTIONS and first is not None else None)
         if qualified in sem.FRESH_FUNCTIONS:
             name = qualified.split(".")[-1]
             if name in ("topk", "sort", "max", "min", "kthvalue", "median", "mode") and (
@@ -853,8 +864,6 @@ class Evaluator:
             return fresh(contiguous=None, index_like=index_like, device=input_device,
                          bool_mask=qualified in sem.BOOL_RESULT_FUNCTIONS or (name in ("any", "all") and self._has_dim_argument(node)),
                          zero_dim=True if reduced else (False if index_like else None), reduced=reduced)
-        if qualified.startswith("numpy.") and qualified.split(".")[-1] in ("array", "arange", "asarray", "nonzero", "where", "argsort"):
-            return Value(kind=Kind.ARRAY)  # a numpy array index gathers like a list
         if qualified.startswith(("torch.nn.functional.", "torch.special.", "torch.linalg.", "torch.fft.")):
             return fresh(contiguous=None, device=input_device)
         parts = qualified.split(".")
@@ -933,6 +942,9 @@ class Evaluator:
         receiver_node = func.value
         # Calls on module names (`np.foo`, `os.path.join`) are not tensor methods.
         receiver = self.evaluate(receiver_node, local)
+        if receiver.kind is Kind.ARRAY:
+            # `arr.reshape(...)`, `arr.max()`: NumPy, on the host (`.tolist()`/`.item()` give Python values).
+            return HOST if method in ("tolist", "item") else Value(kind=Kind.ARRAY)
         if isinstance(receiver_node, cst.Name) and receiver_node.value in self.index.aliases and not receiver.is_tensor:
             return UNKNOWN
         if receiver.kind is Kind.WRAPPER:
@@ -949,7 +961,7 @@ class Evaluator:
         if method in sem.SEQUENCE_VIEW_METHODS:
             if tensor or method not in sem.AMBIGUOUS_SEQUENCE_METHODS or self._tensor_split_arguments(node):
                 element = self.view_of(receiver_node, receiver if tensor else UNKNOWN_TENSOR, "." + method + "()")
-                return Value(kind=Kind.TENSOR_SEQUENCE, elements=(element,), origin="." + method)
+                return Value(kind=Kind.TENSOR_SEQUENCE, elements=(element,), origin="." + method, whole_partition=True)
             return UNKNOWN
         if method in sem.VIEW_METHODS:
             if method == "view" and node.args and self._is_dtype_argument(node.args[0].value):
@@ -1022,7 +1034,8 @@ class Evaluator:
             zero_dim = True if reduced else (False if index_like else None)
         return fresh(contiguous=contiguous, device=receiver.device, index_like=index_like, bool_mask=bool_mask,
                      zero_dim=zero_dim, reduced=reduced, why=receiver.why,
-                     origin=ADVANCED_INDEX if method in sem.GATHER_METHODS else EMPTY if method == "new_empty" else None)
+                     origin=ADVANCED_INDEX if method in sem.GATHER_METHODS else EMPTY if method == "new_empty" else None,
+                     base=self.short_source(node.func.value) if method in sem.GATHER_METHODS else None)  # type: ignore[attr-defined]
 
     def _container_method(self, node: cst.Call, method: str, receiver: Value, local: Locals) -> Value:
         """`d.get(k)`, `d.values()`, `d.items()`, `q.get()`, `l.pop()` on a container the analysis knows."""
@@ -1215,7 +1228,9 @@ def _elementwise_device(values: list[Value]) -> Device:
     tensors = [v for v in values if v.is_tensor]
     if any(v.device is Device.ACCELERATOR for v in tensors):
         return Device.ACCELERATOR
-    if tensors and all(v.cpu for v in tensors) and all(v.is_tensor or v.kind in (Kind.INT, Kind.HOST) for v in values):
+    if tensors and all(v.cpu for v in tensors) and all(v.is_tensor or v.kind in (Kind.INT, Kind.HOST, Kind.UNKNOWN) for v in values):
+        # A CPU tensor with numbers (or operands nothing is known of: code rarely mixes a CPU tensor with a
+        # device one) stays on the CPU: `height // merge_h` of a CPU grid entry.
         return Device.CPU
     return Device.UNKNOWN
 

@@ -309,13 +309,14 @@ class Facts:
 
     def pins_nothing_more(self, value: Value, view: Value) -> bool:
         """Storing `value` keeps nothing of `view`'s base that is not kept anyway: the entry also holds
-        the base itself (`(raw, raw.narrow(...))`) or other parts of it (`(table[:n], table[n:])`), or
+        the base itself (`(raw, raw.narrow(...))`), other parts of it (`(table[:n], table[n:])`) or all
+        the pieces of a split (`list(packed.chunk(4))`), or
         this function hands the base to its object (`self._cache_workspace(key, workspace)`)."""
         if view.base is None:
             return False
         if view.base in value.held_bases():
             return True
-        if sum(1 for v in value.retained_views() if v.base == view.base) >= 2:
+        if sum(1 for v in value.retained_views() if v.base == view.base) >= 2 or value.covers_base(view.base):
             return True
         return self._kept_by_self(re.split(r"[.\[(]", view.base, maxsplit=1)[0])
 
@@ -558,10 +559,15 @@ class Facts:
         for param in params:
             name = param.name.value
             evidence = self.parameter_value(param, docstring)
+            if evidence.is_tensor and isinstance(param.default, cst.Name) and param.default.value in ("True", "False"):
+                evidence = HOST  # `output_attentions: torch.Tensor | None = False`: a flag, whatever the annotation says
             if evidence.kind is Kind.UNKNOWN and name in inputs:
                 evidence = inputs[name]
             passed = entry.get(name) if entry is not None else None
-            if passed is None or passed.kind is Kind.UNKNOWN:
+            if passed is not None and passed.kind is Kind.UNKNOWN and passed.device is not Device.UNKNOWN \
+                    and evidence.kind in (Kind.TENSOR, Kind.UNKNOWN) and evidence.device is Device.UNKNOWN:
+                value = evidence.with_(device=passed.device)  # every caller passes a `*_cpu` value: a host one
+            elif passed is None or passed.kind is Kind.UNKNOWN:
                 value = evidence
             elif actual or evidence.kind is Kind.UNKNOWN:
                 value = passed
@@ -637,7 +643,10 @@ class Facts:
         self.contexts.enter_loop(node)
         self._loop_snapshots.append(dict(self._scopes[-1]))
         if isinstance(node, cst.For):
-            self.bind_target(node.target, self.evaluator.iterate(node.iter, {}))
+            element = self.evaluator.iterate(node.iter, {})
+            if element.is_tensor and isinstance(node.target, cst.Name) and self.value_of(node.iter).whole_partition:
+                element = element.with_(every_piece=True)  # `for page in pages:` over a whole split
+            self.bind_target(node.target, element)
 
     def leave_loop(self, node: cst.CSTNode) -> None:
         self.contexts.pop()
@@ -708,6 +717,11 @@ class Facts:
             name = dotted_name(target)
             if name is not None and name.startswith("self.") and name.count(".") == 1:
                 self.recorder.assigned(name[5:], value)
+
+    def after_assert(self, node: cst.Assert) -> None:
+        """`assert x.is_contiguous()`, `assert isinstance(x, torch.Tensor)`: what holds after it."""
+        for name, value in self.evaluator.narrowings(node.test, True):
+            self._scopes[-1][name] = value
 
     def after_expression(self, node: cst.Expr) -> None:
         """`pieces.append(p)`, `self.queue.put(entry)`: what the container may hold now."""

@@ -634,6 +634,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             calls.add(name)
             if name in _PARTIAL_VIEW_CALLS:
                 flags.add("partial-view")
+            if name in semantics.GATHER_METHODS:
+                flags.add("advanced-subscript")  # `x.index_select(0, rows)`, `torch.gather(...)`: a gathered copy
             if name[-1:] == "_":
                 flags.add("inplace-call")
             if type(func) is Attribute:

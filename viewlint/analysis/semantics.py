@@ -331,6 +331,8 @@ def looks_cpu_name(name: str) -> bool:
     last = name.split(".")[-1].lower()
     if last.endswith("_cpu") or last.startswith("cpu_") or "_cpu_" in last:
         return True
+    if last.startswith("host_") or last.endswith("_host"):
+        return True  # `host_seq_lens`, `lens_host`: the same convention
     return _GRID_METADATA.match(last) is not None
 
 

@@ -34,7 +34,8 @@ from viewlint.analysis.evaluator import Evaluator, Locals
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex
 from viewlint.analysis.project import Project
 from viewlint.analysis.tree import dotted_name, parse_module
-from viewlint.analysis.values import HOST, INT, UNKNOWN, Kind, Provenance, Value, join
+from viewlint.analysis import semantics as sem
+from viewlint.analysis.values import HOST, INT, UNKNOWN, Device, Kind, Provenance, Value, join
 
 if TYPE_CHECKING:
     from viewlint.analysis.facts import Facts
@@ -188,11 +189,11 @@ class ModuleSummaries:
             if arg.star:
                 break  # `f(*args)`: the rest is unknown
             if i < len(info.positional):
-                bound[info.positional[i]] = evaluator.evaluate(arg.value, local)
+                bound[info.positional[i]] = _argument_value(arg.value, evaluator, local)
         names = set(info.positional) | set(info.keyword_only)
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value in names:
-                bound[arg.keyword.value] = evaluator.evaluate(arg.value, local)
+                bound[arg.keyword.value] = _argument_value(arg.value, evaluator, local)
         if not any(a.star for a in call.args):
             for name, default in info.defaults.items():
                 if name not in bound:
@@ -396,4 +397,14 @@ def _rebase(value: Value, bases: dict[str, str], depth: int = 3) -> Value:
         return value
     if value.is_container and depth > 0:
         return value.with_(elements=tuple(_rebase(e, bases, depth - 1) for e in value.elements))
+    return value
+
+
+def _argument_value(node: cst.BaseExpression, evaluator: Evaluator, local: Locals) -> Value:
+    """What a call passes; a `*_cpu` name the code says nothing more of is a host value (the convention)."""
+    value = evaluator.evaluate(node, local)
+    if value.kind in (Kind.TENSOR, Kind.UNKNOWN) and value.device is Device.UNKNOWN:
+        name = dotted_name(node)
+        if name is not None and sem.looks_cpu_name(name):
+            return value.with_(device=Device.CPU)
     return value

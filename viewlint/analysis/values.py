@@ -92,6 +92,11 @@ class Value:
     # Index tensors (arange, nonzero, argsort...): an advanced index when used in [].
     index_like: bool = False
     elements: tuple["Value", ...] = ()
+    # A split/chunk/unbind result kept whole: its pieces together cover all of their base, so keeping
+    # them all pins nothing more than the base (a slice of the tuple, or one piece, does).
+    whole_partition: bool = False
+    # The loop variable of `for piece in x.split(n):`: the loop visits every piece of the base in turn.
+    every_piece: bool = False
     # For WRAPPER: the name of each element where it has one (a keyword argument, a dataclass field, a
     # string key of a dict literal), else None; empty when no element has a name.
     fields: tuple[Optional[str], ...] = ()
@@ -163,6 +168,14 @@ class Value:
                 found |= element.held_bases(depth - 1)
         return found
 
+    def covers_base(self, base: str, depth: int = 3) -> bool:
+        """This value holds every piece of a split of `base` (`list(packed.chunk(4))`, `Entry(parts=...)`)."""
+        if self.kind is Kind.TENSOR_SEQUENCE and self.whole_partition:
+            return any(element.base == base for element in self.elements)
+        if depth > 0 and self.kind is Kind.WRAPPER:
+            return any(element.covers_base(base, depth - 1) for element in self.elements)
+        return False
+
     def retained_views(self, depth: int = 3) -> list["Value"]:
         """Views (or maybe-views of views) inside this value, walking wrappers a few levels deep."""
         if self.is_view or self.is_maybe_view_of_view:
@@ -205,7 +218,7 @@ def join(a: Value, b: Value) -> Value:
             return _join_tensors(a, b)
         if a.kind in (Kind.WRAPPER, Kind.TENSOR_SEQUENCE):
             return _join_sequences(a, b)
-        return Value(kind=a.kind)
+        return Value(kind=a.kind, device=a.device if a.device is b.device else Device.UNKNOWN)
     if a.kind is Kind.TENSOR or b.kind is Kind.TENSOR:
         # A tensor on one path (and None, a number or nothing known on the other): a tensor may be here.
         tensor = a if a.kind is Kind.TENSOR else b
