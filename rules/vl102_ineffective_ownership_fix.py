@@ -77,6 +77,8 @@ class IneffectiveOwnershipFix(Rule):
                 continue
             op = view.ownership_op or ""
             op_name = op.rsplit(".", 1)[-1].removesuffix("()")
+            if op == ".to(dtype)" or op_name in semantics.DTYPE_CAST_METHODS:
+                continue  # code casts tensors that have another dtype: the cast copies
             stored = facts.short_source(value_node)
             call = self._op_call(value_node, op_name)
             if call is not None and (self._device_move_copies(call) or self._dtype_cast_copies(call)):

@@ -159,7 +159,7 @@ class GqaRepeatInterleave(Rule):
         """When `node` runs scaled dot-product attention without `enable_gqa` (directly, through a function of this
         module that passes its arguments on, or through a module held in `self`): where its key and value go."""
         facts = self.facts
-        if facts.qualify(node.func) == SDPA:
+        if facts.qualify(node.func) == SDPA or self._held_function(node.func) == SDPA:
             if any(arg.keyword is not None and arg.keyword.value == "enable_gqa" for arg in node.args):
                 return None
             if any(arg.star == "**" for arg in node.args):
@@ -177,6 +177,14 @@ class GqaRepeatInterleave(Rule):
         if spec.gqa is not None and spec.gqa != "off" and (spec.gqa in passed or any(a.star == "**" for a in node.args)):
             return None  # the caller chooses (`enable_gqa=...` passed, or maybe through `**kwargs`)
         return (spec.key[0], spec.key[1]), (spec.value[0], spec.value[1]), f"`{info.key}` (which calls `scaled_dot_product_attention`)"
+
+    def _held_function(self, func: cst.BaseExpression) -> Optional[str]:
+        """`self.attn_fn(...)` where the class sets `self.attn_fn = F.scaled_dot_product_attention`."""
+        name = dotted_name(func)
+        if name is None or not name.startswith("self.") or name.count(".") != 1:
+            return None
+        info = self.facts.index.classes.get(self.facts.class_name or "")
+        return info.function_attributes.get(name[5:]) if info is not None else None
 
     def _wrapper(self, node: cst.Call) -> Optional[tuple[Any, "WrapperSpec"]]:
         summaries = self.facts.summaries
@@ -358,5 +366,6 @@ def attention_wrapper_names(index: object) -> tuple[str, ...]:
                 wrapping_classes.add(key.owner)
     for info in index.classes.values():  # type: ignore[attr-defined]
         names.update(attr for attr, held in info.attribute_classes.items() if held in wrapping_classes)
+        names.update(attr for attr, function in info.function_attributes.items() if function == SDPA)
     memo["VL303.names"] = found = tuple(sorted(names))
     return found

@@ -10,7 +10,8 @@ import libcst as cst
 from viewlint.analysis import features
 from viewlint.analysis.callgraph import FunctionInfo
 from viewlint.analysis.features import dotted
-from viewlint.analysis.tree import _WALKED, _child_fields, _walked, dotted_name
+from viewlint.analysis.contexts import is_cached_function
+from viewlint.analysis.tree import _WALKED, _child_fields, _walked
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 
@@ -108,9 +109,8 @@ class AvoidableContiguous(Rule):
             return  # (a module's own weight copied per call is VL302's: cache it once)
         name = node.targets[0].target.value
         function = self._functions[-1]
-        if any((dotted_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "").split(".")[-1]
-               in ("cache", "lru_cache", "cached_property") for d in function.decorators):
-            return  # a cached builder runs once per key: the copy is paid once
+        if is_cached_function(function):
+            return  # a cached builder (`lru_cache`, `cached_property`, a project's `*_lru_cache`) runs once per key
         uses = self._uses(function, name, node)
         if uses is None or not uses or not all(self._stride_free(use, function, depth=2) for use in uses):
             return

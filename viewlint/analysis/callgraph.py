@@ -308,10 +308,11 @@ _OPTIMIZER_WORDS = ("optim", "opt", "scaler", "scheduler")
 _MODEL_NAMES = frozenset({"model", "net", "policy", "decoder", "generator", "engine"})
 # Method names hot in any class, decorators that compile, as in `viewlint.analysis.contexts`.
 _HOT_METHODS = ("forward", "_forward")
-_COLD_NAMES_PREFIXES = ("__init__", "__post_init__", "load_", "_load_", "save_", "_init", "init_weights", "reset_parameters")
+_COLD_NAMES_PREFIXES = ("__init__", "__post_init__", "load_", "_load_", "save_", "_init", "init_weights", "reset_parameters",
+                        "capture", "_capture")
 # Words of an `if` test that guards interval work (as `ContextStack.is_cold_condition` reads them).
-_INTERVAL_WORDS = ("step", "iter", "epoch", "interval", "every", "freq", "period", "log")
-_LOGGING_WORDS = ("log_interval", "logging_steps", "print_freq", "log_every", "debug", "verbose", "should_log", "epoch")
+_INTERVAL_WORDS = sem.INTERVAL_WORDS
+_LOGGING_WORDS = sem.LOGGING_WORDS
 
 
 def runs_a_step(call: ast.Call) -> Optional[str]:
@@ -364,6 +365,40 @@ def cold_test(test: ast.AST) -> bool:
     return any(word in words.lower() for word in _LOGGING_WORDS)
 
 
+def debug_only_rest(function: ast.AST) -> Optional[list[ast.stmt]]:
+    """The statements after a leading `if not <debug flag>: return` (`if not diagnostics_enabled(): return`):
+    they run only when debugging is on."""
+    body = list(getattr(function, "body", []))
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        body = body[1:]  # the docstring
+    if len(body) < 2 or not isinstance(body[0], ast.If) or body[0].orelse:
+        return None
+    guard = body[0]
+    if not (len(guard.body) == 1 and isinstance(guard.body[0], ast.Return) and isinstance(guard.test, ast.UnaryOp)
+            and isinstance(guard.test.op, ast.Not) and cold_test(guard.test.operand)):
+        return None
+    return body[1:]
+
+
+def is_cached(node: ast.AST) -> bool:
+    """Decorated with a cache (`functools.lru_cache`, `cache`, `cached_property`, a project's `*_lru_cache`)."""
+    for decorator in getattr(node, "decorator_list", []):
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if "cache" in (dotted(target) or "").split(".")[-1]:
+            return True
+    return False
+
+
+def hands_results_to_host(nodes: list[ast.AST]) -> bool:
+    """A `forward` (its preorder nodes) that returns a `.cpu()` tensor: the end of a
+    pipeline, run once per output (the reading of `viewlint.analysis.contexts.hands_results_to_host`)."""
+    for node in nodes:
+        if type(node) is ast.Return and type(node.value) is ast.Call and type(node.value.func) is ast.Attribute \
+                and node.value.func.attr == "cpu":  # type: ignore[attr-defined]
+            return True
+    return False
+
+
 def runs_once(node: ast.AST) -> bool:
     """`if not self.ready: ...; self.ready = True`, `if self.packed is None: self.packed = ...`: the first call only
     (the reading of `viewlint.analysis.contexts.runs_once`, on `ast`)."""
@@ -391,6 +426,7 @@ class _Regions:
 
     def __init__(self) -> None:
         self.warm: list[ast.Call] = []
+        self.outside: list[ast.Call] = []  # the warm calls outside every loop: once per call of the function
         self.loop: list[tuple[ast.Call, str]] = []  # (call, what makes its loop a step loop)
         self.step: Optional[str] = None  # what a call outside loops and cold blocks runs (a training step)
 
@@ -398,17 +434,14 @@ class _Regions:
         for call, where in _classified(function, nodes):
             if where == "warm":
                 self.warm.append(call)
+                self.outside.append(call)
                 if self.step is None:
                     self.step = runs_a_step(call)
+            elif where == "looped":
+                self.warm.append(call)  # in a loop that runs no step: as often as the function, or more
             elif where != "cold":
                 self.loop.append((call, where))
 
-    def _collect(self, statements: list[ast.stmt]) -> list[tuple[ast.Call, str]]:
-        """(call, "warm" | "cold" | why its loop is a step loop) for the calls in these statements."""
-        nodes: list[ast.AST] = []
-        for statement in statements:
-            nodes.extend(preorder(statement))
-        return _classified(None, nodes)
 
 
 Span = tuple[tuple[int, int], tuple[int, int]]
@@ -419,11 +452,14 @@ def _span(first: ast.AST, last: ast.AST) -> Span:
 
 
 def _classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: bool = False) -> list[tuple[ast.Call, str]]:
-    """(call, "warm" | "cold" | why its loop is a step loop); with `direct_only`, only the calls outside every
-    loop among `nodes` ("warm" or "cold")."""
+    """(call, "warm" | "looped" | "cold" | why its loop is a step loop): "looped" is a call in loops none of which
+    runs a step; with `direct_only`, only the calls outside every loop among `nodes` ("warm" or "cold")."""
     cold: list[Span] = []
     loops: list[Span] = []
     calls: list[ast.Call] = []
+    rest = debug_only_rest(function) if function is not None else None
+    if rest:
+        cold.append(_span(rest[0], rest[-1]))
     ifs: list[tuple[Span, ast.AST]] = []
     for node in nodes:
         kind = type(node)
@@ -472,7 +508,7 @@ def _classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: 
     result: list[tuple[ast.Call, str]] = []
     for call, kind in where:
         if kind == "":
-            kind = next((reasons[loop] for loop in enclosing_of[id(call)] if reasons.get(loop)), None) or "warm"
+            kind = next((reasons[loop] for loop in enclosing_of[id(call)] if reasons.get(loop)), None) or "looped"
         result.append((call, kind))
     return result
 
@@ -507,12 +543,14 @@ def _own_hot(graph: "CallGraph", key: FunctionKey, info: FunctionInfo, hot_globs
         return False
     if any(fnmatch.fnmatchcase(name, g) or fnmatch.fnmatchcase(str(key), g) for g in hot_globs):
         return True
+    if key.owner is not None and any(word in key.owner for word in sem.DEBUG_CLASS_WORDS):
+        return False  # a debugging tool's hooks (`DebugUnderflowOverflow.forward_hook`)
     if key.owner is not None:
         owner = graph.index.classes.get(key.owner)
         if owner is not None and not owner.is_module and preprocessing_class(graph.index, key.owner):
             return False  # pipelines, stages, processors: once per request, not per layer or step
         if name in _HOT_METHODS or name.startswith(("forward_", "_forward_")):
-            return True
+            return not hands_results_to_host(graph.index.segment_nodes.get(id(node)) or preorder(node))
         if name == "__call__" and owner is not None and owner.is_module:
             return True
     for decorator in getattr(node, "decorator_list", []):
@@ -550,20 +588,23 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
         regions[key] = scanned
     reasons: dict[FunctionKey, str] = {}
     hot: list[FunctionKey] = []
+    # `functools.cache`/`lru_cache` functions (and a project's `*_lru_cache`): once per key, not per call.
+    cached = {key for key, info in graph.functions.items() if is_cached(info.node)}
     for key, info in graph.functions.items():
         if _own_hot(graph, key, info, hot_globs):
             hot.append(key)
         elif regions[key].step is not None and not key.name.startswith(_COLD_NAMES_PREFIXES):
             reasons[key] = f"runs {regions[key].step}: a training step"
             hot.append(key)
-    # A function that calls a step function (outside loops) runs the step too.
+    # A function that calls a step function (outside loops: once per call) runs the step too; one that calls
+    # it in a loop runs many steps (`_run_denoising_loop`), and what it does around the loop is not per step.
     changed = True
     while changed:
         changed = False
         for key, scanned in regions.items():
             if key in reasons or key in hot:
                 continue
-            for call in scanned.warm:
+            for call in scanned.outside:
                 for callee in graph.call_targets(key, call):
                     if callee in reasons and reasons[callee].startswith("runs"):
                         reasons[key] = reasons[callee]
@@ -580,7 +621,7 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
             loop_calls.append((key, call, why))
     for caller, call, why in loop_calls:
         for callee in graph.call_targets(caller, call):
-            if callee not in seen and not callee.name.startswith(_COLD_NAMES_PREFIXES):
+            if callee not in seen and not callee.name.startswith(_COLD_NAMES_PREFIXES) and callee not in cached:
                 reasons[callee] = f"called from {why} in `{caller}`"
                 seen.add(callee)
                 queue.append(callee)
@@ -588,7 +629,7 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
         caller = queue.pop(0)
         for call in regions[caller].warm:
             for callee in graph.call_targets(caller, call):
-                if callee in seen or callee.name.startswith(_COLD_NAMES_PREFIXES):
+                if callee in seen or callee.name.startswith(_COLD_NAMES_PREFIXES) or callee in cached:
                     continue
                 origin = reasons.get(caller)
                 reasons[callee] = f"called from `{caller}`" if origin is None or origin.startswith("runs") \

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from viewlint.analysis import semantics as sem
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.tree import descendants, dotted_name
 
@@ -30,7 +31,7 @@ COLD_FUNCTION_NAMES = (
     "__init__", "__post_init__", "post_init", "load_weights", "load_*", "_load_*", "from_pretrained", "from_config",
     "load_state_dict", "_load_from_state_dict", "state_dict", "save_*", "setup", "build", "reset_parameters",
     "_init*", "init_weights", "*_init_weights", "create_weights", "process_weights_after_loading", "__repr__",
-    "__str__", "extra_repr",
+    "__str__", "extra_repr", "capture", "capture_*", "_capture*", "*_capture_cuda_graph*",  # CUDA-graph capture: at startup
 )
 # Globs of function names that build an object's layout once: views they store are the design.
 SETUP_FUNCTION_NAMES = (
@@ -51,8 +52,8 @@ DEFAULT_HOT_FUNCTIONS = ("*MetadataBuilder.build", "*MetadataBuilder.build_*", "
 # batch or request (feature extractors, processors, collators, pipelines and pipeline stages), not per layer.
 _PREPROCESSING_CLASS_WORDS = ("FeatureExtract", "ImageProcessor", "VideoProcessor", "ProcessorMixin", "Tokenizer", "Collator", "Pipeline", "Stage")
 # Names and words in an `if` test that guard logging or once-per-interval work.
-_INTERVAL_WORDS = ("step", "iter", "epoch", "interval", "every", "freq", "period", "log")
-_LOGGING_WORDS = ("log_interval", "logging_steps", "print_freq", "log_every", "debug", "verbose", "should_log", "epoch")
+_INTERVAL_WORDS = sem.INTERVAL_WORDS
+_LOGGING_WORDS = sem.LOGGING_WORDS
 
 
 @functools.lru_cache(maxsize=4096)
@@ -181,7 +182,7 @@ class ContextStack:
         marked = self.has_hot_marker(node)
         # A `Class.method` glob names this very method: it beats a cold name (`*MetadataBuilder.build`).
         named = self._matches_qualified_glob(node)
-        cold = not marked and not named and is_cold_name(name)
+        cold = not marked and not named and (is_cold_name(name) or self._debug_only(node) or is_cached_function(node))
         hot = marked or named or (not cold and (self._matches_hot_glob(node) or self._is_hot_function(node)))
         reason = None
         if not hot and not cold and self.callgraph is not None:
@@ -195,10 +196,28 @@ class ContextStack:
         self.contexts.append(context)
         return context
 
+    def _debug_only(self, node: cst.FunctionDef) -> bool:
+        """The body starts with `if not <debug flag>: return` (`if not diagnostics_enabled(): return`)."""
+        statements = list(node.body.body) if isinstance(node.body, cst.IndentedBlock) else []
+        if statements and isinstance(statements[0], cst.SimpleStatementLine) and isinstance(statements[0].body[0], cst.Expr) \
+                and isinstance(statements[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+            statements = statements[1:]  # the docstring
+        if len(statements) < 2 or not isinstance(statements[0], cst.If) or statements[0].orelse is not None:
+            return False
+        guard = statements[0]
+        body = guard.body.body if isinstance(guard.body, cst.IndentedBlock) else ()
+        returns = len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Return)
+        test = guard.test
+        return returns and isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) \
+            and self.is_cold_condition(test.expression)
+
     def enter_class(self, node: cst.ClassDef) -> None:
         self.classes.append(node.name.value)
         # Test classes (`TestAttention`) are cold, with every module they define inside.
-        self.contexts.append(Context(kind="class", name=node.name.value, node=node, cold_all=node.name.value.startswith("Test")))
+        # So are debugging tools (`DebugUnderflowOverflow`): their hooks read values on purpose, when enabled.
+        name = node.name.value
+        self.contexts.append(Context(kind="class", name=name, node=node,
+                                     cold_all=name.startswith("Test") or any(w in name for w in sem.DEBUG_CLASS_WORDS)))
 
     def leave_class(self) -> None:
         self.classes.pop()
@@ -258,7 +277,7 @@ class ContextStack:
             if not (info is not None and info.is_module) and is_preprocessing_class(self.contexts[-1].node):
                 return False  # pipelines, pipeline stages, processors: once per request, not per layer or step
             if any(fnmatch.fnmatchcase(name, glob) for glob in HOT_FUNCTION_NAMES):
-                return True
+                return not hands_results_to_host(node)
             if name in HOT_CALL_NAMES:
                 if info is not None and info.is_module:
                     return True
@@ -354,6 +373,22 @@ def _step_call(root: cst.CSTNode, stack: Optional["ContextStack"]) -> Optional[s
                 return f"a loop that runs `{callee}(…)`"
         pending.extend(reversed(descendants_once(node)))
     return None
+
+
+def is_cached_function(node: cst.FunctionDef) -> bool:
+    """Decorated with a cache (`functools.lru_cache`, `cache`, a project's `*_lru_cache`): once per key."""
+    return any("cache" in (dotted_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "")
+               .split(".")[-1] for d in node.decorators)
+
+
+def hands_results_to_host(node: cst.FunctionDef) -> bool:
+    """A `forward` that returns a `.cpu()` tensor: the end of a pipeline (a vocoder's waveform), run once per
+    output. A per-layer module hands device tensors on."""
+    for child in descendants(node.body):
+        if isinstance(child, cst.Return) and isinstance(child.value, cst.Call) and isinstance(child.value.func, cst.Attribute) \
+                and child.value.func.attr.value == "cpu":
+            return True
+    return False
 
 
 def runs_once(node: cst.If) -> bool:

@@ -406,8 +406,11 @@ class Evaluator:
         if info is not None:
             if attr in info.tensor_attributes:
                 return UNKNOWN_TENSOR.with_(is_parameter=True, label=f"self.{attr}")  # nn.Parameter(...) or register_buffer
-            if attr in info.submodule_attributes or attr in info.host_attributes:
-                return UNKNOWN  # `self.q_proj = nn.Linear(...)`, `self.mim_weight = config.mim_weight`
+            if attr in info.submodule_attributes:
+                return UNKNOWN  # `self.q_proj = nn.Linear(...)`
+            if attr in info.host_attributes:
+                # `self.mim_weight = config.mim_weight`: host data; if it ever is a tensor, a CPU one.
+                return Value(device=Device.CPU)
             if attr in info.container_attributes:
                 # What it holds is asked of the summaries only when an item is read (`self.queue.get()`).
                 return Value(kind=Kind.WRAPPER, wrapper=ATTRIBUTE_CONTAINER, base=f"{info.name}.{attr}")
@@ -436,6 +439,13 @@ class Evaluator:
             return self.narrowings(test.expression, not holds, local)
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and holds:
             return self.narrowings(test.left, True, local) + self.narrowings(test.right, True, local)
+        if isinstance(test, cst.Attribute) and test.attr.value == "is_cuda":
+            # `if t.is_cuda:` ... `else:` the tensor is on the device in one branch, on the host in the other.
+            subject = dotted_name(test.value)
+            current = self.evaluate(test.value, local)
+            if subject is not None and current.is_tensor:
+                return [(subject, current.with_(device=Device.ACCELERATOR if holds else Device.CPU))]
+            return []
         if isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute) and test.func.attr.value == "is_contiguous" \
                 and not test.args and holds:
             # `if x.is_contiguous():` / `assert x.is_contiguous()`: reshapes of `x` there are views.
@@ -472,6 +482,10 @@ class Evaluator:
         if last in ("float", "bool", "str", "bytes", "complex"):
             return HOST
         if last in ("Tensor", "Parameter") and (name.startswith("torch") or last == name):
+            if current.kind is Kind.HOST or (current.kind is Kind.UNKNOWN and current.cpu):
+                # A value the code builds from literals or config reads is on the host, if a tensor at all
+                # (`idx = self.fullatt_block_indexes; if isinstance(idx, torch.Tensor): idx = idx.tolist()`).
+                return UNKNOWN_TENSOR.with_(device=Device.CPU)
             return current if current.is_tensor else UNKNOWN_TENSOR.with_(device=current.device)
         if last in ("list", "tuple", "List", "Tuple", "Sequence"):
             return current if current.kind in (Kind.WRAPPER, Kind.TENSOR_SEQUENCE, Kind.INT_LIST) else Value(kind=Kind.WRAPPER, wrapper="list")
@@ -984,6 +998,9 @@ class Evaluator:
                     or self.env.usage_of(dotted_name(receiver_node) or "") & sem.TENSOR_ONLY_METHODS:
                 device = self._moved_device(node, method, receiver, local)
                 result = self.maybe_view(receiver if tensor else UNKNOWN_TENSOR, "." + method + "()", device, receiver_node)
+                if result.ownership_op == ".to()" and any(self._is_dtype_argument(a.value) for a in node.args
+                                                         if a.keyword is None or a.keyword.value == "dtype"):
+                    result = result.with_(ownership_op=".to(dtype)")  # a cast: code casts what has another dtype
                 if method in ("bool",) or (method in ("to", "type") and any(self._is_bool_dtype(a.value) for a in node.args)):
                     result = result.with_(bool_mask=True)
                 if method in ("long", "int") and receiver.bool_mask:
@@ -1118,6 +1135,8 @@ class Evaluator:
     def _tensor_split_arguments(node: cst.Call) -> bool:
         """`.split(100)`, `.split([3, 4], dim=0)`, `.split(sizes, dim=-1)`: a tensor split, not `str.split`."""
         positional = [a for a in node.args if a.keyword is None]
+        if positional and isinstance(positional[0].value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return False  # `item.split("-", 1)`: a string split on a separator
         if any(a.keyword is not None and a.keyword.value in ("dim", "split_size", "split_size_or_sections") for a in node.args):
             return True
         if positional and isinstance(positional[0].value, (cst.Integer, cst.List)):
@@ -1228,9 +1247,10 @@ def _elementwise_device(values: list[Value]) -> Device:
     tensors = [v for v in values if v.is_tensor]
     if any(v.device is Device.ACCELERATOR for v in tensors):
         return Device.ACCELERATOR
-    if tensors and all(v.cpu for v in tensors) and all(v.is_tensor or v.kind in (Kind.INT, Kind.HOST, Kind.UNKNOWN) for v in values):
-        # A CPU tensor with numbers (or operands nothing is known of: code rarely mixes a CPU tensor with a
-        # device one) stays on the CPU: `height // merge_h` of a CPU grid entry.
+    if tensors and all(v.cpu for v in tensors) and all(v.is_tensor or v.kind in (Kind.INT, Kind.HOST) for v in values):
+        # A CPU tensor with numbers stays on the CPU. With an operand nothing is known of, it may not: a
+        # 0-dim CPU tensor times a device tensor is a device tensor, and grid metadata the name calls CPU
+        # (`image_grid_thw.prod(-1) // merge ** 2`) is on the device in models that move their inputs.
         return Device.CPU
     return Device.UNKNOWN
 

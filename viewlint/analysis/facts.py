@@ -382,6 +382,8 @@ class Facts:
             return False
         if self.is_long_lived_container(node):
             return True
+        if name.startswith("self.") and name[5:] in self.index.drained_attributes:
+            return False  # `self.group.append(x)` where a method takes the group and sets it back to None
         if method in sem.CONTAINER_ONLY_METHODS:
             # Only containers have these: any self-held or module-level receiver is long-lived.
             if name.startswith("self.") or (name in self.index.module_names and not self._is_local(name)):
@@ -564,6 +566,12 @@ class Facts:
             if evidence.kind is Kind.UNKNOWN and name in inputs:
                 evidence = inputs[name]
             passed = entry.get(name) if entry is not None else None
+            if passed is not None and not actual and param.annotation is not None:
+                # Annotated: the annotation says what it is; the callers only say where it lives.
+                if evidence.is_tensor and evidence.device is Device.UNKNOWN and passed.device is not Device.UNKNOWN \
+                        and passed.kind in (Kind.TENSOR, Kind.UNKNOWN):
+                    evidence = evidence.with_(device=passed.device)
+                passed = None
             if passed is not None and passed.kind is Kind.UNKNOWN and passed.device is not Device.UNKNOWN \
                     and evidence.kind in (Kind.TENSOR, Kind.UNKNOWN) and evidence.device is Device.UNKNOWN:
                 value = evidence.with_(device=passed.device)  # every caller passes a `*_cpu` value: a host one
@@ -683,6 +691,11 @@ class Facts:
     def leave_if(self, node: cst.If) -> None:
         self.contexts.pop()
         after_body = self._if_snapshots.pop()
+        if _leaves(node.body):
+            return  # `if isinstance(x, torch.Tensor): return ...`: after the `if`, only the other path goes on
+        if isinstance(node.orelse, cst.Else) and _leaves(node.orelse.body):
+            self._scopes[-1] = after_body
+            return
         self._scopes[-1] = _join_scopes(after_body, self._scopes[-1])
 
     def push_statement(self, node: cst.CSTNode) -> None:
@@ -860,3 +873,14 @@ def _attribute_reads(nodes: Iterable[ast.AST]) -> dict[str, frozenset[str]]:
         if type(node) is ast.Attribute and type(node.value) is ast.Name:  # type: ignore[attr-defined]
             found.setdefault(node.value.id, set()).add(node.attr)  # type: ignore[attr-defined]
     return {name: frozenset(attrs) for name, attrs in found.items()}
+
+
+def _leaves(block: cst.BaseSuite) -> bool:
+    """The block always ends in `return`, `raise`, `continue` or `break` (its last statement does)."""
+    statements = block.body if isinstance(block, cst.IndentedBlock) else (block,)
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return any(isinstance(s, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for s in last.body)
+    return False

@@ -46,6 +46,8 @@ class ClassInfo:
     field_annotations: dict[str, str] = field(default_factory=dict)
     # Every self.<attr> some method assigns.
     assigned_attributes: set[str] = field(default_factory=set)
+    # self.<attr> names bound to a function, not a call of one: `self.attn_fn = F.scaled_dot_product_attention`.
+    function_attributes: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -65,6 +67,8 @@ class ModuleIndex:
     retaining_functions: dict[str, set[int]] = field(default_factory=dict)
     retaining_function_keywords: dict[str, set[str]] = field(default_factory=dict)
     cached_functions: set[str] = field(default_factory=set)
+    # self.<attr> containers some method sets back to None after taking them: batches being collected.
+    drained_attributes: set[str] = field(default_factory=set)
     # Module-level functions that repeat the heads of their first argument (HF's `repeat_kv`:
     # `expand(...)` then `reshape(...)`, or `repeat_interleave`): their result is a full copy.
     head_repeat_functions: set[str] = field(default_factory=set)
@@ -451,6 +455,9 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
     # self.<attr> initialisations, in any method; attributes whose every assignment is a literal
     # or a config read are flags and hyperparameters, not tensors.
     assigned: dict[tuple[str, str], bool] = {}
+    # Containers a method sets back to None after taking them (`pending, self.group = self.group, None`): a
+    # batch being collected, handed on when it closes, not a store that outlives the calls.
+    drained: dict[str, set[str]] = {}
     for fn, info, nodes in functions:
         if info is None:
             continue
@@ -461,9 +468,16 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                 if annotated is not None:
                     info.attribute_annotations[node.target.attr] = annotated  # type: ignore[attr-defined]
         for attribute, value in _self_assignments(nodes):
+            if type(value) is ast.Constant and value.value is None and fn.name != "__init__" \
+                    and not semantics.looks_long_lived(attribute):  # type: ignore[attr-defined]
+                drained.setdefault(info.name, set()).add(attribute)
             info.assigned_attributes.add(attribute)
             key = (info.name, attribute)
             assigned[key] = assigned.get(key, True) and _is_host_expression(value)
+            if type(value) is ast.Attribute:
+                qualified = _qualify_name(index, dotted(value))
+                if qualified is not None and qualified.startswith("torch."):
+                    info.function_attributes[attribute] = qualified
             if _is_container_expression(value, index):
                 info.container_attributes.add(attribute)
             elif isinstance(value, ast.Call):
@@ -487,6 +501,11 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
     for (class_name, attribute), host in assigned.items():
         if host:
             index.classes[class_name].host_attributes.add(attribute)
+    if drained:  # a subclass drains what its base collects: by name, across the module's classes
+        names = set().union(*drained.values())
+        index.drained_attributes.update(names)
+        for info in index.classes.values():
+            info.container_attributes.difference_update(names)
 
     # Which functions and methods keep a parameter alive.
     for fn, info, nodes in functions:

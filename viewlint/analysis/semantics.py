@@ -390,3 +390,11 @@ def looks_like_option(name: str) -> bool:
 def is_module_input(name: str, has_annotation: bool, default_is_none_or_absent: bool) -> bool:
     """An unannotated `forward` parameter that carries an activation (shared by the walker and the prefilter)."""
     return not has_annotation and default_is_none_or_absent and not looks_like_option(name)
+
+
+# Names and words in an `if` test that guard logging or once-per-interval work (hot-path inference).
+INTERVAL_WORDS = ("step", "iter", "epoch", "interval", "every", "freq", "period", "log")
+LOGGING_WORDS = ("log_interval", "logging_steps", "print_freq", "log_every", "debug", "verbose", "should_log", "epoch",
+                 "diagnostic")
+# Class names of debugging tools (`DebugUnderflowOverflow`): their hooks inspect values on purpose, when enabled.
+DEBUG_CLASS_WORDS = ("Debug",)

@@ -46,6 +46,9 @@ MAX_CALLERS = 8
 # Functions longer than this (in lines) are not walked for summaries: helpers that return views or
 # masks are short, and walking every long `forward` a call reaches would cost more than it tells.
 MAX_SUMMARY_LINES = 40
+# The walk that only records what a function passes to its callees may read longer functions (a step
+# function that builds its helpers' host-side arguments).
+MAX_CALLER_LINES = 150
 @dataclass
 class RunResult:
     """What one walk of a function found."""
@@ -231,7 +234,7 @@ class ModuleSummaries:
             return found
         if info.key in self._active:
             return _EMPTY  # recursion the module's call graph did not show (a safety net)
-        if info.lines > MAX_SUMMARY_LINES:
+        if info.lines > (MAX_CALLER_LINES if not arguments and not shallow else MAX_SUMMARY_LINES):
             self._runs[key] = _EMPTY
             return _EMPTY
         node = self._cst_function(info)
@@ -269,8 +272,9 @@ class ModuleSummaries:
             return self._entries[key]
         info = self.functions.get(key)
         self._entries[key] = None
-        # Only parameters without an annotation are asked of the callers (an annotation is evidence enough).
-        if info is None or not (set(info.positional) | set(info.keyword_only)) - info.annotated:
+        # Parameters without an annotation take what the callers pass; annotated ones only the device it is on
+        # (an annotation is not a device: `sigma: torch.Tensor` that every caller builds on the host).
+        if info is None or not (set(info.positional) | set(info.keyword_only)):
             return None
         values: dict[str, Value] = {}
         for caller_key in self.callgraph.callers.get(key, [])[:MAX_CALLERS]:
@@ -279,8 +283,7 @@ class ModuleSummaries:
                 continue
             for arguments in self.run(caller, {}).calls.get(key, ()):
                 for parameter, value in arguments.items():
-                    if parameter not in info.annotated:
-                        values[parameter] = join(values[parameter], value) if parameter in values else value
+                    values[parameter] = join(values[parameter], value) if parameter in values else value
         self._entries[key] = values or None
         return self._entries[key]
 
