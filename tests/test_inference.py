@@ -384,3 +384,45 @@ def test_cost_and_hot_path_rules_are_quiet_in_test_code_but_lost_writes_are_not(
     """
     assert sorted(codes(source, path="tests/test_model.py")) == [(11, "VL201")]
     assert {code for _, code in codes(source, path="pkg/model.py")} >= {"VL401", "VL201"}
+
+
+def test_backends_named_for_the_cpu_hold_host_tensors():
+    source = """
+    import torch
+
+    class IntelAMXAttnBackend:
+        def forward_extend(self, q: torch.Tensor, extend_seq_lens: torch.Tensor):
+            return q[: int(extend_seq_lens.max().item())]
+
+    class CUDAAttnBackend:
+        def forward_extend(self, q: torch.Tensor, extend_seq_lens: torch.Tensor):
+            return q[: int(extend_seq_lens.max().item())]
+    """
+    assert codes(source, select=("VL401",)) == [(9, "VL401")]
+
+
+def test_output_safety_checkers_run_once_per_output():
+    source = """
+    import torch
+    import torch.nn as nn
+
+    class StableDiffusionSafetyChecker(nn.Module):
+        def forward(self, image_embeds: torch.Tensor, concept_embeds: torch.Tensor):
+            scores = (image_embeds @ concept_embeds.T).cpu()
+            return [bool(s > 0) for s in scores[0]]
+    """
+    assert codes(source, select=("VL401", "VL402", "VL403")) == []
+
+
+def test_a_union_with_any_says_nothing():
+    source = """
+    import torch
+    from typing import Any, Union
+
+    def predict(inputs: dict[str, Union[torch.Tensor, Any]], flags: torch.Tensor | Any):  # viewlint: hot
+        return_loss = inputs.get("return_loss")
+        if return_loss and flags:
+            return 1
+        return 0
+    """
+    assert codes(source, select=("VL403",)) == []

@@ -543,8 +543,8 @@ def _own_hot(graph: "CallGraph", key: FunctionKey, info: FunctionInfo, hot_globs
         return False
     if any(fnmatch.fnmatchcase(name, g) or fnmatch.fnmatchcase(str(key), g) for g in hot_globs):
         return True
-    if key.owner is not None and any(word in key.owner for word in sem.DEBUG_CLASS_WORDS):
-        return False  # a debugging tool's hooks (`DebugUnderflowOverflow.forward_hook`)
+    if key.owner is not None and any(word in key.owner for word in (*sem.DEBUG_CLASS_WORDS, "SafetyChecker")):
+        return False  # a debugging tool's hooks (`DebugUnderflowOverflow.forward_hook`), an output checker
     if key.owner is not None:
         owner = graph.index.classes.get(key.owner)
         if owner is not None and not owner.is_module and preprocessing_class(graph.index, key.owner):

@@ -51,6 +51,12 @@ DEFAULT_HOT_FUNCTIONS = ("*MetadataBuilder.build", "*MetadataBuilder.build_*", "
 # Class names (or base names) of data preparation and orchestration: their `forward`/`__call__` run once per
 # batch or request (feature extractors, processors, collators, pipelines and pipeline stages), not per layer.
 _PREPROCESSING_CLASS_WORDS = ("FeatureExtract", "ImageProcessor", "VideoProcessor", "ProcessorMixin", "Tokenizer", "Collator", "Pipeline", "Stage")
+# Class names of modules that check a pipeline's final output (diffusers' `StableDiffusionSafetyChecker`): once per
+# generated output, even though they are modules.
+OUTPUT_CHECKER_CLASS_WORDS = ("SafetyChecker",)
+# Class names of backends and layers written for the CPU (`IntelAMXAttnBackend`, `VisionAMXAttention`,
+# `CPUGraphRunner`): their tensors are host tensors, so reading them waits for no device.
+_CPU_CLASS_NAME = re.compile(r"(?:CPU|Cpu|AMX)(?=[A-Z_]|$)(?!Offload)")
 # Names and words in an `if` test that guard logging or once-per-interval work.
 _INTERVAL_WORDS = sem.INTERVAL_WORDS
 _LOGGING_WORDS = sem.LOGGING_WORDS
@@ -217,7 +223,9 @@ class ContextStack:
         # So are debugging tools (`DebugUnderflowOverflow`): their hooks read values on purpose, when enabled.
         name = node.name.value
         self.contexts.append(Context(kind="class", name=name, node=node,
-                                     cold_all=name.startswith("Test") or any(w in name for w in sem.DEBUG_CLASS_WORDS)))
+                                     cold_all=name.startswith("Test") or any(w in name for w in sem.DEBUG_CLASS_WORDS)
+                                     or any(w in name for w in OUTPUT_CHECKER_CLASS_WORDS),
+                                     sync_allowed=_CPU_CLASS_NAME.search(name) is not None))
 
     def leave_class(self) -> None:
         self.classes.pop()

@@ -89,6 +89,11 @@ _DOC_TENSOR = re.compile(r"\b(?:torch\.)?(Long|Bool|Byte|Float|Int|Half)?Tensor\
 _DOC_ARRAY = re.compile(r"\b(?:np|numpy)\.ndarray\b|\bndarray\b")
 
 
+def _says_nothing(annotation: cst.BaseExpression) -> bool:
+    """`Any` or `object`: a union with it admits every value."""
+    return (dotted_name(annotation) or "").split(".")[-1] in ("Any", "object")
+
+
 def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: int = 0) -> Value:
     """What a parameter annotated with `annotation` may hold, in any of its spellings."""
     if depth > 4:
@@ -101,7 +106,10 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
             return UNKNOWN
         return annotation_value(parsed, index, depth + 1)
     if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
-        # `Tensor | None`: what the non-None side is (a join: either side's evidence counts).
+        # `Tensor | None`: what the non-None side is (a join: either side's evidence counts). `Tensor | Any`
+        # says nothing: any value fits.
+        if any(_says_nothing(side) for side in (annotation.left, annotation.right)):
+            return UNKNOWN
         left = annotation_value(annotation.left, index, depth + 1)
         right = annotation_value(annotation.right, index, depth + 1)
         return _annotation_join(left, right)
@@ -109,6 +117,8 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
         container = (dotted_name(annotation.value) or "").split(".")[-1]
         items = [e.slice.value for e in annotation.slice if isinstance(e.slice, cst.Index)]
         if container in _OPTIONAL_ANNOTATIONS:
+            if container == "Union" and any(_says_nothing(i) for i in items):
+                return UNKNOWN  # `Union[Tensor, Any]`
             values = [annotation_value(i, index, depth + 1) for i in (items[:1] if container == "Annotated" else items)]
             result = UNKNOWN
             for value in values:
