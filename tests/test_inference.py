@@ -426,3 +426,46 @@ def test_a_union_with_any_says_nothing():
         return 0
     """
     assert codes(source, select=("VL403",)) == []
+
+
+def test_sync_allowed_contexts_setting_adds_to_the_defaults():
+    source = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class M(nn.Module):
+        def forward(self, x: torch.Tensor):
+            with gpu_sync_allowed():
+                a = x.max().item()
+            with permit_host_reads():
+                b = x.min().item()
+            return a + b
+    """).lstrip("\n")
+    default = [d.start.row for d in lint_text(source, "m.py", Settings(select=("VL401",)))]
+    configured = lint_text(source, "m.py", Settings(select=("VL401",), sync_allowed_contexts=("permit_host_reads",)))
+    assert default == [9] and configured == []
+
+
+def test_a_union_with_a_host_type_is_not_known_to_be_a_tensor():
+    source = """
+    import torch
+    import torch.nn as nn
+    from typing import Optional, Union
+
+    class Merger(nn.Module):
+        def forward(self, x: torch.Tensor, grid_thw: list[int] | torch.Tensor, n: Union[int, torch.Tensor],
+                    lengths: Optional[torch.Tensor] = None):
+            h = int(grid_thw[1]) + int(n)
+            return x[:h] + int(lengths.sum())
+    """
+    assert codes(source, select=("VL401",)) == [(9, "VL401")]
+
+
+def test_a_list_or_tensor_index_still_gathers():
+    source = """
+    import torch
+
+    def clear(buf: torch.Tensor, rows: list[int] | torch.Tensor):
+        buf[rows].zero_()
+    """
+    assert codes(source, select=("VL201",)) == [(4, "VL201")]

@@ -110,15 +110,15 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
         # says nothing: any value fits.
         if any(_says_nothing(side) for side in (annotation.left, annotation.right)):
             return UNKNOWN
-        left = annotation_value(annotation.left, index, depth + 1)
-        right = annotation_value(annotation.right, index, depth + 1)
-        return _annotation_join(left, right)
+        return _union_value([annotation.left, annotation.right], index, depth)
     if isinstance(annotation, cst.Subscript):
         container = (dotted_name(annotation.value) or "").split(".")[-1]
         items = [e.slice.value for e in annotation.slice if isinstance(e.slice, cst.Index)]
         if container in _OPTIONAL_ANNOTATIONS:
             if container == "Union" and any(_says_nothing(i) for i in items):
                 return UNKNOWN  # `Union[Tensor, Any]`
+            if container == "Union":
+                return _union_value(items, index, depth)
             values = [annotation_value(i, index, depth + 1) for i in (items[:1] if container == "Annotated" else items)]
             result = UNKNOWN
             for value in values:
@@ -161,6 +161,22 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
             and not qualified.startswith(("torch.", "numpy.", "np.", "jax.")):
         return Value(kind=Kind.HOST, why=f"annotated `{name}`")  # an object of another class: not a tensor
     return UNKNOWN
+
+
+def _union_value(sides: list[cst.BaseExpression], index: Optional[ModuleIndex], depth: int) -> Value:
+    """`Tensor | None` is a tensor; `int | Tensor` may be a plain number (nothing known); `list[int] | Tensor`
+    is an index that gathers either way, but maybe no tensor."""
+    values = [annotation_value(side, index, depth + 1) for side in sides
+              if not (isinstance(side, cst.Name) and side.value == "None")]
+    if any(v.is_tensor for v in values) and any(v.kind in (Kind.INT, Kind.HOST) for v in values):
+        return UNKNOWN
+    if any(v.is_tensor for v in values) and any(v.kind is Kind.INT_LIST or (v.kind is Kind.WRAPPER and not v.elements)
+                                                for v in values):
+        return Value(kind=Kind.INT_LIST, why="annotated a list or a tensor")
+    result = UNKNOWN
+    for value in values:
+        result = _annotation_join(result, value)
+    return result
 
 
 def _annotation_join(a: Value, b: Value) -> Value:
