@@ -164,15 +164,12 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
 
 
 def _union_value(sides: list[cst.BaseExpression], index: Optional[ModuleIndex], depth: int) -> Value:
-    """`Tensor | None` is a tensor; `int | Tensor` may be a plain number (nothing known); `list[int] | Tensor`
-    is an index that gathers either way, but maybe no tensor."""
+    """`Tensor | None` is a tensor; `int | Tensor` may be a plain number (nothing known). `list[int] | Tensor`
+    stays a maybe-tensor: such grids are device tensors in the models that pass them."""
     values = [annotation_value(side, index, depth + 1) for side in sides
               if not (isinstance(side, cst.Name) and side.value == "None")]
     if any(v.is_tensor for v in values) and any(v.kind in (Kind.INT, Kind.HOST) for v in values):
         return UNKNOWN
-    if any(v.is_tensor for v in values) and any(v.kind is Kind.INT_LIST or (v.kind is Kind.WRAPPER and not v.elements)
-                                                for v in values):
-        return Value(kind=Kind.INT_LIST, why="annotated a list or a tensor")
     result = UNKNOWN
     for value in values:
         result = _annotation_join(result, value)

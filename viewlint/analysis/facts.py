@@ -566,7 +566,7 @@ class Facts:
             if evidence.kind is Kind.UNKNOWN and name in inputs:
                 evidence = inputs[name]
             passed = entry.get(name) if entry is not None else None
-            if passed is not None and not actual and param.annotation is not None:
+            if passed is not None and not actual and param.annotation is not None and evidence.kind is not Kind.UNKNOWN:
                 # Annotated: the annotation says what it is; the callers only say where it lives.
                 if evidence.is_tensor and evidence.device is Device.UNKNOWN and passed.device is not Device.UNKNOWN \
                         and passed.kind in (Kind.TENSOR, Kind.UNKNOWN):
