@@ -276,6 +276,8 @@ class ModuleSummaries:
         # (an annotation is not a device: `sigma: torch.Tensor` that every caller builds on the host).
         if info is None or not (set(info.positional) | set(info.keyword_only)):
             return None
+        if not (set(info.positional) | set(info.keyword_only)) - info.annotated and not _tensor_annotated(info.node):
+            return None  # every parameter annotated, none as a tensor: the callers add nothing
         values: dict[str, Value] = {}
         for caller_key in self.callgraph.callers.get(key, [])[:MAX_CALLERS]:
             caller = self.functions.get(caller_key)
@@ -411,3 +413,14 @@ def _argument_value(node: cst.BaseExpression, evaluator: Evaluator, local: Local
         if name is not None and sem.looks_cpu_name(name):
             return value.with_(device=Device.CPU)
     return value
+
+
+def _tensor_annotated(node: ast.AST) -> bool:
+    """Some parameter of the function is annotated with a tensor type (whose device only callers can tell)."""
+    arguments = getattr(node, "args", None)
+    if arguments is None:
+        return False
+    for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
+        if argument.annotation is not None and "Tensor" in ast.dump(argument.annotation):
+            return True
+    return False
