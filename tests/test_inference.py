@@ -460,3 +460,40 @@ def test_a_union_with_a_host_type_is_not_known_to_be_a_tensor():
     """
     assert codes(source, select=("VL401",)) == [(9, "VL401")]
 
+
+
+def test_a_read_that_falls_back_when_no_host_copy_is_given_is_not_reported():
+    source = """
+    import logging
+    import torch
+    import torch.nn as nn
+
+    logger = logging.getLogger(__name__)
+
+    class Attention(nn.Module):
+        def forward(self, x: torch.Tensor, cu_seqlens: torch.Tensor, cu_seqlens_host=None, seq_lens_cpu=None):
+            bounds = cu_seqlens_host if cu_seqlens_host is not None else tuple(cu_seqlens.tolist())
+            if seq_lens_cpu is None:
+                seq_lens_cpu = cu_seqlens.cpu()
+            if x.shape[0] != len(bounds):
+                logger.warning("mismatch: %s", cu_seqlens.tolist())
+                return None
+            return x[: int(cu_seqlens[-1])]
+    """
+    assert codes(source, select=("VL401", "VL402")) == [(15, "VL401")]
+
+
+def test_the_test_of_a_warn_and_give_up_branch_still_runs_every_call():
+    source = """
+    import logging
+    import torch
+
+    logger = logging.getLogger(__name__)
+
+    def build(kv_slot: torch.Tensor, limit: int):  # viewlint: hot
+        if int(kv_slot.max().item()) >= limit:
+            logger.warning("out of range: %s", kv_slot.tolist())
+            return None
+        return kv_slot
+    """
+    assert codes(source, select=("VL401",)) == [(7, "VL401")]

@@ -399,6 +399,25 @@ def hands_results_to_host(node: cst.FunctionDef) -> bool:
     return False
 
 
+def warns_and_leaves(node: cst.If) -> bool:
+    """`if mismatch: logger.warning(...); return None`: an error path that reports and gives up, like `raise`."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    smalls = [small for line in body if isinstance(line, cst.SimpleStatementLine) for small in line.body]
+    if len(smalls) != len(body) or len(smalls) < 2 or not isinstance(smalls[-1], cst.Return):
+        return False
+    returned = smalls[-1].value
+    if returned is not None and not (isinstance(returned, cst.Name) and returned.value in ("None", "False")):
+        return False
+    for small in smalls[:-1]:
+        call = small.value if isinstance(small, cst.Expr) else None
+        name = (dotted_name(call.func) or "") if isinstance(call, cst.Call) else ""
+        head, _, method = name.rpartition(".")
+        if not (method in ("warning", "warn", "error", "info", "debug", "warning_once", "exception")
+                and ("log" in head.lower() or head == "warnings")):
+            return False
+    return True
+
+
 def runs_once(node: cst.If) -> bool:
     """`if not self.ready: ...; self.ready = True` (or `if self.packed is None: self.packed = ...`): the body
     runs on the first call only."""

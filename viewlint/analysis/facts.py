@@ -17,7 +17,7 @@ import libcst as cst
 
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.callgraph import FunctionKey
-from viewlint.analysis.contexts import DEFAULT_SYNC_ALLOWED_CONTEXTS, ContextStack, is_setup_name
+from viewlint.analysis.contexts import DEFAULT_SYNC_ALLOWED_CONTEXTS, ContextStack, is_setup_name, warns_and_leaves
 from viewlint.analysis.evaluator import Evaluator, annotation_value, collect_usage, docstring_value, labelled
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class, build_index
 from viewlint.analysis.tree import descendants, dotted_name, source_in_place
@@ -731,6 +731,29 @@ class Facts:
             if name is not None and name.startswith("self.") and name.count(".") == 1:
                 self.recorder.assigned(name[5:], value)
 
+    def in_host_copy_fallback(self, node: cst.CSTNode) -> bool:
+        """`x_host if x_host is not None else x.tolist()`, `if seq_lens_cpu is None: n = seq_lens.cpu()`: the
+        device read is the fallback for a host copy the callers give; or it is in a branch that logs a warning
+        and gives up (an error path, like `raise`; the `if` test itself still runs on every call)."""
+        branches: list[tuple[cst.BaseExpression, cst.CSTNode, Optional[cst.CSTNode]]] = []
+        statement = self.current_statement
+        if statement is not None:
+            branches.extend((n.test, n.body, n.orelse) for n in descendants(statement) if isinstance(n, cst.IfExp))
+        branches.extend((c.node.test, c.node.body, c.node.orelse) for c in self.contexts.contexts
+                        if isinstance(c.node, cst.If))
+        for context in self.contexts.contexts:
+            if isinstance(context.node, cst.If) and warns_and_leaves(context.node) \
+                    and any(n is node for n in descendants(context.node.body)):
+                return True  # `if mismatch: logger.warning(..., t.tolist()); return None`: the error path
+        for test, body, orelse in branches:
+            present = _host_copy_test(test)
+            if present is None:
+                continue
+            fallback = orelse if present else body
+            if fallback is not None and any(n is node for n in descendants(fallback)):
+                return True
+        return False
+
     def after_assert(self, node: cst.Assert) -> None:
         """`assert x.is_contiguous()`, `assert isinstance(x, torch.Tensor)`: what holds after it."""
         for name, value in self.evaluator.narrowings(node.test, True):
@@ -884,3 +907,16 @@ def _leaves(block: cst.BaseSuite) -> bool:
     if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
         return any(isinstance(s, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for s in last.body)
     return False
+
+
+def _host_copy_test(test: cst.BaseExpression) -> Optional[bool]:
+    """`seq_lens_cpu is not None` -> True, `cu_seqlens_host is None` -> False: a test of whether a host copy (a
+    `*_cpu`/`*_host` name) was given; None for any other test."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"
+            and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))):
+        return None
+    last = (dotted_name(test.left) or "").split(".")[-1].lower()
+    if not (last.endswith(("_cpu", "_host")) or last.startswith(("cpu_", "host_")) or "_cpu_" in last):
+        return None
+    return isinstance(test.comparisons[0].operator, cst.IsNot)
