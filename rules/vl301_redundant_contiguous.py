@@ -16,10 +16,15 @@ class RedundantContiguous(Rule):
     """
     ## What it does
     Flags `.contiguous()` called on a tensor that is already contiguous by construction:
-    the result of a factory (`torch.empty/zeros/ones/full/rand*/arange/tensor`), of
-    `torch.cat/stack`, of a matrix product (`matmul`, `@`, `mm`, `bmm`, `F.linear`), of
-    an advanced-index read (`x[idx]`), of arithmetic on such tensors, or of an earlier
-    `.contiguous()`. It also flags `.clone().contiguous()`.
+    the result of a factory (`torch.empty/zeros/ones/full/rand*/arange/tensor`), of a
+    matrix product (`matmul`, `@`, `mm`, `bmm`, `F.linear`), of `torch.cat/stack` or an
+    advanced-index read (`x[idx]`) whose inputs are themselves known to be contiguous, of
+    arithmetic on such tensors, or of an earlier `.contiguous()`. It also flags
+    `.clone().contiguous()`. Evidence it needs: how the tensor was made, in this function or
+    in a helper of the module whose return it is. `cat`, `stack`, advanced indexing and
+    elementwise ops keep a transposed or channels_last input's layout
+    (`x.transpose(0, 2)[idx].is_contiguous()` is False), so on inputs of unknown layout
+    they prove nothing.
 
     It stays silent whenever the layout is not proven: after `transpose/permute/t/expand/
     narrow/split`, on `empty_like`/`clone()` results (they keep the input's strides), on
@@ -36,7 +41,8 @@ class RedundantContiguous(Rule):
 
     ## Example
     ```python
-    qkv = torch.cat([q, k, v], dim=-1).contiguous()   # cat already returns a contiguous tensor
+    q, k, v = torch.zeros(3, 2, 8, 64).unbind(0)      # contiguous rows
+    qkv = torch.cat([q, k, v], dim=-1).contiguous()   # cat of contiguous tensors is contiguous
     y = x.t().clone().contiguous()                    # two copies of x
     ```
 
