@@ -102,7 +102,7 @@ class IneffectiveOwnershipFix(Rule):
             method = current.func.attr.value
             if method in semantics.DTYPE_CAST_METHODS:
                 return True
-            if method == "to" and any(self.facts.evaluator._is_dtype_argument(a.value) for a in current.args
+            if method == "to" and any(self.facts.evaluator.is_dtype_argument(a.value) for a in current.args
                                       if a.keyword is None or a.keyword.value == "dtype"):
                 return True
             current = current.func.value

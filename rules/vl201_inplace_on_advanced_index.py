@@ -29,8 +29,8 @@ class InplaceOnAdvancedIndex(TracksTemporaries, Rule):
     `take`), and the same through a local name that is never read again
     (`tmp = buf[idx]; tmp.add_(1)`, `picked = x.index_select(0, rows); picked.zero_()`).
 
-    Evidence it fires on: an index is advanced when it is a list, a boolean or integer mask, or a tensor not
-    known to be 0-dim: annotated (`torch.Tensor`, `Optional[torch.Tensor]`, `Tensor | None`,
+    Evidence it fires on: an index is advanced when it is a list, a boolean or integer
+    mask, or a tensor not known to be 0-dim: annotated (`torch.Tensor`, `Optional[torch.Tensor]`, `Tensor | None`,
     `torch.LongTensor`/`BoolTensor`, `np.ndarray`, `Sequence[int]`), named so in a docstring's
     `Args:`, made by a torch op (`arange`, `nonzero`, `argsort`, `topk(...).indices`, a
     comparison), or passed as one at every call site in the module. The indexed tensor may

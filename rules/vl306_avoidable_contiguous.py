@@ -11,7 +11,7 @@ from viewlint.analysis import features
 from viewlint.analysis.callgraph import FunctionInfo
 from viewlint.analysis.features import dotted
 from viewlint.analysis.contexts import is_cached_function
-from viewlint.analysis.tree import _WALKED, _child_fields, _walked
+from viewlint.analysis.tree import children, descendants
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 
@@ -148,7 +148,7 @@ class AvoidableContiguous(Rule):
         reads: list[cst.Name] = []
         bindings = 0
         parents = self._parent_map(function)
-        for node in _walk(function.body):
+        for node in descendants(function.body):
             if isinstance(node, cst.Name) and node.value == name:
                 parent = parents.get(id(node))
                 if isinstance(parent, cst.AssignTarget) or (isinstance(parent, (cst.AugAssign, cst.For, cst.AnnAssign))
@@ -167,7 +167,7 @@ class AvoidableContiguous(Rule):
             stack: list[cst.CSTNode] = [function]
             while stack:
                 node = stack.pop()
-                for child in _children(node):
+                for child in children(node):
                     found[id(child)] = node
                     stack.append(child)
         return found
@@ -225,27 +225,6 @@ class AvoidableContiguous(Rule):
                 return False
             parameter = info.positional[positional.index(arg)]
         return _parameter_stride_free(info, parameter, self.facts.index, depth - 1)
-
-
-def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    children: list[cst.CSTNode] = []
-    for name in _child_fields(type(node)):
-        value = getattr(node, name)
-        if type(value) is tuple or type(value) is list:
-            children.extend(c for c in value if _WALKED.get(type(c)) or _walked(type(c)))
-        elif _WALKED.get(type(value)) or _walked(type(value)):
-            children.append(value)
-    return children
-
-
-def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
-    found: list[cst.CSTNode] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        found.append(current)
-        stack.extend(_children(current))
-    return found
 
 
 def _parameter_stride_free(info: FunctionInfo, parameter: str, index: Any, depth: int) -> bool:

@@ -76,8 +76,8 @@ class HostSyncScalar(Rule):
         value = facts.value_of(tensor)
         if not facts.may_be_on_device(value):
             return
-        if facts.in_host_copy_fallback(node):
-            return  # the fallback for a host copy the callers give
+        if facts.in_fallback_path(node):
+            return  # a fallback for a missing host copy, or an error path that warns and gives up
         self.report(
             node,
             f"{expression} copies a device tensor to the host in hot path {facts.sync_path_name()}: "

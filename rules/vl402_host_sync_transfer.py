@@ -54,8 +54,8 @@ class HostSyncTransfer(Rule):
         value = self.facts.value_of(func.value)
         if not self.facts.may_be_on_device(value):
             return
-        if self.facts.in_host_copy_fallback(node):
-            return  # the fallback for a host copy the callers give
+        if self.facts.in_fallback_path(node):
+            return  # a fallback for a missing host copy, or an error path that warns and gives up
         self.report(
             node,
             f"`{self.facts.short_source(node)}` copies a device tensor to the host in hot path "

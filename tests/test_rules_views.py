@@ -91,18 +91,7 @@ def test_method_summarised_as_retaining_its_argument(lint_source):
     ],
 )
 def test_views_of_parts_in_self_containers(lint_source, statement):
-    found = lint(lint_source, f"""
-        import torch
-
-        class Recorder:
-            def __init__(self):
-                self.cache = {{}}
-                self.saved = []
-
-            def record(self, k: int, x: torch.Tensor):
-                {statement}
-    """)
-    assert codes(found) == [(10, "VL101")]
+    assert codes(_recorded(lint_source, statement)) == [(10, "VL101")]
 
 
 @pytest.mark.parametrize(
@@ -110,6 +99,11 @@ def test_views_of_parts_in_self_containers(lint_source, statement):
     ["self.saved.extend(x.chunk(2))", "self.cache[k] = list(x.split(4))", "self.cache[k] = (x, x[:2])"],
 )
 def test_all_pieces_or_the_base_stored_together_pin_nothing_more(lint_source, statement):
+    assert codes(_recorded(lint_source, statement)) == []
+
+
+def _recorded(lint_source, statement: str):
+    """Lint `statement` placed in a method of a class that holds a dict and a list."""
     found = lint(lint_source, f"""
         import torch
 
@@ -121,7 +115,7 @@ def test_all_pieces_or_the_base_stored_together_pin_nothing_more(lint_source, st
             def record(self, k: int, x: torch.Tensor):
                 {statement}
     """)
-    assert codes(found) == []
+    return found
 
 
 def test_module_level_registry_and_lru_cache(lint_source):

@@ -302,17 +302,10 @@ def callgraph_of(index: ModuleIndex) -> CallGraph:
 
 
 # ---------------------------------------------------------------------- hot paths through the call graph
-# Calls that run a training step: `loss.backward()`, `torch.autograd.backward(...)`, `optimizer.step()`.
-_OPTIMIZER_WORDS = ("optim", "opt", "scaler", "scheduler")
-# Names of callables that run a model: a loop calling one runs per batch or per decoded token.
-_MODEL_NAMES = frozenset({"model", "net", "policy", "decoder", "generator", "engine"})
 # Method names hot in any class, decorators that compile, as in `viewlint.analysis.contexts`.
 _HOT_METHODS = ("forward", "_forward")
 _COLD_NAMES_PREFIXES = ("__init__", "__post_init__", "load_", "_load_", "save_", "_init", "init_weights", "reset_parameters",
                         "capture", "_capture")
-# Words of an `if` test that guards interval work (as `ContextStack.is_cold_condition` reads them).
-_INTERVAL_WORDS = sem.INTERVAL_WORDS
-_LOGGING_WORDS = sem.LOGGING_WORDS
 
 
 def runs_a_step(call: ast.Call) -> Optional[str]:
@@ -323,7 +316,7 @@ def runs_a_step(call: ast.Call) -> Optional[str]:
         if func.attr == "backward":
             return f"`{dotted(func) or 'backward'}()`"
         receiver = dotted(func.value) or ""
-        if func.attr == "step" and any(word in receiver.split(".")[-1].lower() for word in _OPTIMIZER_WORDS):
+        if func.attr == "step" and any(word in receiver.split(".")[-1].lower() for word in sem.OPTIMIZER_WORDS):
             return f"`{receiver}.step()`"
     return None
 
@@ -331,7 +324,7 @@ def runs_a_step(call: ast.Call) -> Optional[str]:
 def calls_a_model(call: ast.Call) -> bool:
     """`model(batch)`, `self.model(x)`, `text_model(ids)`: a module that runs a forward pass."""
     name = (dotted(call.func) or "").split(".")[-1]
-    return name.islower() and (name in _MODEL_NAMES or name.endswith("_model"))
+    return name.islower() and (name in sem.MODEL_NAMES or name.endswith("_model"))
 
 
 def _ast_words(node: ast.AST) -> str:
@@ -361,8 +354,8 @@ def cold_test(test: ast.AST) -> bool:
         modulus = test.left.right
         if isinstance(modulus, ast.Constant) and isinstance(modulus.value, int):
             return modulus.value >= 10
-        return any(word in _ast_words(test.left).lower() for word in _INTERVAL_WORDS)
-    return any(word in words.lower() for word in _LOGGING_WORDS)
+        return any(word in _ast_words(test.left).lower() for word in sem.INTERVAL_WORDS)
+    return any(word in words.lower() for word in sem.LOGGING_WORDS)
 
 
 def debug_only_rest(function: ast.AST) -> Optional[list[ast.stmt]]:
@@ -441,7 +434,6 @@ class _Regions:
                 self.warm.append(call)  # in a loop that runs no step: as often as the function, or more
             elif where != "cold":
                 self.loop.append((call, where))
-
 
 
 Span = tuple[tuple[int, int], tuple[int, int]]
@@ -543,7 +535,7 @@ def _own_hot(graph: "CallGraph", key: FunctionKey, info: FunctionInfo, hot_globs
         return False
     if any(fnmatch.fnmatchcase(name, g) or fnmatch.fnmatchcase(str(key), g) for g in hot_globs):
         return True
-    if key.owner is not None and any(word in key.owner for word in (*sem.DEBUG_CLASS_WORDS, "SafetyChecker")):
+    if key.owner is not None and any(word in key.owner for word in (*sem.DEBUG_CLASS_WORDS, *sem.OUTPUT_CHECKER_CLASS_WORDS)):
         return False  # a debugging tool's hooks (`DebugUnderflowOverflow.forward_hook`), an output checker
     if key.owner is not None:
         owner = graph.index.classes.get(key.owner)
@@ -564,10 +556,8 @@ def _own_hot(graph: "CallGraph", key: FunctionKey, info: FunctionInfo, hot_globs
 def preprocessing_class(index: ModuleIndex, name: str) -> bool:
     """Feature extractors, processors, tokenizers, collators, pipelines and their stages (by class or base name),
     as `viewlint.analysis.contexts.is_preprocessing_class` reads them."""
-    from viewlint.analysis.contexts import _PREPROCESSING_CLASS_WORDS
-
     names = [name] + [(dotted(b) or "").split(".")[-1] for d in index.class_defs.get(name, []) for b in d.bases]
-    return any(part in n for n in names for part in _PREPROCESSING_CLASS_WORDS)
+    return any(part in n for n in names for part in sem.PREPROCESSING_CLASS_WORDS)
 
 
 def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[FunctionKey, str]:

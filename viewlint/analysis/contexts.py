@@ -20,7 +20,7 @@ import libcst as cst
 
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.module_index import ModuleIndex
-from viewlint.analysis.tree import descendants, dotted_name
+from viewlint.analysis.tree import children, descendants, dotted_name
 
 if TYPE_CHECKING:
     from viewlint.analysis.callgraph import CallGraph
@@ -48,18 +48,10 @@ DEFAULT_SYNC_ALLOWED_CONTEXTS = ("gpu_sync_allowed", "sync_allowed", "allow_sync
 # Serving conventions: methods that run once per scheduler step (vLLM's attention metadata builders'
 # `build`, SGLang's attention backends' `init_forward_metadata`), hot although their names are not.
 DEFAULT_HOT_FUNCTIONS = ("*MetadataBuilder.build", "*MetadataBuilder.build_*", "*Backend.init_forward_metadata*")
-# Class names (or base names) of data preparation and orchestration: their `forward`/`__call__` run once per
-# batch or request (feature extractors, processors, collators, pipelines and pipeline stages), not per layer.
-_PREPROCESSING_CLASS_WORDS = ("FeatureExtract", "ImageProcessor", "VideoProcessor", "ProcessorMixin", "Tokenizer", "Collator", "Pipeline", "Stage")
-# Class names of modules that check a pipeline's final output (diffusers' `StableDiffusionSafetyChecker`): once per
-# generated output, even though they are modules.
-OUTPUT_CHECKER_CLASS_WORDS = ("SafetyChecker",)
 # Class names of backends and layers written for the CPU (`IntelAMXAttnBackend`, `VisionAMXAttention`,
 # `CPUGraphRunner`): their tensors are host tensors, so reading them waits for no device.
 _CPU_CLASS_NAME = re.compile(r"(?:CPU|Cpu|AMX)(?=[A-Z_]|$)(?!Offload)")
 # Names and words in an `if` test that guard logging or once-per-interval work.
-_INTERVAL_WORDS = sem.INTERVAL_WORDS
-_LOGGING_WORDS = sem.LOGGING_WORDS
 
 
 @functools.lru_cache(maxsize=4096)
@@ -224,7 +216,7 @@ class ContextStack:
         name = node.name.value
         self.contexts.append(Context(kind="class", name=name, node=node,
                                      cold_all=name.startswith("Test") or any(w in name for w in sem.DEBUG_CLASS_WORDS)
-                                     or any(w in name for w in OUTPUT_CHECKER_CLASS_WORDS),
+                                     or any(w in name for w in sem.OUTPUT_CHECKER_CLASS_WORDS),
                                      sync_allowed=_CPU_CLASS_NAME.search(name) is not None))
 
     def leave_class(self) -> None:
@@ -334,13 +326,11 @@ class ContextStack:
             if isinstance(modulus, cst.Integer):
                 return int(modulus.evaluated_value) >= 10
             lowered = words(test.left).lower()
-            return any(word in lowered for word in _INTERVAL_WORDS)
+            return any(word in lowered for word in sem.INTERVAL_WORDS)
         lowered = words(test).lower()
-        return any(word in lowered for word in _LOGGING_WORDS)
+        return any(word in lowered for word in sem.LOGGING_WORDS)
 
 
-_OPTIMIZER_WORDS = ("optim", "opt", "scaler", "scheduler")
-_MODEL_NAMES = frozenset({"model", "net", "policy", "decoder", "generator", "engine"})
 
 
 def step_loop(loop: cst.CSTNode, stack: Optional["ContextStack"] = None) -> Optional[str]:
@@ -373,13 +363,13 @@ def _step_call(root: cst.CSTNode, stack: Optional["ContextStack"]) -> Optional[s
                 if func.attr.value == "backward":
                     return f"a loop that runs `{dotted_name(func) or 'backward'}()`"
                 receiver = dotted_name(func.value) or ""
-                if func.attr.value == "step" and any(word in receiver.split(".")[-1].lower() for word in _OPTIMIZER_WORDS):
+                if func.attr.value == "step" and any(word in receiver.split(".")[-1].lower() for word in sem.OPTIMIZER_WORDS):
                     return f"a loop that runs `{receiver}.step()`"
             callee = dotted_name(func) or ""
             last = callee.split(".")[-1]
-            if callee and last.islower() and (last in _MODEL_NAMES or last.endswith("_model")):
+            if callee and last.islower() and (last in sem.MODEL_NAMES or last.endswith("_model")):
                 return f"a loop that runs `{callee}(…)`"
-        pending.extend(reversed(descendants_once(node)))
+        pending.extend(reversed(children(node)))
     return None
 
 
@@ -438,26 +428,12 @@ def runs_once(node: cst.If) -> bool:
     return False
 
 
-def descendants_once(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """The direct children the walker would enter."""
-    from viewlint.analysis.tree import _WALKED, _child_fields, _walked
-
-    children: list[cst.CSTNode] = []
-    for name in _child_fields(type(node)):
-        value = getattr(node, name)
-        if type(value) is tuple or type(value) is list:
-            children.extend(c for c in value if _WALKED.get(type(c)) or _walked(type(c)))
-        elif _WALKED.get(type(value)) or _walked(type(value)):
-            children.append(value)
-    return children
-
-
 def is_preprocessing_class(node: Optional[cst.CSTNode]) -> bool:
     """Feature extractors, processors, tokenizers, collators, pipelines and their stages (by class or base name)."""
     if not isinstance(node, cst.ClassDef):
         return False
     names = [node.name.value] + [(dotted_name(b.value) or "").split(".")[-1] for b in node.bases]
-    return any(part in n for n in names for part in _PREPROCESSING_CLASS_WORDS)
+    return any(part in n for n in names for part in sem.PREPROCESSING_CLASS_WORDS)
 
 
 def takes_tensor(node: cst.FunctionDef) -> bool:

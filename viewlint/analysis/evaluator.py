@@ -106,17 +106,11 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
             return UNKNOWN
         return annotation_value(parsed, index, depth + 1)
     if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
-        # `Tensor | None`: what the non-None side is (a join: either side's evidence counts). `Tensor | Any`
-        # says nothing: any value fits.
-        if any(_says_nothing(side) for side in (annotation.left, annotation.right)):
-            return UNKNOWN
         return _union_value([annotation.left, annotation.right], index, depth)
     if isinstance(annotation, cst.Subscript):
         container = (dotted_name(annotation.value) or "").split(".")[-1]
         items = [e.slice.value for e in annotation.slice if isinstance(e.slice, cst.Index)]
         if container in _OPTIONAL_ANNOTATIONS:
-            if container == "Union" and any(_says_nothing(i) for i in items):
-                return UNKNOWN  # `Union[Tensor, Any]`
             if container == "Union":
                 return _union_value(items, index, depth)
             values = [annotation_value(i, index, depth + 1) for i in (items[:1] if container == "Annotated" else items)]
@@ -164,8 +158,11 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
 
 
 def _union_value(sides: list[cst.BaseExpression], index: Optional[ModuleIndex], depth: int) -> Value:
-    """`Tensor | None` is a tensor; `int | Tensor` may be a plain number (nothing known). `list[int] | Tensor`
-    stays a maybe-tensor: such grids are device tensors in the models that pass them."""
+    """`Tensor | None` is a tensor (a join: either side's evidence counts); `int | Tensor` may be a plain number and
+    `Tensor | Any` may be anything (nothing known). `list[int] | Tensor` stays a maybe-tensor: such grids are device
+    tensors in the models that pass them."""
+    if any(_says_nothing(side) for side in sides):
+        return UNKNOWN
     values = [annotation_value(side, index, depth + 1) for side in sides
               if not (isinstance(side, cst.Name) and side.value == "None")]
     if any(v.is_tensor for v in values) and any(v.kind in (Kind.INT, Kind.HOST) for v in values):
@@ -702,8 +699,7 @@ class Evaluator:
             return self._torch_function(node, qualified, local)
         if (qualified or dotted_name(func) or "").split(".")[-1] in sem.CONTAINER_CLASS_NAMES:
             return Value(kind=Kind.WRAPPER, wrapper=(qualified or dotted_name(func) or "").split(".")[-1].lower())
-        callee = (dotted_name(func) or "").split(".")[-1].lower()
-        if callee.endswith("_cpu") or callee.startswith("cpu_"):
+        if sem.named_host_side(dotted_name(func) or ""):
             # `self._mask_cpu()`, `compute_lens_cpu(...)`: a function named for the CPU returns host tensors.
             result = self._call_result(node, func, qualified, local)
             return result.with_(device=Device.CPU) if result.kind in (Kind.TENSOR, Kind.UNKNOWN) else result
@@ -1001,7 +997,7 @@ class Evaluator:
                 return Value(kind=Kind.TENSOR_SEQUENCE, elements=(element,), origin="." + method, whole_partition=True)
             return UNKNOWN
         if method in sem.VIEW_METHODS:
-            if method == "view" and node.args and self._is_dtype_argument(node.args[0].value):
+            if method == "view" and node.args and self.is_dtype_argument(node.args[0].value):
                 return self.view_of(receiver_node, receiver, ".view(dtype)")
             if tensor or method not in sem.AMBIGUOUS_VIEW_METHODS:
                 if method == "t" and node.args:
@@ -1015,13 +1011,13 @@ class Evaluator:
         if method in sem.MAYBE_VIEW_METHODS:
             # `.to(torch.int32)`, `.to(device=...)`: only tensors take a torch dtype or a device.
             takes_tensor_arguments = method in ("to", "type") and any(
-                self._is_dtype_argument(a.value) or (a.keyword is not None and a.keyword.value in ("dtype", "device"))
+                self.is_dtype_argument(a.value) or (a.keyword is not None and a.keyword.value in ("dtype", "device"))
                 for a in node.args)
             if tensor or method not in sem.MAYBE_VIEW_METHODS_NEED_TENSOR or takes_tensor_arguments \
                     or self.env.usage_of(dotted_name(receiver_node) or "") & sem.TENSOR_ONLY_METHODS:
                 device = self._moved_device(node, method, receiver, local)
                 result = self.maybe_view(receiver if tensor else UNKNOWN_TENSOR, "." + method + "()", device, receiver_node)
-                if result.ownership_op == ".to()" and any(self._is_dtype_argument(a.value) for a in node.args
+                if result.ownership_op == ".to()" and any(self.is_dtype_argument(a.value) for a in node.args
                                                          if a.keyword is None or a.keyword.value == "dtype"):
                     result = result.with_(ownership_op=".to(dtype)")  # a cast: code casts what has another dtype
                 if method in ("bool",) or (method in ("to", "type") and any(self._is_bool_dtype(a.value) for a in node.args)):
@@ -1105,7 +1101,7 @@ class Evaluator:
         memory_format = self.keyword(node, "memory_format")
         return memory_format is None or "contiguous_format" in self.source(memory_format.value)
 
-    def _is_dtype_argument(self, node: cst.BaseExpression) -> bool:
+    def is_dtype_argument(self, node: cst.BaseExpression) -> bool:
         qualified = self.qualify(node) or ""
         return qualified.startswith("torch.") and qualified.split(".")[-1] in sem.DTYPE_NAMES
 
@@ -1137,7 +1133,7 @@ class Evaluator:
         device = self.keyword(node, "device")
         positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
         target = device.value if device is not None else (positional[0] if positional else None)
-        if target is None or self._is_dtype_argument(target):
+        if target is None or self.is_dtype_argument(target):
             return receiver.device if not any(a.star for a in node.args) else Device.UNKNOWN
         found = self._device_expression(target, local)
         if found is not Device.UNKNOWN:

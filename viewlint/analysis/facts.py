@@ -731,25 +731,22 @@ class Facts:
             if name is not None and name.startswith("self.") and name.count(".") == 1:
                 self.recorder.assigned(name[5:], value)
 
-    def in_host_copy_fallback(self, node: cst.CSTNode) -> bool:
-        """`x_host if x_host is not None else x.tolist()`, `if seq_lens_cpu is None: n = seq_lens.cpu()`: the
-        device read is the fallback for a host copy the callers give; or it is in a branch that logs a warning
-        and gives up (an error path, like `raise`; the `if` test itself still runs on every call)."""
-        branches: list[tuple[cst.BaseExpression, cst.CSTNode, Optional[cst.CSTNode]]] = []
+    def in_fallback_path(self, node: cst.CSTNode) -> bool:
+        """Whether `node` runs only on a fallback path: in the branch taken when the callers give no host copy
+        (`x_host if x_host is not None else x.tolist()`, `if seq_lens_cpu is None: n = seq_lens.cpu()`), or in a
+        branch that logs a warning and gives up (an error path, like `raise`; the `if` test itself still runs on
+        every call)."""
+        ifs = [c.node for c in self.contexts.contexts if isinstance(c.node, cst.If)]
         statement = self.current_statement
-        if statement is not None:
-            branches.extend((n.test, n.body, n.orelse) for n in descendants(statement) if isinstance(n, cst.IfExp))
-        branches.extend((c.node.test, c.node.body, c.node.orelse) for c in self.contexts.contexts
-                        if isinstance(c.node, cst.If))
-        for context in self.contexts.contexts:
-            if isinstance(context.node, cst.If) and warns_and_leaves(context.node) \
-                    and any(n is node for n in descendants(context.node.body)):
-                return True  # `if mismatch: logger.warning(..., t.tolist()); return None`: the error path
-        for test, body, orelse in branches:
-            present = _host_copy_test(test)
-            if present is None:
-                continue
-            fallback = orelse if present else body
+        expressions = [n for n in descendants(statement) if isinstance(n, cst.IfExp)] if statement is not None else []
+        for branch in (*ifs, *expressions):
+            if isinstance(branch, cst.If) and warns_and_leaves(branch):
+                fallback: Optional[cst.CSTNode] = branch.body
+            else:
+                present = _host_copy_test(branch.test)
+                if present is None:
+                    continue
+                fallback = branch.orelse if present else branch.body
             if fallback is not None and any(n is node for n in descendants(fallback)):
                 return True
         return False
@@ -916,7 +913,6 @@ def _host_copy_test(test: cst.BaseExpression) -> Optional[bool]:
             and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"
             and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))):
         return None
-    last = (dotted_name(test.left) or "").split(".")[-1].lower()
-    if not (last.endswith(("_cpu", "_host")) or last.startswith(("cpu_", "host_")) or "_cpu_" in last):
+    if not sem.named_host_side(dotted_name(test.left) or ""):
         return None
     return isinstance(test.comparisons[0].operator, cst.IsNot)

@@ -457,7 +457,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
     assigned: dict[tuple[str, str], bool] = {}
     # Containers a method sets back to None after taking them (`pending, self.group = self.group, None`): a
     # batch being collected, handed on when it closes, not a store that outlives the calls.
-    drained: dict[str, set[str]] = {}
+    drained: set[str] = set()
     for fn, info, nodes in functions:
         if info is None:
             continue
@@ -470,7 +470,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
         for attribute, value in _self_assignments(nodes):
             if type(value) is ast.Constant and value.value is None and fn.name != "__init__" \
                     and not semantics.looks_long_lived(attribute):  # type: ignore[attr-defined]
-                drained.setdefault(info.name, set()).add(attribute)
+                drained.add(attribute)
             info.assigned_attributes.add(attribute)
             key = (info.name, attribute)
             assigned[key] = assigned.get(key, True) and _is_host_expression(value)
@@ -502,10 +502,9 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
         if host:
             index.classes[class_name].host_attributes.add(attribute)
     if drained:  # a subclass drains what its base collects: by name, across the module's classes
-        names = set().union(*drained.values())
-        index.drained_attributes.update(names)
+        index.drained_attributes.update(drained)
         for info in index.classes.values():
-            info.container_attributes.difference_update(names)
+            info.container_attributes.difference_update(drained)
 
     # Which functions and methods keep a parameter alive.
     for fn, info, nodes in functions:

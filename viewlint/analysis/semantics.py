@@ -325,15 +325,16 @@ GRID_METADATA_NAMES = ("*grid_thw*", "*grid_hw*", "*grid_sizes*", "*tgt_sizes*",
 _GRID_METADATA = re.compile("|".join(fnmatch.translate(pattern) for pattern in GRID_METADATA_NAMES))
 
 
-def looks_cpu_name(name: str) -> bool:
-    """`seq_lens_cpu`, `batch.positions_cpu`, `lens_cpu_int`, `cpu_indices`: the naming convention for host-side
-    tensors; and grid metadata (`image_grid_thw`), whose device the code cannot tell."""
+def named_host_side(name: str) -> bool:
+    """`seq_lens_cpu`, `batch.positions_cpu`, `lens_cpu_int`, `cpu_indices`, `host_seq_lens`, `cu_seqlens_host`:
+    the naming convention for host-side copies of tensors."""
     last = name.split(".")[-1].lower()
-    if last.endswith("_cpu") or last.startswith("cpu_") or "_cpu_" in last:
-        return True
-    if last.startswith("host_") or last.endswith("_host"):
-        return True  # `host_seq_lens`, `lens_host`: the same convention
-    return _GRID_METADATA.match(last) is not None
+    return last.endswith(("_cpu", "_host")) or last.startswith(("cpu_", "host_")) or "_cpu_" in last
+
+
+def looks_cpu_name(name: str) -> bool:
+    """A host-side name by convention, or grid metadata (`image_grid_thw`), whose device the code cannot tell."""
+    return named_host_side(name) or _GRID_METADATA.match(name.split(".")[-1].lower()) is not None
 
 
 def looks_long_lived(name: str, extra: tuple[str, ...] = ()) -> bool:
@@ -398,3 +399,13 @@ LOGGING_WORDS = ("log_interval", "logging_steps", "print_freq", "log_every", "de
                  "diagnostic")
 # Class names of debugging tools (`DebugUnderflowOverflow`): their hooks inspect values on purpose, when enabled.
 DEBUG_CLASS_WORDS = ("Debug",)
+# Class names of modules that check a pipeline's final output (diffusers' `StableDiffusionSafetyChecker`): once per
+# generated output, even though they are modules.
+OUTPUT_CHECKER_CLASS_WORDS = ("SafetyChecker",)
+# Class names (or base names) of data preparation and orchestration: their `forward`/`__call__` run once per
+# batch or request (feature extractors, processors, collators, pipelines and pipeline stages), not per layer.
+PREPROCESSING_CLASS_WORDS = ("FeatureExtract", "ImageProcessor", "VideoProcessor", "ProcessorMixin", "Tokenizer",
+                             "Collator", "Pipeline", "Stage")
+# Receivers whose `.step()` runs a training or denoising step, and callables that run a model.
+OPTIMIZER_WORDS = ("optim", "opt", "scaler", "scheduler")
+MODEL_NAMES = frozenset({"model", "net", "policy", "decoder", "generator", "engine"})

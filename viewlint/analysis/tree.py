@@ -67,6 +67,18 @@ def _walked(node_type: type) -> bool:
     return walked
 
 
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The direct children of `node` in source order, without whitespace or punctuation."""
+    found: list[cst.CSTNode] = []
+    for name in _child_fields(type(node)):
+        value = getattr(node, name)
+        if type(value) is tuple or type(value) is list:
+            found.extend(child for child in value if _WALKED.get(type(child)) or _walked(type(child)))
+        elif _WALKED.get(type(value)) or _walked(type(value)):
+            found.append(value)
+    return found
+
+
 def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The nodes under `node` (itself first) in source order, without whitespace or punctuation;
     much cheaper than a libcst visitor, which rebuilds every node it passes."""
@@ -74,15 +86,7 @@ def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        children: list[cst.CSTNode] = []
-        for name in _child_fields(type(current)):
-            value = getattr(current, name)
-            if type(value) is tuple or type(value) is list:
-                children.extend(child for child in value if _WALKED.get(type(child)) or _walked(type(child)))
-            elif _WALKED.get(type(value)) or _walked(type(value)):
-                children.append(value)
-        children.reverse()
-        stack.extend(children)
+        stack.extend(reversed(children(current)))
 
 
 def walk_events(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, bool]]:
