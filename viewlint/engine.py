@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequenc
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
+from viewlint.analysis import stack
 from viewlint.analysis.module_index import build_index_from_ast
 from viewlint.analysis.tree import parse_module
 from viewlint.analysis.callgraph import callgraph_of
@@ -30,7 +31,7 @@ from viewlint.analysis.facts import Facts, Report
 from viewlint.analysis.project import Project
 from viewlint.analysis.summaries import ModuleSummaries
 from viewlint.analysis.walker import Walker
-from viewlint.prefilter import Reduction, reduce
+from viewlint.prefilter import Reduction, reduce, split_lines
 from viewlint.diagnostics import (
     INTERNAL_ERROR,
     IO_ERROR,
@@ -139,12 +140,71 @@ def lint_text(text: str, display: str, settings: Settings, relative: Optional[st
 
 def lint_text_with_dependencies(text: str, display: str, settings: Settings,
                                 relative: Optional[str] = None) -> tuple[list[Diagnostic], dict[str, str]]:
-    """The diagnostics, and the other modules of the project (path -> content digest) they rely on."""
+    """The diagnostics, and the other modules of the project (path -> content digest) they rely on.
+
+    Valid code can nest deeper than the default recursion limit allows the parsers and the walk to
+    follow (a chain of hundreds of calls, hundreds of joined strings): a file that runs out of stack
+    is linted again on a thread with a deep stack. Any other failure is a VL002 for this file alone.
+    """
     project = Project(display)
-    return _lint_text(text, display, settings, relative, project), project.dependencies
+    stack.reset()
+    try:
+        diagnostics = _lint_text(text, display, settings, relative, project, deep=False)
+        if not stack.reset():
+            return diagnostics, project.dependencies
+    except Exception:  # noqa: BLE001 - RecursionError, or an error it left behind (libcst positions)
+        pass
+    project = Project(display)
+    outcome = _on_deep_stack(lambda: _lint_text(text, display, settings, relative, project, deep=True))
+    stack.reset()
+    if isinstance(outcome, BaseException):
+        message = ("internal error: code nested too deeply to analyse" if isinstance(outcome, RecursionError)
+                   else f"internal error: {type(outcome).__name__}: {outcome}".splitlines()[0])
+        return [_reserved(display, INTERNAL_ERROR, message)], project.dependencies
+    return outcome, project.dependencies
 
 
-def _lint_text(text: str, display: str, settings: Settings, relative: Optional[str], project: Project) -> list[Diagnostic]:
+DEEP_RECURSION_LIMIT = 60_000
+DEEP_STACK_BYTES = 1024 * 1024 * 1024  # reserved address space; only the pages a deep file touches are used
+
+
+def _on_deep_stack(work: Callable[[], Any]) -> Any:
+    """`work()` on a thread with a large stack and a high recursion limit; its result, or the exception it raised."""
+    import sys
+    import threading
+
+    outcome: list[Any] = [RecursionError("no result")]
+
+    def target() -> None:
+        try:
+            outcome[0] = work()
+        except BaseException as error:  # noqa: BLE001 - handed back to the caller
+            outcome[0] = error
+
+    previous_size = threading.stack_size()
+    try:
+        threading.stack_size(DEEP_STACK_BYTES)
+        thread = threading.Thread(target=target, name="viewlint-deep", daemon=True)
+        previous_limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(previous_limit, DEEP_RECURSION_LIMIT))
+        try:
+            thread.start()
+            thread.join()
+        finally:
+            sys.setrecursionlimit(previous_limit)
+    except (ValueError, RuntimeError, MemoryError) as error:  # no thread of that size on this platform
+        return error
+    finally:
+        threading.stack_size(previous_size)
+    return outcome[0]
+
+
+class _TooDeep(Exception):
+    """The code nests deeper than the current stack lets the parsers or the walk follow."""
+
+
+def _lint_text(text: str, display: str, settings: Settings, relative: Optional[str], project: Project,
+               deep: bool = True) -> list[Diagnostic]:
     codes = settings.codes_for(relative if relative is not None else display)
     registry = all_rules()
     rule_classes = [registry[code] for code in sorted(codes) if code in registry]
@@ -159,13 +219,19 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
             tree = ast.parse(text)
     except SyntaxError as error:
         return [_reserved(display, SYNTAX_ERROR, f"syntax error: {error.msg}", error.lineno or 1, max(error.offset or 1, 1))]
-    except (ValueError, RecursionError, MemoryError) as error:
+    except RecursionError as error:
+        if not deep:
+            raise _TooDeep() from error
+        return [_reserved(display, SYNTAX_ERROR, "syntax error: too many nested parentheses or calls to compile")]
+    except (ValueError, MemoryError) as error:
         return [_reserved(display, SYNTAX_ERROR, f"syntax error: {error}".splitlines()[0])]
     # Parse with libcst only the statements an enabled rule can fire in (see viewlint.prefilter).
     try:
         index = build_index_from_ast(tree, text)
         reduction = reduce(text, tree, rule_classes, settings, index) if settings.prefilter else None
-    except RecursionError:
+    except RecursionError as error:
+        if not deep:
+            raise _TooDeep() from error
         return [_reserved(display, INTERNAL_ERROR, "internal error: code nested too deeply to analyse")]
     except Exception as error:  # a bug in the index or the prefilter must not stop the other files
         return [_reserved(display, INTERNAL_ERROR, f"internal error in the prefilter: {type(error).__name__}: {error}")]
@@ -173,30 +239,41 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
         return []
     reduced = reduction.text if reduction is not None else text
     rows = reduction.rows if reduction is not None else None
-    try:
-        module = parse_module(reduced)
-    except cst.ParserSyntaxError as error:
-        row, column, message = _syntax_error_details(text, error, reduction)
-        return [_reserved(display, SYNTAX_ERROR, f"syntax error: {message}", row, column)]
-    except RecursionError:
-        return [_reserved(display, SYNTAX_ERROR, "syntax error: expression nested too deeply to parse")]
-    except Exception as error:  # libcst's native parser can raise other errors on odd input
-        return [_reserved(display, SYNTAX_ERROR, f"syntax error: {error}".splitlines()[0])]
+    to_file_row = reduction.file_row if reduction is not None else None
+    module: Optional[cst.Module] = None
+    if len(reduced) <= PIECE_BYTES:
+        try:
+            module = parse_module(reduced)
+        except cst.ParserSyntaxError as error:
+            if _compiles(text):
+                module = None  # valid Python that libcst cannot read: lint it statement by statement
+            else:
+                row, column, message = _syntax_error_details(text, error, reduction)
+                return [_reserved(display, SYNTAX_ERROR, f"syntax error: {message}", row, column)]
+        except RecursionError as error:
+            if not deep:
+                raise _TooDeep() from error
+            return [_reserved(display, SYNTAX_ERROR, "syntax error: expression nested too deeply to parse")]
+        except Exception as error:  # libcst's native parser can raise other errors on odd input
+            return [_reserved(display, SYNTAX_ERROR, f"syntax error: {error}".splitlines()[0])]
 
     diagnostics: list[Diagnostic] = []
     try:
-        facts = Facts(module, settings, index, ModuleSummaries(index, module, settings, callgraph_of(index), project))
-        rules = [cls(facts, settings.options_for(cls.code)) for cls in rule_classes]
-        activity = _activity(module, tree, reduction) if reduction is not None and reduction.active else None
-        Walker(facts, rules, activity).walk(module)
-    except RecursionError:
+        if module is not None:
+            activity = _activity(module, tree, reduction) if reduction is not None and reduction.active else None
+            facts = _walk(module, settings, index, project, rule_classes, activity)
+            diagnostics.extend(_reserved(display, INTERNAL_ERROR, f"internal error in rule {code}: {message}")
+                               for code, message in facts.errors)
+            if facts.reports:
+                diagnostics.extend(_resolve(module, facts.reports, display, (tree, rows), reduction))
+        else:
+            diagnostics.extend(_lint_pieces(reduced, tree, reduction, display, settings, index, project, rule_classes))
+    except RecursionError as error:
+        if not deep:
+            raise _TooDeep() from error
         return [_reserved(display, INTERNAL_ERROR, "internal error: code nested too deeply to analyse")]
     except Exception as error:
         return [_reserved(display, INTERNAL_ERROR, f"internal error in the analysis: {type(error).__name__}: {error}")]
-    for code, message in facts.errors:
-        diagnostics.append(_reserved(display, INTERNAL_ERROR, f"internal error in rule {code}: {message}"))
-    if facts.reports:
-        diagnostics.extend(_resolve(module, facts.reports, display, (tree, rows), reduction))
     if not settings.ignore_noqa and diagnostics:
         suppressions = Suppressions.from_source(text)
         diagnostics = [
@@ -206,6 +283,94 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
     return sorted(set(diagnostics), key=lambda d: d.sort_key)
 
 
+
+
+# Parsed text longer than this is parsed, walked and resolved a piece at a time (runs of whole
+# module-level statements about this long): libcst's tree takes ~700 bytes of memory per byte of
+# source, so a generated file of megabytes would otherwise need gigabytes, and everything kept per
+# statement stays bounded. Values bound at module level carry from one piece to the next.
+PIECE_BYTES = 256 * 1024
+
+
+def _compiles(text: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, "<viewlint>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, MemoryError):
+        return False
+    return True
+
+
+def _walk(module: cst.Module, settings: Settings, index: Any, project: Project, rule_classes: list[type],
+          activity: Optional[dict[int, frozenset[str]]], module_values: Optional[dict[str, Any]] = None) -> Facts:
+    """Walk one module (or one piece of it) with fresh facts and rules; `module_values`: what the
+    module level bound before this piece."""
+    facts = Facts(module, settings, index, ModuleSummaries(index, module, settings, callgraph_of(index), project))
+    if module_values:
+        facts._scopes[0].update(module_values)
+    rules = [cls(facts, settings.options_for(cls.code)) for cls in rule_classes]
+    Walker(facts, rules, activity).walk(module)
+    return facts
+
+
+def _piece_starts(text: str, tree: ast.Module, reduction: Optional[Reduction]) -> list[int]:
+    """Rows of `text` where a module-level statement (with its decorators) starts: where the text
+    can be cut into pieces that parse alone."""
+    inverse: Optional[dict[int, int]] = None
+    if reduction is not None and reduction.line_map:
+        inverse = {file_row: k for k, file_row in enumerate(reduction.line_map, start=1)}
+    starts = []
+    for statement in tree.body:
+        first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
+        row = inverse.get(first) if inverse is not None else first
+        if row is not None and statement.col_offset == 0:
+            starts.append(row)
+    return sorted(set(starts))
+
+
+def _lint_pieces(text: str, tree: ast.Module, reduction: Optional[Reduction], display: str, settings: Settings,
+                 index: Any, project: Project, rule_classes: list[type]) -> list[Diagnostic]:
+    """Lint `text` a run of module-level statements at a time (see PIECE_BYTES); a statement that
+    libcst cannot parse although CPython can (`(y): int = 1`) is left out, not the whole file."""
+    lines = [content + ending for content, ending in split_lines(text)]
+    starts = _piece_starts(text, tree, reduction)
+    if not starts or starts[0] != 1:
+        starts = [1, *starts]
+    bounds = starts + [len(lines) + 1]
+    groups: list[tuple[int, int]] = []
+    first, size = bounds[0], 0
+    for row, following in zip(bounds, bounds[1:]):
+        size += sum(len(line) for line in lines[row - 1:following - 1])
+        if size >= PIECE_BYTES:
+            groups.append((first, following))
+            first, size = following, 0
+    if first < bounds[-1]:
+        groups.append((first, bounds[-1]))
+    diagnostics: list[Diagnostic] = []
+    module_values: dict[str, Any] = {}
+    pending = list(reversed(groups))
+    while pending:
+        first, last = pending.pop()
+        piece = "".join(lines[first - 1:last - 1])
+        try:
+            module = parse_module(piece)
+        except cst.ParserSyntaxError:
+            inner = [row for row in bounds if first < row < last]
+            if inner:  # try the statements one at a time, to leave out only the one libcst cannot read
+                cuts = [first, *inner, last]
+                pending.extend(reversed(list(zip(cuts, cuts[1:]))))
+            continue
+        facts = _walk(module, settings, index, project, rule_classes, None, module_values)
+        module_values = dict(facts._scopes[0])
+        diagnostics.extend(_reserved(display, INTERNAL_ERROR, f"internal error in rule {code}: {message}")
+                           for code, message in facts.errors)
+        if facts.reports:
+            shift = first - 1
+            file_row = (lambda row, shift=shift: reduction.file_row(row + shift)) if reduction is not None \
+                else (lambda row, shift=shift: row + shift)
+            diagnostics.extend(_resolve(module, facts.reports, display, file_row=file_row))
+    return diagnostics
 
 
 def _syntax_error_details(text: str, error: cst.ParserSyntaxError, reduction: Optional[Reduction] = None) -> tuple[int, int, str]:
@@ -272,30 +437,53 @@ def _activity(module: cst.Module, tree: ast.Module, reduction: Reduction) -> Opt
     return activity
 
 
+def positions_of(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
+    """libcst's syntactic positions of every node of `module`.
+
+    The same table as `MetadataWrapper(module).resolve(PositionProvider)`, without the wrapper's
+    extra visit of the whole tree (a third of the cost), which only batchable providers need.
+    """
+    provider = PositionProvider()
+    generate = getattr(provider, "_gen_impl", None)
+    computed = getattr(provider, "_computed", None)
+    if generate is None or not isinstance(computed, dict):  # a libcst without these internals
+        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    generate(module)
+    return computed
+
+
 class _Positions:
     """Positions of the nodes under a few module-level statements, each computed from that
     statement alone (code generation of the whole module costs as much as the walk)."""
 
     def __init__(self, tables: list[tuple[Mapping[cst.CSTNode, CodeRange], int]],
                  file_row: Optional[Callable[[int], int]] = None) -> None:
-        self._tables = tables
         self._file_row = file_row  # maps rows of a reduced text to the file's
+        if len(tables) == 1:
+            self._table, self._shift = tables[0]
+            self._shifts: Optional[dict[cst.CSTNode, int]] = None
+        else:  # one lookup per node, whatever the number of statements with findings
+            merged: dict[cst.CSTNode, CodeRange] = {}
+            shifts: dict[cst.CSTNode, int] = {}
+            for table, shift in tables:
+                merged.update(table)
+                if shift:
+                    shifts.update(dict.fromkeys(table, shift))
+            self._table, self._shift, self._shifts = merged, 0, shifts
 
     def __contains__(self, node: object) -> bool:
-        return any(node in table for table, _ in self._tables)
+        return node in self._table
 
     def __getitem__(self, node: cst.CSTNode) -> CodeRange:
-        for table, shift in self._tables:
-            found = table.get(node)
-            if found is not None:
-                if self._file_row is not None:
-                    return CodeRange(CodePosition(self._file_row(found.start.line), found.start.column),
-                                     CodePosition(self._file_row(found.end.line), found.end.column))
-                if not shift:
-                    return found
-                return CodeRange(CodePosition(found.start.line + shift, found.start.column),
-                                 CodePosition(found.end.line + shift, found.end.column))
-        raise KeyError(node)
+        found = self._table[node]
+        if self._file_row is not None:
+            return CodeRange(CodePosition(self._file_row(found.start.line), found.start.column),
+                             CodePosition(self._file_row(found.end.line), found.end.column))
+        shift = self._shift if self._shifts is None else self._shifts.get(node, 0)
+        if not shift:
+            return found
+        return CodeRange(CodePosition(found.start.line + shift, found.start.column),
+                         CodePosition(found.end.line + shift, found.end.column))
 
 
 def _statement_positions(module: cst.Module, reports: list[Report], tree: ast.Module,
@@ -334,7 +522,7 @@ def _statement_positions(module: cst.Module, reports: list[Report], tree: ast.Mo
             continue
         done.add(id(unit))
         alone = module.with_changes(header=(), body=(wrapper,), footer=())
-        table = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
+        table = positions_of(alone)
         tables.append((table, start - table[unit].start.line))
     positions = _Positions(tables)
     needed = [node for report in reports for node in (report.node, *(n for n, _ in report.edits))]
@@ -343,15 +531,15 @@ def _statement_positions(module: cst.Module, reports: list[Report], tree: ast.Mo
 
 def _resolve(module: cst.Module, reports: list[Report], display: str,
              located: Optional[tuple[ast.Module, Optional[bytearray]]] = None,
-             reduction: Optional[Reduction] = None) -> list[Diagnostic]:
+             reduction: Optional[Reduction] = None, file_row: Optional[Callable[[int], int]] = None) -> list[Diagnostic]:
     """Turn reports (nodes) into diagnostics (rows and columns); `located`: the file's `ast` and
     the rows the prefilter kept (None: all), to compute positions statement by statement;
     `reduction`: maps rows of the parsed text back to the file's."""
     partial = reduction.partial if reduction is not None else frozenset()
     positions: Any = _statement_positions(module, reports, *located, partial) if located is not None else None
     if positions is None:
-        table = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-        positions = _Positions([(table, 0)], reduction.file_row if reduction is not None else None)
+        table = positions_of(module)
+        positions = _Positions([(table, 0)], file_row or (reduction.file_row if reduction is not None else None))
     diagnostics = []
     for report in reports:
         position = positions[report.node]

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Optional, Protocol
 
 import libcst as cst
 
+from viewlint.analysis import stack
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.tree import descendants, dotted_name
@@ -233,6 +234,11 @@ class Evaluator:
         self.env = env
         self.index = env.index
         self._cpu_names: frozenset[str] = frozenset()
+        # Values already computed during the current outermost `evaluate` (the environment does not change
+        # inside one): a receiver is read both to resolve a call and to type the method, and a chain of
+        # calls would otherwise be evaluated 2**depth times. Keyed by node and locals identity; the entry
+        # keeps both alive so their ids cannot be reused.
+        self._memo: Optional[dict[tuple[int, int], tuple[Value, cst.CSTNode, Locals]]] = None
 
     def configure(self, cpu_names: frozenset[str]) -> None:
         self._cpu_names = cpu_names
@@ -255,9 +261,26 @@ class Evaluator:
         try:
             return self.evaluate(node, {})
         except RecursionError:
+            stack.ran_out()
             return UNKNOWN
 
     def evaluate(self, node: cst.BaseExpression, local: Locals) -> Value:
+        memo = self._memo
+        if memo is None:
+            self._memo = {}
+            try:
+                return self._evaluate(node, local)
+            finally:
+                self._memo = None
+        key = (id(node), id(local))
+        hit = memo.get(key)
+        if hit is not None:
+            return hit[0]
+        value = self._evaluate(node, local)
+        memo[key] = (value, node, local)
+        return value
+
+    def _evaluate(self, node: cst.BaseExpression, local: Locals) -> Value:
         kind = type(node)
         if kind is cst.Name:
             name = node.value  # type: ignore[attr-defined]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 import libcst as cst
 
+from viewlint.analysis import stack
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.contexts import DEFAULT_SYNC_ALLOWED_CONTEXTS, ContextStack, is_setup_name, warns_and_leaves
@@ -275,6 +276,7 @@ class Facts:
         try:
             return self.evaluator.index_kind(node)
         except RecursionError:
+            stack.ran_out()
             return IndexKind.UNKNOWN
 
     def may_be_on_device(self, value: Value) -> bool:

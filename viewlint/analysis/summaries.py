@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import libcst as cst
 
+from viewlint.analysis import stack
 from viewlint.analysis.callgraph import CallGraph, FunctionInfo, FunctionKey, host_annotation
 from viewlint.analysis.features import dotted
 from viewlint.analysis.contexts import Context
@@ -258,7 +259,7 @@ class ModuleSummaries:
         try:
             Walker(facts, [recorder]).walk(node)  # type: ignore[list-item]
         except RecursionError:
-            pass
+            stack.ran_out()
         finally:
             self._active.pop()
         self._runs[key] = recorder.result

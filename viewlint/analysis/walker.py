@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import libcst as cst
 
+from viewlint.analysis import stack
 from viewlint.analysis.tree import _FIELDS, _WALKED, _child_fields, _walked
 
 if TYPE_CHECKING:
@@ -123,6 +124,8 @@ class Walker(cst.CSTVisitor):
             try:
                 handler(node)
             except Exception as error:  # a bug in one rule must not stop the others
+                if isinstance(error, RecursionError):
+                    stack.ran_out()
                 self._disabled.add(rule.code)
                 self.facts.errors.append((rule.code, f"{type(error).__name__}: {error}"))
 

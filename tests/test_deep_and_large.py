@@ -1,0 +1,137 @@
+"""Deeply nested statements and very large files: findings come out, with no traceback, no hang,
+and a cost that grows linearly with the file (issue 14, items 1, 5, 11 and 12)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import run_viewlint
+
+import viewlint.engine as engine
+from viewlint.settings import Settings
+
+
+def lint(source: str, **settings) -> list[tuple[int, int, str]]:
+    diagnostics = engine.lint_text(source, "snippet.py", Settings(select=("ALL",), **settings))
+    return [(d.start.row, d.start.column, d.code) for d in diagnostics]
+
+
+def chain_of_contiguous(n: int) -> str:
+    return "import torch\nx = torch.zeros(3)\ny = x" + ".contiguous()" * n + "\n"
+
+
+def sync_then_additions(n: int) -> str:
+    return ("import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+            "        return x.max().item()" + " + 1" * n + "\n")
+
+
+def joined_strings(n: int) -> str:
+    strings = "\n".join(f'"s{i}"' for i in range(n))
+    return ("import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+            f"        print(x.max().item(), ({strings}))\n        return x\n")
+
+
+@pytest.mark.parametrize("prefilter", [True, False])
+def test_a_long_chain_of_calls_gives_every_finding(prefilter: bool) -> None:
+    # 240 chained calls: the recursion limit runs out in the positions (a traceback once), and
+    # each call's receiver was evaluated twice per level (2**240 steps: a hang once).
+    found = lint(chain_of_contiguous(240), prefilter=prefilter)
+    assert len(found) == 240
+    assert {code for _, _, code in found} == {"VL301"}
+
+
+@pytest.mark.parametrize("prefilter", [True, False])
+def test_a_sync_inside_a_deep_expression_is_found(prefilter: bool) -> None:
+    assert lint(sync_then_additions(350), prefilter=prefilter) == [(6, 16, "VL401")]
+
+
+@pytest.mark.parametrize("prefilter", [True, False])
+def test_a_finding_beside_hundreds_of_joined_strings_is_found(prefilter: bool) -> None:
+    # libcst's positions raised KeyError (after running out of stack) on this statement.
+    assert lint(joined_strings(500), prefilter=prefilter) == [(6, 15, "VL401")]
+
+
+def test_a_chain_of_a_thousand_casts_is_not_an_internal_error() -> None:
+    source = "import torch\nx = torch.zeros(3).cuda()\ny = x" + ".float()" * 1000 + ".cpu()\n"
+    for prefilter in (True, False):
+        codes = {code for _, _, code in lint(source, prefilter=prefilter)}
+        assert "VL002" not in codes and "VL000" not in codes
+
+
+def test_deep_files_do_not_stop_the_other_files(tmp_path: Path) -> None:
+    (tmp_path / "a_deep.py").write_text(sync_then_additions(350))
+    (tmp_path / "b_chain.py").write_text(chain_of_contiguous(200))
+    (tmp_path / "c_plain.py").write_text(
+        "import torch\n\n\ndef f(buf: torch.Tensor, rows: list[int], v: torch.Tensor) -> None:\n    buf[rows].copy_(v)\n")
+    for jobs in ("1", "2"):
+        result = run_viewlint("check", "--no-cache", "-j", jobs, "--select", "ALL", "--output-format", "concise", ".",
+                              cwd=tmp_path)
+        assert "Traceback" not in result.stderr, result.stderr[-2000:]
+        assert result.returncode == 1
+        lines = result.stdout.splitlines()
+        assert any(line.startswith("a_deep.py:6:16: VL401") for line in lines)
+        assert sum(line.startswith("b_chain.py:3:5: VL301") for line in lines) == 200
+        assert any(line.startswith("c_plain.py:5:5: VL201") for line in lines)
+
+
+def test_fix_on_a_long_chain_leaves_code_that_compiles(tmp_path: Path) -> None:
+    path = tmp_path / "chain.py"
+    path.write_text(chain_of_contiguous(200))
+    result = run_viewlint("check", "--no-cache", "--fix", "chain.py", cwd=tmp_path)
+    assert "Traceback" not in result.stderr
+    fixed = path.read_text()
+    compile(fixed, "chain.py", "exec")
+    assert fixed.count(".contiguous()") < 200
+
+
+# ----------------------------------------------------------------------------- large files
+
+BLOCK = '''
+
+class Block{i}(torch.nn.Module):
+    def forward(self, x, key):
+        pieces = torch.split(x, 2)
+        self.cache[key] = pieces[0]
+        idx = torch.tensor([0, 1])
+        x[idx].copy_(x[:2] * 2)
+        n = x.max().item()
+        return x.contiguous().contiguous() + n
+'''
+
+
+def test_a_file_linted_in_pieces_gives_the_same_findings_as_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    source = "import torch\nSCALE = torch.ones(2)\n" + "".join(BLOCK.format(i=i) for i in range(40)) + \
+        "\nSCALE[torch.tensor([0])].fill_(2.0)\n"
+    whole = engine.lint_text(source, "big.py", Settings(select=("ALL",)))
+    monkeypatch.setattr(engine, "PIECE_BYTES", 600)  # a few blocks per piece
+    pieces = engine.lint_text(source, "big.py", Settings(select=("ALL",)))
+    assert len(whole) > 40 * 3
+    assert pieces == whole
+    # The module-level tensor bound in the first piece is still known in the last one.
+    assert any(d.code == "VL201" and d.start.row == source.count("\n") for d in pieces)
+
+
+def test_valid_code_libcst_cannot_parse_is_left_out_alone() -> None:
+    # CPython accepts a parenthesised annotated target; libcst's parser does not.
+    source = (
+        "import torch\n"
+        "\n"
+        "class A:\n"
+        "    (y): int = 1\n"
+        "\n"
+        "\n"
+        "def f(x):\n"
+        "    idx = torch.tensor([0])\n"
+        "    x[idx].copy_(x[:1])\n"
+    )
+    compile(source, "a.py", "exec")
+    assert lint(source) == [(9, 5, "VL201")]
+    assert lint(source, prefilter=False) == [(9, 5, "VL201")]
+
+
+def test_a_real_syntax_error_is_still_vl000_at_its_line() -> None:
+    source = "import torch\n\n\ndef f(x):\n    return x[\n\n\ndef g(:\n"
+    found = lint(source)
+    assert [code for _, _, code in found] == ["VL000"]
