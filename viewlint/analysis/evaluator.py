@@ -886,7 +886,7 @@ class Evaluator:
                 qualified == "torch.tensor" and zero_dim is False and isinstance(first, (cst.List, cst.ListComp))
             )
             # Row-major unless the strides are explicit, follow an input, or another memory format is asked for.
-            contiguous = None if qualified in sem.NON_CONTIGUOUS_FACTORIES or not self.default_memory_format(node) else True
+            contiguous = None if qualified in sem.NON_CONTIGUOUS_FACTORIES else self.memory_format_layout(node)
             # On the CPU without a device (`torch.tensor(t)` of a tensor keeps t's device), or on the one named.
             if device is None:
                 device = first_value.device if qualified == "torch.tensor" and first_value.is_tensor else Device.CPU
@@ -1047,8 +1047,8 @@ class Evaluator:
                     result = result.with_(bool_mask=True)
                 if method in ("long", "int") and receiver.bool_mask:
                     result = result.with_(bool_mask=False, index_like=True)
-                if not self.default_memory_format(node):
-                    result = result.with_(contiguous=None)  # `.to(memory_format=torch.channels_last)`
+                if not self.default_memory_format(node):  # `.to(memory_format=torch.channels_last)`
+                    result = result.with_(contiguous=self.memory_format_layout(node))
                 return result
             return UNKNOWN
         if method == "numpy" and (tensor or receiver.kind is Kind.UNKNOWN):
@@ -1118,6 +1118,18 @@ class Evaluator:
         if method == "to":
             return self._to_device(node, receiver, local)
         return receiver.device
+
+    def memory_format_layout(self, node: cst.Call) -> Optional[bool]:
+        """Whether the result of a call with this `memory_format=` is row-major: True for the default or
+        `torch.contiguous_format`; False for `channels_last`/`channels_last_3d` (strided, but for sizes
+        of 1); None for `preserve_format` or a format the analysis cannot read."""
+        memory_format = self.keyword(node, "memory_format")
+        if memory_format is None:
+            return True
+        text = self.source(memory_format.value)
+        if "contiguous_format" in text:
+            return True
+        return False if text.rsplit(".", 1)[-1] in ("channels_last", "channels_last_3d") else None
 
     def default_memory_format(self, node: cst.Call) -> bool:
         """No `memory_format=` argument, or `torch.contiguous_format`: the result is row-major."""
