@@ -424,6 +424,7 @@ def _fix_stdin(display: str, settings: Any, *, diff: bool, unsafe_fixes: bool, o
 
 def _add_noqa(results: list, quiet: bool) -> int:
     from viewlint.diagnostics import RESERVED_CODES
+    from viewlint.fix import FileChangedError, FixError, decode_for_fix, write_atomically
     from viewlint.suppression import add_noqa
 
     total = 0
@@ -434,14 +435,16 @@ def _add_noqa(results: list, quiet: bool) -> int:
         new_text, changed = add_noqa(result.source, findings)
         if changed:
             path = Path(result.path)
-            original = path.read_bytes()
-            encoding = "utf-8"
-            newline_bytes = new_text.encode(encoding)
-            if original.startswith(b"\xef\xbb\xbf"):
-                newline_bytes = b"\xef\xbb\xbf" + newline_bytes
-            from viewlint.fix import write_atomically
-
-            write_atomically(path, newline_bytes, expected=original)
+            try:
+                original = path.read_bytes()
+                # Written back in the file's own encoding (its coding cookie, its BOM), as `--fix` does.
+                decoded = decode_for_fix(original)
+                if decoded.text != result.source:
+                    raise FixError("the file changed while it was being linted; not changed")
+                write_atomically(path, decoded.encode(new_text), expected=original)
+            except (FixError, FileChangedError, OSError) as error:
+                click.echo(f"{result.path}: noqa directives not added: {error}", err=True)
+                continue
             total += changed
     if not quiet:
         click.echo(f"Added {total} noqa directive{'s' if total != 1 else ''}.", err=True)

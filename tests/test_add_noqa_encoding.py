@@ -1,0 +1,45 @@
+"""`--add-noqa` writes a file back in its own encoding, as `--fix` does (issue 14, item 3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import run_viewlint
+
+BODY = (
+    "import torch\n"
+    "\n"
+    "\n"
+    "def write_rows(buf: torch.Tensor, rows: list[int], value: torch.Tensor) -> str:\n"
+    "    buf[rows].copy_(value)\n"
+    "    return NAME\n"
+)
+
+
+@pytest.mark.parametrize("encoding, word", [("latin-1", "naïve"), ("cp1252", "“quoted” – €"), ("utf-8", "naïve ✓")])
+def test_add_noqa_keeps_the_coding_declared(tmp_path: Path, encoding: str, word: str) -> None:
+    text = f"# -*- coding: {encoding} -*-\n" + f"NAME = {word!r}\n" + BODY
+    path = tmp_path / "declared.py"
+    path.write_bytes(text.encode(encoding))
+    result = run_viewlint("check", "--no-cache", "--add-noqa", "declared.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    data = path.read_bytes()
+    # The bytes outside the added comment are the original ones, in the original encoding.
+    expected = text.replace("buf[rows].copy_(value)\n", "buf[rows].copy_(value)  # noqa: VL201\n").encode(encoding)
+    assert data == expected
+    namespace: dict = {}
+    exec(compile(data, "declared.py", "exec"), namespace)
+    assert namespace["NAME"] == word
+    again = run_viewlint("check", "--no-cache", "declared.py", cwd=tmp_path)
+    assert again.returncode == 0, again.stdout
+
+
+def test_add_noqa_keeps_a_bom(tmp_path: Path) -> None:
+    path = tmp_path / "bom.py"
+    path.write_bytes(b"\xef\xbb\xbf" + ("NAME = 'é'\n" + BODY).encode("utf-8"))
+    result = run_viewlint("check", "--no-cache", "--add-noqa", "bom.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert path.read_bytes().startswith(b"\xef\xbb\xbfNAME = '\xc3\xa9'\n")
+    assert b"# noqa: VL201" in path.read_bytes()
