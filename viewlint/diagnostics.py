@@ -100,8 +100,12 @@ class Diagnostic:
     statement_rows: tuple[int, int] = field(default=(0, 0), compare=False)
 
     @property
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.path, self.start.row, self.start.column, self.code)
+    def sort_key(self) -> tuple[str, int, int, str, int, int, str, str]:
+        """Path, position and code, then what else tells two findings apart: the order never
+        depends on how a set or dict happened to hash them (PYTHONHASHSEED)."""
+        fix = self.fix
+        edits = "" if fix is None else repr([(e.start.row, e.start.column, e.end.row, e.end.column, e.content) for e in fix.edits])
+        return (self.path, self.start.row, self.start.column, self.code, self.end.row, self.end.column, self.message, edits)
 
     @property
     def is_internal_error(self) -> bool:
