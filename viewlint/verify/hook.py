@@ -53,8 +53,8 @@ class _InstrumentingLoader(importlib.abc.Loader):
 
     def get_code(self, fullname: str) -> CodeType:
         """The instrumented code; runpy (``python -m``) runs it as ``__main__``, :meth:`exec_module` as a module."""
-        spec = getattr(self.original, "path", None)
-        return _instrumented_code(self.path, self.source, spec or self.path)
+        filename = getattr(self.original, "path", None) or self.path  # the path the import system found
+        return _instrumented_code(self.path, self.source, filename)
 
     def exec_module(self, module: ModuleType) -> None:
         exec(self.get_code(module.__name__), module.__dict__)
@@ -206,7 +206,7 @@ def _script_argument() -> Optional[str]:
 
     While site runs, ``sys.argv[0]`` is the script as given, or ``-c``/``-m``/empty for the other forms.
     """
-    argv = getattr(sys, "argv", None)
+    argv: list[str] = getattr(sys, "argv", [])
     if not argv or argv[0] in ("", "-", "-c", "-m"):
         return None
     return os.path.realpath(argv[0])

@@ -78,8 +78,9 @@ def _package_dir(project: Path) -> Optional[str]:
     try:
         with open(project / "pyproject.toml", "rb") as handle:
             mapping = tomllib.load(handle).get("tool", {}).get("setuptools", {}).get("package-dir", {})
-        if isinstance(mapping, dict) and isinstance(mapping.get(""), str):
-            return mapping[""]
+        root = mapping.get("") if isinstance(mapping, dict) else None
+        if isinstance(root, str):
+            return root
     except (OSError, tomllib.TOMLDecodeError):
         pass
     parser = configparser.ConfigParser()
