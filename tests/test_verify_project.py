@@ -212,6 +212,30 @@ def test_check_verify_imports_from_the_root_it_is_given(project: Path, tmp_path:
     assert failed["status"] == "error" and "ImportError: attempted relative import" in failed["evidence"]
 
 
+SERVE = '''\
+"""Start serving after a warm-up in a fresh interpreter: `python -m embedserve.serve`."""
+
+import subprocess
+import sys
+
+import torch
+
+_LAST: dict[str, torch.Tensor] = {}
+
+if __name__ == "__main__":
+    subprocess.run([sys.executable, "-m", "embedserve.warmup"], check=True)
+    batch = torch.randn(8, 16)
+    _LAST["batch"] = batch[:1]
+'''
+
+
+def test_check_verify_gives_the_processes_a_file_starts_the_import_root(project: Path) -> None:
+    """The entry point starts `python -m embedserve.warmup`: that process finds the package through PYTHONPATH."""
+    (project / "src" / "embedserve" / "serve.py").write_text(SERVE, encoding="utf-8")
+    code, found, stderr = viewlint(project, "check", "--verify")
+    assert found[("serve.py", 13)]["status"] == "confirmed", stderr
+
+
 def test_a_library_module_that_cannot_be_imported_here_is_not_reached_not_an_error(project: Path) -> None:
     """Missing dependencies of library code (sglang's kernels, say) are for its tests to meet."""
     encoder = project / "src" / "embedserve" / "encoder.py"
