@@ -8,6 +8,8 @@ is imported once for most of these tests.
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -18,7 +20,7 @@ from viewlint.diagnostics import Diagnostic, Location
 from viewlint.engine import lint_path
 from viewlint.settings import Settings
 from viewlint.verify.instrument import PLANNERS, instrument
-from viewlint.verify.runner import VerifyResult, verify_scripts
+from viewlint.verify.runner import VerifyResult, verify_command, verify_scripts
 
 torch = pytest.importorskip("torch")
 
@@ -192,6 +194,51 @@ def test_cli_runs_code_only_with_verify_and_refuted_findings_pass(tmp_path: Path
     assert finding["verdict"]["evidence"].startswith("result shares storage with 'x'")
     assert finding["verdict"]["device"] == "cpu" and finding["verdict"]["hits"] == 1
     assert marker.exists() and script.read_text(encoding="utf-8") == REFUTED_ONLY  # ran; file untouched
+
+
+def test_verify_run_python_file_confirms_what_check_verify_confirms(fixtures_verified, tmp_path: Path) -> None:
+    """`verify --run "python FILE"` instruments FILE as the script it runs: every fixture gets the
+    verdicts `check --verify` gave it, and nothing is written where the command runs."""
+    checked, _ = fixtures_verified
+    found = _lint(fixture_files())
+    scripts = sorted({d.path for d in found if d.code in PLANNERS})
+    # `python FILE` once per fixture, a few at a time (each process imports torch).
+    listing = " ".join(shlex.quote(path) for path in scripts)
+    workers = min(4, os.cpu_count() or 1)
+    command = f"printf '%s\\n' {listing} | xargs -n 1 -P {workers} {shlex.quote(sys.executable)}"
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.chdir(tmp_path)  # the command runs in the current folder
+    try:
+        ran = verify_command(found, command, timeout=900, device="cpu")
+    finally:
+        monkeypatch.undo()
+    expected = {(d.path, d.code, d.start): d.verdict for d in checked.diagnostics if d.name != "look-alike"}
+    assert len(ran.diagnostics) == len(expected)
+    for diagnostic in ran.diagnostics:
+        want, got = expected[(diagnostic.path, diagnostic.code, diagnostic.start)], diagnostic.verdict
+        assert want is not None and got is not None
+        place = f"{diagnostic.code} at {diagnostic.path}:{diagnostic.start.row}"
+        assert got.status == want.status, f"{place}: check --verify {want}, verify --run {got}"
+        if want.status != "not reached":  # the reasons differ: a script, a command
+            assert (got.evidence, got.hits) == (want.evidence, want.hits), place
+    assert sum(d.verdict.status == "confirmed" for d in ran.diagnostics if d.verdict) >= 100
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_verify_run_python_file_keeps_the_scripts_exit_status_and_traceback() -> None:
+    """A script that raises or calls sys.exit ends the command as it would without viewlint."""
+    folder = DATA / "verify_scripts"
+    raised = run_viewlint("verify", "--isolated", "--no-cache", "--device", "cpu", "--output-format", "json",
+                          "--run", f"{sys.executable} a_raises.py", "a_raises.py", cwd=folder)
+    assert "exited with status 1" in raised.stderr
+    assert 'a_raises.py", line 7, in <module>' in raised.stderr and "ValueError: boom" in raised.stderr
+    assert "hook.py" not in raised.stderr  # the traceback shows the user's frames only
+    rows = {f["location"]["row"]: f["verdict"]["status"] for f in json.loads(raised.stdout)}
+    assert rows == {6: "confirmed", 8: "not reached"}
+
+    exited = run_viewlint("verify", "--isolated", "--no-cache", "--device", "cpu", "--run",
+                          f"{sys.executable} c_exits.py", "c_exits.py", cwd=folder)
+    assert "exited with status 3" in exited.stderr
 
 
 def test_verify_run_confirms_a_finding_inside_a_package() -> None:

@@ -77,9 +77,11 @@ def main() -> None:
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff instead of writing them; exit 1 when there is one.")
 @click.option("--show-fixes/--no-show-fixes", "show_fixes", default=False, help="List what --fix fixed, per file and rule (on stderr).")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="With --fix, exit 1 when anything was fixed, even if nothing remains.")
-@click.option("--verify", is_flag=True, help="Run each file with findings (as __main__, in a child process) and attach a measured verdict to each finding.")
+@click.option("--verify", is_flag=True, help="Run each file with findings (as __main__, in a child process in a temporary folder) and attach a measured verdict to each finding.")
 @click.option("--verify-timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True, metavar="SECONDS", help="With --verify: stop a file that runs longer than this.")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True, help="With --verify: where tensors are allocated (auto: cuda when available, else cpu).")
+@click.option("--verify-root", "verify_roots", multiple=True, type=click.Path(file_okay=False), metavar="DIR", help="With --verify: the folder your packages import from (default: found from pyproject.toml/setup.cfg, src/ and __init__.py files).")
+@click.option("--verify-cwd", type=click.Path(file_okay=False, exists=True), default=None, metavar="DIR", help="With --verify: run the files in DIR (default: a fresh temporary folder).")
 def check(paths: tuple[str, ...], **options: Any) -> None:
     """Lint PATHS (files or folders; default `.`; `-` reads stdin)."""
     code = run_check(paths, **options)
@@ -116,6 +118,8 @@ def run_check(
     verify_timeout: float = 60.0,
     device: str = "auto",
     verify_run: Optional[str] = None,
+    verify_roots: Sequence[str] = (),
+    verify_cwd: Optional[str] = None,
     fix: bool = False,
     unsafe_fixes: bool = False,
     diff: bool = False,
@@ -188,7 +192,8 @@ def run_check(
                           exit_zero=exit_zero, show_fixes=show_fixes, exit_non_zero_on_fix=exit_non_zero_on_fix)
     diagnostics = sorted((d for r in results for d in r.diagnostics), key=lambda d: d.sort_key)
     if verify or verify_run is not None:
-        diagnostics = _verify(diagnostics, command=verify_run, timeout=verify_timeout, device=device, quiet=quiet)
+        diagnostics = _verify(diagnostics, command=verify_run, timeout=verify_timeout, device=device, quiet=quiet,
+                              roots=verify_roots, cwd=verify_cwd)
     if add_noqa:
         return _add_noqa(results, quiet)
     _emit(diagnostics, results, output_format, output_file, statistics, unsafe_fixes=unsafe_fixes)
@@ -211,15 +216,16 @@ def run_check(
     return EXIT_OK
 
 
-def _verify(diagnostics: list, *, command: Optional[str], timeout: float, device: str, quiet: bool) -> list:
+def _verify(diagnostics: list, *, command: Optional[str], timeout: float, device: str, quiet: bool,
+            roots: Sequence[str] = (), cwd: Optional[str] = None) -> list:
     """`--verify` / `verify --run`: run the flagged code in a child process and attach verdicts."""
     from viewlint.verify.runner import VerifyError, verify_command, verify_scripts
 
     try:
         if command is None:
-            result = verify_scripts(diagnostics, timeout=timeout, device=device)
+            result = verify_scripts(diagnostics, timeout=timeout, device=device, roots=roots, cwd=cwd)
         else:
-            result = verify_command(diagnostics, command, timeout=timeout, device=device)
+            result = verify_command(diagnostics, command, timeout=timeout, device=device, roots=roots)
     except VerifyError as error:
         raise _fail(str(error))
     for line in result.messages(include_summary=not quiet):
@@ -480,7 +486,7 @@ def rule_command(code: Optional[str], show_all: bool, output_format: str) -> Non
 
 @main.command("verify")
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--run", "command", required=True, metavar="CMD", help='The command that exercises PATHS, e.g. "pytest tests/test_cache.py" (run through the shell).')
+@click.option("--run", "command", required=True, metavar="CMD", help='The command that exercises PATHS, run through the shell in the current folder: "pytest tests/", "python train.py", "python -m pkg.serve".')
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=1800.0, show_default=True, metavar="SECONDS", help="Stop the command after this long.")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True, help="cuda: allocate on the GPU and count syncs; cpu: hide GPUs from the command; auto: leave the command's devices alone.")
 @click.option("--select", multiple=True, metavar="CODES", help="Rules to enable (codes, prefixes, ALL); replaces the configured set.")
@@ -493,10 +499,12 @@ def rule_command(code: Optional[str], show_all: bool, output_format: str) -> Non
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, help="Use this pyproject.toml or viewlint.toml for every file.")
 @click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
+@click.option("--root", "verify_roots", multiple=True, type=click.Path(file_okay=False), metavar="DIR", help="The folder your packages import from, added at the end of the command's PYTHONPATH (default: found from the layout).")
 def verify_command(paths: tuple[str, ...], command: str, timeout: float, **options: Any) -> None:
-    """Lint PATHS, run CMD with an import hook that instruments the flagged modules, report verdicts.
+    """Lint PATHS, run CMD with a hook that instruments the flagged files, report verdicts.
 
-    Findings the command never reached are reported as `not reached`; the command's own output
-    goes to stderr.
+    The flagged files are instrumented however CMD runs them: imported (pytest, a worker),
+    `python -m package.module`, or `python path/to/file.py`. Findings the command never reached
+    are reported as `not reached`; the command's own output goes to stderr.
     """
     sys.exit(run_check(paths, verify_run=command, verify_timeout=timeout, **options))

@@ -6,8 +6,10 @@ The flow (DESIGN.md §6):
    every flagged site calls a probe (``__viewlint__.retain(7, value)``) and nothing else
    changes: same lines, same statements, the user's file untouched on disk.
 2. :mod:`viewlint.verify.runner` runs the instrumented code in a child process with a
-   timeout: scripts as ``__main__`` (``check --verify``), or the user's own command with an
-   import hook (``verify --run``, see :mod:`viewlint.verify.hook`). The probes
+   timeout: each file as ``__main__`` (``check --verify``; package modules under their package
+   name, see :mod:`viewlint.verify.layout`), or the user's own command with a hook that
+   instruments the flagged files however it runs them (``verify --run``, see
+   :mod:`viewlint.verify.hook`). The probes
    (:mod:`viewlint.verify.probes`, the only module that imports torch) record raw
    measurements, which come back as JSON.
 3. :mod:`viewlint.verify.verdicts` judges the measurements per rule and attaches a
@@ -38,16 +40,18 @@ SYNCS = ("VL401", "VL402", "VL403", "VL404")
 
 
 def verify_scripts(diagnostics: Sequence["Diagnostic"], *, timeout: float = DEFAULT_TIMEOUT, device: str = "auto",
-                   python: Optional[str] = None) -> "VerifyResult":
-    """Run every file with findings as ``__main__`` (one child process) and attach verdicts."""
+                   python: Optional[str] = None, roots: Sequence[str] = (), cwd: Optional[str] = None
+                   ) -> "VerifyResult":
+    """Run every file with findings as ``__main__`` (package modules as ``python -m`` would; one
+    child process, in a temporary folder unless ``cwd`` is given) and attach verdicts."""
     from viewlint.verify.runner import verify_scripts as run
 
-    return run(diagnostics, timeout=timeout, device=device, python=python)
+    return run(diagnostics, timeout=timeout, device=device, python=python, roots=roots, cwd=cwd)
 
 
 def verify_command(diagnostics: Sequence["Diagnostic"], command: str, *, timeout: Optional[float] = None,
-                   device: str = "auto") -> "VerifyResult":
-    """Run the user's ``command`` with an import hook that instruments the flagged modules."""
+                   device: str = "auto", roots: Sequence[str] = ()) -> "VerifyResult":
+    """Run the user's ``command`` with a hook that instruments the flagged files however it runs them."""
     from viewlint.verify.runner import verify_command as run
 
-    return run(diagnostics, command, timeout=timeout, device=device)
+    return run(diagnostics, command, timeout=timeout, device=device, roots=roots)

@@ -3,15 +3,21 @@
 Two modes:
 
 - :func:`verify_scripts` (``check --verify``): one child (``python -m viewlint.verify.runner``)
-  imports torch once and runs every flagged file as ``__main__`` in turn. It appends one JSON
+  imports torch once and runs every flagged file as ``__main__`` in turn: a file inside a package
+  as ``python -m package.module`` would, from its import root (:mod:`viewlint.verify.layout`),
+  any other file as ``python file.py`` would. The child works in a fresh temporary folder (or
+  the one the user names), never writes bytecode, and gets PYTHONPATH as its only change to
+  the environment: the import roots of the package files, then viewlint's own. It appends one JSON
   line per event to a progress file: ``ready`` (device), ``start`` (file), ``end`` (file, how
   it ended, the probe records of its sites). The parent follows that file: a file that runs
   past the timeout is stopped (SIGTERM, which makes the child report what it measured so far,
   then SIGKILL), and a fresh child carries on with the next file. A file that raises, calls
   ``sys.exit`` or kills its interpreter is reported and the run continues.
-- :func:`verify_command` (``verify --run``): the user's command runs with an import hook
-  (:mod:`viewlint.verify.hook`) that instruments the flagged modules as they are imported; each
-  Python process of the command leaves a JSON file of records behind.
+- :func:`verify_command` (``verify --run``): the user's command runs in the current folder with a
+  hook (:mod:`viewlint.verify.hook`) that instruments the flagged files however the command runs
+  them (imported, ``python -m``, ``python file.py``); PYTHONPATH gains the hook's folder first
+  and the flagged files' import roots last. Each Python process of the command that ran a
+  flagged file leaves a JSON file of records behind, in a temporary folder.
 
 The viewlint process never executes user code and never imports torch.
 """
@@ -35,6 +41,7 @@ from viewlint.verify import PROBE_MODULE
 
 if TYPE_CHECKING:  # the child process imports this module: keep libcst out of its start-up
     from viewlint.verify.instrument import InstrumentedFile, Site
+    from viewlint.verify.layout import ImportTarget
 
 # How long the child may take to start (import torch, pick a device) before its first file.
 STARTUP_TIMEOUT = 300.0
@@ -49,10 +56,12 @@ class VerifyError(Exception):
 
 @dataclass
 class FileOutcome:
-    """How running one file ended: ok, raised, exit, timeout, died, not-run; ``reason`` says more."""
+    """How running one file ended: ok, raised, exit, timeout, died, not-run; ``reason`` says more,
+    ``error`` is what it raised."""
 
     status: str
     reason: str = ""
+    error: str = ""
 
 
 @dataclass
@@ -120,35 +129,63 @@ def _key(diagnostic: Diagnostic) -> tuple[str, int]:
     return diagnostic.path, id(diagnostic)
 
 
-def _python_path() -> str:
-    """PYTHONPATH for a child: the folder that holds this viewlint package, then the parent's own."""
-    here = str(Path(__file__).resolve().parent.parent.parent)
-    existing = os.environ.get("PYTHONPATH", "")
-    return os.pathsep.join(p for p in (here, existing) if p)
+def _python_path(first: Sequence[str] = (), last: Sequence[str] = ()) -> str:
+    """PYTHONPATH for a child: ``first``, the parent's own PYTHONPATH, then ``last``."""
+    existing = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    ordered: list[str] = []
+    for folder in (*first, *existing, *last):
+        if folder not in ordered:
+            ordered.append(folder)
+    return os.pathsep.join(ordered)
+
+
+def _package_roots(targets: Sequence[ImportTarget]) -> list[str]:
+    """The import roots of the files that run as package modules, once each, in order."""
+    roots: list[str] = []
+    for target in targets:
+        if target.module is not None and target.root not in roots:
+            roots.append(target.root)
+    return roots
 
 
 def verify_scripts(diagnostics: Sequence[Diagnostic], *, timeout: float = 60.0, device: str = "auto",
-                   python: Optional[str] = None) -> VerifyResult:
-    """Run every file with findings as ``__main__`` in one child process and judge its sites."""
+                   python: Optional[str] = None, roots: Sequence[str] = (), cwd: Optional[str] = None
+                   ) -> VerifyResult:
+    """Run every file with findings as ``__main__`` in one child process and judge its sites.
+
+    A file inside a package runs as ``python -m package.module`` from its import root (found from
+    the layout, or among ``roots``); any other file as ``python file.py``. The child works in a
+    fresh temporary folder unless ``cwd`` names one.
+    """
+    from viewlint.verify.layout import import_target, runs_anything
     from viewlint.verify.verdicts import judge
     files, early = _instrument_all(diagnostics)
     result = VerifyResult(list(diagnostics))
     sites = {site.site_id: site for f in files for site in f.sites}
     result.sites = sites
     outcomes: dict[int, FileOutcome] = {}
+    targets = [import_target(f.path, roots) for f in files]
     if files:
         with tempfile.TemporaryDirectory(prefix="viewlint-verify-") as work:
             job = Path(work) / "job.json"
             job.write_text(json.dumps({
                 "device": device,
-                "files": [{"path": os.path.abspath(f.path), "source": f.source, "sites": [s.site_id for s in f.sites]}
-                          for f in files],
+                "files": [{"path": os.path.abspath(f.path), "source": f.source, "sites": [s.site_id for s in f.sites],
+                           "root": target.root, "module": target.module}
+                          for f, target in zip(files, targets)],
             }), encoding="utf-8")
-            _run_children(job, Path(work), len(files), timeout, python or sys.executable, result, outcomes)
-    for index, f in enumerate(files):
+            scratch = Path(work) / "cwd"
+            scratch.mkdir()
+            # The folder holding viewlint goes last: the child imports it, and it never shadows the user's modules.
+            viewlint_folder = str(Path(__file__).resolve().parent.parent.parent)
+            env = {**os.environ, "PYTHONPATH": _python_path(first=_package_roots(targets), last=[viewlint_folder])}
+            _run_children(job, Path(work), len(files), timeout, python or sys.executable, result, outcomes,
+                          env=env, cwd=cwd or str(scratch))
+    unreached: dict[str, str] = {}
+    for index, (f, target) in enumerate(zip(files, targets)):
         outcome = outcomes.get(index, FileOutcome("not-run", "the file did not run"))
         result.files[f.path] = outcome
-    unreached = {f.path: _unreached_reason(result.files[f.path], timeout) for f in files}
+        unreached[f.path] = _unreached_reason(outcome, timeout, runs_anything(_original_source(f.path)))
     verdicts = {_key(site.diagnostic): judge(site, result.records.get(site.site_id), device=result.device,
                                              unreached=unreached[site.diagnostic.path])
                 for site in sites.values()}
@@ -157,8 +194,26 @@ def verify_scripts(diagnostics: Sequence[Diagnostic], *, timeout: float = 60.0, 
     return result
 
 
-def _unreached_reason(outcome: FileOutcome, timeout: float) -> str:
-    """Evidence for a site that never ran; a leading "!" makes it an `error` verdict."""
+NOTHING_RUNS = 'nothing runs this code; verify through your tests with verify --run "pytest …"'
+
+
+def _original_source(path: str) -> str:
+    from viewlint.engine import decode_source
+    try:
+        return decode_source(Path(path).read_bytes())
+    except (OSError, ValueError):
+        return ""
+
+
+def _unreached_reason(outcome: FileOutcome, timeout: float, runs_anything: bool = True) -> str:
+    """Evidence for a site that never ran; a leading "!" makes it an `error` verdict.
+
+    A file that only defines things (no ``__main__`` block, no top-level call) is library code:
+    running it cannot reach its functions, so its sites are not reached, even when importing it
+    failed (a dependency missing here); its tests are what exercise it.
+    """
+    if not runs_anything and outcome.status in ("ok", "raised"):
+        return NOTHING_RUNS + (f" (importing it raised {outcome.error})" if outcome.status == "raised" else "")
     if outcome.status == "ok":
         return "the script ran to the end without reaching this line"
     if outcome.status == "exit":
@@ -169,7 +224,7 @@ def _unreached_reason(outcome: FileOutcome, timeout: float) -> str:
 
 
 def _run_children(job: Path, work: Path, count: int, timeout: float, python: str, result: VerifyResult,
-                  outcomes: dict[int, FileOutcome]) -> None:
+                  outcomes: dict[int, FileOutcome], *, env: dict[str, str], cwd: str) -> None:
     """Run children until every file has an outcome: a file that hangs or kills its child is
     charged to that file, and a fresh child starts at the next one."""
     start = 0
@@ -179,11 +234,10 @@ def _run_children(job: Path, work: Path, count: int, timeout: float, python: str
         progress = work / f"progress-{attempt}.jsonl"
         log = work / f"child-{attempt}.log"
         progress.touch()
-        env = {**os.environ, "PYTHONPATH": _python_path(), "PYTHONUNBUFFERED": "1"}
         with open(log, "wb") as log_file:
             child = subprocess.Popen(
                 [python, "-m", "viewlint.verify.runner", str(job), str(progress), str(start)],
-                stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT, env=env,
+                stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT, env=env, cwd=cwd,
                 start_new_session=True,  # its own process group: a timeout stops whatever it started too
             )
             start = _follow(child, progress, log, start, count, timeout, result, outcomes)
@@ -212,7 +266,7 @@ def _follow(child: "subprocess.Popen[bytes]", progress: Path, log: Path, start: 
                     current = event["file"]
                     deadline = time.monotonic() + timeout
                 elif kind == "end":
-                    outcomes[event["file"]] = FileOutcome(event["status"], event.get("reason", ""))
+                    outcomes[event["file"]] = FileOutcome(event["status"], event.get("reason", ""), event.get("error", ""))
                     for site, record in event.get("records", {}).items():
                         merge_records(result.records.setdefault(int(site), {}), record)
                     current = None
@@ -327,13 +381,22 @@ _viewlint_install()
 
 
 def verify_command(diagnostics: Sequence[Diagnostic], command: str, *, timeout: Optional[float] = None,
-                   device: str = "auto", python: Optional[str] = None) -> VerifyResult:
-    """Run ``command`` (a shell command line) with the import hook; judge the sites it reached."""
+                   device: str = "auto", python: Optional[str] = None, roots: Sequence[str] = ()) -> VerifyResult:
+    """Run ``command`` (a shell command line, in the current folder) with the hook that instruments
+    the flagged files however it runs them; judge the sites it reached.
+
+    The command's PYTHONPATH gains the hook's folder first and the flagged package files' import
+    roots (from the layout, or among ``roots``) last, so an installed copy still wins as it would
+    without viewlint, and a package that is not installed can still be imported.
+    """
+    from viewlint.verify.layout import import_target
     from viewlint.verify.verdicts import judge, merge_records
     files, early = _instrument_all(diagnostics)
     result = VerifyResult(list(diagnostics))
     result.sites = {site.site_id: site for f in files for site in f.sites}
+    targets = [import_target(f.path, roots) for f in files]
     loaded: set[str] = set()
+    elsewhere: dict[str, str] = {}
     if device == "cuda":
         _require_cuda(python or sys.executable)
     if files:
@@ -356,11 +419,12 @@ def verify_command(diagnostics: Sequence[Diagnostic], command: str, *, timeout: 
                     }
                     for f in files
                 },
+                "modules": {t.module: os.path.realpath(f.path) for f, t in zip(files, targets) if t.module},
             }
             plan_path = workdir / "plan.json"
             plan_path.write_text(json.dumps(plan), encoding="utf-8")
             env = {**os.environ, "VIEWLINT_VERIFY_PLAN": str(plan_path)}
-            env["PYTHONPATH"] = os.pathsep.join(p for p in (str(bootstrap), os.environ.get("PYTHONPATH", "")) if p)
+            env["PYTHONPATH"] = _python_path(first=[str(bootstrap)], last=_package_roots(targets))
             if device == "cpu":
                 env["CUDA_VISIBLE_DEVICES"] = ""
             status = _run_command(command, env, timeout)
@@ -371,15 +435,21 @@ def verify_command(diagnostics: Sequence[Diagnostic], command: str, *, timeout: 
                 except (OSError, ValueError):
                     continue
                 loaded.update(data.get("loaded", []))
+                elsewhere.update(data.get("elsewhere", {}))
                 for site, record in data.get("records", {}).items():
                     merge_records(result.records.setdefault(int(site), {}), record)
                 if data.get("device"):
                     result.device = data["device"]
     verdicts: dict[tuple[str, int], Verdict] = {}
-    for f in files:
-        imported = os.path.realpath(f.path) in loaded
-        result.files[f.path] = FileOutcome("ok" if imported else "not-run", "" if imported else "never imported")
-        reason = "the command never ran this line" if imported else f"the command never imported {f.path}"
+    for f, target in zip(files, targets):
+        ran = os.path.realpath(f.path) in loaded
+        result.files[f.path] = FileOutcome("ok" if ran else "not-run", "" if ran else "never imported or run")
+        if ran:
+            reason = "the command never ran this line"
+        elif target.module in elsewhere:
+            reason = f"the command imported {target.module} from {elsewhere[target.module]}, not from {f.path}"
+        else:
+            reason = f"the command never imported or ran {f.path}"
         for site in f.sites:
             verdicts[_key(site.diagnostic)] = judge(site, result.records.get(site.site_id), device=result.device,
                                                     unreached=reason)
@@ -452,7 +522,7 @@ def _setup_device(requested: str, report: _Reporter) -> Optional[str]:
 
 
 def _failure_line(error: BaseException, path: str) -> str:
-    """`ValueError: boom (line 12)`: the last traceback line inside the user's file."""
+    """`ValueError: boom (line 12)`: the error and the last traceback line inside the user's file."""
     line = None
     tb = error.__traceback__
     while tb is not None:
@@ -461,17 +531,35 @@ def _failure_line(error: BaseException, path: str) -> str:
         tb = tb.tb_next
     message = str(error).strip().splitlines()[0] if str(error).strip() else ""
     where = f" (line {line})" if line else ""
-    return f"script raised {type(error).__name__}{': ' + message if message else ''}{where}"[:300]
+    return f"{type(error).__name__}{': ' + message if message else ''}{where}"[:300]
 
 
-def _run_one(entry: dict[str, Any]) -> tuple[str, str]:
-    """Run one instrumented file as ``__main__``; (status, reason)."""
+def _prepare_module(module: Any, name: str, path: str) -> None:
+    """Make ``module`` (the new ``__main__``) what ``python -m name`` runs: its package imported
+    first, ``__package__`` and ``__spec__`` set, so relative imports work."""
+    import importlib
+    import importlib.util
+
+    is_package = os.path.basename(path) == "__init__.py"
+    package = name if is_package else name.rpartition(".")[0]
+    module.__package__ = package
+    if package:
+        importlib.import_module(package)
+    locations = [os.path.dirname(path)] if is_package else None
+    module.__spec__ = importlib.util.spec_from_file_location(name, path, submodule_search_locations=locations)
+    module.__loader__ = module.__spec__.loader if module.__spec__ is not None else None
+
+
+def _run_one(entry: dict[str, Any]) -> tuple[str, str, str]:
+    """Run one instrumented file as ``__main__``: a package module from its import root (as
+    ``python -m`` would), a script from its folder (as ``python file.py`` would); (status, reason, error)."""
     import builtins
     import types
 
     from viewlint.verify import probes
 
-    path = entry["path"]
+    path, name = entry["path"], entry.get("module")
+    what = f"module {name}" if name else "script"
     module = types.ModuleType("__main__")
     module.__file__ = path
     module.__dict__["__builtins__"] = builtins
@@ -479,19 +567,22 @@ def _run_one(entry: dict[str, Any]) -> tuple[str, str]:
     saved = (sys.modules.get("__main__"), list(sys.argv), list(sys.path))
     sys.modules["__main__"] = module  # dataclasses and pickle look their module up here
     sys.argv = [path]
-    sys.path.insert(0, os.path.dirname(path))
+    sys.path.insert(0, entry.get("root") or os.path.dirname(path))
     try:
+        if name:
+            _prepare_module(module, name, path)
         if "compile" in entry["source"]:
             probes.hide_from_compiler()
         code = compile(entry["source"], path, "exec", dont_inherit=True)  # real filename: tracebacks point at the user's lines
         exec(code, module.__dict__)
-        return "ok", ""
+        return "ok", "", ""
     except SystemExit as stop:
         if stop.code in (None, 0):
-            return "ok", ""
-        return "exit", f"the script called sys.exit({stop.code!r})"
+            return "ok", "", ""
+        return "exit", f"the {what} called sys.exit({stop.code!r})", ""
     except BaseException as error:  # noqa: B036 - user code may raise anything, KeyboardInterrupt included
-        return "raised", _failure_line(error, path)
+        failure = _failure_line(error, path)
+        return "raised", f"{what} raised {failure}", failure
     finally:
         main, sys.argv, sys.path[:] = saved[0], saved[1], saved[2]
         if main is not None:
@@ -525,13 +616,14 @@ def child_main(job_path: str, progress_path: str, start: int) -> None:
         os._exit(0)
 
     signal.signal(signal.SIGTERM, stopped)
+    sys.dont_write_bytecode = True  # the user's modules are imported, never compiled into their folders
     for index in range(start, len(job["files"])):
         entry = job["files"][index]
         current[0] = index
         report(event="start", file=index)
-        status, reason = _run_one(entry)
+        status, reason, error = _run_one(entry)
         current[0] = None
-        report(event="end", file=index, status=status, reason=reason, records=probes.take(entry["sites"]))
+        report(event="end", file=index, status=status, reason=reason, error=error, records=probes.take(entry["sites"]))
 
 
 if __name__ == "__main__":
