@@ -134,6 +134,8 @@ def test_same_content_under_two_names_gets_two_entries(project: Path, capsys: py
         b"null",
         b'{"diagnostics": 5}',
         b'{"diagnostics": [{"code": "VL201"}]}',
+        b"[" * 100_000 + b"]" * 100_000,  # nested too deeply for json to read back (RecursionError)
+        b'{"dependencies": ' + b'{"a": ' * 100_000 + b"1" + b"}" * 100_001,
         b'{"diagnostics": [{"code": "VL201", "name": "n", "message": "m", "filename": "f", "location": "1:1",'
         b' "end_location": {"row": 1}, "fix": "yes", "noqa_row": 1}]}',
         b'{"diagnostics": [{"code": "VL201", "name": "n", "message": "m", "filename": "f", "location": {"row": 1, "column": 1},'

@@ -77,8 +77,8 @@ class Cache:
                 if not dependencies_unchanged({str(p): str(d) for p, d in dependencies.items()}):
                     return None
             return [Diagnostic.from_cache(item) for item in data["diagnostics"]]
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return None
+        except Exception:  # noqa: BLE001 - any entry that does not read back (too deeply nested JSON
+            return None    # raises RecursionError) is a miss, and the run that misses writes it anew
 
     def put(self, key: str, diagnostics: list[Diagnostic], dependencies: Optional[dict[str, str]] = None) -> None:
         """Store atomically; a failure to write is never fatal. `dependencies`: the other modules (path ->
