@@ -30,10 +30,13 @@ import ast
 import bisect
 import re
 import warnings
-from typing import Optional
+from contextlib import contextmanager
+from typing import Iterator, Optional
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst._nodes.internal import CodegenState
+
+from viewlint.analysis.tree import parse_module
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -60,7 +63,7 @@ def parse_source(text: str) -> ast.Module:
 
 def _parse_newer(text: str, original: SyntaxError) -> ast.Module:
     try:
-        module = cst.parse_module(text)
+        module = parse_module(text)
     except cst.ParserSyntaxError as error:
         raise _genuine_error(text, error.raw_line, error.raw_column, original) from None
     except Exception:  # libcst's parser fails in other ways on odd input (or nesting too deep)
@@ -75,7 +78,7 @@ def downgrade(text: str) -> Optional[tuple[str, set[int]]]:
     """The text with newer-than-running-Python syntax rewritten in place, and the rows touched;
     None when libcst cannot parse the text either or there is nothing to rewrite."""
     try:
-        module = cst.parse_module(text)
+        module = parse_module(text)
     except Exception:  # libcst's parser raises its own error types
         return None
     return _downgrade_module(text, module)
@@ -130,7 +133,7 @@ def _is_newer_syntax(text: str, starts: list[int], error_row: int, libcst_row: i
     for last_row in range(error_row, min(libcst_row, error_row + _PREFIX_TRIES)):
         prefix = text[:starts[last_row]] if last_row < len(starts) else text
         try:
-            module = cst.parse_module(prefix)
+            module = parse_module(prefix)
         except Exception:
             continue  # the statement goes on past `last_row`
         downgraded = _downgrade_module(prefix, module)
@@ -140,12 +143,10 @@ def _is_newer_syntax(text: str, starts: list[int], error_row: int, libcst_row: i
 
 def _downgrade_module(text: str, module: cst.Module) -> Optional[tuple[str, set[int]]]:
     try:
-        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    except Exception:  # e.g. nesting too deep to compute positions
-        return None
-    rewriter = _Rewriter(text, positions)
-    try:
-        for node in positions:
+        recorder = _SpanRecorder(module)
+        module._codegen(recorder)
+        rewriter = _Rewriter(text, recorder.spans)
+        for node in recorder.spans:
             if isinstance(node, cst.TypeParameters):
                 rewriter.blank_brackets(node)
             elif isinstance(node, cst.TypeAlias):
@@ -154,38 +155,82 @@ def _downgrade_module(text: str, module: cst.Module) -> Optional[tuple[str, set[
                 rewriter.except_star(node)
             elif isinstance(node, cst.Match):
                 rewriter.match(node)
-        rewriter.formatted_strings([node for node in positions if isinstance(node, cst.FormattedString)])
-    except Exception:  # _CannotDowngrade, or a shape not foreseen here: no downgrade then
+        rewriter.formatted_strings([node for node in recorder.spans if isinstance(node, cst.FormattedString)])
+    except Exception:  # _CannotDowngrade, nesting too deep, or a shape not foreseen here: no downgrade then
         return None
     if not rewriter.touched_rows:
         return None
     return "".join(rewriter.characters), rewriter.touched_rows
 
 
+# The nodes a rewrite starts from; inside a `match`, every node (its parts are addressed too).
+_REWRITTEN = (cst.TypeParameters, cst.TypeAlias, cst.ExceptStarHandler, cst.Match, cst.FormattedString)
+
+
+class _SpanRecorder(CodegenState):
+    """libcst's code generation, counting characters only, noting the syntactic span (start and end
+    offsets, parentheses excluded) of the nodes the rewrites need. libcst's PositionProvider
+    computes rows and columns for every node, several times slower."""
+
+    def __init__(self, module: cst.Module) -> None:
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.offset = 0
+        self.spans: dict[cst.CSTNode, tuple[int, int]] = {}
+        self._starts: list[int] = []
+        self._inside_match = 0
+
+    def add_indent_tokens(self) -> None:
+        for token in self.indent_tokens:
+            self.offset += len(token)
+
+    def add_token(self, value: str) -> None:
+        self.offset += len(value)
+
+    def pop_trailing_newline(self) -> None:
+        pass  # the end of the file: no span ends after it
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        if self._inside_match or isinstance(node, _REWRITTEN):
+            self._starts.append(self.offset)
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        # The whole code of nodes that note no syntactic span themselves (brackets, type parameters).
+        if self._inside_match or isinstance(node, _REWRITTEN):
+            self.spans.setdefault(node, (self._starts.pop(), self.offset))
+
+    @contextmanager
+    def record_syntactic_position(self, node: cst.CSTNode, *, start_node: Optional[cst.CSTNode] = None,
+                                  end_node: Optional[cst.CSTNode] = None) -> Iterator[None]:
+        start = self.offset
+        is_match = type(node) is cst.Match
+        self._inside_match += is_match
+        try:
+            yield
+        finally:
+            self._inside_match -= is_match
+            if self._inside_match or isinstance(node, _REWRITTEN):
+                self.spans[node] = (start, self.offset)
+
+
 class _Rewriter:
-    """Edits on the characters of a text, addressed by libcst positions, that keep every line's
+    """Edits on the characters of a text, addressed by offsets from libcst's code generation, that keep every line's
     length in UTF-8 bytes (what `ast` columns count): a character is only ever replaced by ASCII
     of its own encoded width."""
 
-    def __init__(self, text: str, positions: dict[cst.CSTNode, CodeRange]) -> None:
+    def __init__(self, text: str, spans: dict[cst.CSTNode, tuple[int, int]]) -> None:
         self.text = text
         self.characters = list(text)  # one entry per character of `text`: what it becomes
-        self.positions = positions
+        self.spans = spans
         self.touched_rows: set[int] = set()
         self._line_starts = [0] + [match.end() for match in _LINE_BREAK.finditer(text)]
-        self._blanked: list[tuple[int, int]] = []  # spans already rewritten
+        self._blanked: list[tuple[int, int]] = []  # spans already rewritten, sorted
 
     # -- addressing
-
-    def _offset(self, line: int, column: int) -> int:
-        return self._line_starts[line - 1] + column
 
     def _span(self, node: cst.CSTNode) -> tuple[int, int]:
         """Start and end offsets of a node, its own parentheses included."""
         lpar, rpar = getattr(node, "lpar", ()), getattr(node, "rpar", ())
-        start = self.positions[lpar[0] if lpar else node].start
-        end = self.positions[rpar[-1] if rpar else node].end
-        return self._offset(start.line, start.column), self._offset(end.line, end.column)
+        return self.spans[lpar[0] if lpar else node][0], self.spans[rpar[-1] if rpar else node][1]
 
     def _row(self, offset: int) -> int:
         return bisect.bisect_right(self._line_starts, offset)
@@ -292,7 +337,7 @@ class _Rewriter:
 
     def formatted_strings(self, strings: list[cst.FormattedString]) -> None:
         """Each f-string that the running Python cannot parse on its own -> blanks between its quotes."""
-        spans = sorted((self._span(node) + (node,) for node in strings), key=lambda item: (item[0], -item[1]))
+        spans = sorted((self.spans[node] + (node,) for node in strings), key=lambda item: (item[0], -item[1]))
         for start, end, node in spans:
             if self._inside_blanked(start, end) or _parses_alone(self.text[start:end]):
                 continue
