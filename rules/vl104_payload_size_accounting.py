@@ -17,6 +17,8 @@ from viewlint.rule import Rule
 _BUDGET_WORDS = ("size", "bytes", "budget", "usage", "used", "mem", "capacity", "allocated")
 # Any of these in a class means it already measures storages or copies what it admits.
 _STORAGE_AWARE = ("untyped_storage", "storage()", ".clone(")
+# What a statement list can hold: `match_case` exists from Python 3.10 on.
+_BLOCK_CHILDREN: tuple[type, ...] = (ast.stmt, ast.excepthandler, *((ast.match_case,) if hasattr(ast, "match_case") else ()))
 # Tensor attributes and methods without which no expression is a payload size.
 _SIZE_WORDS = ("nbytes", "element_size", "itemsize")  # `numel()` alone is no byte count
 
@@ -78,7 +80,7 @@ class _HelperFinder(ast.NodeVisitor):
             children = getattr(node, name, None)
             if type(children) is list:
                 for child in children:
-                    if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                    if isinstance(child, _BLOCK_CHILDREN):
                         self.visit(child)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:

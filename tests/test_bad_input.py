@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -59,9 +60,12 @@ def assert_one_line_and_the_run_goes_on(result: Any, name: str, code: str, text:
     ("source", "position", "text"),
     [
         ("import torch\nx = torch.zeros(3)\nx = 1 +* 2\n", "3:8", "invalid syntax"),
-        ("import torch\n\ndef f(buf, idx):\n    buf[idx].zero_(\n\nx = 1\n", "4:19", "'(' was never closed"),
+        # Python 3.9's parser reports these at the end of the file or without the hint; viewlint says what it says.
+        ("import torch\n\ndef f(buf, idx):\n    buf[idx].zero_(\n\nx = 1\n",
+         *(("4:19", "'(' was never closed") if sys.version_info >= (3, 10) else ("6:6", "unexpected EOF while parsing"))),
         ("import torch\na = torch.ones(2)\nb = )\n", "3:5", "unmatched ')'"),
-        ("import torch\nif torch.cuda.is_available()\n    pass\n", "2:29", "expected ':'"),
+        ("import torch\nif torch.cuda.is_available()\n    pass\n",
+         "2:29", "expected ':'" if sys.version_info >= (3, 10) else "invalid syntax"),
     ],
 )
 def test_syntax_error_is_vl000_at_the_error_position(project: Path, source: str, position: str, text: str) -> None:

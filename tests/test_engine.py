@@ -121,7 +121,9 @@ def test_parallel_run_reads_cache_hits_itself_and_lints_only_the_rest(many_files
     warm = run(files, 2, cache)
     assert not any(result.from_cache for result in cold) and all(result.from_cache for result in warm)
     assert [(r.path, r.diagnostics) for r in warm] == [(r.path, r.diagnostics) for r in cold]
-    touched = next(source.path for source, result in zip(files, cold) if result.diagnostics)
+    # Not the VL000 file: Python 3.9 reports an unclosed bracket at the end of the file, which the append moves.
+    touched = next(source.path for source, result in zip(files, cold)
+                   if result.diagnostics and all(d.code != "VL000" for d in result.diagnostics))
     touched.write_text(touched.read_text(encoding="utf-8") + "\n# touched\n", encoding="utf-8")
     again = run(files, 2, cache)
     assert [r.from_cache for r in again] == [source.path != touched for source in files]

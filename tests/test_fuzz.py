@@ -11,7 +11,6 @@ The end-to-end test runs the real command line on a few mutated files with two w
 
 from __future__ import annotations
 
-import ast
 import os
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from conftest import FIXTURES, run_viewlint
 from viewlint.diagnostics import INTERNAL_ERROR, SYNTAX_ERROR
 from viewlint.engine import lint_text
 from viewlint.fix import engine_lint, fix_text
+from viewlint.newer_syntax import parse_source
 from viewlint.settings import Settings
 
 EXAMPLES = int(os.environ.get("VIEWLINT_FUZZ_EXAMPLES", "60"))
@@ -78,8 +78,9 @@ def mutated(draw: st.DrawFn) -> str:
 
 
 def _compiles(text: str) -> bool:
+    """Valid Python: of the running version, or newer syntax viewlint reads downgraded."""
     try:
-        ast.parse(text)
+        parse_source(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import importlib.util
+import sys
 import textwrap
 from pathlib import Path
 
@@ -184,17 +185,12 @@ async def h(p, /, q: int = 1, *r, s, t=2, u, **v) -> "T":
             yield await z
     try:
         del d[i:j:2], e.f
-    except* (E, F) as err:
+    except (E, F) as err:
         raise G from err
     else:
         pass
     finally:
         assert x, f"{y!r:>{w}} {z=}"
-    match pt:
-        case [1, *rest] | {"k": V(), **kw} if rest:
-            pass
-        case Point(x=0, y=yy) as p2:
-            return lambda *a, b=1, **c: {**c, "k": a} or {x for x in a if x} or [y async for y in b]
     x = (yield from gen)
     x += -y @ z if not a < b <= c else ...
     print(a, b)
@@ -204,19 +200,43 @@ class C(Base, metaclass=M):
     type_alias: "int"
     def method(self): return super().method()
 """
+# Syntax the running Python may not have, and the node kinds each brings.
+_NEWER_SYNTAX = [
+    ((3, 10), """
+match pt:
+    case [1, *rest] | {"k": V(), **kw} if rest:
+        pass
+    case Point(x=0, y=yy) as p2:
+        return lambda *a, b=1, **c: {**c, "k": a} or {x for x in a if x} or [y async for y in b]
+""", {"MatchOr", "MatchClass", "MatchMapping", "MatchStar", "match_case"}),
+    ((3, 11), """
+try:
+    pass
+except* (E, F) as err:
+    raise G from err
+""", {"TryStar"}),
+    ((3, 12), """
+type Pair[K, *Ks, **P] = tuple[K, K]
+def first[T: int](items: list[T]) -> T:
+    return items[0]
+class Box[T]:
+    pass
+""", {"TypeAlias", "TypeVar", "TypeVarTuple", "ParamSpec"}),
+]
 
 
 def test_preorder_lists_every_node_ast_walk_finds():
     """The child fields come from the `ast` classes' signatures: check them against `ast.walk` on every kind of syntax."""
-    tree = ast.parse(_EVERY_SYNTAX)
+    newer = [(source, kinds) for version, source, kinds in _NEWER_SYNTAX if sys.version_info >= version]
+    tree = ast.parse(_EVERY_SYNTAX + "".join(source for source, _ in newer))
     singletons = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
     expected = [n for n in ast.walk(tree) if not isinstance(n, singletons)]
     listed = features.preorder(tree)
     assert sorted(map(id, listed)) == sorted(map(id, expected))
     assert len(listed) == len(set(map(id, listed)))
     kinds = {type(n).__name__ for n in listed}
-    assert {"MatchOr", "MatchClass", "MatchMapping", "MatchStar", "TryStar", "AsyncFor", "NamedExpr", "arguments",
-            "keyword", "withitem", "match_case", "FormattedValue", "Starred", "DictComp"} <= kinds
+    assert {"AsyncFor", "NamedExpr", "arguments", "keyword", "withitem", "FormattedValue", "Starred", "DictComp",
+            *(kind for _, newer_kinds in newer for kind in newer_kinds)} <= kinds
     for kind in {type(n) for n in listed}:  # every class's signature named exactly its fields
         assert all(many is not None for _, many in features._child_fields(kind)), kind.__name__
 

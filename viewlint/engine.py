@@ -31,6 +31,7 @@ from viewlint.analysis.facts import Facts, Report
 from viewlint.analysis.project import Project
 from viewlint.analysis.summaries import ModuleSummaries
 from viewlint.analysis.walker import Walker
+from viewlint.newer_syntax import parse_source
 from viewlint.prefilter import Reduction, reduce, split_lines
 from viewlint.diagnostics import (
     INTERNAL_ERROR,
@@ -216,7 +217,7 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. invalid escape sequences: not ours to report
-            tree = ast.parse(text)
+            tree = parse_source(text)  # newer syntax than this Python's is parsed downgraded
     except SyntaxError as error:
         return [_reserved(display, SYNTAX_ERROR, f"syntax error: {error.msg}", error.lineno or 1, max(error.offset or 1, 1))]
     except RecursionError as error:
@@ -293,11 +294,12 @@ PIECE_BYTES = 256 * 1024
 
 
 def _compiles(text: str) -> bool:
+    """Whether `text` is valid Python (of this version, or newer syntax read downgraded)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compile(text, "<viewlint>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError, MemoryError):
+            parse_source(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False
     return True
 

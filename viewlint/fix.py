@@ -19,7 +19,6 @@ since they were read.
 
 from __future__ import annotations
 
-import ast
 import difflib
 import io
 import os
@@ -247,10 +246,12 @@ def parses(text: str) -> bool:
     """Whether CPython and libcst both accept the text (the fixed file must stay valid Python)."""
     import libcst as cst
 
+    from viewlint.newer_syntax import parse_source
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. SyntaxWarning for invalid escapes already in the file
-            ast.parse(text)
+            parse_source(text)  # syntax newer than this Python's counts as valid
         code = cst.parse_module(text).code
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False

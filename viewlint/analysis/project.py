@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Optional
 
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex, build_index_from_ast
+from viewlint.newer_syntax import parse_source
 
 # Modules larger than this are not read for a dependency (generated code).
 MAX_DEPENDENCY_BYTES = 2 * 1024 * 1024
@@ -46,8 +47,11 @@ def _read_index(path: str) -> tuple[Optional[str], Optional[ModuleIndex]]:
         data = Path(path).read_bytes()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(data)
-        text = data.decode("utf-8", "replace")
+            text = data.decode("utf-8", "replace")
+            try:
+                tree = ast.parse(data)
+            except SyntaxError:  # maybe syntax newer than this Python's
+                tree = parse_source(text)
         index: Optional[ModuleIndex] = build_index_from_ast(tree, text)
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None, None
