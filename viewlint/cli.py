@@ -128,7 +128,8 @@ def run_check(
 ) -> int:
     """The `check` command; returns the exit code."""
     from viewlint.config import CliOverrides, ConfigError, SettingsResolver
-    from viewlint.engine import FileResult, lint_text, run
+    from viewlint.engine import FileResult, lint_notebook, lint_text, run
+    from viewlint.notebook import is_notebook
     from viewlint.files import PathNotFoundError, SourceFile, discover
     from viewlint.files import _force_excluded as force_excluded
 
@@ -168,10 +169,14 @@ def run_check(
                                   output_file=output_file, statistics=statistics, quiet=quiet, exit_zero=exit_zero,
                                   show_fixes=show_fixes, exit_non_zero_on_fix=exit_non_zero_on_fix)
             else:
-                text = _read_stdin()
                 # per-file-ignores match the project-relative path, even for an absolute --stdin-filename.
                 relative = os.path.relpath(Path(display).absolute(), settings.project_root) if stdin_filename else display
-                results = [FileResult(display, lint_text(text, display, settings, relative), text)]
+                if is_notebook(display):
+                    found, _, notebook_text = lint_notebook(sys.stdin.buffer.read(), display, settings, relative)
+                    results = [FileResult(display, found, notebook_text)]
+                else:
+                    text = _read_stdin()
+                    results = [FileResult(display, lint_text(text, display, settings, relative), text)]
         else:
             files = discover(list(paths) or ["."], resolver, force_exclude=force_exclude)
             if not files:
@@ -314,7 +319,7 @@ def _fix_files(files: Sequence[Any], results: list, jobs: int, *, diff: bool, un
                exit_non_zero_on_fix: bool) -> int:
     """`--fix`/`--diff` on files: fix those with applicable fixes, write (or diff), report what remains."""
     from viewlint.engine import FileResult
-    from viewlint.fix import FileChangedError, fix_files, is_applicable, unified_diff, write_fix
+    from viewlint.fix import FileChangedError, diff_of, fix_files, is_applicable, write_fix
 
     wanted = [i for i, r in enumerate(results) if any(is_applicable(d, unsafe_fixes) for d in r.diagnostics)]
     file_fixes = fix_files([files[i] for i in wanted], jobs, unsafe_fixes)
@@ -329,7 +334,7 @@ def _fix_files(files: Sequence[Any], results: list, jobs: int, *, diff: bool, un
         if not file_fix.changed:
             continue
         if diff:
-            diff_text.append(unified_diff(file_fix.path, file_fix.original_text, outcome.text))
+            diff_text.append(diff_of(file_fix))
         else:
             try:
                 write_fix(file_fix, files[i].path)
@@ -393,7 +398,7 @@ def _fix_stdin(display: str, settings: Any, *, diff: bool, unsafe_fixes: bool, o
                statistics: bool, quiet: bool, exit_zero: bool, show_fixes: bool, exit_non_zero_on_fix: bool) -> int:
     """`--fix -`: the fixed source on stdout (the remaining findings on stderr); `--diff -`: the diff."""
     from viewlint.engine import FileResult
-    from viewlint.fix import engine_lint, fix_source, unified_diff
+    from viewlint.fix import diff_of, engine_lint, fix_source
 
     data = click.get_binary_stream("stdin").read()
     file_fix = fix_source(data, engine_lint(settings), display, unsafe_fixes=unsafe_fixes)
@@ -406,7 +411,7 @@ def _fix_stdin(display: str, settings: Any, *, diff: bool, unsafe_fixes: bool, o
         click.echo(f"viewlint: warning: {problem}", err=True)
     changed = [file_fix] if file_fix.changed else []
     if diff:
-        text = unified_diff(display, file_fix.original_text, outcome.text) if changed else ""
+        text = diff_of(file_fix)
         if text:
             click.echo(text, nl=False)
         if show_fixes:
@@ -431,10 +436,14 @@ def _fix_stdin(display: str, settings: Any, *, diff: bool, unsafe_fixes: bool, o
 def _add_noqa(results: list, quiet: bool) -> int:
     from viewlint.diagnostics import RESERVED_CODES
     from viewlint.fix import FileChangedError, FixError, decode_for_fix, write_atomically
+    from viewlint.notebook import is_notebook
     from viewlint.suppression import add_noqa
 
     total = 0
     for result in results:
+        if is_notebook(result.path):
+            total += _add_noqa_to_notebook(result)
+            continue
         findings = [(d.noqa_row or d.start.row, d.code) for d in result.diagnostics if d.code not in RESERVED_CODES]
         if not findings or result.source is None:
             continue
@@ -455,6 +464,28 @@ def _add_noqa(results: list, quiet: bool) -> int:
     if not quiet:
         click.echo(f"Added {total} noqa directive{'s' if total != 1 else ''}.", err=True)
     return EXIT_OK
+
+
+def _add_noqa_to_notebook(result: Any) -> int:
+    """`--add-noqa` in a notebook's cells; the number of rows changed (0 when it cannot be written)."""
+    from viewlint.fix import FileChangedError, write_atomically
+    from viewlint.notebook import Notebook, NotebookError
+
+    if not any(d.cell is not None for d in result.diagnostics):
+        return 0
+    path = Path(result.path)
+    try:
+        original = path.read_bytes()
+        notebook = Notebook.from_bytes(original)
+        if result.source is not None and notebook.python_source != result.source:
+            raise NotebookError("the notebook changed while it was being linted; not changed")
+        updated, changed = notebook.with_noqa(result.diagnostics)
+        if changed:
+            write_atomically(path, updated.to_bytes(), expected=original)
+    except (NotebookError, FileChangedError, OSError) as error:
+        click.echo(f"{result.path}: noqa directives not added: {error}", err=True)
+        return 0
+    return changed
 
 
 @main.command("rule")
