@@ -192,6 +192,21 @@ def _git_ignored(repo: Path, candidates: list[_Candidate]) -> set[int]:
     return {index for index, query in enumerate(queries) if query in ignored}
 
 
+def skipped_by_walk(absolute: Path, settings: Settings) -> bool:
+    """Whether walking a folder would pass over this file: it, or a folder above it inside the
+    project, matches ``exclude``/``extend-exclude``, or ``.gitignore`` ignores it (with
+    ``respect-gitignore``). For callers handed one file at a time, such as the flake8 plugin."""
+    if _force_excluded(absolute, settings):
+        return True
+    if not settings.respect_gitignore:
+        return False
+    repo = _find_repo(absolute.parent)
+    if repo is None:
+        return False
+    # Asked once about the file: git answers for the folders above it too (`build/` ignores build/x.py).
+    return bool(_git_ignored(repo, [_Candidate(absolute, absolute, settings, None, False)]))  # type: ignore[arg-type]
+
+
 class _Discovery:
     """Collects SourceFiles for one ``discover`` call, deduplicated by absolute path."""
 
