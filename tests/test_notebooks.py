@@ -221,6 +221,14 @@ def test_noqa_in_a_cell(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert heads(out) == EXPECTED[1:]
 
 
+def test_file_level_noqa_in_any_cell_and_top_level_await(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gather = "def f(buf: torch.Tensor, idx: list[int]) -> None:\n    buf[idx].zero_()"
+    write_notebook(in_tmp / "quiet.ipynb", "import torch\nawait asyncio.sleep(0)", gather, "# viewlint: noqa: VL201")
+    write_notebook(in_tmp / "loud.ipynb", "import torch\nawait asyncio.sleep(0)", gather)
+    _, out, _ = check(capsys, "quiet.ipynb", "loud.ipynb")
+    assert heads(out) == ["loud.ipynb:cell 2:2:5: VL201"]
+
+
 def test_add_noqa_writes_into_the_cells(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = demo(in_tmp / "demo.ipynb")
     code, _, err = check(capsys, "demo.ipynb", add_noqa=True)
