@@ -146,6 +146,15 @@ def test_stdin_with_a_notebook_filename(in_tmp: Path) -> None:
     assert heads(result.stdout) == EXPECTED
 
 
+def test_fix_through_stdin_prints_the_fixed_notebook(in_tmp: Path) -> None:
+    path = demo(in_tmp / "demo.ipynb")
+    result = run_viewlint("--no-cache", "--fix", "-", "--stdin-filename", "demo.ipynb", cwd=in_tmp, input=path.read_text())
+    fixed = nbformat.reads(result.stdout, as_version=4)
+    nbformat.validate(fixed)
+    assert fixed.cells[2].source.endswith("buf[idx] = v")
+    assert heads(result.stderr.splitlines()[0] + "\n") == EXPECTED[1:2]
+
+
 # ---------------------------------------------------------------------------- magics and escapes
 
 
