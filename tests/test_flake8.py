@@ -95,3 +95,27 @@ def test_plugin_does_not_import_torch() -> None:
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
+
+
+def test_flake8_skips_what_viewlint_skips_extend_exclude_and_gitignore(tmp_path: Path) -> None:
+    """flake8 hands the plugin every .py file it walks; the plugin reports on the same files as
+    `viewlint .`: not those under viewlint's `extend-exclude`, nor those `.gitignore` ignores."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "pyproject.toml").write_text('[tool.viewlint]\nextend-exclude = ["legacy"]\n')
+    (tmp_path / ".gitignore").write_text("generated/\n")
+    source = FIXTURE.read_text()
+    for folder in ("src", "legacy", "generated"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "model.py").write_text(source)
+    viewlint_paths = {d["filename"] for d in json.loads(run_viewlint("--no-cache", "--output-format", "json", ".",
+                                                                     cwd=tmp_path).stdout)}
+    assert viewlint_paths == {"src/model.py"}
+    result = flake8("--select", "VL", ".", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    flagged = {line.split(":", 1)[0] for line in result.stdout.splitlines()}
+    assert flagged == {"./src/model.py"}
+    # Without the settings, flake8 reports all three, as `viewlint --no-respect-gitignore` would lint them.
+    (tmp_path / "pyproject.toml").write_text('[tool.viewlint]\nrespect-gitignore = false\n')
+    every = flake8("--select", "VL", ".", cwd=tmp_path)
+    assert {line.split(":", 1)[0] for line in every.stdout.splitlines()} == {
+        "./src/model.py", "./legacy/model.py", "./generated/model.py"}

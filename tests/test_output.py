@@ -10,7 +10,8 @@ import jsonschema
 import pytest
 
 import viewlint
-from viewlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Verdict
+import viewlint.diagnostics as diagnostics_module
+from viewlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Verdict, rule_url
 from viewlint.output import FORMATS, render
 from viewlint.output.github import escape_data, escape_property
 from viewlint.rule import Rule
@@ -168,7 +169,8 @@ def test_json(diagnostics: list[Diagnostic]) -> None:
     for item in data:
         assert ruff_keys <= set(item)
     assert data[0]["fix"]["applicability"] == "safe"
-    assert data[0]["url"] == "https://viewlint.dev/rules/VL201"
+    assert data[0]["url"] == rule_url("VL201")
+    assert all(item["cell"] is None for item in data)  # Ruff's key; a notebook cell number otherwise
     assert "verdict" not in data[0]
     assert data[1]["verdict"] == {"status": "confirmed", "evidence": "2.0x slower", "device": "cuda:0", "hits": 3}
     assert data[3]["url"] is None
@@ -218,7 +220,7 @@ def test_sarif(diagnostics: list[Diagnostic], tmp_path: Path) -> None:
     assert copy["name"] == "needless-contiguous"
     assert copy["shortDescription"]["text"] == FakeCopyRule.summary
     assert copy["help"]["markdown"] == FakeCopyRule.documentation()
-    assert copy["helpUri"] == "https://viewlint.dev/rules/VL201"
+    assert copy.get("helpUri") == rule_url("VL201")
     assert driver["rules"][1]["properties"]["options"] == {"limit": 3}
     assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.resolve().as_uri() + "/"
 
@@ -242,6 +244,33 @@ def test_sarif(diagnostics: list[Diagnostic], tmp_path: Path) -> None:
     assert "fixes" not in results[1]
     assert results[1]["properties"]["verdict"]["status"] == "confirmed"
     assert "properties" not in results[0]
+
+
+def test_no_link_to_an_unchecked_domain(diagnostics: list[Diagnostic], tmp_path: Path) -> None:
+    """Until the documentation is published, no output links to a site: JSON `url` is null and
+    SARIF has neither `helpUri` nor `informationUri`."""
+    assert diagnostics_module.RULES_DOCS_URL is None
+    json_out = render("json", diagnostics, rules=RULES)
+    sarif_out = render("sarif", diagnostics, rules=RULES, root=tmp_path)
+    assert "http" not in json_out.replace("https://json.schemastore.org", "")
+    assert all(item["url"] is None for item in json.loads(json_out))
+    driver = json.loads(sarif_out)["runs"][0]["tool"]["driver"]
+    assert "informationUri" not in driver and not any("helpUri" in rule for rule in driver["rules"])
+
+
+def test_one_docs_url_for_json_and_sarif(diagnostics: list[Diagnostic], tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once set, the rules' documentation URL is the docs/rules.md anchor of each code, the same in
+    JSON `url` and SARIF `helpUri`, reserved codes included."""
+    monkeypatch.setattr(diagnostics_module, "RULES_DOCS_URL", "https://example.org/repo/docs/rules.md")
+    data = json.loads(render("json", diagnostics, rules=RULES))
+    assert data[0]["url"] == "https://example.org/repo/docs/rules.md#vl201"
+    log = json.loads(render("sarif", diagnostics, rules=RULES, root=tmp_path))
+    _validator().validate(log)
+    by_id = {rule["id"]: rule for rule in log["runs"][0]["tool"]["driver"]["rules"]}
+    assert by_id["VL201"]["helpUri"] == data[0]["url"]
+    assert by_id["VL000"]["helpUri"] == "https://example.org/repo/docs/rules.md#vl000"
+    assert by_id["VL000"]["help"]["markdown"].startswith("# syntax-error (VL000)")
 
 
 def test_sarif_relative_paths_and_outside_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -339,3 +368,32 @@ def test_junit_empty() -> None:
 def test_every_format_renders_reserved_codes_without_rules(fmt: str) -> None:
     d = Diagnostic("x.py", "VL002", "internal-error", "boom", Location(1, 1), Location(1, 1))
     assert "VL002" in render(fmt, [d], rules={})
+
+
+def test_notebook_cells_in_every_format(tmp_path: Path) -> None:
+    """A finding in a notebook cell names the cell; formats that carry lines of the file do not
+    pass cell rows off as lines of the .ipynb JSON."""
+    path = str(tmp_path / "nb.ipynb")
+    cell = Diagnostic("nb.ipynb", "VL201", "needless-contiguous", "msg", Location(2, 5), Location(2, 9),
+                      fix=_safe_fix(), cell=3)
+    error = Diagnostic("nb.ipynb", "VL000", "syntax-error", "syntax error: bad", Location(1, 3), Location(1, 3), cell=4)
+    assert render("concise", [cell], rules=RULES) == "nb.ipynb:cell 3:2:5: VL201 [*] msg\n"
+    assert render("pylint", [cell], rules=RULES) == "nb.ipynb:cell 3:2: [VL201] msg\n"
+    assert render("github", [cell, error], rules=RULES).splitlines() == [
+        "::warning file=nb.ipynb,title=viewlint (VL201)::cell 3:2:5: VL201 msg",
+        "::error file=nb.ipynb,title=viewlint (VL000)::cell 4:1:3: VL000 syntax error: bad",
+    ]
+    case = ET.fromstring(render("junit", [cell], rules=RULES)).find("testsuite/testcase")
+    assert case is not None and "line" not in case.attrib
+    assert case.findtext("failure") == "cell 3, line 2, col 5, msg"
+    from dataclasses import replace
+
+    log = json.loads(render("sarif", [replace(cell, path=path), replace(error, path=path)], rules=RULES, root=tmp_path))
+    _validator().validate(log)
+    result = log["runs"][0]["results"][0]
+    assert result["locations"][0]["physicalLocation"] == {"artifactLocation": {"uri": "nb.ipynb", "uriBaseId": "%SRCROOT%"}}
+    assert result["locations"][0]["logicalLocations"] == [{"name": "cell 3", "kind": "module"}]
+    assert result["properties"]["cell"] == 3
+    assert result["properties"]["cellRegion"] == {"startLine": 2, "startColumn": 5, "endLine": 2, "endColumn": 9}
+    assert "fixes" not in result  # the edits' rows are cell rows, not rows of the file
+    assert [r["level"] for r in log["runs"][0]["results"]] == ["warning", "error"]

@@ -21,10 +21,22 @@ EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 class DefaultGroup(click.Group):
-    """`viewlint PATHS` means `viewlint check PATHS`, as `ruff PATHS` once meant `ruff check`."""
+    """`viewlint PATHS` means `viewlint check PATHS`, as `ruff PATHS` once meant `ruff check`.
+
+    A first word that is no path but looks like a mistyped command (`viewlint chek src`) is
+    reported as an unknown command with the nearest one, not as a missing file.
+    """
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+            first = args[0] if args else ""
+            if first and not first.startswith("-") and not os.path.lexists(first):
+                import difflib
+
+                close = difflib.get_close_matches(first, list(self.commands), n=1, cutoff=0.6)
+                if close:
+                    raise _fail(f"unknown command {first!r}; did you mean {close[0]!r}? "
+                                f"(`viewlint {first}` lints a path named {first!r} only when one exists)")
             args = ["check", *args]
         return super().parse_args(ctx, args)
 
@@ -61,6 +73,8 @@ def main() -> None:
 @click.option("--output-format", type=click.Choice(["concise", "full", "json", "json-lines", "sarif", "github", "pylint", "junit"]), default=None, help="How findings are printed (default: concise; $VIEWLINT_OUTPUT_FORMAT).")
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False, writable=True), help="Write findings to this file instead of stdout.")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
+@click.option("--show-files", is_flag=True, help="List the files that would be linted, and exit.")
+@click.option("--show-settings", is_flag=True, help="Print the settings used for the first file that would be linted (or the current folder), and exit.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: all cores).")
@@ -103,6 +117,8 @@ def run_check(
     output_format: Optional[str] = None,
     output_file: Optional[str] = None,
     statistics: bool = False,
+    show_files: bool = False,
+    show_settings: bool = False,
     exit_zero: bool = False,
     quiet: bool = False,
     jobs: Optional[int] = None,
@@ -128,7 +144,8 @@ def run_check(
 ) -> int:
     """The `check` command; returns the exit code."""
     from viewlint.config import CliOverrides, ConfigError, SettingsResolver
-    from viewlint.engine import FileResult, lint_text, run
+    from viewlint.engine import FileResult, lint_notebook, lint_text, run
+    from viewlint.notebook import is_notebook
     from viewlint.files import PathNotFoundError, SourceFile, discover
     from viewlint.files import _force_excluded as force_excluded
 
@@ -147,6 +164,7 @@ def run_check(
             prefilter=not no_prefilter,
         )
         overrides.validate()
+        _warn_reserved(overrides)
         if config_path is not None and not Path(config_path).is_file():
             raise ConfigError(f"{config_path}: configuration file not found")
         resolver = SettingsResolver(overrides, Path(config_path) if config_path else None, isolated=isolated)
@@ -168,12 +186,18 @@ def run_check(
                                   output_file=output_file, statistics=statistics, quiet=quiet, exit_zero=exit_zero,
                                   show_fixes=show_fixes, exit_non_zero_on_fix=exit_non_zero_on_fix)
             else:
-                text = _read_stdin()
                 # per-file-ignores match the project-relative path, even for an absolute --stdin-filename.
                 relative = os.path.relpath(Path(display).absolute(), settings.project_root) if stdin_filename else display
-                results = [FileResult(display, lint_text(text, display, settings, relative), text)]
+                if is_notebook(display):
+                    found, _, notebook_text = lint_notebook(sys.stdin.buffer.read(), display, settings, relative)
+                    results = [FileResult(display, found, notebook_text)]
+                else:
+                    text = _read_stdin()
+                    results = [FileResult(display, lint_text(text, display, settings, relative), text)]
         else:
             files = discover(list(paths) or ["."], resolver, force_exclude=force_exclude)
+            if show_files or show_settings:
+                return _show(files, resolver, show_settings)
             if not files:
                 click.echo("viewlint: warning: no Python files found", err=True)
                 return EXIT_OK
@@ -216,6 +240,46 @@ def run_check(
     return EXIT_OK
 
 
+def _warn_reserved(overrides: Any) -> None:
+    """As Ruff does for codes it cannot ignore: say so, instead of accepting them in silence."""
+    from viewlint.diagnostics import RESERVED_CODES
+
+    for flag, codes in (("--ignore", overrides.ignore), ("--extend-ignore", overrides.extend_ignore)):
+        named = [code for code in codes or () if code in RESERVED_CODES]
+        if named:
+            click.echo(f"viewlint: warning: {flag}: {', '.join(named)} cannot be ignored: files that cannot be "
+                       "parsed or read, and internal errors, are always reported (exclude the file instead)", err=True)
+
+
+def _show(files: Sequence[Any], resolver: Any, show_settings: bool) -> int:
+    """`--show-files`: one path a line; `--show-settings`: the resolved settings of the first file."""
+    from dataclasses import fields
+
+    if not show_settings:
+        for source_file in files:
+            click.echo(str(source_file.path))
+        return EXIT_OK
+    target = files[0].path if files else Path(".")
+    settings = files[0].settings if files else resolver.root_settings()
+    lines = [f"Resolved settings for: {str(target)!r}",
+             f"Settings path: {settings.source!r}" if settings.source else "Settings path: none (defaults)", ""]
+    for item in fields(settings):
+        value = getattr(settings, item.name)
+        if item.name == "source":
+            continue
+        lines.append(f"{item.name.replace('_', '-')} = {json.dumps(_plain(value))}")
+    lines.append(f"enabled-rules = {json.dumps(sorted(settings.codes_for(os.path.relpath(Path(target).absolute(), settings.project_root))))}")
+    click.echo("\n".join(lines))
+    return EXIT_OK
+
+
+def _plain(value: Any) -> Any:
+    """Tuples (of tuples) as lists, for JSON."""
+    if isinstance(value, (tuple, list)):
+        return [_plain(item) for item in value]
+    return value
+
+
 def _verify(diagnostics: list, *, command: Optional[str], timeout: float, device: str, quiet: bool,
             roots: Sequence[str] = (), cwd: Optional[str] = None) -> list:
     """`--verify` / `verify --run`: run the flagged code in a child process and attach verdicts."""
@@ -256,7 +320,7 @@ def _emit(diagnostics: list, results: list, output_format: str, output_file: Opt
     from viewlint.registry import all_rules
 
     if statistics:
-        text = _statistics(diagnostics, output_format)
+        text = _statistics(diagnostics, output_format, unsafe_fixes)
     else:
         sources = {r.path: r.source for r in results if r.source is not None} if output_format == "full" else None
         text = render(output_format, diagnostics, rules=all_rules(), sources=sources, root=Path.cwd(), unsafe_fixes=unsafe_fixes)
@@ -266,10 +330,14 @@ def _emit(diagnostics: list, results: list, output_format: str, output_file: Opt
         click.echo(text, nl=False, err=to_stderr)
 
 
-def _statistics(diagnostics: list, output_format: str) -> str:
+def _statistics(diagnostics: list, output_format: str, unsafe_fixes: bool = False) -> str:
+    """Findings per rule; `[*]` (and JSON `fixable`) when `--fix` would fix some of them: safe
+    fixes, and unsafe ones only under `--unsafe-fixes` (as Ruff)."""
+    from viewlint.fix import is_applicable
+
     counts = Counter(d.code for d in diagnostics)
     names = {d.code: d.name for d in diagnostics}
-    fixable = Counter(d.code for d in diagnostics if d.fixable)
+    fixable = Counter(d.code for d in diagnostics if is_applicable(d, unsafe_fixes))
     if output_format == "json":
         rows = [{"code": code, "name": names[code], "count": count, "fixable": fixable[code] > 0} for code, count in sorted(counts.items())]
         return json.dumps(rows, indent=2) + "\n"
@@ -314,7 +382,7 @@ def _fix_files(files: Sequence[Any], results: list, jobs: int, *, diff: bool, un
                exit_non_zero_on_fix: bool) -> int:
     """`--fix`/`--diff` on files: fix those with applicable fixes, write (or diff), report what remains."""
     from viewlint.engine import FileResult
-    from viewlint.fix import FileChangedError, fix_files, is_applicable, unified_diff, write_fix
+    from viewlint.fix import FileChangedError, diff_of, fix_files, is_applicable, write_fix
 
     wanted = [i for i, r in enumerate(results) if any(is_applicable(d, unsafe_fixes) for d in r.diagnostics)]
     file_fixes = fix_files([files[i] for i in wanted], jobs, unsafe_fixes)
@@ -329,7 +397,7 @@ def _fix_files(files: Sequence[Any], results: list, jobs: int, *, diff: bool, un
         if not file_fix.changed:
             continue
         if diff:
-            diff_text.append(unified_diff(file_fix.path, file_fix.original_text, outcome.text))
+            diff_text.append(diff_of(file_fix))
         else:
             try:
                 write_fix(file_fix, files[i].path)
@@ -393,7 +461,7 @@ def _fix_stdin(display: str, settings: Any, *, diff: bool, unsafe_fixes: bool, o
                statistics: bool, quiet: bool, exit_zero: bool, show_fixes: bool, exit_non_zero_on_fix: bool) -> int:
     """`--fix -`: the fixed source on stdout (the remaining findings on stderr); `--diff -`: the diff."""
     from viewlint.engine import FileResult
-    from viewlint.fix import engine_lint, fix_source, unified_diff
+    from viewlint.fix import diff_of, engine_lint, fix_source
 
     data = click.get_binary_stream("stdin").read()
     file_fix = fix_source(data, engine_lint(settings), display, unsafe_fixes=unsafe_fixes)
@@ -406,7 +474,7 @@ def _fix_stdin(display: str, settings: Any, *, diff: bool, unsafe_fixes: bool, o
         click.echo(f"viewlint: warning: {problem}", err=True)
     changed = [file_fix] if file_fix.changed else []
     if diff:
-        text = unified_diff(display, file_fix.original_text, outcome.text) if changed else ""
+        text = diff_of(file_fix)
         if text:
             click.echo(text, nl=False)
         if show_fixes:
@@ -431,10 +499,14 @@ def _fix_stdin(display: str, settings: Any, *, diff: bool, unsafe_fixes: bool, o
 def _add_noqa(results: list, quiet: bool) -> int:
     from viewlint.diagnostics import RESERVED_CODES
     from viewlint.fix import FileChangedError, FixError, decode_for_fix, write_atomically
+    from viewlint.notebook import is_notebook
     from viewlint.suppression import add_noqa
 
     total = 0
     for result in results:
+        if is_notebook(result.path):
+            total += _add_noqa_to_notebook(result)
+            continue
         findings = [(d.noqa_row or d.start.row, d.code) for d in result.diagnostics if d.code not in RESERVED_CODES]
         if not findings or result.source is None:
             continue
@@ -457,6 +529,28 @@ def _add_noqa(results: list, quiet: bool) -> int:
     return EXIT_OK
 
 
+def _add_noqa_to_notebook(result: Any) -> int:
+    """`--add-noqa` in a notebook's cells; the number of rows changed (0 when it cannot be written)."""
+    from viewlint.fix import FileChangedError, write_atomically
+    from viewlint.notebook import Notebook, NotebookError
+
+    if not any(d.cell is not None for d in result.diagnostics):
+        return 0
+    path = Path(result.path)
+    try:
+        original = path.read_bytes()
+        notebook = Notebook.from_bytes(original)
+        if result.source is not None and notebook.python_source != result.source:
+            raise NotebookError("the notebook changed while it was being linted; not changed")
+        updated, changed = notebook.with_noqa(result.diagnostics)
+        if changed:
+            write_atomically(path, updated.to_bytes(), expected=original)
+    except (NotebookError, FileChangedError, OSError) as error:
+        click.echo(f"{result.path}: noqa directives not added: {error}", err=True)
+        return 0
+    return changed
+
+
 @main.command("rule")
 @click.argument("code", required=False)
 @click.option("--all", "show_all", is_flag=True, help="List every rule.")
@@ -475,7 +569,20 @@ def rule_command(code: Optional[str], show_all: bool, output_format: str) -> Non
                 fix = rule.fix_applicability.value if rule.fix_applicability else "none"
                 click.echo(f"{rule.code}  {state}  fix:{fix:<7} {rule.name}: {rule.summary}")
         return
-    rule = rules.get(code.upper())
+    from viewlint.diagnostics import RESERVED_CODES
+    from viewlint.reserved import RESERVED_DOCUMENTATION, RESERVED_SUMMARIES
+
+    upper = code.upper()
+    if upper in RESERVED_CODES:
+        documentation = RESERVED_DOCUMENTATION[upper]
+        if output_format == "json":
+            click.echo(json.dumps({"code": upper, "name": RESERVED_CODES[upper], "summary": RESERVED_SUMMARIES[upper],
+                                   "default_enabled": True, "fix": "none", "options": {},
+                                   "explanation": documentation}, indent=2))
+        else:
+            click.echo(documentation, nl=False)
+        return
+    rule = rules.get(upper)
     if rule is None:
         raise _fail(f"unknown rule code {code!r} (see `viewlint rule --all`)")
     if output_format == "json":

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from viewlint import registry
-from viewlint.settings import Settings
+from viewlint.settings import DEFAULT_INCLUDE, Settings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -26,6 +26,7 @@ else:  # pragma: no cover - exercised only on 3.9/3.10
 __all__ = [
     "CONFIG_FILENAMES",
     "DEFAULT_EXCLUDE",
+    "DEFAULT_INCLUDE",
     "CliOverrides",
     "ConfigError",
     "SettingsResolver",
@@ -70,7 +71,7 @@ DEFAULT_EXCLUDE: tuple[str, ...] = (
 )
 
 _SELECTOR_KEYS = ("select", "extend-select", "ignore", "extend-ignore")
-_GLOB_KEYS = ("exclude", "extend-exclude")
+_GLOB_KEYS = ("exclude", "extend-exclude", "include", "extend-include")
 _STRING_LIST_KEYS = ("hot-functions", "long-lived-names", "cpu-names", "sync-allowed-contexts")
 _KNOWN_KEYS = (
     *_SELECTOR_KEYS,
@@ -346,6 +347,8 @@ def merge(config: dict[str, Any], overrides: CliOverrides, project_root: Path, s
         + tuple((glob, upper(codes)) for glob, codes in overrides.extend_per_file_ignores),
         exclude=exclude,
         extend_exclude=config.get("extend_exclude", ()) + tuple(overrides.extend_exclude or ()),
+        include=config.get("include", DEFAULT_INCLUDE),
+        extend_include=config.get("extend_include", ()),
         respect_gitignore=respect_gitignore,
         hot_functions=config.get("hot_functions", ()),
         long_lived_names=config.get("long_lived_names", ()),

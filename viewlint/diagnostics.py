@@ -83,6 +83,17 @@ RESERVED_CODES = {
 }
 
 
+# Where the rules' documentation is published: docs/rules.md, one anchor per code (`#vl201`),
+# reserved codes included. None while the project has no published home: no JSON `url`, no
+# SARIF `helpUri` then, rather than a link to a site nobody has checked. Set it once, here.
+RULES_DOCS_URL: Optional[str] = None
+
+
+def rule_url(code: str) -> Optional[str]:
+    """The documentation URL of a rule (or reserved code), or None when the docs are not published."""
+    return f"{RULES_DOCS_URL}#{code.lower()}" if RULES_DOCS_URL else None
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     """One finding at one place in one file."""
@@ -98,14 +109,23 @@ class Diagnostic:
     verdict: Optional[Verdict] = None
     # Rows of the whole statement holding the finding: a `# noqa` on any of them applies.
     statement_rows: tuple[int, int] = field(default=(0, 0), compare=False)
+    # In a notebook: the cell (1-based, among all cells); rows and columns then count in that cell.
+    cell: Optional[int] = None
 
     @property
-    def sort_key(self) -> tuple[str, int, int, str, int, int, str, str]:
-        """Path, position and code, then what else tells two findings apart: the order never
+    def sort_key(self) -> tuple[str, int, int, int, str, int, int, str, str]:
+        """Path, cell, position and code, then what else tells two findings apart: the order never
         depends on how a set or dict happened to hash them (PYTHONHASHSEED)."""
         fix = self.fix
         edits = "" if fix is None else repr([(e.start.row, e.start.column, e.end.row, e.end.column, e.content) for e in fix.edits])
-        return (self.path, self.start.row, self.start.column, self.code, self.end.row, self.end.column, self.message, edits)
+        return (self.path, self.cell or 0, self.start.row, self.start.column, self.code, self.end.row, self.end.column,
+                self.message, edits)
+
+    @property
+    def position(self) -> str:
+        """``row:column``, or ``cell N:row:column`` in a notebook: what follows the path in concise output."""
+        where = f"{self.start.row}:{self.start.column}"
+        return where if self.cell is None else f"cell {self.cell}:{where}"
 
     @property
     def is_internal_error(self) -> bool:
@@ -118,9 +138,10 @@ class Diagnostic:
     def with_verdict(self, verdict: Verdict) -> "Diagnostic":
         return replace(self, verdict=verdict)
 
-    def to_json(self, url_base: str = "https://viewlint.dev/rules/") -> dict[str, Any]:
-        """Ruff's JSON schema, plus ``verdict`` when ``--verify`` ran."""
+    def to_json(self) -> dict[str, Any]:
+        """Ruff's JSON schema (``cell``: the notebook cell, else null), plus ``verdict`` when ``--verify`` ran."""
         data: dict[str, Any] = {
+            "cell": self.cell,
             "code": self.code,
             "name": self.name,
             "message": self.message,
@@ -129,7 +150,7 @@ class Diagnostic:
             "end_location": self.end.to_json(),
             "fix": self.fix.to_json() if self.fix else None,
             "noqa_row": self.noqa_row,
-            "url": None if self.code in RESERVED_CODES else url_base + self.code,
+            "url": rule_url(self.code),
         }
         if self.verdict is not None:
             data["verdict"] = self.verdict.to_json()
@@ -162,4 +183,5 @@ class Diagnostic:
             fix=fix,
             noqa_row=data["noqa_row"],
             statement_rows=tuple(data.get("statement_rows", (0, 0))),  # type: ignore[arg-type]
+            cell=data.get("cell"),
         )

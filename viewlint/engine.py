@@ -44,6 +44,7 @@ from viewlint.diagnostics import (
     Fix,
     Location,
 )
+from viewlint.notebook import Notebook, NotebookError, is_notebook
 from viewlint.registry import all_rules
 from viewlint.settings import Settings
 from viewlint.suppression import Suppressions
@@ -103,6 +104,18 @@ def _reserved(path: str, code: str, message: str, row: int = 1, column: int = 1)
 
 def read_file(path: Path, display: str) -> tuple[Optional[str], Optional[Diagnostic]]:
     """The decoded text of a file, or a VL001 diagnostic saying why it cannot be read."""
+    data, problem = read_bytes(path, display)
+    if problem is not None:
+        return None, problem
+    assert data is not None
+    try:
+        return decode_source(data), None
+    except DecodeError as error:
+        return None, _reserved(display, IO_ERROR, str(error), error.row, error.column)
+
+
+def read_bytes(path: Path, display: str) -> tuple[Optional[bytes], Optional[Diagnostic]]:
+    """The bytes of a file, or a VL001 diagnostic saying why it cannot be read."""
     try:
         if path.is_symlink() and not path.exists():
             return None, _reserved(display, IO_ERROR, "cannot read file: broken symbolic link")
@@ -117,10 +130,7 @@ def read_file(path: Path, display: str) -> tuple[Optional[str], Optional[Diagnos
         if getattr(error, "errno", None) == 40:
             reason = "symbolic link loop"
         return None, _reserved(display, IO_ERROR, f"cannot read file: {reason}")
-    try:
-        return decode_source(data), None
-    except DecodeError as error:
-        return None, _reserved(display, IO_ERROR, str(error), error.row, error.column)
+    return data, None
 
 
 _TEST_DIRECTORIES = frozenset({"tests", "test", "testing"})
@@ -568,12 +578,37 @@ def _resolve(module: cst.Module, reports: list[Report], display: str,
 
 
 def lint_path(path: Path, display: str, settings: Settings, relative: Optional[str] = None) -> FileResult:
-    """Read and lint one file."""
+    """Read and lint one file (a Jupyter notebook by its code cells)."""
+    if is_notebook(path):
+        data, problem = read_bytes(path, display)
+        if problem is not None:
+            return FileResult(display, [problem], None)
+        assert data is not None
+        diagnostics, _, text = lint_notebook(data, display, settings, relative)
+        return FileResult(display, diagnostics, text)
     text, problem = read_file(path, display)
     if problem is not None:
         return FileResult(display, [problem], None)
     assert text is not None
     return FileResult(display, lint_text(text, display, settings, relative), text)
+
+
+def lint_notebook(data: bytes, display: str, settings: Settings,
+                  relative: Optional[str] = None) -> tuple[list[Diagnostic], dict[str, str], Optional[str]]:
+    """Lint a Jupyter notebook's bytes: its code cells as one module, findings in their cells.
+
+    Returns the diagnostics, the project modules they rely on, and the linted module's text
+    (`Notebook.python_source`; None for a notebook that cannot be read, reported as VL001).
+    """
+    try:
+        notebook = Notebook.from_bytes(data)
+    except NotebookError as error:
+        return [_reserved(display, IO_ERROR, f"invalid notebook: {error}")], {}, None
+    if not notebook.is_python:
+        return [], {}, notebook.python_source
+    diagnostics, dependencies = lint_text_with_dependencies(notebook.python_source, display, settings, relative)
+    located = sorted((notebook.locate(d) for d in diagnostics), key=lambda d: d.sort_key)
+    return located, dependencies, notebook.python_source
 
 
 def _relative(path: Path, settings: Settings) -> str:
@@ -619,15 +654,18 @@ def process(source_file: "SourceFile", cache: Optional["Cache"]) -> FileResult:
     stored = cache.get(key)
     if stored is not None:
         return FileResult(display, stored, None, from_cache=True)
-    try:
-        text = decode_source(data)
-    except DecodeError as error:
-        problem = _reserved(display, IO_ERROR, str(error), error.row, error.column)
     dependencies: dict[str, str] = {}
-    if problem is not None:
-        diagnostics = [problem]
+    if is_notebook(path):
+        diagnostics, dependencies, text = lint_notebook(data, display, settings, relative)
     else:
-        diagnostics, dependencies = lint_text_with_dependencies(text or "", display, settings, relative)
+        try:
+            text = decode_source(data)
+        except DecodeError as error:
+            problem = _reserved(display, IO_ERROR, str(error), error.row, error.column)
+        if problem is not None:
+            diagnostics = [problem]
+        else:
+            diagnostics, dependencies = lint_text_with_dependencies(text or "", display, settings, relative)
     if not any(d.code == INTERNAL_ERROR for d in diagnostics):
         cache.put(key, diagnostics, dependencies)
     return FileResult(display, diagnostics, text)

@@ -24,10 +24,11 @@ from typing import Optional, Sequence
 from viewlint.config import SettingsResolver
 from viewlint.settings import Settings
 
-__all__ = ["PYTHON_SUFFIXES", "PathNotFoundError", "SourceFile", "discover", "is_excluded"]
+__all__ = ["PYTHON_SUFFIXES", "PathNotFoundError", "SourceFile", "discover", "is_excluded", "is_included"]
 
-# Suffixes picked up when walking a directory; a file named explicitly is linted whatever its suffix.
-PYTHON_SUFFIXES = (".py", ".pyi")
+# The suffixes of the default `include` (Python, stubs, Jupyter notebooks); a file named
+# explicitly is linted whatever its name.
+PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,18 @@ def _is_under(path: Path, root: Path) -> bool:
 def is_excluded(absolute: Path, settings: Settings) -> bool:
     """Whether ``exclude``/``extend-exclude`` name this path (by basename or project-relative path)."""
     globs = settings.exclude + settings.extend_exclude
+    if not globs:
+        return False
+    relative = _relative_to_root(absolute, settings)
+    target = relative if relative is not None else absolute.as_posix()
+    by_name, by_path = _exclusion(tuple(globs))
+    return by_name.match(absolute.name) is not None or by_path.match(target) is not None
+
+
+def is_included(absolute: Path, settings: Settings) -> bool:
+    """Whether ``include``/``extend-include`` pick up this file when a directory is walked
+    (by basename or project-relative path, as Ruff's `include`)."""
+    globs = settings.include + settings.extend_include
     if not globs:
         return False
     relative = _relative_to_root(absolute, settings)
@@ -179,6 +192,21 @@ def _git_ignored(repo: Path, candidates: list[_Candidate]) -> set[int]:
     return {index for index, query in enumerate(queries) if query in ignored}
 
 
+def skipped_by_walk(absolute: Path, settings: Settings) -> bool:
+    """Whether walking a folder would pass over this file: it, or a folder above it inside the
+    project, matches ``exclude``/``extend-exclude``, or ``.gitignore`` ignores it (with
+    ``respect-gitignore``). For callers handed one file at a time, such as the flake8 plugin."""
+    if _force_excluded(absolute, settings):
+        return True
+    if not settings.respect_gitignore:
+        return False
+    repo = _find_repo(absolute.parent)
+    if repo is None:
+        return False
+    # Asked once about the file: git answers for the folders above it too (`build/` ignores build/x.py).
+    return bool(_git_ignored(repo, [_Candidate(absolute, absolute, settings, None, False)]))  # type: ignore[arg-type]
+
+
 class _Discovery:
     """Collects SourceFiles for one ``discover`` call, deduplicated by absolute path."""
 
@@ -237,7 +265,7 @@ class _Discovery:
             if is_excluded(absolute, settings):
                 continue
             display = directory.display / entry.name
-            is_python = entry.name.endswith(PYTHON_SUFFIXES)
+            is_python = is_included(absolute, settings)
             try:
                 is_link = entry.is_symlink()
                 info = entry.stat()  # follows symbolic links
@@ -275,7 +303,8 @@ class _Discovery:
 def discover(paths: Sequence[str], resolver: SettingsResolver, force_exclude: bool = False) -> list[SourceFile]:
     """The files to lint under ``paths``, sorted by path and deduplicated.
 
-    Directories are walked for ``*.py`` and ``*.pyi`` files, skipping excluded and
+    Directories are walked for the files ``include``/``extend-include`` name (``*.py``,
+    ``*.pyi`` and ``*.ipynb`` by default), skipping excluded and
     git-ignored entries. A path named explicitly is linted even when excluded (and
     whatever its suffix) unless ``force_exclude``. Raises PathNotFoundError for a
     path that does not exist; other problems become entries with ``error`` set.

@@ -390,6 +390,8 @@ class FileFix:
     outcome: Optional[FixOutcome] = None
     original_text: str = ""
     error: Optional[str] = None
+    # A notebook: (cell number, source before, source after) of each cell the fixes changed.
+    cells: Optional[list[tuple[int, str, str]]] = None
 
     @property
     def changed(self) -> bool:
@@ -398,7 +400,11 @@ class FileFix:
 
 def fix_source(data: bytes, lint: LintFunction, display: str, *, unsafe_fixes: bool = False,
                diagnostics: Optional[list[Diagnostic]] = None) -> FileFix:
-    """Fix the bytes of one file (or of stdin); nothing is written."""
+    """Fix the bytes of one file (or of stdin; a notebook when `display` ends in .ipynb); nothing is written."""
+    from viewlint.notebook import is_notebook
+
+    if is_notebook(display):
+        return fix_notebook(data, lint, display, unsafe_fixes=unsafe_fixes)
     result = FileFix(display, original=data, fixed=data)
     try:
         source = decode_for_fix(data)
@@ -408,6 +414,27 @@ def fix_source(data: bytes, lint: LintFunction, display: str, *, unsafe_fixes: b
         result.fixed = source.encode(outcome.text) if outcome.text != source.text else data
     except FixError as error:
         result.error = f"{display}: {error}"
+    return result
+
+
+def fix_notebook(data: bytes, lint: LintFunction, display: str, *, unsafe_fixes: bool = False) -> FileFix:
+    """Fix a Jupyter notebook's code cells as one module; only the changed cells' ``source`` is
+    rewritten (outputs, metadata and the JSON's layout stay as they were). Nothing is written."""
+    from viewlint.notebook import Notebook, NotebookError
+
+    result = FileFix(display, original=data, fixed=data)
+    try:
+        notebook = Notebook.from_bytes(data)
+        result.original_text = notebook.python_source
+        outcome = fix_text(notebook.python_source, lint, display, unsafe_fixes=unsafe_fixes)
+        fixed = notebook.with_sources(outcome.text)
+    except NotebookError as error:
+        result.error = f"{display}: notebook not fixed: {error}"
+        return result
+    outcome.diagnostics = sorted((fixed.locate(d) for d in outcome.diagnostics), key=lambda d: d.sort_key)
+    result.outcome = outcome
+    result.fixed = fixed.to_bytes()
+    result.cells = notebook.changed_cells(fixed)
     return result
 
 
@@ -427,6 +454,10 @@ def fix_path(path: Path, display: str, settings: "Settings", relative: Optional[
         data = path.read_bytes()
     except OSError as error:
         return FileFix(display, error=f"{display}: cannot read file: {error.strerror or error}")
+    from viewlint.notebook import is_notebook
+
+    if is_notebook(path):
+        return fix_notebook(data, engine_lint(settings, relative), display, unsafe_fixes=unsafe_fixes)
     return fix_source(data, engine_lint(settings, relative), display, unsafe_fixes=unsafe_fixes)
 
 
@@ -469,6 +500,16 @@ def unified_diff(display: str, before: str, after: str) -> str:
             line += "\n\\ No newline at end of file\n"
         lines.append(line)
     return "".join(lines)
+
+
+def diff_of(file_fix: FileFix) -> str:
+    """The unified diff of a fix: of the file, or of each changed cell of a notebook (`path:cell N`)."""
+    outcome = file_fix.outcome
+    if outcome is None or not file_fix.changed:
+        return ""
+    if file_fix.cells is None:
+        return unified_diff(file_fix.path, file_fix.original_text, outcome.text)
+    return "".join(unified_diff(f"{file_fix.path}:cell {number}", before, after) for number, before, after in file_fix.cells)
 
 
 def _lines_with_ends(text: str) -> list[str]:

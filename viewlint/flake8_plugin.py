@@ -4,6 +4,12 @@ flake8 finds this class through the `flake8.extension` entry point `VL`. Each fi
 linted with the settings of the nearest `[tool.viewlint]` configuration above it, just
 as `viewlint check` would. flake8 adds 1 to a plugin's column, so columns are passed
 0-based. Nothing here imports torch.
+
+flake8 walks folders itself (with its own `--exclude`) and hands each file to the plugin by
+name, whether it found it in a folder or was given it: the plugin cannot tell which. So a
+file that `viewlint check` would pass over when walking a folder — viewlint's `exclude`,
+`extend-exclude`, or `.gitignore` with `respect-gitignore` — gets no VL findings from
+flake8 either (as `viewlint check --force-exclude` treats files named on its command line).
 """
 
 from __future__ import annotations
@@ -28,6 +34,12 @@ def _settings_for(path: Path) -> "Settings":
     if resolver is None:
         resolver = _RESOLVERS[cwd] = SettingsResolver(CliOverrides())
     return resolver.settings_for(path)  # type: ignore[attr-defined]
+
+
+def _skipped_by_walk(path: Path, settings: "Settings") -> bool:
+    from viewlint.files import skipped_by_walk
+
+    return skipped_by_walk(path, settings)
 
 
 class ViewlintChecker:
@@ -65,6 +77,8 @@ class ViewlintChecker:
             settings = _settings_for(path)
         except ConfigError as error:
             yield 1, 0, f"VL002 configuration error: {error}", type(self)
+            return
+        if self.filename not in ("stdin", "-") and _skipped_by_walk(path, settings):
             return
         try:
             relative = os.path.relpath(path, settings.project_root)

@@ -12,6 +12,9 @@ from typing import Any, Optional
 
 from viewlint.registry import resolve_selection
 
+# Files linted when a directory is walked (Ruff >= 0.6: notebooks included).
+DEFAULT_INCLUDE: tuple[str, ...] = ("*.py", "*.pyi", "*.ipynb")
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -25,6 +28,9 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = ()
     extend_exclude: tuple[str, ...] = ()
+    # Globs of the files linted when a directory is walked (Ruff's `include`, notebooks included).
+    include: tuple[str, ...] = DEFAULT_INCLUDE
+    extend_include: tuple[str, ...] = ()
     respect_gitignore: bool = True
     # Globs of function names whose bodies are hot paths (in addition to forward/__call__).
     hot_functions: tuple[str, ...] = ()

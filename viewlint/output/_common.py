@@ -11,10 +11,6 @@ from urllib.parse import quote
 from viewlint.diagnostics import RESERVED_CODES, Applicability, Diagnostic
 from viewlint.rule import Rule
 
-# Where each rule's documentation lives; matches the ``url`` Diagnostic.to_json() emits.
-DOCS_URL_BASE = "https://viewlint.dev/rules/"
-INFORMATION_URI = "https://viewlint.dev/"
-
 
 @dataclass(frozen=True)
 class RenderContext:

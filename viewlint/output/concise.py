@@ -1,4 +1,5 @@
-"""``concise`` (the default): ``path:row:col: CODE [*] message``, one finding a line."""
+"""``concise`` (the default): ``path:row:col: CODE [*] message``, one finding a line
+(``path:cell N:row:col: …`` in a notebook, as Ruff)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from viewlint.output._common import RenderContext, headline
 
 def format_line(diagnostic: Diagnostic, ctx: RenderContext) -> str:
     """One concise line, without the trailing newline."""
-    return f"{diagnostic.path}:{diagnostic.start.row}:{diagnostic.start.column}: {headline(diagnostic, ctx)}"
+    return f"{diagnostic.path}:{diagnostic.position}: {headline(diagnostic, ctx)}"
 
 
 def render(diagnostics: Sequence[Diagnostic], ctx: RenderContext) -> str:

@@ -62,13 +62,26 @@ def format_finding(diagnostic: Diagnostic, ctx: RenderContext, lines: Optional[l
 
 def render(diagnostics: Sequence[Diagnostic], ctx: RenderContext) -> str:
     """Each finding as a block, blocks separated by a blank line; "" when there are none."""
-    cache: dict[str, Optional[list[str]]] = {}
+    cache: dict[tuple[str, Optional[int]], Optional[list[str]]] = {}
     blocks = []
     for diagnostic in diagnostics:
-        if diagnostic.path not in cache:
-            cache[diagnostic.path] = _load(diagnostic.path, ctx)
-        blocks.append("\n".join(format_finding(diagnostic, ctx, cache[diagnostic.path])) + "\n")
+        key = (diagnostic.path, diagnostic.cell)
+        if key not in cache:
+            cache[key] = _load(diagnostic.path, ctx) if diagnostic.cell is None else _load_cell(diagnostic.path, diagnostic.cell)
+        blocks.append("\n".join(format_finding(diagnostic, ctx, cache[key])) + "\n")
     return "\n".join(blocks)
+
+
+def _load_cell(path: str, cell: int) -> Optional[list[str]]:
+    """The lines of a notebook's cell, as written in the notebook; None when it cannot be read."""
+    from viewlint.notebook import Notebook, NotebookError
+
+    try:
+        with open(path, "rb") as handle:
+            code_cell = Notebook.from_bytes(handle.read()).cell(cell)
+    except (OSError, NotebookError):
+        return None
+    return split_lines(code_cell.source) if code_cell is not None else None
 
 
 def _load(path: str, ctx: RenderContext) -> Optional[list[str]]:

@@ -19,20 +19,26 @@ def escape_property(value: str) -> str:
 
 
 def format_line(diagnostic: Diagnostic) -> str:
-    """One ``::warning``/``::error`` command; reserved codes (bad input) are errors."""
+    """One ``::warning``/``::error`` command: reserved codes (the input could not be linted) are
+    errors, rule findings warnings, the same levels as in SARIF. A finding in a notebook cell is
+    annotated on the notebook as a whole (cell rows are not lines of the .ipynb file); its
+    message starts with ``cell N:row:col:``."""
     command = "error" if is_reserved(diagnostic) else "warning"
-    props = ",".join(
-        f"{key}={escape_property(str(value))}"
-        for key, value in (
-            ("file", diagnostic.path),
+    place: tuple[tuple[str, object], ...] = ()
+    if diagnostic.cell is None:
+        place = (
             ("line", diagnostic.start.row),
             ("col", diagnostic.start.column),
             ("endLine", diagnostic.end.row),
             ("endColumn", diagnostic.end.column),
-            ("title", f"viewlint ({diagnostic.code})"),
         )
+    props = ",".join(
+        f"{key}={escape_property(str(value))}"
+        for key, value in (("file", diagnostic.path), *place, ("title", f"viewlint ({diagnostic.code})"))
     )
     message = f"{diagnostic.code} {diagnostic.message}{verdict_suffix(diagnostic)}"
+    if diagnostic.cell is not None:
+        message = f"{diagnostic.position}: {message}"
     return f"::{command} {props}::{escape_data(message)}"
 
 

@@ -19,7 +19,7 @@ def _clean(text: str) -> str:
 
 
 def _classname(path: str) -> str:
-    """The path without its ``.py``/``.pyi`` suffix, like Ruff's classname."""
+    """The path without its suffix (``.py``, ``.pyi``, ``.ipynb``), like Ruff's classname."""
     pure = PurePath(path)
     return path[: -len(pure.suffix)] if pure.suffix else path
 
@@ -56,18 +56,15 @@ def build_tree(diagnostics: Sequence[Diagnostic]) -> ET.Element:
             },
         )
         for d in found:
-            case = ET.SubElement(
-                suite,
-                "testcase",
-                {
-                    "name": f"org.viewlint.{d.code}",
-                    "classname": _clean(_classname(path)),
-                    "line": str(d.start.row),
-                    "column": str(d.start.column),
-                },
-            )
+            attributes = {"name": f"org.viewlint.{d.code}", "classname": _clean(_classname(path))}
+            where = f"line {d.start.row}, col {d.start.column}"
+            if d.cell is None:
+                attributes.update(line=str(d.start.row), column=str(d.start.column))
+            else:  # rows of a notebook cell are not lines of the .ipynb file
+                where = f"cell {d.cell}, {where}"
+            case = ET.SubElement(suite, "testcase", attributes)
             failure = ET.SubElement(case, "failure", {"message": _clean(d.message)})
-            failure.text = _clean(f"line {d.start.row}, col {d.start.column}, {d.message}{verdict_suffix(d)}")
+            failure.text = _clean(f"{where}, {d.message}{verdict_suffix(d)}")
     return root
 
 

@@ -6,10 +6,8 @@ import json
 from typing import Any, Sequence
 
 import viewlint
-from viewlint.diagnostics import RESERVED_CODES, Diagnostic, Edit, Location
+from viewlint.diagnostics import RESERVED_CODES, Diagnostic, Edit, Location, rule_url
 from viewlint.output._common import (
-    DOCS_URL_BASE,
-    INFORMATION_URI,
     RenderContext,
     is_reserved,
     relative_uri,
@@ -45,13 +43,12 @@ def _rule_descriptor(code: str, ctx: RenderContext) -> dict[str, Any]:
     """A reportingDescriptor: the rule's name, summary and Markdown documentation."""
     rule = ctx.rules[code]
     documentation = rule.documentation()
-    return {
+    descriptor: dict[str, Any] = {
         "id": code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary or rule.name},
         "fullDescription": {"text": documentation, "markdown": documentation},
         "help": {"text": documentation, "markdown": documentation},
-        "helpUri": DOCS_URL_BASE + code,
         "defaultConfiguration": {"enabled": bool(rule.default_enabled), "level": "warning"},
         "properties": {
             "fix": rule.fix_applicability.value if rule.fix_applicability else "none",
@@ -59,17 +56,30 @@ def _rule_descriptor(code: str, ctx: RenderContext) -> dict[str, Any]:
             "options": _jsonable(dict(rule.options)),
         },
     }
+    return _with_help_uri(descriptor, code)
+
+
+def _with_help_uri(descriptor: dict[str, Any], code: str) -> dict[str, Any]:
+    """``helpUri`` (the same URL as JSON's ``url``) when the rules' documentation is published."""
+    url = rule_url(code)
+    if url is not None:
+        descriptor["helpUri"] = url
+    return descriptor
 
 
 def _reserved_descriptor(code: str) -> dict[str, Any]:
     """A descriptor for VL000-VL002, so viewers can name the rule of an input error."""
+    from viewlint.reserved import RESERVED_DOCUMENTATION
+
     name = RESERVED_CODES[code]
-    return {
+    documentation = RESERVED_DOCUMENTATION[code]
+    return _with_help_uri({
         "id": code,
         "name": name,
         "shortDescription": {"text": name.replace("-", " ")},
+        "help": {"text": documentation, "markdown": documentation},
         "defaultConfiguration": {"level": "error"},
-    }
+    }, code)
 
 
 def _jsonable(value: Any) -> Any:
@@ -87,18 +97,27 @@ def _jsonable(value: Any) -> Any:
 
 def _result(diagnostic: Diagnostic, rule_index: dict[str, int], ctx: RenderContext) -> dict[str, Any]:
     location = _artifact_location(diagnostic.path, ctx)
+    properties: dict[str, Any] = {}
+    if diagnostic.cell is None:
+        where: dict[str, Any] = {"physicalLocation": {"artifactLocation": location,
+                                                      "region": _region(diagnostic.start, diagnostic.end)}}
+    else:
+        # Rows in a notebook cell are not lines of the .ipynb file: the file, the cell as a logical
+        # location, and the position in the cell as properties.
+        where = {"physicalLocation": {"artifactLocation": location},
+                 "logicalLocations": [{"name": f"cell {diagnostic.cell}", "kind": "module"}]}
+        properties["cell"] = diagnostic.cell
+        properties["cellRegion"] = _region(diagnostic.start, diagnostic.end)
     result: dict[str, Any] = {
         "ruleId": diagnostic.code,
         "level": "error" if is_reserved(diagnostic) else "warning",
         "message": {"text": diagnostic.message},
-        "locations": [
-            {"physicalLocation": {"artifactLocation": location, "region": _region(diagnostic.start, diagnostic.end)}}
-        ],
+        "locations": [where],
     }
     if diagnostic.code in rule_index:
         result["ruleIndex"] = rule_index[diagnostic.code]
     fix = diagnostic.fix
-    if fix is not None and fix.edits:
+    if fix is not None and fix.edits and diagnostic.cell is None:
         # SARIF's artifactChanges/replacements need at least one item, so edit-less fixes are omitted.
         result["fixes"] = [
             {
@@ -110,7 +129,9 @@ def _result(diagnostic: Diagnostic, rule_index: dict[str, int], ctx: RenderConte
             }
         ]
     if diagnostic.verdict is not None:
-        result["properties"] = {"verdict": diagnostic.verdict.to_json()}
+        properties["verdict"] = diagnostic.verdict.to_json()
+    if properties:
+        result["properties"] = properties
     return result
 
 
@@ -129,7 +150,6 @@ def build_log(diagnostics: Sequence[Diagnostic], ctx: RenderContext) -> dict[str
                     "driver": {
                         "name": "viewlint",
                         "version": viewlint.__version__,
-                        "informationUri": INFORMATION_URI,
                         "rules": descriptors,
                     }
                 },
