@@ -330,6 +330,12 @@ def test_configuration_is_read_from_the_documents_pyproject_as_the_cli_does(tmp_
         (root / "broken" / "pyproject.toml").write_text('[tool.viewlint]\nselect = ["VL2"]\n')
         repaired = await session.change(from_fs_path(str(root / "broken" / "model.py")), HOT_HELPER)
         assert sorted(d["code"] for d in repaired) == ["VL201"]
+        # Saving lints again too. The nearest configuration is the only one (as in Ruff): this one names its hot functions.
+        (root / "broken" / "pyproject.toml").write_text('[tool.viewlint]\nselect = ["VL4"]\nhot-functions = ["decode_*"]\n')
+        session.client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=from_fs_path(str(root / "broken" / "model.py")))))
+        saved = await session.diagnostics(from_fs_path(str(root / "broken" / "model.py")))
+        assert sorted(d["code"] for d in saved) == ["VL401"]
 
     run_session(tmp_path, scenario)
 
