@@ -380,4 +380,5 @@ def test_without_pygls_the_server_command_says_what_to_install(tmp_path: Path) -
     (tmp_path / "pygls" / "__init__.py").write_text('raise ImportError("No module named pygls")\n')
     result = run_viewlint("server", env={"PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])})
     assert result.returncode == 2
-    assert 'pip install "viewlint[server]"' in result.stderr
+    assert "the language server needs pygls" in result.stderr
+    assert 'pip install "pygls>=2,<3"' in result.stderr

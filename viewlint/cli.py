@@ -490,7 +490,7 @@ def server_command() -> None:
     try:
         from viewlint.server import serve
     except ImportError as error:
-        raise _fail(f"the language server needs pygls ({error}): pip install \"viewlint[server]\"")
+        raise _fail(f"the language server needs pygls ({error}): install viewlint's `server` extra, or pip install \"pygls>=2,<3\"")
     serve()
 
 
