@@ -24,6 +24,7 @@ pytest.importorskip("pygls")
 
 from lsprotocol import types  # noqa: E402
 from pygls.lsp.client import LanguageClient  # noqa: E402
+from pygls.protocol import default_converter  # noqa: E402
 from pygls.uris import from_fs_path  # noqa: E402
 
 from conftest import ROOT, run_viewlint  # noqa: E402
@@ -85,9 +86,10 @@ def apply_workspace_edit(text: str, edit: dict[str, Any], uri: str) -> str:
 class Session:
     """One `viewlint server` process and a pygls client connected to it over stdio."""
 
-    def __init__(self, root: Path, marker: Path) -> None:
+    def __init__(self, root: Path, marker: Path, capabilities: Optional[types.ClientCapabilities] = None) -> None:
         self.root = root
         self.marker = marker
+        self.capabilities = capabilities or types.ClientCapabilities()
         self.client = LanguageClient("viewlint-tests", "1")
         self.published: dict[str, asyncio.Queue] = {}
         self.versions: dict[str, int] = {}
@@ -101,7 +103,7 @@ class Session:
 
     def unstructure(self, value: Any) -> Any:
         """An lsprotocol object as the JSON the wire carried (camelCase keys)."""
-        return json.loads(json.dumps(self.client.protocol._converter.unstructure(value)))
+        return json.loads(json.dumps(default_converter().unstructure(value)))
 
     async def start(self) -> None:
         poison = self.root.parent / "poisoned"
@@ -111,7 +113,7 @@ class Session:
                "VIEWLINT_TEST_TORCH_MARKER": str(self.marker)}
         await self.client.start_io(sys.executable, "-m", "viewlint", "server", cwd=str(self.root), env=env)
         await asyncio.wait_for(self.client.initialize_async(types.InitializeParams(
-            capabilities=types.ClientCapabilities(),
+            capabilities=self.capabilities,
             root_uri=from_fs_path(str(self.root)),
             process_id=os.getpid(),
         )), 60)
@@ -156,14 +158,14 @@ class Session:
         return None if result is None else self.unstructure(result)
 
 
-def run_session(tmp_path: Path, scenario) -> None:
+def run_session(tmp_path: Path, scenario, capabilities: Optional[types.ClientCapabilities] = None) -> None:
     """Run ``scenario(session, root)`` against a fresh server; the server must never import torch."""
     root = tmp_path / "project"
     root.mkdir(exist_ok=True)
     marker = tmp_path / "torch-was-imported"
 
     async def main() -> None:
-        session = Session(root, marker)
+        session = Session(root, marker, capabilities)
         await session.start()
         try:
             await scenario(session, root)
@@ -348,11 +350,26 @@ def test_syntax_errors_are_errors_and_closing_a_document_clears_its_diagnostics(
         assert syntax_error["code"] == "VL000"
         assert syntax_error["severity"] == types.DiagnosticSeverity.Error
         assert "codeDescription" not in syntax_error
+        start = syntax_error["range"]["start"]
+        hover = await session.hover(uri, start["line"], start["character"])
+        assert hover is not None
+        assert hover["contents"]["value"].startswith("# syntax-error (VL000)\n\n" + syntax_error["message"])
         session.client.text_document_did_close(types.DidCloseTextDocumentParams(
             text_document=types.TextDocumentIdentifier(uri=uri)))
         assert await session.diagnostics(uri) == []
 
     run_session(tmp_path, scenario)
+
+
+def test_a_client_that_counts_in_utf8_gets_utf8_positions(tmp_path: Path) -> None:
+    async def scenario(session: Session, root: Path) -> None:
+        (lost_write,) = by_code(await session.open(root / "model.py", MODEL))["VL201"]
+        line = MODEL.splitlines()[LOST_WRITE_LINE]
+        before = line[: line.index(LOST_WRITE)]
+        assert lost_write["range"]["start"] == {"line": LOST_WRITE_LINE, "character": len(before.encode("utf-8"))}
+
+    utf8_only = types.ClientCapabilities(general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf8]))
+    run_session(tmp_path, scenario, utf8_only)
 
 
 # ---------------------------------------------------------------------------- positions, without a server
