@@ -399,3 +399,20 @@ def test_without_pygls_the_server_command_says_what_to_install(tmp_path: Path) -
     assert result.returncode == 2
     assert "the language server needs pygls" in result.stderr
     assert 'pip install "pygls>=2,<3"' in result.stderr
+
+
+@pytest.mark.parametrize("old, new", [
+    ("a = 1\r\nb = 2\r\n", "a = 1\r\nb = 2  # noqa: VL201\r\n"),
+    ("x\r\ny\r\n", "x\r\nz\r\ny\r\n"),  # an inserted line must not split a \r\n
+    ("same", "same"),
+    ("", "new\n"),
+])
+def test_one_edit_turns_the_old_text_into_the_new(old: str, new: str) -> None:
+    from viewlint.fix import LineIndex
+    from viewlint.lsp.documents import replacement
+
+    edit = replacement(old, new)
+    index = LineIndex(old)
+    start, end = index.offset(edit.start), index.offset(edit.end)
+    assert old[:start] + edit.content + old[end:] == new
+    assert "\r" not in old[start - 1:start] or old[start:start + 1] != "\n"
