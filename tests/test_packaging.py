@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -85,3 +86,49 @@ def test_the_static_path_never_imports_torch(tmp_path: Path) -> None:
     result = _run([sys.executable, "-c", script], cwd=ROOT)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
+
+
+def test_wheel_ships_the_language_server_its_extra_and_the_license(wheel: Path) -> None:
+    archive = zipfile.ZipFile(wheel)
+    names = archive.namelist()
+    assert {"viewlint/server.py", "viewlint/lsp/documents.py", "viewlint/lsp/positions.py"} <= set(names)
+    metadata = archive.read(next(name for name in names if name.endswith(".dist-info/METADATA"))).decode()
+    assert "Provides-Extra: server" in metadata
+    assert 'Requires-Dist: pygls<3,>=2; extra == "server"' in metadata
+    assert "License-Expression: MIT" in metadata
+    assert "License-File: LICENSE" in metadata
+    assert "Project-URL" not in metadata  # no address we know to exist
+    license_text = archive.read(next(name for name in names if name.endswith(".dist-info/licenses/LICENSE"))).decode()
+    assert license_text.startswith("MIT License\n\nCopyright (c) the viewlint developers\n")
+
+
+def _setuptools_for_the_backend() -> bool:
+    """Whether this interpreter can run the build backend itself (then the build needs no index)."""
+    try:
+        import setuptools
+    except ImportError:
+        return False
+    return int(setuptools.__version__.split(".")[0]) >= 77
+
+
+def test_sdist_carries_its_tests_and_they_collect_when_unpacked(tmp_path: Path) -> None:
+    source = copy_project(tmp_path / "source")
+    isolation = ["--no-isolation"] if _setuptools_for_the_backend() else []
+    built = _run([sys.executable, "-m", "build", "--sdist", *isolation, "--outdir", str(tmp_path / "dist"), str(source)])
+    assert built.returncode == 0, built.stdout + built.stderr
+    (sdist,) = (tmp_path / "dist").glob("viewlint-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        top = archive.getnames()[0].split("/")[0]
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+        archive.extractall(tmp_path / "unpacked")
+    shipped = {str(path.relative_to(source)) for path in source.rglob("*")
+               if path.is_file() and path.parts[len(source.parts)] in ("tests", "fixtures") and "__pycache__" not in path.parts}
+    assert shipped <= names, sorted(shipped - names)
+    assert {"LICENSE", "tests/conftest.py", ".pre-commit-hooks.yaml", "docs/rules.md"} <= names
+
+    unpacked = tmp_path / "unpacked" / top
+    collected = _run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"], cwd=unpacked)
+    assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-3000:]
+    assert "error" not in collected.stdout.splitlines()[-1], collected.stdout[-3000:]
+    modules = {line.split("::")[0] for line in collected.stdout.splitlines() if "::" in line}
+    assert {"tests/test_readme.py", "tests/test_server.py", "tests/test_fixtures.py"} <= modules

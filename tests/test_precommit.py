@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import yaml
 
 from conftest import FIXTURES, ROOT
 from project_copy import commit_all, copy_project
+from readme_blocks import checked_block
 
 pytest.importorskip("pre_commit")
 if shutil.which("git") is None:
@@ -76,3 +78,34 @@ def test_try_repo_fails_on_a_finding_and_passes_on_a_clean_file(hook_repository:
     clean = try_repo(hook_repository, user_repository, pre_commit_home, "clean.py")
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert "Passed" in clean.stdout
+
+
+def test_readme_snippet_runs_once_repo_and_rev_are_filled_in(hook_repository: Path, user_repository: Path,
+                                                             pre_commit_home: Path, tmp_path: Path) -> None:
+    config = yaml.safe_load(checked_block("pre-commit"))
+    (entry,) = config["repos"]
+    manifest = {hook["id"] for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    hooks = {hook["id"]: hook for hook in entry["hooks"]}
+    assert set(hooks) == manifest
+    # --verify runs the code, so its hook environment needs torch (without it: `--verify needs torch`).
+    assert hooks["viewlint-verify"]["additional_dependencies"] == ["torch"]
+    # No release is tagged: the README asks for a commit.
+    assert re.fullmatch(r"[0-9a-f]{40}", str(entry["rev"]))
+
+    entry["repo"] = str(hook_repository)
+    entry["rev"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=hook_repository, capture_output=True, text=True,
+                                  check=True).stdout.strip()
+    path = tmp_path / "pre-commit-config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    env = {**os.environ, "PRE_COMMIT_HOME": str(pre_commit_home), "PRE_COMMIT_COLOR": "never"}
+    env.pop("VIEWLINT_OUTPUT_FORMAT", None)
+
+    def pre_commit(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "pre_commit", *args], cwd=user_repository, env=env,
+                              capture_output=True, text=True, timeout=900)
+
+    valid = pre_commit("validate-config", str(path))
+    assert valid.returncode == 0, valid.stdout + valid.stderr
+    run = pre_commit("run", "viewlint", "--config", str(path), "--files", "bad.py", "clean.py")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "bad.py:8:5: VL201" in run.stdout

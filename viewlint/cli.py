@@ -1,4 +1,4 @@
-"""The `viewlint` command line: `viewlint [check] PATHS`, `viewlint rule CODE`, `viewlint verify`.
+"""The `viewlint` command line: `viewlint [check] PATHS`, `viewlint rule CODE`, `viewlint verify`, `viewlint server`.
 
 Exit codes follow Ruff and flake8: 0 no findings, 1 findings, 2 usage, configuration
 or internal error. Findings go to stdout, the summary to stderr.
@@ -589,6 +589,16 @@ def rule_command(code: Optional[str], show_all: bool, output_format: str) -> Non
         click.echo(json.dumps({**rule.metadata(), "explanation": rule.documentation()}, indent=2))
     else:
         click.echo(rule.documentation(), nl=False)
+
+
+@main.command("server")
+def server_command() -> None:
+    """Run the language server on stdin/stdout, for editors (needs `pip install "viewlint[server]"`)."""
+    try:
+        from viewlint.server import serve
+    except ImportError as error:
+        raise _fail(f"the language server needs pygls ({error}): install viewlint's `server` extra, or pip install \"pygls>=2,<3\"")
+    serve()
 
 
 @main.command("verify")
