@@ -43,3 +43,15 @@ def test_add_noqa_keeps_a_bom(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert path.read_bytes().startswith(b"\xef\xbb\xbfNAME = '\xc3\xa9'\n")
     assert b"# noqa: VL201" in path.read_bytes()
+
+
+def test_add_noqa_with_a_warm_cache(tmp_path: Path) -> None:
+    # Results served from the cache carry no text: the directives must still be added.
+    path = tmp_path / "cached.py"
+    path.write_text("NAME = 'x'\n" + BODY)
+    first = run_viewlint("check", "cached.py", cwd=tmp_path)
+    assert first.returncode == 1
+    result = run_viewlint("check", "--add-noqa", "cached.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "Added 1 noqa directive." in result.stderr
+    assert "buf[rows].copy_(value)  # noqa: VL201\n" in path.read_text()

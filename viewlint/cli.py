@@ -508,22 +508,23 @@ def _add_noqa(results: list, quiet: bool) -> int:
             total += _add_noqa_to_notebook(result)
             continue
         findings = [(d.noqa_row or d.start.row, d.code) for d in result.diagnostics if d.code not in RESERVED_CODES]
-        if not findings or result.source is None:
+        if not findings:
             continue
-        new_text, changed = add_noqa(result.source, findings)
-        if changed:
-            path = Path(result.path)
-            try:
-                original = path.read_bytes()
-                # Written back in the file's own encoding (its coding cookie, its BOM), as `--fix` does.
-                decoded = decode_for_fix(original)
-                if decoded.text != result.source:
-                    raise FixError("the file changed while it was being linted; not changed")
+        path = Path(result.path)
+        try:
+            original = path.read_bytes()
+            # Written back in the file's own encoding (its coding cookie, its BOM), as `--fix` does.
+            decoded = decode_for_fix(original)
+            # A result served from the cache carries no text: the file's own is the one it was made from.
+            if result.source is not None and decoded.text != result.source:
+                raise FixError("the file changed while it was being linted; not changed")
+            new_text, changed = add_noqa(decoded.text, findings)
+            if changed:
                 write_atomically(path, decoded.encode(new_text), expected=original)
-            except (FixError, FileChangedError, OSError) as error:
-                click.echo(f"{result.path}: noqa directives not added: {error}", err=True)
-                continue
-            total += changed
+        except (FixError, FileChangedError, OSError) as error:
+            click.echo(f"{result.path}: noqa directives not added: {error}", err=True)
+            continue
+        total += changed
     if not quiet:
         click.echo(f"Added {total} noqa directive{'s' if total != 1 else ''}.", err=True)
     return EXIT_OK
