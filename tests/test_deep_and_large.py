@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_viewlint
+from conftest import FIXTURES, run_viewlint
 
 import viewlint.engine as engine
 from viewlint.settings import Settings
+
+
+FIXTURES_VL104 = FIXTURES / "VL104" / "positive_pool_charged_by_payload.py"
 
 
 def lint(source: str, **settings) -> list[tuple[int, int, str]]:
@@ -135,3 +138,12 @@ def test_a_real_syntax_error_is_still_vl000_at_its_line() -> None:
     source = "import torch\n\n\ndef f(x):\n    return x[\n\n\ndef g(:\n"
     found = lint(source)
     assert [code for _, _, code in found] == ["VL000"]
+
+
+def test_a_form_feed_before_a_member_gives_the_same_findings_with_and_without_the_prefilter() -> None:
+    # Found by the fuzz test: CPython resets the indentation count at a form feed, libcst drops it.
+    source = (FIXTURES_VL104.read_text(encoding="utf-8")
+              .replace("\n    def _entry_bytes", "\n\x0c    def _entry_bytes"))
+    with_prefilter = lint(source)
+    assert with_prefilter == lint(source, prefilter=False)
+    assert sum(code == "VL104" for _, _, code in with_prefilter) == 2

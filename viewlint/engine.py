@@ -239,14 +239,17 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
     # Parse with libcst only the statements an enabled rule can fire in (see viewlint.prefilter).
     try:
         index = build_index_from_ast(tree, text)
-        reduction = reduce(text, tree, rule_classes, settings, index) if settings.prefilter else None
+        # A form feed resets the indentation count where CPython reads it and libcst drops it: the
+        # prefilter's segments could miss a member after one, so such (rare) files take the full path.
+        prefilter = settings.prefilter and "\x0c" not in text
+        reduction = reduce(text, tree, rule_classes, settings, index) if prefilter else None
     except RecursionError as error:
         if not deep:
             raise _TooDeep() from error
         return [_reserved(display, INTERNAL_ERROR, "internal error: code nested too deeply to analyse")]
     except Exception as error:  # a bug in the index or the prefilter must not stop the other files
         return [_reserved(display, INTERNAL_ERROR, f"internal error in the prefilter: {type(error).__name__}: {error}")]
-    if settings.prefilter and reduction is None:
+    if prefilter and reduction is None:
         return []
     reduced = reduction.text if reduction is not None else text
     rows = reduction.rows if reduction is not None else None
