@@ -6,12 +6,14 @@ or internal error. Findings go to stdout, the summary to stderr.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, BinaryIO, Optional, Sequence
 
 import click
 
@@ -164,10 +166,13 @@ def run_check(
                                   output_file=output_file, statistics=statistics, quiet=quiet, exit_zero=exit_zero,
                                   show_fixes=show_fixes, exit_non_zero_on_fix=exit_non_zero_on_fix)
             else:
-                text = _read_stdin()
+                text, problem = _read_stdin(display)
                 # per-file-ignores match the project-relative path, even for an absolute --stdin-filename.
                 relative = os.path.relpath(Path(display).absolute(), settings.project_root) if stdin_filename else display
-                results = [FileResult(display, lint_text(text, display, settings, relative), text)]
+                if problem is not None:
+                    results = [FileResult(display, [problem], None)]
+                else:
+                    results = [FileResult(display, lint_text(text, display, settings, relative), text)]
         else:
             files = discover(list(paths) or ["."], resolver, force_exclude=force_exclude)
             if not files:
@@ -234,14 +239,43 @@ def _per_file_ignore(value: str) -> tuple[str, tuple[str, ...]]:
     return glob, tuple(c.strip().upper() for c in codes.split(",") if c.strip())
 
 
-def _read_stdin() -> str:
+def _stdin_buffer() -> BinaryIO:
+    """The binary stdin; OSError when the shell closed it (`<&-`: sys.stdin is None)."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:
+        raise OSError(errno.EBADF, "it is closed")
+    return buffer
+
+
+def _stdin_bytes() -> bytes:
+    """stdin's bytes, at most as many as a file may hold (FileTooLargeError past that)."""
+    from viewlint.engine import MAX_FILE_BYTES
+    from viewlint.reading import read_capped
+
+    return read_capped(_stdin_buffer(), MAX_FILE_BYTES)
+
+
+def _stdin_problem(display: str, error: Exception) -> Any:
+    """The VL001 finding for stdin that cannot be read (closed, too large) or decoded."""
+    from viewlint.engine import DecodeError, read_error, too_large_message
+    from viewlint.reading import FileTooLargeError
+
+    if isinstance(error, FileTooLargeError):
+        return read_error(display, too_large_message(error))
+    if isinstance(error, DecodeError):
+        return read_error(display, str(error), error.row, error.column)
+    reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+    return read_error(display, f"cannot read stdin: {reason}")
+
+
+def _read_stdin(display: str) -> tuple[str, Any]:
+    """stdin's text, or a VL001 finding saying why there is none."""
     from viewlint.engine import DecodeError, decode_source
 
-    data = sys.stdin.buffer.read()
     try:
-        return decode_source(data)
-    except DecodeError as error:
-        raise _fail(f"stdin: {error}")
+        return decode_source(_stdin_bytes()), None
+    except (OSError, DecodeError) as error:
+        return "", _stdin_problem(display, error)
 
 
 def _emit(diagnostics: list, results: list, output_format: str, output_file: Optional[str], statistics: bool,
@@ -389,7 +423,29 @@ def _fix_stdin(display: str, settings: Any, *, diff: bool, unsafe_fixes: bool, o
     from viewlint.engine import FileResult
     from viewlint.fix import engine_lint, fix_source, unified_diff
 
-    data = click.get_binary_stream("stdin").read()
+    from viewlint.engine import MAX_FILE_BYTES, DecodeError, decode_source
+    from viewlint.reading import FileTooLargeError
+
+    data, buffer = b"", None
+    try:
+        buffer = _stdin_buffer()
+        data = buffer.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise FileTooLargeError("<stdin>", MAX_FILE_BYTES)
+        decode_source(data)
+    except (OSError, DecodeError) as error:
+        # Not Python text we can fix: give the input back untouched and report it like a file (VL001).
+        if not diff:
+            stdout = click.get_binary_stream("stdout")
+            stdout.write(data)
+            if isinstance(error, FileTooLargeError) and buffer is not None:
+                shutil.copyfileobj(buffer, stdout)  # the rest, streamed: memory stays bounded
+            stdout.flush()
+        problem = _stdin_problem(display, error)
+        _emit([problem], [FileResult(display, [problem], None)], output_format, output_file, statistics,
+              unsafe_fixes=unsafe_fixes, to_stderr=True)
+        return _fix_summary([], [problem], [], quiet=quiet, exit_zero=exit_zero, show_fixes=show_fixes,
+                            exit_non_zero_on_fix=exit_non_zero_on_fix, unsafe_fixes=unsafe_fixes)
     file_fix = fix_source(data, engine_lint(settings), display, unsafe_fixes=unsafe_fixes)
     outcome = file_fix.outcome
     if file_fix.error is not None or outcome is None:

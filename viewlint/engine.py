@@ -31,6 +31,7 @@ from viewlint.analysis.project import Project
 from viewlint.analysis.summaries import ModuleSummaries
 from viewlint.analysis.walker import Walker
 from viewlint.prefilter import Reduction, reduce
+from viewlint.reading import FileTooLargeError, read_regular_file
 from viewlint.diagnostics import (
     INTERNAL_ERROR,
     IO_ERROR,
@@ -99,15 +100,27 @@ def _reserved(path: str, code: str, message: str, row: int = 1, column: int = 1)
                       statement_rows=(row, row))
 
 
+def read_error(display: str, message: str, row: int = 1, column: int = 1) -> Diagnostic:
+    """A VL001 finding: the input (a file, or stdin) could not be read or decoded."""
+    return _reserved(display, IO_ERROR, message, row, column)
+
+
+def too_large_message(error: FileTooLargeError) -> str:
+    """``file too large to lint (9.5 MiB > 8 MiB)``; the size is unknown for a stream or a growing file."""
+    limit = f"{error.limit / 1048576:g} MiB"
+    if error.size is None:
+        return f"file too large to lint (more than {limit})"
+    return f"file too large to lint ({error.size / 1048576:.1f} MiB > {limit})"
+
+
 def read_file(path: Path, display: str) -> tuple[Optional[str], Optional[Diagnostic]]:
     """The decoded text of a file, or a VL001 diagnostic saying why it cannot be read."""
     try:
         if path.is_symlink() and not path.exists():
             return None, _reserved(display, IO_ERROR, "cannot read file: broken symbolic link")
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return None, _reserved(display, IO_ERROR, f"file too large to lint ({size / 1048576:.1f} MiB > {MAX_FILE_BYTES // 1048576} MiB)")
-        data = path.read_bytes()
+        data = read_regular_file(path, MAX_FILE_BYTES)
+    except FileTooLargeError as error:
+        return None, _reserved(display, IO_ERROR, too_large_message(error))
     except IsADirectoryError:
         return None, _reserved(display, IO_ERROR, "cannot read file: is a directory")
     except OSError as error:
@@ -398,9 +411,7 @@ def cached(source_file: "SourceFile", cache: "Cache") -> Optional[FileResult]:
     if source_file.error is not None:
         return None
     try:
-        if source_file.path.stat().st_size > MAX_FILE_BYTES:
-            return None
-        data = source_file.path.read_bytes()
+        data = read_regular_file(source_file.path, MAX_FILE_BYTES)
     except OSError:
         return None
     display = str(source_file.path)
@@ -420,9 +431,7 @@ def process(source_file: "SourceFile", cache: Optional["Cache"]) -> FileResult:
         return lint_path(path, display, settings, relative)
     text, problem = None, None
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return lint_path(path, display, settings, relative)
-        data = path.read_bytes()
+        data = read_regular_file(path, MAX_FILE_BYTES)
     except OSError:
         return lint_path(path, display, settings, relative)  # reports the error
     key = cache.key(data, settings.fingerprint(), display)

@@ -22,6 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import Optional, Sequence
 
 from viewlint.config import SettingsResolver
+from viewlint.reading import describe_special
 from viewlint.settings import Settings
 
 __all__ = ["PYTHON_SUFFIXES", "PathNotFoundError", "SourceFile", "discover", "is_excluded"]
@@ -254,6 +255,9 @@ class _Discovery:
                 candidates.append(_Candidate(display, absolute, settings, directory, True, identity, is_link))
             elif is_python and stat.S_ISREG(info.st_mode):
                 candidates.append(_Candidate(display, absolute, settings, directory, False, is_link=is_link))
+            elif is_python:
+                # A named pipe or a device called *.py is reported, never opened (a pipe would block).
+                self.add(display, absolute, settings, describe_special(info.st_mode))
         return candidates
 
     def _ignored(self, candidates: list[_Candidate]) -> set[int]:

@@ -422,8 +422,11 @@ def engine_lint(settings: "Settings", relative: Optional[str] = None) -> LintFun
 
 def fix_path(path: Path, display: str, settings: "Settings", relative: Optional[str], unsafe_fixes: bool) -> FileFix:
     """Read and fix one file (nothing is written: `write_fix` does that)."""
+    from viewlint.engine import MAX_FILE_BYTES
+    from viewlint.reading import read_regular_file
+
     try:
-        data = path.read_bytes()
+        data = read_regular_file(path, MAX_FILE_BYTES)
     except OSError as error:
         return FileFix(display, error=f"{display}: cannot read file: {error.strerror or error}")
     return fix_source(data, engine_lint(settings, relative), display, unsafe_fixes=unsafe_fixes)
