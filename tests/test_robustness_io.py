@@ -71,6 +71,142 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
+# ---------------------------------------------------------------------------- a user permissions apply to
+
+
+class Unprivileged:
+    """A scratch folder and a way to run viewlint there so that file permissions bind."""
+
+    def __init__(self, folder: Path, lower: Optional[Callable[[], None]] = None, owner: Optional[tuple[int, int]] = None):
+        self.folder = folder
+        self.lower = lower  # run in the child before viewlint starts; None: we are not root already
+        self.owner = owner  # hand the tree to this (uid, gid) first (when running as `nobody`)
+
+    def run(self, *args: str, **kwargs: Any) -> "subprocess.CompletedProcess[bytes]":
+        if self.owner is not None:
+            for path in [self.folder, *self.folder.rglob("*")]:  # modes stay as the test set them
+                os.lchown(path, *self.owner)
+        return viewlint(*args, cwd=self.folder, preexec_fn=self.lower, **kwargs)
+
+
+def _without_permission_override() -> None:
+    """Stay root but lose CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (from the bounding set, so also
+    after exec): root then meets file modes as their owner does. Linux only."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in (1, 2):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+        if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
+
+
+def _as_nobody() -> Optional[Unprivileged]:
+    import pwd
+
+    try:
+        entry = pwd.getpwnam("nobody")
+    except KeyError:
+        return None
+
+    def become_nobody() -> None:
+        os.setgroups([])
+        os.setgid(entry.pw_gid)
+        os.setuid(entry.pw_uid)
+
+    return Unprivileged(Path(), become_nobody, (entry.pw_uid, entry.pw_gid))
+
+
+def _binds(user: Unprivileged) -> bool:
+    """Whether viewlint starts under ``user`` and a file of mode 000 is then refused to it."""
+    locked = user.folder / "probe-locked"
+    locked.write_text("")
+    locked.chmod(0)
+    if user.owner is not None:
+        os.lchown(locked, *user.owner)
+    code = "import sys, viewlint.cli\ntry:\n    open(sys.argv[1]).close()\nexcept PermissionError:\n    print('denied')\n"
+    try:
+        probe = subprocess.run([sys.executable, "-c", code, str(locked)], cwd=user.folder, capture_output=True,
+                               preexec_fn=user.lower, timeout=120)
+    except OSError:  # e.g. `nobody` may not run this interpreter
+        return False
+    finally:
+        locked.unlink()
+    return probe.stdout == b"denied\n"
+
+
+@pytest.fixture
+def unprivileged() -> Iterator[Unprivileged]:
+    """As a normal user, permissions simply apply. As root, drop the capabilities that ignore them
+    (Linux), else become `nobody`; skip when neither works."""
+    if not hasattr(os, "geteuid"):
+        pytest.skip("POSIX permissions only")
+    folder = Path(tempfile.mkdtemp(prefix="viewlint-perm-"))
+    folder.chmod(0o755)
+    try:
+        if os.geteuid() != 0:
+            yield Unprivileged(folder)
+            return
+        candidates = [Unprivileged(folder, _without_permission_override)] if sys.platform == "linux" else []
+        nobody = _as_nobody()
+        if nobody is not None:
+            candidates.append(Unprivileged(folder, nobody.lower, nobody.owner))
+        for user in candidates:
+            if _binds(user):
+                yield user
+                return
+        pytest.skip("running as root and cannot run viewlint where file permissions bind")
+    finally:
+        for path in [folder, *folder.rglob("*")]:
+            if not path.is_symlink():
+                path.chmod(0o700 if path.is_dir() else 0o600)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------- item 4: folders we may not search
+
+
+def test_a_folder_without_search_permission_does_not_stop_the_run(unprivileged: Unprivileged) -> None:
+    folder = unprivileged.folder
+    (folder / "bad.py").write_text(BAD)
+    (folder / "pyproject.toml").write_text('[tool.viewlint]\nselect = ["VL2"]\n')
+    listable = folder / "pkg" / "listable"  # r-- : names can be read, nothing inside reached
+    listable.mkdir(parents=True)
+    (listable / "inner.py").write_text(BAD)
+    (listable / "deeper").mkdir()
+    sealed = folder / "pkg" / "sealed"  # --- : not even listed
+    sealed.mkdir()
+    listable.chmod(0o444)
+    sealed.chmod(0)
+    result = unprivileged.run("--no-cache", ".")
+    assert_clean_exit(result, 1)
+    lines = out(result).splitlines()
+    assert [line for line in lines if line.startswith("pkg/")] == [
+        "pkg/listable/deeper:1:1: VL001 cannot read directory: permission denied",
+        "pkg/listable/inner.py:1:1: VL001 cannot read file: permission denied",
+        "pkg/sealed:1:1: VL001 cannot read directory: permission denied",
+    ]
+    assert any(line.startswith(FINDING) for line in lines)
+
+
+def test_config_discovery_treats_an_unsearchable_folder_as_holding_no_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As root permissions never bind, so the stat that a real user gets EACCES from is simulated."""
+    (tmp_path / "viewlint.toml").write_text('select = ["VL2"]\n')
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real_is_file = Path.is_file
+
+    def is_file(self: Path) -> bool:
+        if self.parent == locked:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_is_file(self)
+
+    monkeypatch.setattr(Path, "is_file", is_file)
+    settings = SettingsResolver(CliOverrides(), cwd=tmp_path).settings_for(locked / "module.py")
+    assert settings.select == ("VL2",)  # the config above the locked folder governs it
+
+
 # ---------------------------------------------------------------------------- item 6: pipes and devices
 
 
@@ -133,6 +269,17 @@ def test_a_named_pipe_in_place_of_a_cache_entry_is_a_miss(project: Path) -> None
     assert stat.S_ISREG(entry.stat().st_mode), "the entry is written again as a regular file"
 
 
+# ---------------------------------------------------------------------------- item 7: deeply nested TOML
+
+
+@pytest.mark.parametrize("nested", ["a = " + "[" * 5000 + "]" * 5000, "a = " + "{b = " * 3000 + "1" + "}" * 3000])
+def test_a_deeply_nested_pyproject_is_a_one_line_config_error(project: Path, nested: str) -> None:
+    (project / "pyproject.toml").write_text(nested + "\n")  # no [tool.viewlint] at all
+    result = viewlint("--no-cache", "bad.py", cwd=project)
+    assert_clean_exit(result, 2)
+    assert err(result) == "viewlint: error: pyproject.toml: invalid TOML: arrays or tables nested too deeply\n"
+
+
 # ---------------------------------------------------------------------------- item 16: stdin
 
 
@@ -166,5 +313,78 @@ def test_stdin_has_the_same_size_cap_as_files(project: Path) -> None:
     fixed = viewlint("--fix", "-", cwd=project, input=data)
     assert_clean_exit(fixed, 1)
     assert fixed.stdout == data, "--fix - streams back all of what it does not fix"
+
+
+# ---------------------------------------------------------------------------- item 17: config not UTF-8
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        ("pyproject.toml", b'[tool.viewlint]\nselect = ["VL2"]\nhot-functions = ["f\xe9"]\n',
+         "pyproject.toml: line 3, column 20: invalid UTF-8 (byte 0xe9); TOML files must be UTF-8 "
+         "(in tool.viewlint.hot-functions)"),
+        ("viewlint.toml", b'# caf\xe9\nselect = ["VL2"]\n',
+         "viewlint.toml: line 1, column 6: invalid UTF-8 (byte 0xe9); TOML files must be UTF-8"),
+    ],
+)
+def test_a_config_that_is_not_utf8_names_the_file_the_place_and_the_key(
+    project: Path, name: str, content: bytes, expected: str
+) -> None:
+    (project / name).write_bytes(content)
+    result = viewlint("--no-cache", "bad.py", cwd=project)
+    assert_clean_exit(result, 2)
+    assert err(result) == f"viewlint: error: {expected}\n"
+
+
+# ---------------------------------------------------------------------------- item 18: unreadable paths
+
+
+def test_unreadable_paths_named_on_the_command_line_are_vl001(unprivileged: Unprivileged) -> None:
+    folder = unprivileged.folder
+    (folder / "bad.py").write_text(BAD)
+    (folder / "secret.py").write_text(BAD)
+    (folder / "closed").mkdir()
+    (folder / "closed" / "inner.py").write_text(BAD)
+    (folder / "hidden").mkdir()
+    (folder / "hidden" / "inside.py").write_text(BAD)
+    (folder / "secret.py").chmod(0)
+    (folder / "closed").chmod(0)
+    (folder / "hidden").chmod(0o600)  # readable, not searchable: inside.py cannot even be stat'ed
+    result = unprivileged.run("--no-cache", "secret.py", "closed", "hidden/inside.py", "bad.py")
+    assert_clean_exit(result, 1)
+    assert out(result).splitlines()[1:] == [
+        "closed:1:1: VL001 cannot read directory: permission denied",
+        "hidden/inside.py:1:1: VL001 cannot read file: permission denied",
+        "secret.py:1:1: VL001 cannot read file: Permission denied",
+    ]
+    assert out(result).startswith(FINDING)
+
+
+def test_a_missing_path_is_still_a_usage_error(project: Path) -> None:
+    result = viewlint("--no-cache", "nowhere/module.py", "bad.py", cwd=project)
+    assert_clean_exit(result, 2)
+    assert err(result) == "viewlint: error: nowhere/module.py: No such file or directory\n"
+
+
+def test_an_unreadable_cache_folder_is_a_warning_and_the_run_goes_on(unprivileged: Unprivileged) -> None:
+    folder = unprivileged.folder
+    (folder / "bad.py").write_text(BAD)
+    (folder / "cache").mkdir()
+    (folder / "cache").chmod(0)
+    result = unprivileged.run("--cache-dir", "cache", "bad.py")
+    assert_clean_exit(result, 1)
+    assert out(result).startswith(FINDING)
+    assert "viewlint: warning: cannot use the cache (cache" in err(result)
+    assert "Permission denied); linting without it" in err(result)
+
+
+def test_a_cache_folder_that_is_a_file_is_a_warning_and_the_run_goes_on(project: Path) -> None:
+    (project / "cache").write_text("not a folder\n")
+    result = viewlint("--cache-dir", "cache", "bad.py", cwd=project)
+    assert_clean_exit(result, 1)
+    assert out(result).startswith(FINDING)
+    assert "viewlint: warning: cannot use the cache (cache: File exists); linting without it\n" in err(result)
+    assert (project / "cache").read_text() == "not a folder\n"
 
 

@@ -57,6 +57,15 @@ class Cache:
             ignore.write_text("# Automatically created by viewlint.\n*\n")
         self._ready = True
 
+    def problem(self) -> Optional[str]:
+        """Why this folder cannot hold the cache (``cache/: Permission denied``), or None when it can."""
+        try:
+            self._prepare()
+            os.listdir(self.directory)
+        except OSError as error:
+            return f"{error.filename or self.directory}: {error.strerror or error}"
+        return None
+
     @staticmethod
     def key(data: bytes, settings_fingerprint: str, display: str) -> str:
         digest = hashlib.sha256(data)

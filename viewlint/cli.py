@@ -50,7 +50,7 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))  # an unreadable path is VL001, not a usage error
 @click.option("--select", multiple=True, metavar="CODES", help="Rules to enable (codes, prefixes, ALL); replaces the configured set.")
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to enable in addition to the configured set.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Rules to disable.")
@@ -67,7 +67,7 @@ def main() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: all cores).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
-@click.option("--cache-dir", type=click.Path(file_okay=False), default=None, help="Cache folder (default: .viewlint_cache).")
+@click.option("--cache-dir", type=click.Path(readable=False), default=None, help="Cache folder (default: .viewlint_cache).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, help="Use this pyproject.toml or viewlint.toml for every file.")
 @click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
 @click.option("--stdin-filename", default=None, help="The name of the file read from stdin (`-`), for configuration and output.")
@@ -178,7 +178,7 @@ def run_check(
             if not files:
                 click.echo("viewlint: warning: no Python files found", err=True)
                 return EXIT_OK
-            cache_directory = None if no_cache else Path(cache_dir or ".viewlint_cache")
+            cache_directory = None if no_cache else _usable_cache(Path(cache_dir or ".viewlint_cache"))
             results = run(files, jobs or os.cpu_count() or 1, cache_directory)
     except ConfigError as error:
         raise _fail(str(error))
@@ -214,6 +214,17 @@ def run_check(
     if any(d.verdict is None or d.verdict.status != "refuted" for d in diagnostics) and not exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _usable_cache(directory: Path) -> Optional[Path]:
+    """The cache folder, or None (with a warning) when it cannot be used: the run goes on uncached."""
+    from viewlint.cache import Cache
+
+    problem = Cache(directory).problem()
+    if problem is None:
+        return directory
+    click.echo(f"viewlint: warning: cannot use the cache ({problem}); linting without it", err=True)
+    return None
 
 
 def _verify(diagnostics: list, *, command: Optional[str], timeout: float, device: str, quiet: bool) -> list:
@@ -532,7 +543,7 @@ def rule_command(code: Optional[str], show_all: bool, output_format: str) -> Non
 
 
 @main.command("verify")
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @click.option("--run", "command", required=True, metavar="CMD", help='The command that exercises PATHS, e.g. "pytest tests/test_cache.py" (run through the shell).')
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=1800.0, show_default=True, metavar="SECONDS", help="Stop the command after this long.")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True, help="cuda: allocate on the GPU and count syncs; cpu: hide GPUs from the command; auto: leave the command's devices alone.")

@@ -423,7 +423,8 @@ def process(source_file: "SourceFile", cache: Optional["Cache"]) -> FileResult:
     """Lint one discovered file, through the cache when one is given."""
     display = str(source_file.path)
     if source_file.error is not None:
-        return FileResult(display, [_reserved(display, IO_ERROR, f"cannot read file: {source_file.error}")])
+        what = "directory" if source_file.is_directory else "file"
+        return FileResult(display, [_reserved(display, IO_ERROR, f"cannot read {what}: {source_file.error}")])
     path = source_file.path
     settings = source_file.settings
     relative = _relative(path, settings)
