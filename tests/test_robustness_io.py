@@ -280,6 +280,64 @@ def test_a_deeply_nested_pyproject_is_a_one_line_config_error(project: Path, nes
     assert err(result) == "viewlint: error: pyproject.toml: invalid TOML: arrays or tables nested too deeply\n"
 
 
+# ---------------------------------------------------------------------------- item 9: file names that are not UTF-8
+
+
+@pytest.fixture
+def undecodable_name(project: Path) -> Path:
+    try:
+        os.mkdir(os.fsencode(project / "pkg"))
+        with open(os.path.join(os.fsencode(project / "pkg"), b"caf\xe9.py"), "wb") as handle:
+            handle.write(BAD.encode())
+    except (OSError, UnicodeError):
+        pytest.skip("this file system refuses file names that are not UTF-8")
+    (project / "bad.py").unlink()
+    return project
+
+
+# A strict UTF-8 stdout, as under most UTF-8 locales (C.UTF-8 would use surrogateescape).
+STRICT_UTF8 = {"PYTHONIOENCODING": "utf-8"}
+
+
+def test_concise_output_names_a_non_utf8_file_with_its_own_bytes(undecodable_name: Path) -> None:
+    result = viewlint("--no-cache", ".", cwd=undecodable_name, env=STRICT_UTF8)
+    assert_clean_exit(result, 1)
+    assert result.stdout.startswith(b"pkg/caf\xe9.py:5:5: VL201 ")
+
+
+@pytest.mark.parametrize("output_format", ["json", "json-lines", "sarif", "junit", "github", "full", "pylint"])
+def test_every_output_format_survives_a_non_utf8_file_name(undecodable_name: Path, output_format: str) -> None:
+    result = viewlint("--no-cache", "--output-format", output_format, ".", cwd=undecodable_name, env=STRICT_UTF8)
+    assert_clean_exit(result, 1)
+    if output_format in ("json", "json-lines", "sarif", "junit", "github"):
+        text = result.stdout.decode("utf-8")  # machine formats are valid UTF-8: U+FFFD for the bad byte
+    else:
+        text = result.stdout.decode("utf-8", "surrogateescape")
+    if output_format == "json":
+        assert json.loads(text)[0]["filename"] == "pkg/caf\ufffd.py"
+    elif output_format == "json-lines":
+        assert json.loads(text.splitlines()[0])["filename"] == "pkg/caf\ufffd.py"
+    elif output_format == "sarif":
+        log = json.loads(text)
+        schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+        jsonschema.validators.validator_for(schema)(schema).validate(log)
+        location = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+        assert location["uri"] == "pkg/caf%E9.py"  # the name's real bytes, percent-encoded
+    elif output_format == "junit":
+        suite = ET.fromstring(result.stdout).find("testsuite")
+        assert suite is not None and suite.get("name") == "pkg/caf\ufffd.py"
+    elif output_format == "github":
+        assert text.startswith("::warning file=pkg/caf\ufffd.py,line=5,")
+    else:
+        assert text.startswith("pkg/caf\udce9.py:5:")
+
+
+def test_output_file_keeps_a_non_utf8_name(undecodable_name: Path) -> None:
+    result = viewlint("--no-cache", "-o", "findings.txt", ".", cwd=undecodable_name, env=STRICT_UTF8)
+    assert_clean_exit(result, 1)
+    assert (undecodable_name / "findings.txt").read_bytes().startswith(b"pkg/caf\xe9.py:5:5: VL201 ")
+
+
 # ---------------------------------------------------------------------------- item 16: stdin
 
 
@@ -386,5 +444,32 @@ def test_a_cache_folder_that_is_a_file_is_a_warning_and_the_run_goes_on(project:
     assert out(result).startswith(FINDING)
     assert "viewlint: warning: cannot use the cache (cache: File exists); linting without it\n" in err(result)
     assert (project / "cache").read_text() == "not a folder\n"
+
+
+# ---------------------------------------------------------------------------- item 19: output encodings
+
+
+# (PYTHONIOENCODING=ascii is no test: click then writes UTF-8 anyway.)
+LATIN_1 = {"PYTHONIOENCODING": "latin-1"}
+
+
+def test_an_output_encoding_without_the_ellipsis_spells_it_in_ascii(project: Path) -> None:
+    result = viewlint("--no-cache", "bad.py", cwd=project, env=LATIN_1)
+    assert_clean_exit(result, 1)
+    assert result.stdout.startswith(b"bad.py:5:5: VL201 [*] `buf[rows].copy_(...)` writes into a temporary copy")
+
+
+def test_source_text_the_output_encoding_lacks_is_escaped(project: Path) -> None:
+    (project / "bad.py").write_text(BAD.replace("copy_(value)", "copy_(value)  # 5 \u20ac, caf\u00e9"))
+    full = viewlint("--no-cache", "--output-format", "full", "bad.py", cwd=project, env=LATIN_1)
+    assert_clean_exit(full, 1)
+    assert b"5 |     buf[rows].copy_(value)  # 5 \\u20ac, caf\xe9\n" in full.stdout
+    assert b"= help: Assign through the index: `buf[rows] = ...`\n" in full.stdout
+
+
+def test_show_fixes_in_an_encoding_without_the_multiplication_sign(project: Path) -> None:
+    fixed = viewlint("--no-cache", "--fix", "--show-fixes", "bad.py", cwd=project, env={"PYTHONIOENCODING": "iso8859-5"})
+    assert_clean_exit(fixed, 0)
+    assert b"      1 x VL201 (inplace-on-advanced-index)\n" in fixed.stderr
 
 

@@ -47,6 +47,9 @@ def _fail(message: str) -> "click.exceptions.Exit":
 @click.version_option(__version__, "--version", prog_name="viewlint", message="%(prog)s %(version)s")
 def main() -> None:
     """viewlint: find the memory and speed bugs that come from PyTorch tensor views and copies."""
+    from viewlint.console import protect_standard_streams
+
+    protect_standard_streams()
 
 
 @main.command()
@@ -300,9 +303,16 @@ def _emit(diagnostics: list, results: list, output_format: str, output_file: Opt
         sources = {r.path: r.source for r in results if r.source is not None} if output_format == "full" else None
         text = render(output_format, diagnostics, rules=all_rules(), sources=sources, root=Path.cwd(), unsafe_fixes=unsafe_fixes)
     if output_file:
-        Path(output_file).write_text(text, encoding="utf-8")
+        _write_output_file(output_file, text)
     elif text:
         click.echo(text, nl=False, err=to_stderr)
+
+
+def _write_output_file(output_file: str, text: str) -> None:
+    """`-o FILE`: UTF-8; a file name that is not valid UTF-8 keeps its own bytes."""
+    from viewlint.console import ERRORS
+
+    Path(output_file).write_text(text, encoding="utf-8", errors=ERRORS)
 
 
 def _statistics(diagnostics: list, output_format: str) -> str:
@@ -388,7 +398,7 @@ def _fix_files(files: Sequence[Any], results: list, jobs: int, *, diff: bool, un
     if diff:
         text = "".join(diff_text)
         if output_file:
-            Path(output_file).write_text(text, encoding="utf-8")
+            _write_output_file(output_file, text)
         elif text:
             click.echo(text, nl=False)
         if show_fixes:
