@@ -280,6 +280,111 @@ def test_a_deeply_nested_pyproject_is_a_one_line_config_error(project: Path, nes
     assert err(result) == "viewlint: error: pyproject.toml: invalid TOML: arrays or tables nested too deeply\n"
 
 
+# ---------------------------------------------------------------------------- item 8: signals
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _many_files(folder: Path, count: int = 600) -> None:
+    for i in range(count):
+        (folder / f"m{i:04}.py").write_text(BAD)
+
+
+def _as_from_a_terminal() -> None:
+    # A shell starts background jobs with SIGINT ignored, and Python then keeps ignoring it:
+    # give viewlint the default disposition an interactive command gets.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _start_with_workers(folder: Path, *args: str) -> tuple["subprocess.Popen[bytes]", list[int]]:
+    """Start viewlint -j2 in its own process group and wait until both workers run."""
+    env = {k: v for k, v in os.environ.items() if k != "VIEWLINT_OUTPUT_FORMAT"}
+    process = subprocess.Popen([sys.executable, "-m", "viewlint", "-j", "2", "--no-cache", *args, "."], cwd=folder,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, start_new_session=True,
+                               preexec_fn=_as_from_a_terminal)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        workers = _children(process.pid)
+        if len(workers) >= 2:
+            return process, workers
+        if process.poll() is not None:
+            break
+        time.sleep(0.05)
+    process.kill()
+    pytest.fail("viewlint never started two workers")
+
+
+def _assert_workers_gone(workers: list[int]) -> None:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(pid) for pid in workers):
+        time.sleep(0.1)
+    left = [pid for pid in workers if _alive(pid)]
+    for pid in left:  # do not leave them behind for the rest of the suite
+        os.kill(pid, signal.SIGKILL)
+    assert not left, "worker processes outlived viewlint"
+
+
+@needs_proc
+@pytest.mark.parametrize(("send", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_stops_the_workers_too_and_exits_128_plus_the_signal(tmp_path: Path, send: int, code: int) -> None:
+    _many_files(tmp_path)
+    process, workers = _start_with_workers(tmp_path)
+    if send == signal.SIGINT:
+        os.killpg(process.pid, send)  # Ctrl-C: the terminal signals the whole process group
+    else:
+        process.send_signal(send)  # `kill PID`: the main process only
+    stderr = process.communicate(timeout=60)[1].decode("utf-8", "replace")
+    assert process.returncode == code, stderr
+    assert "Traceback" not in stderr and "Aborted!" not in stderr, stderr
+    _assert_workers_gone(workers)
+
+
+@needs_proc
+def test_workers_leave_when_the_main_process_is_killed(tmp_path: Path) -> None:
+    _many_files(tmp_path)
+    process, workers = _start_with_workers(tmp_path)
+    process.kill()
+    process.wait(timeout=60)
+    _assert_workers_gone(workers)
+
+
+@needs_proc
+def test_sigterm_during_fix_leaves_no_temporary_file_and_no_half_file(tmp_path: Path) -> None:
+    _many_files(tmp_path)
+    process, workers = _start_with_workers(tmp_path, "--fix")
+    first = tmp_path / "m0000.py"
+    deadline = time.monotonic() + 120
+    while process.poll() is None and first.read_text() == BAD and time.monotonic() < deadline:
+        time.sleep(0.01)  # files are written in order: once the first changed, writing is under way
+    process.send_signal(signal.SIGTERM)
+    process.communicate(timeout=60)
+    assert process.returncode in (0, 143)  # 0: it had finished already
+    _assert_workers_gone(workers)
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".viewlint")] == []
+    for path in tmp_path.glob("m*.py"):
+        assert path.read_text() in (BAD, BAD.replace("    buf[rows].copy_(value)\n", FIXED_LINE))
+
+
 # ---------------------------------------------------------------------------- item 9: file names that are not UTF-8
 
 

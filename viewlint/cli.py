@@ -1,7 +1,8 @@
 """The `viewlint` command line: `viewlint [check] PATHS`, `viewlint rule CODE`, `viewlint verify`.
 
 Exit codes follow Ruff and flake8: 0 no findings, 1 findings, 2 usage, configuration
-or internal error. Findings go to stdout, the summary to stderr.
+or internal error; 130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM).
+Findings go to stdout, the summary to stderr.
 """
 
 from __future__ import annotations
@@ -29,6 +30,21 @@ class DefaultGroup(click.Group):
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
             args = ["check", *args]
         return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Ctrl-C exits 130 and SIGTERM 143 (128 + the signal), after every cleanup ran; never a traceback."""
+        from viewlint.interrupts import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, handle_stop_signals, raise_if_stopped
+
+        try:
+            with handle_stop_signals():
+                try:
+                    return super().invoke(ctx)
+                finally:
+                    raise_if_stopped()  # a stop that was swallowed on the way still ends the command so
+        except KeyboardInterrupt:
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+        except Terminated:
+            raise click.exceptions.Exit(EXIT_TERMINATED) from None
 
 
 def _codes(values: Sequence[str]) -> Optional[tuple[str, ...]]:

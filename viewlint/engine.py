@@ -15,7 +15,6 @@ import os
 import re
 import tokenize
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence
@@ -511,12 +510,11 @@ def _run(files: Sequence["SourceFile"], jobs: int, cache_directory: Optional[Pat
     # Small batches keep both workers busy to the end; large enough to amortise pickling.
     size = max(1, min(32, len(files) // (jobs * 8) or 1))
     batches = [list(files[i:i + size]) for i in range(0, len(files), size)]
-    import multiprocessing
+    from viewlint.interrupts import worker_pool
 
-    context = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing.get_context()
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_warm_worker) as executor:
+    with worker_pool(jobs, initializer=_warm_worker) as pool:
         results: list[FileResult] = []
-        for batch_result in executor.map(_process_batch, batches, [directory] * len(batches)):
+        for batch_result in pool.map(_process_batch, batches, [directory] * len(batches)):
             results.extend(batch_result)
     return results
 

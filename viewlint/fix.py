@@ -443,15 +443,13 @@ def fix_files(files: Sequence["SourceFile"], jobs: int, unsafe_fixes: bool) -> l
     tasks = [(f.path, str(f.path), f.settings, _relative(f.path, f.settings)) for f in files]
     if jobs <= 1 or len(tasks) < 4:
         return _fix_batch(tasks, unsafe_fixes)
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from viewlint.interrupts import worker_pool
 
     size = max(1, min(16, len(tasks) // (jobs * 4) or 1))
     batches = [tasks[i:i + size] for i in range(0, len(tasks), size)]
-    context = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing.get_context()
     results: list[FileFix] = []
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as executor:
-        for batch in executor.map(_fix_batch, batches, [unsafe_fixes] * len(batches)):
+    with worker_pool(jobs) as pool:
+        for batch in pool.map(_fix_batch, batches, [unsafe_fixes] * len(batches)):
             results.extend(batch)
     return results
 
