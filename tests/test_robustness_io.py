@@ -385,6 +385,27 @@ def test_sigterm_during_fix_leaves_no_temporary_file_and_no_half_file(tmp_path: 
         assert path.read_text() in (BAD, BAD.replace("    buf[rows].copy_(value)\n", FIXED_LINE))
 
 
+def test_sigterm_while_a_fixed_file_is_written_waits_for_the_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from viewlint.fix import write_atomically
+    from viewlint.interrupts import Terminated, handle_stop_signals
+
+    target = tmp_path / "module.py"
+    target.write_bytes(b"old\n")
+    real_fsync = os.fsync
+
+    def fsync_then_signal(descriptor: int) -> None:  # SIGTERM lands in the middle of the write
+        os.kill(os.getpid(), signal.SIGTERM)
+        real_fsync(descriptor)
+
+    monkeypatch.setattr(os, "fsync", fsync_then_signal)
+    with pytest.raises(Terminated), handle_stop_signals():
+        write_atomically(target, b"new\n", expected=b"old\n")
+    assert target.read_bytes() == b"new\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["module.py"]
+
+
 # ---------------------------------------------------------------------------- item 9: file names that are not UTF-8
 
 
@@ -578,3 +599,76 @@ def test_show_fixes_in_an_encoding_without_the_multiplication_sign(project: Path
     assert b"      1 x VL201 (inplace-on-advanced-index)\n" in fixed.stderr
 
 
+# ---------------------------------------------------------------------------- item 20: links and file metadata
+
+
+def test_fix_through_a_symbolic_link_and_its_target_fixes_once(project: Path) -> None:
+    (project / "alias.py").symlink_to("bad.py")
+    result = viewlint("--no-cache", "--fix", ".", cwd=project)
+    assert_clean_exit(result, 0)
+    assert err(result) == "Found 1 finding (1 fixed, 0 remaining).\n"
+    assert (project / "alias.py").is_symlink()
+    assert FIXED_LINE in (project / "bad.py").read_text()
+
+
+def test_fix_keeps_hard_links_together(project: Path) -> None:
+    os.link(project / "bad.py", project / "twin.py")
+    result = viewlint("--no-cache", "--fix", ".", cwd=project)
+    assert_clean_exit(result, 0)
+    assert os.path.samefile(project / "bad.py", project / "twin.py")
+    assert (project / "bad.py").stat().st_nlink == 2
+    assert FIXED_LINE in (project / "twin.py").read_text()
+
+
+def test_fix_keeps_setuid_and_setgid_bits(project: Path) -> None:
+    target = project / "bad.py"
+    target.chmod(0o6755)
+    if target.stat().st_mode & 0o7777 != 0o6755:
+        pytest.skip("this file system does not keep setuid/setgid bits")
+    result = viewlint("--no-cache", "--fix", "bad.py", cwd=project)
+    assert_clean_exit(result, 0)
+    assert FIXED_LINE in target.read_text()
+    assert target.stat().st_mode & 0o7777 == 0o6755
+
+
+@pytest.mark.skipif(not hasattr(os, "setxattr"), reason="no extended attributes on this platform")
+def test_fix_keeps_extended_attributes(project: Path) -> None:
+    target = project / "bad.py"
+    try:
+        os.setxattr(target, "user.viewlint-test", b"kept")
+    except OSError:
+        pytest.skip("this file system has no user extended attributes")
+    result = viewlint("--no-cache", "--fix", "bad.py", cwd=project)
+    assert_clean_exit(result, 0)
+    assert FIXED_LINE in target.read_text()
+    assert os.getxattr(target, "user.viewlint-test") == b"kept"
+
+
+def test_fix_a_writable_file_in_a_read_only_folder(unprivileged: Unprivileged) -> None:
+    folder = unprivileged.folder / "readonly"
+    folder.mkdir()
+    (folder / "bad.py").write_text(BAD)
+    folder.chmod(0o555)
+    result = unprivileged.run("--no-cache", "--fix", "readonly/bad.py")
+    assert_clean_exit(result, 0)
+    assert FIXED_LINE in (folder / "bad.py").read_text()
+    assert sorted(p.name for p in folder.iterdir()) == ["bad.py"]
+
+
+def test_write_falls_back_to_in_place_when_no_temporary_file_can_be_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same case simulated, for runs as root where folder permissions never bind."""
+    from viewlint.fix import write_atomically
+
+    target = tmp_path / "module.py"
+    target.write_bytes(b"old text\n")
+    inode = target.stat().st_ino
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise PermissionError(13, "Permission denied", str(tmp_path))
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    write_atomically(target, b"new\n", expected=b"old text\n")
+    assert target.read_bytes() == b"new\n"
+    assert target.stat().st_ino == inode

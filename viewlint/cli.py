@@ -382,17 +382,28 @@ def _fix_files(files: Sequence[Any], results: list, jobs: int, *, diff: bool, un
     from viewlint.fix import FileChangedError, fix_files, is_applicable, unified_diff, write_fix
 
     wanted = [i for i, r in enumerate(results) if any(is_applicable(d, unsafe_fixes) for d in r.diagnostics)]
-    file_fixes = fix_files([files[i] for i in wanted], jobs, unsafe_fixes)
+    # Several names for one file (symbolic or hard links) are fixed through the first name only;
+    # the others are looked at again once it is written (fixing each from the old bytes would clash).
+    identities = [_identity(source.path) for source in files]
+    first_names: dict[tuple[int, int], int] = {}
+    for i in wanted:
+        if identities[i] is not None:
+            first_names.setdefault(identities[i], i)
+    primary = [i for i in wanted if identities[i] is None or first_names[identities[i]] == i]
     changed, errors, diff_text = [], [], []
-    for i, file_fix in zip(wanted, file_fixes):
+    written: set[tuple[int, int]] = set()
+
+    def settle(i: int, file_fix: Any, *, recheck: bool = False) -> None:
         outcome = file_fix.outcome
         if file_fix.error is not None or outcome is None:
             errors.append(file_fix.error or f"{file_fix.path}: not fixed")
-            continue
+            return
         for problem in outcome.problems:
             click.echo(f"viewlint: warning: {problem}", err=True)
         if not file_fix.changed:
-            continue
+            if recheck:  # another name of a rewritten file: its findings are those of the new bytes
+                results[i] = FileResult(results[i].path, outcome.diagnostics, outcome.text)
+            return
         if diff:
             diff_text.append(unified_diff(file_fix.path, file_fix.original_text, outcome.text))
         else:
@@ -400,12 +411,21 @@ def _fix_files(files: Sequence[Any], results: list, jobs: int, *, diff: bool, un
                 write_fix(file_fix, files[i].path)
             except FileChangedError as error:
                 errors.append(str(error))
-                continue
+                return
             except OSError as error:
                 errors.append(f"{file_fix.path}: cannot write the fixed file: {error.strerror or error}")
-                continue
+                return
+            if identities[i] is not None:
+                written.add(identities[i])
         results[i] = FileResult(results[i].path, outcome.diagnostics, outcome.text)
         changed.append(file_fix)
+
+    for i, file_fix in zip(primary, fix_files([files[i] for i in primary], jobs, unsafe_fixes)):
+        settle(i, file_fix)
+    done = set(primary)
+    for i, identity in enumerate(identities):
+        if identity in written and i not in done:
+            settle(i, fix_files([files[i]], 1, unsafe_fixes)[0], recheck=True)
     for error in errors:
         click.echo(f"viewlint: error: {error}", err=True)
     fixed = sum(f.outcome.fixed_count for f in changed)
@@ -429,6 +449,15 @@ def _fix_files(files: Sequence[Any], results: list, jobs: int, *, diff: bool, un
     _emit(diagnostics, results, output_format, output_file, statistics, unsafe_fixes=unsafe_fixes)
     return _fix_summary(changed, diagnostics, errors, quiet=quiet, exit_zero=exit_zero, show_fixes=show_fixes,
                         exit_non_zero_on_fix=exit_non_zero_on_fix, unsafe_fixes=unsafe_fixes)
+
+
+def _identity(path: Path) -> Optional[tuple[int, int]]:
+    """The (device, inode) a path leads to, through symbolic links; None when it cannot be read."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_dev, status.st_ino
 
 
 def _fix_summary(changed: Sequence[Any], remaining: Sequence[Any], errors: Sequence[str], *, quiet: bool, exit_zero: bool,
