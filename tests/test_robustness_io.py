@@ -316,39 +316,48 @@ def _as_from_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _start_with_workers(folder: Path, *args: str) -> tuple["subprocess.Popen[bytes]", list[int]]:
-    """Start viewlint -j2 in its own process group and wait until both workers run."""
-    env = {k: v for k, v in os.environ.items() if k != "VIEWLINT_OUTPUT_FORMAT"}
-    process = subprocess.Popen([sys.executable, "-m", "viewlint", "-j", "2", "--no-cache", *args, "."], cwd=folder,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, start_new_session=True,
-                               preexec_fn=_as_from_a_terminal)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        workers = _children(process.pid)
-        if len(workers) >= 2:
-            return process, workers
-        if process.poll() is not None:
-            break
-        time.sleep(0.05)
-    process.kill()
-    pytest.fail("viewlint never started two workers")
+@pytest.fixture
+def start_with_workers() -> Iterator[Callable[..., tuple["subprocess.Popen[bytes]", list[int]]]]:
+    """Start viewlint -j2 in its own process group and wait until both workers run. Whatever the
+    test's outcome, the group is killed afterwards: a failing run leaves no orphan behind."""
+    groups: list[int] = []
+
+    def start(folder: Path, *args: str) -> tuple["subprocess.Popen[bytes]", list[int]]:
+        env = {k: v for k, v in os.environ.items() if k != "VIEWLINT_OUTPUT_FORMAT"}
+        process = subprocess.Popen([sys.executable, "-m", "viewlint", "-j", "2", "--no-cache", *args, "."],
+                                   cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                                   start_new_session=True, preexec_fn=_as_from_a_terminal)
+        groups.append(process.pid)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and process.poll() is None:
+            workers = _children(process.pid)
+            if len(workers) >= 2:
+                return process, workers
+            time.sleep(0.05)
+        pytest.fail("viewlint never started two workers")
+
+    yield start
+    for group in groups:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def _assert_workers_gone(workers: list[int]) -> None:
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and any(_alive(pid) for pid in workers):
         time.sleep(0.1)
-    left = [pid for pid in workers if _alive(pid)]
-    for pid in left:  # do not leave them behind for the rest of the suite
-        os.kill(pid, signal.SIGKILL)
-    assert not left, "worker processes outlived viewlint"
+    assert not [pid for pid in workers if _alive(pid)], "worker processes outlived viewlint"
 
 
 @needs_proc
 @pytest.mark.parametrize(("send", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_a_signal_stops_the_workers_too_and_exits_128_plus_the_signal(tmp_path: Path, send: int, code: int) -> None:
+def test_a_signal_stops_the_workers_too_and_exits_128_plus_the_signal(
+    tmp_path: Path, start_with_workers: Callable[..., Any], send: int, code: int
+) -> None:
     _many_files(tmp_path)
-    process, workers = _start_with_workers(tmp_path)
+    process, workers = start_with_workers(tmp_path)
     if send == signal.SIGINT:
         os.killpg(process.pid, send)  # Ctrl-C: the terminal signals the whole process group
     else:
@@ -360,18 +369,20 @@ def test_a_signal_stops_the_workers_too_and_exits_128_plus_the_signal(tmp_path: 
 
 
 @needs_proc
-def test_workers_leave_when_the_main_process_is_killed(tmp_path: Path) -> None:
+def test_workers_leave_when_the_main_process_is_killed(tmp_path: Path, start_with_workers: Callable[..., Any]) -> None:
     _many_files(tmp_path)
-    process, workers = _start_with_workers(tmp_path)
+    process, workers = start_with_workers(tmp_path)
     process.kill()
     process.wait(timeout=60)
     _assert_workers_gone(workers)
 
 
 @needs_proc
-def test_sigterm_during_fix_leaves_no_temporary_file_and_no_half_file(tmp_path: Path) -> None:
+def test_sigterm_during_fix_leaves_no_temporary_file_and_no_half_file(
+    tmp_path: Path, start_with_workers: Callable[..., Any]
+) -> None:
     _many_files(tmp_path)
-    process, workers = _start_with_workers(tmp_path, "--fix")
+    process, workers = start_with_workers(tmp_path, "--fix")
     first = tmp_path / "m0000.py"
     deadline = time.monotonic() + 120
     while process.poll() is None and first.read_text() == BAD and time.monotonic() < deadline:

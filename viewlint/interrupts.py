@@ -1,9 +1,10 @@
 """Stopping cleanly: Ctrl-C and SIGTERM, worker processes, and writes that must not be cut short.
 
-- SIGTERM raises ``Terminated`` in the main process, so ``finally`` blocks run as they do
-  for Ctrl-C (KeyboardInterrupt); the command line exits 130 for SIGINT and 143 for SIGTERM.
-  A stop that Python swallowed (a handler that ran inside a fork hook) is raised again
-  between worker results and at the end of the command.
+- In the main process SIGTERM raises ``Terminated`` as Ctrl-C raises KeyboardInterrupt, so
+  ``finally`` blocks run; the command line exits 130 for SIGINT and 143 for SIGTERM.
+- While a worker pool runs, the handler only records the signal and the thread waiting for
+  results raises it (within ``POLL_SECONDS``): the pool forks its workers from that thread,
+  and an exception raised by a handler that happens to run inside a fork hook would be lost.
 - Worker processes ignore SIGINT (the terminal sends it to the whole process group; the
   main process decides), die on SIGTERM, and leave by themselves when the main process is
   gone, even killed with SIGKILL: they are never orphaned.
@@ -12,6 +13,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import multiprocessing
 import os
@@ -36,17 +38,20 @@ __all__ = [
 EXIT_INTERRUPTED = 128 + signal.SIGINT
 EXIT_TERMINATED = 128 + signal.SIGTERM
 
-# How often a worker checks that the process that started it is still there.
+# How often a worker checks that the process that started it is still there, and how long
+# the main process waits for a result before it looks for a stop signal.
 PARENT_CHECK_SECONDS = 0.5
+POLL_SECONDS = 0.2
 
 
 class Terminated(BaseException):
     """SIGTERM arrived. A BaseException, like KeyboardInterrupt, so no `except Exception` swallows it."""
 
 
-# Stop signals received while `handle_stop_signals` is in effect (in the main process).
-_received: list[int] = []
-_active = False
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_received: list[int] = []  # stop signals received while `handle_stop_signals` is in effect
+_main_pid: Optional[int] = None
+_pool_running = False
 
 
 def _exception_for(signum: int) -> BaseException:
@@ -54,13 +59,15 @@ def _exception_for(signum: int) -> BaseException:
 
 
 def _stop(signum: int, frame: Any) -> None:
+    if os.getpid() != _main_pid:  # a worker just forked, before its own handlers are set
+        os._exit(128 + signum)
     _received.append(signum)
-    raise _exception_for(signum)
+    if not _pool_running:
+        raise _exception_for(signum)
 
 
 def raise_if_stopped() -> None:
-    """Raise again for a stop signal already received. Python ignores an exception raised where
-    nothing can catch it (a fork hook, a finaliser), and a signal handler can run there."""
+    """Raise KeyboardInterrupt or ``Terminated`` for a stop signal already received."""
     if _received:
         raise _exception_for(_received[0])
 
@@ -69,49 +76,21 @@ def raise_if_stopped() -> None:
 def handle_stop_signals() -> Iterator[None]:
     """Within the block, SIGINT raises KeyboardInterrupt and SIGTERM raises ``Terminated`` in the
     main thread, unless the signal is ignored (a background job, `nohup`). Elsewhere: no change."""
-    global _active
+    global _main_pid
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    _received.clear()
+    _main_pid = os.getpid()
     previous = {}
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in _STOP_SIGNALS:
         if signal.getsignal(signum) is not signal.SIG_IGN:
             previous[signum] = signal.signal(signum, _stop)
-    _received.clear()
-    _active = True
     try:
         yield
     finally:
-        _active = False
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-
-
-def _before_fork() -> None:
-    if _active and hasattr(signal, "pthread_sigmask"):  # no stop signal between the fork and the hooks
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-
-
-def _after_fork_in_parent() -> None:
-    if _active and hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-
-
-def _after_fork_in_child() -> None:
-    global _active
-    if not _active:
-        return
-    _active = False
-    _received.clear()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal sends Ctrl-C to the whole group: the main process decides
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the main process's handler
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
-                        after_in_child=_after_fork_in_child)
 
 
 @contextlib.contextmanager
@@ -126,7 +105,7 @@ def signals_deferred() -> Iterator[None]:
         held.append(signum)
 
     previous = {}
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in _STOP_SIGNALS:
         if signal.getsignal(signum) is not signal.SIG_IGN:
             previous[signum] = signal.signal(signum, hold)
     try:
@@ -145,23 +124,30 @@ def _watch_parent(parent: int) -> None:
 
 
 def _start_worker(parent: int, initializer: Optional[Callable[[], None]]) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # also for workers that are not forked (spawn)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the main process's handler, inherited through fork
     threading.Thread(target=_watch_parent, args=(parent,), name="viewlint-parent-watch", daemon=True).start()
     if initializer is not None:
         initializer()
 
 
 class WorkerPool:
-    """The pool handed out by ``worker_pool``: ``map`` as ProcessPoolExecutor's, stopping between
-    results when a stop signal was received."""
+    """The pool ``worker_pool`` hands out: ``map`` as ProcessPoolExecutor's, raising a stop signal
+    while it waits."""
 
     def __init__(self, executor: ProcessPoolExecutor) -> None:
         self._executor = executor
 
     def map(self, function: Callable[..., Any], *iterables: Iterable[Any]) -> Iterator[Any]:
-        for result in self._executor.map(function, *iterables):
-            raise_if_stopped()
+        futures = [self._executor.submit(function, *arguments) for arguments in zip(*iterables)]
+        for future in futures:
+            while True:
+                raise_if_stopped()
+                try:
+                    result = future.result(timeout=POLL_SECONDS)
+                except concurrent.futures.TimeoutError:
+                    continue
+                break
             yield result
 
 
@@ -172,16 +158,22 @@ def worker_pool(jobs: int, initializer: Optional[Callable[[], None]] = None) -> 
     When the block raises (Ctrl-C, SIGTERM, a bug), queued work is cancelled and the workers
     are stopped at once, instead of waiting for them to finish their batches.
     """
+    global _pool_running
     context = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing.get_context()
     executor = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start_worker,
                                    initargs=(os.getpid(), initializer))
+    _pool_running = True
     try:
         yield WorkerPool(executor)
     except BaseException:
+        _pool_running = False
         executor.shutdown(wait=False, cancel_futures=True)
         for child in multiprocessing.active_children():  # viewlint runs one pool at a time: these are its workers
             child.terminate()
         for child in multiprocessing.active_children():
             child.join(5)
         raise
+    finally:
+        _pool_running = False
     executor.shutdown(wait=True)
+    raise_if_stopped()  # a stop that came while the last results were collected
