@@ -91,6 +91,7 @@ def handle_stop_signals() -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        _received.clear()  # handled: the block raised for it, or its caller did
 
 
 @contextlib.contextmanager
