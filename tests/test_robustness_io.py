@@ -156,9 +156,12 @@ def unprivileged() -> Iterator[Unprivileged]:
                 return
         pytest.skip("running as root and cannot run viewlint where file permissions bind")
     finally:
-        for path in [folder, *folder.rglob("*")]:
-            if not path.is_symlink():
-                path.chmod(0o700 if path.is_dir() else 0o600)
+        # Open every folder again, top down (a locked one hides what it holds), then remove the tree.
+        folder.chmod(0o700)
+        for parent, folders, _ in os.walk(folder):
+            for name in folders:
+                if not os.path.islink(os.path.join(parent, name)):
+                    os.chmod(os.path.join(parent, name), 0o700)
         shutil.rmtree(folder, ignore_errors=True)
 
 
