@@ -33,14 +33,15 @@ class DefaultGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         """Ctrl-C exits 130 and SIGTERM 143 (128 + the signal), after every cleanup ran; never a traceback."""
-        from viewlint.interrupts import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, handle_stop_signals, raise_if_stopped
+        from viewlint.interrupts import (EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, handle_stop_signals,
+                                         raise_if_stopped)
 
         try:
             with handle_stop_signals():
                 try:
                     return super().invoke(ctx)
                 finally:
-                    raise_if_stopped()  # a stop that was swallowed on the way still ends the command so
+                    raise_if_stopped()  # a stop whose exception Python dropped (a finaliser ran the handler)
         except KeyboardInterrupt:
             raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
         except Terminated:
