@@ -148,16 +148,16 @@ def test_unreadable_file_for_real(project: Path) -> None:
 
 @pytest.mark.parametrize("use_cache", [False, True])
 def test_unreadable_file(project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], use_cache: bool) -> None:
-    """Permissions are simulated (tests may run as root): reading secret.py raises EACCES."""
+    """Permissions are simulated (tests may run as root): opening secret.py raises EACCES."""
     (project / "secret.py").write_text(BAD)
-    real_read_bytes = pathlib.Path.read_bytes
+    real_open = os.open
 
-    def read_bytes(self: Path) -> bytes:
-        if self.name == "secret.py":
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_read_bytes(self)
+    def os_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if os.path.basename(path) == "secret.py":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(pathlib.Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(os, "open", os_open)
     monkeypatch.chdir(project)
     code = run_check((".",), jobs=1, no_cache=not use_cache, cache_dir=str(project / "cache"), quiet=True)
     out = capsys.readouterr().out

@@ -17,6 +17,10 @@ from typing import Optional
 
 import viewlint
 from viewlint.diagnostics import Diagnostic
+from viewlint.reading import read_regular_file
+
+# An entry holds one file's diagnostics; anything bigger is not ours.
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
 
 CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by viewlint.\n"
 
@@ -53,6 +57,15 @@ class Cache:
             ignore.write_text("# Automatically created by viewlint.\n*\n")
         self._ready = True
 
+    def problem(self) -> Optional[str]:
+        """Why this folder cannot hold the cache (``cache/: Permission denied``), or None when it can."""
+        try:
+            self._prepare()
+            os.listdir(self.directory)
+        except OSError as error:
+            return f"{error.filename or self.directory}: {error.strerror or error}"
+        return None
+
     @staticmethod
     def key(data: bytes, settings_fingerprint: str, display: str) -> str:
         digest = hashlib.sha256(data)
@@ -68,8 +81,8 @@ class Cache:
         """The stored diagnostics, or None on a miss, an unreadable entry, or an entry that used facts
         from another module of the project (an imported class) whose content has changed since."""
         try:
-            with open(self._path(key), encoding="utf-8") as handle:
-                data = json.load(handle)
+            # Never open a named pipe put where an entry should be (it would block), nor read without end.
+            data = json.loads(read_regular_file(self._path(key), MAX_ENTRY_BYTES).decode("utf-8"))
             dependencies = data.get("dependencies") or {}
             if dependencies:
                 from viewlint.analysis.project import dependencies_unchanged

@@ -1,17 +1,20 @@
 """The `viewlint` command line: `viewlint [check] PATHS`, `viewlint rule CODE`, `viewlint verify`, `viewlint server`.
 
 Exit codes follow Ruff and flake8: 0 no findings, 1 findings, 2 usage, configuration
-or internal error. Findings go to stdout, the summary to stderr.
+or internal error; 130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM).
+Findings go to stdout, the summary to stderr.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, BinaryIO, Optional, Sequence
 
 import click
 
@@ -40,6 +43,22 @@ class DefaultGroup(click.Group):
             args = ["check", *args]
         return super().parse_args(ctx, args)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """Ctrl-C exits 130 and SIGTERM 143 (128 + the signal), after every cleanup ran; never a traceback."""
+        from viewlint.interrupts import (EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, handle_stop_signals,
+                                         raise_if_stopped)
+
+        try:
+            with handle_stop_signals():
+                try:
+                    return super().invoke(ctx)
+                finally:
+                    raise_if_stopped()  # a stop whose exception Python dropped (a finaliser ran the handler)
+        except KeyboardInterrupt:
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+        except Terminated:
+            raise click.exceptions.Exit(EXIT_TERMINATED) from None
+
 
 def _codes(values: Sequence[str]) -> Optional[tuple[str, ...]]:
     """`--select VL1,VL2 --select VL3` -> ("VL1", "VL2", "VL3"); None when not given."""
@@ -57,10 +76,13 @@ def _fail(message: str) -> "click.exceptions.Exit":
 @click.version_option(__version__, "--version", prog_name="viewlint", message="%(prog)s %(version)s")
 def main() -> None:
     """viewlint: find the memory and speed bugs that come from PyTorch tensor views and copies."""
+    from viewlint.console import protect_standard_streams
+
+    protect_standard_streams()
 
 
 @main.command()
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))  # an unreadable path is VL001, not a usage error
 @click.option("--select", multiple=True, metavar="CODES", help="Rules to enable (codes, prefixes, ALL); replaces the configured set.")
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to enable in addition to the configured set.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Rules to disable.")
@@ -79,7 +101,7 @@ def main() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: all cores).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
-@click.option("--cache-dir", type=click.Path(file_okay=False), default=None, help="Cache folder (default: .viewlint_cache).")
+@click.option("--cache-dir", type=click.Path(readable=False), default=None, help="Cache folder (default: .viewlint_cache).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, help="Use this pyproject.toml or viewlint.toml for every file.")
 @click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
 @click.option("--stdin-filename", default=None, help="The name of the file read from stdin (`-`), for configuration and output.")
@@ -189,11 +211,19 @@ def run_check(
                 # per-file-ignores match the project-relative path, even for an absolute --stdin-filename.
                 relative = os.path.relpath(Path(display).absolute(), settings.project_root) if stdin_filename else display
                 if is_notebook(display):
-                    found, _, notebook_text = lint_notebook(sys.stdin.buffer.read(), display, settings, relative)
-                    results = [FileResult(display, found, notebook_text)]
+                    try:
+                        data = _stdin_bytes()
+                    except OSError as error:
+                        results = [FileResult(display, [_stdin_problem(display, error)], None)]
+                    else:
+                        found, _, notebook_text = lint_notebook(data, display, settings, relative)
+                        results = [FileResult(display, found, notebook_text)]
                 else:
-                    text = _read_stdin()
-                    results = [FileResult(display, lint_text(text, display, settings, relative), text)]
+                    text, problem = _read_stdin(display)
+                    if problem is not None:
+                        results = [FileResult(display, [problem], None)]
+                    else:
+                        results = [FileResult(display, lint_text(text, display, settings, relative), text)]
         else:
             files = discover(list(paths) or ["."], resolver, force_exclude=force_exclude)
             if show_files or show_settings:
@@ -201,7 +231,7 @@ def run_check(
             if not files:
                 click.echo("viewlint: warning: no Python files found", err=True)
                 return EXIT_OK
-            cache_directory = None if no_cache else Path(cache_dir or ".viewlint_cache")
+            cache_directory = None if no_cache else _usable_cache(Path(cache_dir or ".viewlint_cache"))
             results = run(files, jobs or os.cpu_count() or 1, cache_directory)
     except ConfigError as error:
         raise _fail(str(error))
@@ -280,6 +310,17 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _usable_cache(directory: Path) -> Optional[Path]:
+    """The cache folder, or None (with a warning) when it cannot be used: the run goes on uncached."""
+    from viewlint.cache import Cache
+
+    problem = Cache(directory).problem()
+    if problem is None:
+        return directory
+    click.echo(f"viewlint: warning: cannot use the cache ({problem}); linting without it", err=True)
+    return None
+
+
 def _verify(diagnostics: list, *, command: Optional[str], timeout: float, device: str, quiet: bool,
             roots: Sequence[str] = (), cwd: Optional[str] = None) -> list:
     """`--verify` / `verify --run`: run the flagged code in a child process and attach verdicts."""
@@ -304,14 +345,43 @@ def _per_file_ignore(value: str) -> tuple[str, tuple[str, ...]]:
     return glob, tuple(c.strip().upper() for c in codes.split(",") if c.strip())
 
 
-def _read_stdin() -> str:
+def _stdin_buffer() -> BinaryIO:
+    """The binary stdin; OSError when the shell closed it (`<&-`: sys.stdin is None)."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:
+        raise OSError(errno.EBADF, "it is closed")
+    return buffer
+
+
+def _stdin_bytes() -> bytes:
+    """stdin's bytes, at most as many as a file may hold (FileTooLargeError past that)."""
+    from viewlint.engine import MAX_FILE_BYTES
+    from viewlint.reading import read_capped
+
+    return read_capped(_stdin_buffer(), MAX_FILE_BYTES)
+
+
+def _stdin_problem(display: str, error: Exception) -> Any:
+    """The VL001 finding for stdin that cannot be read (closed, too large) or decoded."""
+    from viewlint.engine import DecodeError, read_error, too_large_message
+    from viewlint.reading import FileTooLargeError
+
+    if isinstance(error, FileTooLargeError):
+        return read_error(display, too_large_message(error))
+    if isinstance(error, DecodeError):
+        return read_error(display, str(error), error.row, error.column)
+    reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+    return read_error(display, f"cannot read stdin: {reason}")
+
+
+def _read_stdin(display: str) -> tuple[str, Any]:
+    """stdin's text, or a VL001 finding saying why there is none."""
     from viewlint.engine import DecodeError, decode_source
 
-    data = sys.stdin.buffer.read()
     try:
-        return decode_source(data)
-    except DecodeError as error:
-        raise _fail(f"stdin: {error}")
+        return decode_source(_stdin_bytes()), None
+    except (OSError, DecodeError) as error:
+        return "", _stdin_problem(display, error)
 
 
 def _emit(diagnostics: list, results: list, output_format: str, output_file: Optional[str], statistics: bool,
@@ -325,9 +395,16 @@ def _emit(diagnostics: list, results: list, output_format: str, output_file: Opt
         sources = {r.path: r.source for r in results if r.source is not None} if output_format == "full" else None
         text = render(output_format, diagnostics, rules=all_rules(), sources=sources, root=Path.cwd(), unsafe_fixes=unsafe_fixes)
     if output_file:
-        Path(output_file).write_text(text, encoding="utf-8")
+        _write_output_file(output_file, text)
     elif text:
         click.echo(text, nl=False, err=to_stderr)
+
+
+def _write_output_file(output_file: str, text: str) -> None:
+    """`-o FILE`: UTF-8; a file name that is not valid UTF-8 keeps its own bytes."""
+    from viewlint.console import ERRORS
+
+    Path(output_file).write_text(text, encoding="utf-8", errors=ERRORS)
 
 
 def _statistics(diagnostics: list, output_format: str, unsafe_fixes: bool = False) -> str:
@@ -385,17 +462,28 @@ def _fix_files(files: Sequence[Any], results: list, jobs: int, *, diff: bool, un
     from viewlint.fix import FileChangedError, diff_of, fix_files, is_applicable, write_fix
 
     wanted = [i for i, r in enumerate(results) if any(is_applicable(d, unsafe_fixes) for d in r.diagnostics)]
-    file_fixes = fix_files([files[i] for i in wanted], jobs, unsafe_fixes)
+    # Several names for one file (symbolic or hard links) are fixed through the first name only;
+    # the others are looked at again once it is written (fixing each from the old bytes would clash).
+    identities = [_identity(source.path) for source in files]
+    first_names: dict[tuple[int, int], int] = {}
+    for i in wanted:
+        if identities[i] is not None:
+            first_names.setdefault(identities[i], i)
+    primary = [i for i in wanted if identities[i] is None or first_names[identities[i]] == i]
     changed, errors, diff_text = [], [], []
-    for i, file_fix in zip(wanted, file_fixes):
+    written: set[tuple[int, int]] = set()
+
+    def settle(i: int, file_fix: Any, *, recheck: bool = False) -> None:
         outcome = file_fix.outcome
         if file_fix.error is not None or outcome is None:
             errors.append(file_fix.error or f"{file_fix.path}: not fixed")
-            continue
+            return
         for problem in outcome.problems:
             click.echo(f"viewlint: warning: {problem}", err=True)
         if not file_fix.changed:
-            continue
+            if recheck:  # another name of a rewritten file: its findings are those of the new bytes
+                results[i] = FileResult(results[i].path, outcome.diagnostics, outcome.text)
+            return
         if diff:
             diff_text.append(diff_of(file_fix))
         else:
@@ -403,12 +491,21 @@ def _fix_files(files: Sequence[Any], results: list, jobs: int, *, diff: bool, un
                 write_fix(file_fix, files[i].path)
             except FileChangedError as error:
                 errors.append(str(error))
-                continue
+                return
             except OSError as error:
                 errors.append(f"{file_fix.path}: cannot write the fixed file: {error.strerror or error}")
-                continue
+                return
+            if identities[i] is not None:
+                written.add(identities[i])
         results[i] = FileResult(results[i].path, outcome.diagnostics, outcome.text)
         changed.append(file_fix)
+
+    for i, file_fix in zip(primary, fix_files([files[i] for i in primary], jobs, unsafe_fixes)):
+        settle(i, file_fix)
+    done = set(primary)
+    for i, identity in enumerate(identities):
+        if identity in written and i not in done:
+            settle(i, fix_files([files[i]], 1, unsafe_fixes)[0], recheck=True)
     for error in errors:
         click.echo(f"viewlint: error: {error}", err=True)
     fixed = sum(f.outcome.fixed_count for f in changed)
@@ -417,7 +514,7 @@ def _fix_files(files: Sequence[Any], results: list, jobs: int, *, diff: bool, un
     if diff:
         text = "".join(diff_text)
         if output_file:
-            Path(output_file).write_text(text, encoding="utf-8")
+            _write_output_file(output_file, text)
         elif text:
             click.echo(text, nl=False)
         if show_fixes:
@@ -432,6 +529,15 @@ def _fix_files(files: Sequence[Any], results: list, jobs: int, *, diff: bool, un
     _emit(diagnostics, results, output_format, output_file, statistics, unsafe_fixes=unsafe_fixes)
     return _fix_summary(changed, diagnostics, errors, quiet=quiet, exit_zero=exit_zero, show_fixes=show_fixes,
                         exit_non_zero_on_fix=exit_non_zero_on_fix, unsafe_fixes=unsafe_fixes)
+
+
+def _identity(path: Path) -> Optional[tuple[int, int]]:
+    """The (device, inode) a path leads to, through symbolic links; None when it cannot be read."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_dev, status.st_ino
 
 
 def _fix_summary(changed: Sequence[Any], remaining: Sequence[Any], errors: Sequence[str], *, quiet: bool, exit_zero: bool,
@@ -463,7 +569,29 @@ def _fix_stdin(display: str, settings: Any, *, diff: bool, unsafe_fixes: bool, o
     from viewlint.engine import FileResult
     from viewlint.fix import diff_of, engine_lint, fix_source
 
-    data = click.get_binary_stream("stdin").read()
+    from viewlint.engine import MAX_FILE_BYTES, DecodeError, decode_source
+    from viewlint.reading import FileTooLargeError
+
+    data, buffer = b"", None
+    try:
+        buffer = _stdin_buffer()
+        data = buffer.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise FileTooLargeError("<stdin>", MAX_FILE_BYTES)
+        decode_source(data)
+    except (OSError, DecodeError) as error:
+        # Not Python text we can fix: give the input back untouched and report it like a file (VL001).
+        if not diff:
+            stdout = click.get_binary_stream("stdout")
+            stdout.write(data)
+            if isinstance(error, FileTooLargeError) and buffer is not None:
+                shutil.copyfileobj(buffer, stdout)  # the rest, streamed: memory stays bounded
+            stdout.flush()
+        problem = _stdin_problem(display, error)
+        _emit([problem], [FileResult(display, [problem], None)], output_format, output_file, statistics,
+              unsafe_fixes=unsafe_fixes, to_stderr=True)
+        return _fix_summary([], [problem], [], quiet=quiet, exit_zero=exit_zero, show_fixes=show_fixes,
+                            exit_non_zero_on_fix=exit_non_zero_on_fix, unsafe_fixes=unsafe_fixes)
     file_fix = fix_source(data, engine_lint(settings), display, unsafe_fixes=unsafe_fixes)
     outcome = file_fix.outcome
     if file_fix.error is not None or outcome is None:
@@ -603,7 +731,7 @@ def server_command() -> None:
 
 
 @main.command("verify")
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @click.option("--run", "command", required=True, metavar="CMD", help='The command that exercises PATHS, run through the shell in the current folder: "pytest tests/", "python train.py", "python -m pkg.serve".')
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=1800.0, show_default=True, metavar="SECONDS", help="Stop the command after this long.")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True, help="cuda: allocate on the GPU and count syncs; cpu: hide GPUs from the command; auto: leave the command's devices alone.")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from viewlint import registry
+from viewlint.reading import FileTooLargeError, read_regular_file
 from viewlint.settings import DEFAULT_INCLUDE, Settings
 
 if sys.version_info >= (3, 11):
@@ -232,15 +233,61 @@ def _validate(where: _Where, table: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
+# A configuration file is small; a bigger one is a mistake (or /dev/zero behind a symbolic link).
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     """Parse a TOML file; unreadable or malformed files are a ConfigError."""
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
+        data = read_regular_file(path, MAX_CONFIG_BYTES)
+    except FileTooLargeError:
+        raise ConfigError(f"{_display(path)}: cannot read: larger than {MAX_CONFIG_BYTES // 1048576} MiB") from None
     except OSError as error:
         raise ConfigError(f"{_display(path)}: cannot read: {error.strerror or error}") from error
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{_display(path)}: {_undecodable(data, error)}") from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{_display(path)}: invalid TOML: {error}".replace("\n", " ")) from error
+    except RecursionError:  # tomllib recurses once per level of nested arrays and inline tables
+        raise ConfigError(f"{_display(path)}: invalid TOML: arrays or tables nested too deeply") from None
+
+
+def _undecodable(data: bytes, error: UnicodeDecodeError) -> str:
+    """Where a config file stops being UTF-8 (TOML must be), and the key it happens in when known."""
+    row = data.count(b"\n", 0, error.start) + 1
+    column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+    message = f"line {row}, column {column}: invalid UTF-8 (byte 0x{data[error.start]:02x}); TOML files must be UTF-8"
+    try:
+        # The bad bytes become U+FFFD; the first key or value holding one names the setting.
+        key = _key_holding(tomllib.loads(data.decode("utf-8", "replace")), "\ufffd")
+    except (tomllib.TOMLDecodeError, RecursionError):
+        key = None
+    return f"{message} (in {key})" if key else message
+
+
+def _key_holding(value: Any, needle: str, prefix: str = "") -> Optional[str]:
+    """The dotted key of the first key or string value (depth first) that contains ``needle``."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            dotted = f"{prefix}.{key}" if prefix else str(key)
+            if needle in str(key):
+                return dotted
+            found = _key_holding(item, needle, dotted)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for item in value:
+            found = _key_holding(item, needle, prefix)
+            if found:
+                return found
+    elif isinstance(value, str) and needle in value:
+        return prefix or None
+    return None
 
 
 def _viewlint_table(path: Path) -> Optional[dict[str, Any]]:
@@ -274,7 +321,10 @@ def find_config_in(directory: Path) -> Optional[Path]:
     """The config file that counts in ``directory`` (not its parents), or None."""
     for name in CONFIG_FILENAMES:
         candidate = directory / name
-        if not candidate.is_file():
+        try:
+            if not candidate.is_file():
+                continue
+        except OSError:  # a folder we may not search: no config is visible there, as for Ruff
             continue
         if name == "pyproject.toml" and _viewlint_table(candidate) is None:
             continue  # a pyproject.toml without [tool.viewlint] does not stop the walk up

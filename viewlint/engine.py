@@ -15,7 +15,6 @@ import os
 import re
 import tokenize
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence
@@ -33,6 +32,7 @@ from viewlint.analysis.summaries import ModuleSummaries
 from viewlint.analysis.walker import Walker
 from viewlint.newer_syntax import parse_source
 from viewlint.prefilter import Reduction, reduce, split_lines
+from viewlint.reading import FileTooLargeError, read_regular_file
 from viewlint.diagnostics import (
     INTERNAL_ERROR,
     IO_ERROR,
@@ -102,6 +102,19 @@ def _reserved(path: str, code: str, message: str, row: int = 1, column: int = 1)
                       statement_rows=(row, row))
 
 
+def read_error(display: str, message: str, row: int = 1, column: int = 1) -> Diagnostic:
+    """A VL001 finding: the input (a file, or stdin) could not be read or decoded."""
+    return _reserved(display, IO_ERROR, message, row, column)
+
+
+def too_large_message(error: FileTooLargeError) -> str:
+    """``file too large to lint (9.5 MiB > 8 MiB)``; the size is unknown for a stream or a growing file."""
+    limit = f"{error.limit / 1048576:g} MiB"
+    if error.size is None:
+        return f"file too large to lint (more than {limit})"
+    return f"file too large to lint ({error.size / 1048576:.1f} MiB > {limit})"
+
+
 def read_file(path: Path, display: str) -> tuple[Optional[str], Optional[Diagnostic]]:
     """The decoded text of a file, or a VL001 diagnostic saying why it cannot be read."""
     data, problem = read_bytes(path, display)
@@ -119,10 +132,9 @@ def read_bytes(path: Path, display: str) -> tuple[Optional[bytes], Optional[Diag
     try:
         if path.is_symlink() and not path.exists():
             return None, _reserved(display, IO_ERROR, "cannot read file: broken symbolic link")
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return None, _reserved(display, IO_ERROR, f"file too large to lint ({size / 1048576:.1f} MiB > {MAX_FILE_BYTES // 1048576} MiB)")
-        data = path.read_bytes()
+        data = read_regular_file(path, MAX_FILE_BYTES)
+    except FileTooLargeError as error:
+        return None, _reserved(display, IO_ERROR, too_large_message(error))
     except IsADirectoryError:
         return None, _reserved(display, IO_ERROR, "cannot read file: is a directory")
     except OSError as error:
@@ -626,9 +638,7 @@ def cached(source_file: "SourceFile", cache: "Cache") -> Optional[FileResult]:
     if source_file.error is not None:
         return None
     try:
-        if source_file.path.stat().st_size > MAX_FILE_BYTES:
-            return None
-        data = source_file.path.read_bytes()
+        data = read_regular_file(source_file.path, MAX_FILE_BYTES)
     except OSError:
         return None
     display = str(source_file.path)
@@ -640,7 +650,8 @@ def process(source_file: "SourceFile", cache: Optional["Cache"]) -> FileResult:
     """Lint one discovered file, through the cache when one is given."""
     display = str(source_file.path)
     if source_file.error is not None:
-        return FileResult(display, [_reserved(display, IO_ERROR, f"cannot read file: {source_file.error}")])
+        what = "directory" if source_file.is_directory else "file"
+        return FileResult(display, [_reserved(display, IO_ERROR, f"cannot read {what}: {source_file.error}")])
     path = source_file.path
     settings = source_file.settings
     relative = _relative(path, settings)
@@ -648,9 +659,7 @@ def process(source_file: "SourceFile", cache: Optional["Cache"]) -> FileResult:
         return lint_path(path, display, settings, relative)
     text, problem = None, None
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return lint_path(path, display, settings, relative)
-        data = path.read_bytes()
+        data = read_regular_file(path, MAX_FILE_BYTES)
     except OSError:
         return lint_path(path, display, settings, relative)  # reports the error
     key = cache.key(data, settings.fingerprint(), display)
@@ -732,12 +741,11 @@ def _run(files: Sequence["SourceFile"], jobs: int, cache_directory: Optional[Pat
     # Small batches keep both workers busy to the end; large enough to amortise pickling.
     size = max(1, min(32, len(files) // (jobs * 8) or 1))
     batches = [list(files[i:i + size]) for i in range(0, len(files), size)]
-    import multiprocessing
+    from viewlint.interrupts import worker_pool
 
-    context = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing.get_context()
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_warm_worker) as executor:
+    with worker_pool(jobs, initializer=_warm_worker) as pool:
         results: list[FileResult] = []
-        for batch_result in executor.map(_process_batch, batches, [directory] * len(batches)):
+        for batch_result in pool.map(_process_batch, batches, [directory] * len(batches)):
             results.extend(batch_result)
     return results
 

@@ -22,6 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import Optional, Sequence
 
 from viewlint.config import SettingsResolver
+from viewlint.reading import describe_special
 from viewlint.settings import Settings
 
 __all__ = ["PYTHON_SUFFIXES", "PathNotFoundError", "SourceFile", "discover", "is_excluded", "is_included"]
@@ -38,6 +39,7 @@ class SourceFile:
     path: Path
     settings: Settings
     error: Optional[str] = None
+    is_directory: bool = False  # the error is about a folder we cannot list or enter
 
 
 class PathNotFoundError(Exception):
@@ -102,6 +104,14 @@ def _force_excluded(absolute: Path, settings: Settings) -> bool:
     root = Path(settings.project_root)
     inside = [parent for parent in absolute.parents if parent != root and root in parent.parents]
     return any(is_excluded(parent, settings) for parent in inside)
+
+
+def _is_listed_as_dir(entry: "os.DirEntry[str]") -> bool:
+    """Whether the directory listing itself says this entry is a folder (no stat needed)."""
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def _describe(error: OSError, path: str) -> str:
@@ -215,11 +225,12 @@ class _Discovery:
         self.found: dict[str, SourceFile] = {}
         self.git_available = shutil.which("git") is not None
 
-    def add(self, display: Path, absolute: Path, settings: Settings, error: Optional[str] = None) -> None:
+    def add(self, display: Path, absolute: Path, settings: Settings, error: Optional[str] = None,
+            is_directory: bool = False) -> None:
         """Record a file once; the first spelling of a path is the one displayed."""
         key = os.path.normcase(str(absolute))
         if key not in self.found:
-            self.found[key] = SourceFile(display, settings, error)
+            self.found[key] = SourceFile(display, settings, error, is_directory)
 
     def walk(self, display: Path, absolute: Path, identity: tuple[int, int]) -> None:
         """Walk a directory tree breadth first, one .gitignore query per level and repository."""
@@ -257,7 +268,7 @@ class _Discovery:
             with os.scandir(directory.absolute) as iterator:
                 entries = sorted(iterator, key=lambda entry: entry.name)
         except OSError as error:
-            self.add(directory.display, directory.absolute, settings, _describe(error, str(directory.absolute)))
+            self.add(directory.display, directory.absolute, settings, _describe(error, str(directory.absolute)), True)
             return []
         candidates = []
         for entry in entries:
@@ -270,9 +281,11 @@ class _Discovery:
                 is_link = entry.is_symlink()
                 info = entry.stat()  # follows symbolic links
             except OSError as error:
-                # Only report files we would have linted; a broken link named notes.txt is not ours.
-                if is_python:
-                    self.add(display, absolute, settings, _describe(error, entry.path))
+                # Only report files we would have linted (a broken link named notes.txt is not ours),
+                # and folders we cannot enter (the directory entry still says it is one).
+                listed_as_dir = _is_listed_as_dir(entry)
+                if is_python or listed_as_dir:
+                    self.add(display, absolute, settings, _describe(error, entry.path), listed_as_dir)
                 continue
             if stat.S_ISDIR(info.st_mode):
                 identity = (info.st_dev, info.st_ino)
@@ -282,6 +295,9 @@ class _Discovery:
                 candidates.append(_Candidate(display, absolute, settings, directory, True, identity, is_link))
             elif is_python and stat.S_ISREG(info.st_mode):
                 candidates.append(_Candidate(display, absolute, settings, directory, False, is_link=is_link))
+            elif is_python:
+                # A named pipe or a device called *.py is reported, never opened (a pipe would block).
+                self.add(display, absolute, settings, describe_special(info.st_mode))
         return candidates
 
     def _ignored(self, candidates: list[_Candidate]) -> set[int]:
@@ -311,8 +327,12 @@ def discover(paths: Sequence[str], resolver: SettingsResolver, force_exclude: bo
     """
     discovery = _Discovery(resolver)
     for raw in paths:
-        if not os.path.lexists(raw):
-            raise PathNotFoundError(f"{raw}: No such file or directory")
+        try:
+            os.lstat(raw)
+        except OSError as error:
+            if error.errno in (errno.ENOENT, errno.ENOTDIR):
+                raise PathNotFoundError(f"{raw}: No such file or directory") from None
+            # e.g. a folder above it that we may not enter: the path may well exist; report it as VL001.
         display = Path(raw)
         absolute = Path(os.path.abspath(raw))
         settings = resolver.settings_for(absolute)

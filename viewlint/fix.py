@@ -13,13 +13,15 @@ The flow for one file (`fix_source`):
 6. Re-encode with the same encoding and BOM; bytes outside the edits are unchanged.
 
 Writing (`write_atomically`) goes through a temporary file and a rename in the same
-folder, keeps the permission bits, and refuses to replace a file whose bytes changed
-since they were read.
+folder, keeps the owner, the permission bits (setuid and setgid included) and the extended
+attributes, rewrites in place a file with several hard links (or in a read-only folder),
+and refuses to replace a file whose bytes changed since they were read.
 """
 
 from __future__ import annotations
 
 import difflib
+import errno
 import io
 import os
 import re
@@ -51,31 +53,90 @@ class FixError(Exception):
 
 
 def write_atomically(path: Path, data: bytes, expected: Optional[bytes] = None) -> None:
-    """Replace `path` with `data` through a temporary file and a rename.
+    """Replace the contents of `path` with `data`, keeping the file what it was (mode, owner, links).
 
-    With `expected`, refuse (FileChangedError) when the file on disk no longer holds those bytes.
+    The new bytes go to a temporary file in the same folder, renamed over the old one, so a crash
+    never leaves half a file. When that would change the file's identity (it has other hard links,
+    or the temporary file cannot carry its owner or extended attributes), or the folder is read-only
+    while the file is writable, the file is rewritten in place instead. SIGINT and SIGTERM wait until
+    the write is done. With `expected`, refuse (FileChangedError) when the file on disk no longer
+    holds those bytes.
     """
-    if expected is not None and path.read_bytes() != expected:
-        raise FileChangedError(f"{path}: changed on disk since it was read; not overwritten")
-    status = path.stat()
-    mode = status.st_mode & 0o7777
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".viewlint")
+    from viewlint.interrupts import signals_deferred
+
+    with signals_deferred():
+        if expected is not None and not _holds(path, expected):
+            raise FileChangedError(f"{path}: changed on disk since it was read; not overwritten")
+        status = os.stat(path)
+        if status.st_nlink > 1 or not _replace(path, data, status):
+            _rewrite_in_place(path, data)
+
+
+def _holds(path: Path, expected: bytes) -> bool:
+    """Whether the regular file `path` holds exactly `expected`."""
+    from viewlint.reading import FileTooLargeError, read_regular_file
+
+    try:
+        return read_regular_file(path, len(expected)) == expected
+    except FileTooLargeError:
+        return False
+
+
+def _replace(path: Path, data: bytes, status: os.stat_result) -> bool:
+    """Write through a temporary file and a rename; False (nothing changed) when the temporary file
+    cannot be made or cannot look exactly like the original."""
+    try:
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".viewlint")
+    except OSError as error:
+        if error.errno in (errno.EACCES, errno.EPERM):  # a read-only folder; the file itself may be writable
+            return False
+        raise
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())  # the rename must never expose a half-written file after a crash
-        os.chmod(temporary, mode)
-        if hasattr(os, "chown"):
-            try:  # keep the owner where we may (root fixing someone's file); harmless otherwise
-                os.chown(temporary, status.st_uid, status.st_gid)
-            except OSError:
-                pass
+        if not _copy_metadata(status, path, temporary):
+            os.unlink(temporary)
+            return False
         os.replace(temporary, path)
     except BaseException:
-        if os.path.exists(temporary):
+        if os.path.lexists(temporary):
             os.unlink(temporary)
         raise
+    return True
+
+
+def _copy_metadata(status: os.stat_result, source: Path, target: str) -> bool:
+    """Give `target` the owner, mode and extended attributes (ACLs among them) of `source`."""
+    if hasattr(os, "chown") and (status.st_uid, status.st_gid) != _owner(target):
+        try:
+            os.chown(target, status.st_uid, status.st_gid)
+        except OSError:
+            return False  # a file we may write but not own: a rename would make it ours
+    os.chmod(target, status.st_mode & 0o7777)  # after chown, which clears the setuid and setgid bits
+    if hasattr(os, "listxattr"):
+        try:
+            for name in os.listxattr(source):
+                os.setxattr(target, name, os.getxattr(source, name))
+        except OSError:
+            return False  # e.g. a security.* attribute we may not set
+    return True
+
+
+def _owner(path: str) -> tuple[int, int]:
+    status = os.stat(path)
+    return status.st_uid, status.st_gid
+
+
+def _rewrite_in_place(path: Path, data: bytes) -> None:
+    """Overwrite the file's bytes through its own inode: links, owner, mode and attributes stay."""
+    descriptor = os.open(path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(data)
+        handle.truncate()
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 # ---------------------------------------------------------------------------- which fixes apply
@@ -450,8 +511,11 @@ def engine_lint(settings: "Settings", relative: Optional[str] = None) -> LintFun
 
 def fix_path(path: Path, display: str, settings: "Settings", relative: Optional[str], unsafe_fixes: bool) -> FileFix:
     """Read and fix one file (nothing is written: `write_fix` does that)."""
+    from viewlint.engine import MAX_FILE_BYTES
+    from viewlint.reading import read_regular_file
+
     try:
-        data = path.read_bytes()
+        data = read_regular_file(path, MAX_FILE_BYTES)
     except OSError as error:
         return FileFix(display, error=f"{display}: cannot read file: {error.strerror or error}")
     from viewlint.notebook import is_notebook
@@ -472,15 +536,13 @@ def fix_files(files: Sequence["SourceFile"], jobs: int, unsafe_fixes: bool) -> l
     tasks = [(f.path, str(f.path), f.settings, _relative(f.path, f.settings)) for f in files]
     if jobs <= 1 or len(tasks) < 4:
         return _fix_batch(tasks, unsafe_fixes)
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from viewlint.interrupts import worker_pool
 
     size = max(1, min(16, len(tasks) // (jobs * 4) or 1))
     batches = [tasks[i:i + size] for i in range(0, len(tasks), size)]
-    context = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing.get_context()
     results: list[FileFix] = []
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as executor:
-        for batch in executor.map(_fix_batch, batches, [unsafe_fixes] * len(batches)):
+    with worker_pool(jobs) as pool:
+        for batch in pool.map(_fix_batch, batches, [unsafe_fixes] * len(batches)):
             results.extend(batch)
     return results
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Any, Mapping, Optional
 from urllib.parse import quote
 
 from viewlint.diagnostics import RESERVED_CODES, Applicability, Diagnostic
@@ -89,8 +90,29 @@ def relative_uri(path: str, root: Path) -> tuple[str, bool]:
         rel = absolute.relative_to(root_abs)
     except ValueError:
         return absolute.as_uri(), False
-    # Percent-encode so spaces, '#' and '%' in file names still make a valid URI reference.
-    return quote(rel.as_posix(), safe="/"), True
+    # Percent-encode the name's bytes (os.fsencode restores those of a name that is not UTF-8)
+    # so spaces, '#', '%' and undecodable bytes still make a valid URI reference.
+    return quote(os.fsencode(rel.as_posix()), safe="/"), True
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(text: str) -> str:
+    """``text`` as valid Unicode: the undecodable bytes of a file name (lone surrogates) become U+FFFD,
+    as Ruff shows such names; JSON, SARIF, JUnit and GitHub readers reject lone surrogates."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def valid_json(value: Any) -> Any:
+    """A JSON-ready value with every string (keys too) passed through ``valid_text``."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, dict):
+        return {valid_json(key): valid_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [valid_json(item) for item in value]
+    return value
 
 
 def root_uri(root: Path) -> str:

@@ -89,8 +89,10 @@ def _load(path: str, ctx: RenderContext) -> Optional[list[str]]:
     lines = ctx.source_lines(path)
     if lines is not None:
         return lines
-    try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            return split_lines(handle.read())
+    from viewlint.engine import MAX_FILE_BYTES
+    from viewlint.reading import read_regular_file
+
+    try:  # never a named pipe or a device: a VL001 finding may be about one
+        return split_lines(read_regular_file(path, MAX_FILE_BYTES).decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None  # an unreadable file (VL001) still gets its header line

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from viewlint.diagnostics import Diagnostic
-from viewlint.output._common import RenderContext, is_reserved, verdict_suffix
+from viewlint.output._common import RenderContext, is_reserved, valid_text, verdict_suffix
 
 
 def escape_data(value: str) -> str:
@@ -44,4 +44,4 @@ def format_line(diagnostic: Diagnostic) -> str:
 
 def render(diagnostics: Sequence[Diagnostic], ctx: RenderContext) -> str:
     """One command per line; "" when there are no findings."""
-    return "".join(format_line(d) + "\n" for d in diagnostics)
+    return "".join(valid_text(format_line(d)) + "\n" for d in diagnostics)

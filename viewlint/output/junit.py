@@ -11,7 +11,8 @@ from viewlint.diagnostics import Diagnostic
 from viewlint.output._common import RenderContext, verdict_suffix
 
 # Characters XML 1.0 cannot carry even escaped; they are replaced rather than breaking the document.
-_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+# Lone surrogates are the undecodable bytes of a file name that is not UTF-8.
+_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def _clean(text: str) -> str:
@@ -72,5 +73,6 @@ def render(diagnostics: Sequence[Diagnostic], ctx: RenderContext) -> str:
     """The JUnit XML document, with an XML declaration and 4-space indentation."""
     tree = build_tree(diagnostics)
     ET.indent(tree, space="    ")
-    body = ET.tostring(tree, encoding="unicode")
+    # ASCII with character references: valid as declared whatever encoding stdout has.
+    body = ET.tostring(tree, encoding="unicode").encode("ascii", "xmlcharrefreplace").decode("ascii")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"

@@ -12,6 +12,7 @@ from viewlint.output._common import (
     is_reserved,
     relative_uri,
     root_uri,
+    valid_json,
 )
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -164,4 +165,4 @@ def build_log(diagnostics: Sequence[Diagnostic], ctx: RenderContext) -> dict[str
 
 def render(diagnostics: Sequence[Diagnostic], ctx: RenderContext) -> str:
     """The SARIF log as indented JSON text."""
-    return json.dumps(build_log(diagnostics, ctx), indent=2) + "\n"
+    return json.dumps(valid_json(build_log(diagnostics, ctx)), indent=2) + "\n"
