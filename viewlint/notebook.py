@@ -4,7 +4,9 @@ As in Ruff, the code cells of a notebook are linted together as one module (a na
 cell 1 is known in cell 5), and each finding is reported in its cell: ``nb.ipynb:cell 3:2:5``.
 Cells are numbered from 1 among all the notebook's cells, as editors number them.
 
-The module (`Notebook.python_source`) keeps every row and column of every cell:
+The module (`Notebook.python_source`) keeps every row and column of every cell. `JoinedCells`
+builds it from the cells' texts, for a notebook file and for the cells an editor sends the
+language server alike:
 
 * between two cells stands one comment line, the cell boundary;
 * an IPython escape that is not Python — a line magic ``%time f(x)``, a shell escape ``!ls`` or
@@ -31,7 +33,7 @@ from typing import Any, Optional, Sequence, Union
 
 from viewlint.diagnostics import Diagnostic, Edit, Fix, Location
 
-__all__ = ["NOTEBOOK_SUFFIX", "CodeCell", "Notebook", "NotebookError", "is_notebook"]
+__all__ = ["NOTEBOOK_SUFFIX", "CodeCell", "JoinedCells", "Notebook", "NotebookError", "is_notebook"]
 
 NOTEBOOK_SUFFIX = ".ipynb"
 
@@ -210,37 +212,31 @@ def _source_text(cell: dict[str, Any], number: int) -> str:
     raise NotebookError(f"cell {number}: \"source\" must be a string or a list of strings")
 
 
-class Notebook:
-    """A parsed notebook: its code cells as one module, and the JSON to write it back."""
+class JoinedCells:
+    """A notebook's code cells joined into one Python module, row for row, and the way back.
 
-    def __init__(self, raw: dict[str, Any], data: bytes, style: _Style) -> None:
-        self._raw = raw
-        self._data = data
-        self._style = style
-        cells = raw["cells"]
-        texts = []
-        for number, cell in enumerate(cells, start=1):
-            if not isinstance(cell, dict):
-                raise NotebookError(f"cell {number}: must be an object, got {type(cell).__name__}")
-            if not isinstance(cell.get("cell_type"), str):
-                raise NotebookError(f"cell {number}: no \"cell_type\"")
-            texts.append(_source_text(cell, number) if cell["cell_type"] == "code" else "")
-        self._escapes = _Escapes(_unused_marker("viewlint-ipython", texts))
-        self._boundary = _unused_marker("viewlint-cell", texts)
+    Built from the cells' texts in notebook order, ``None`` standing for a cell that is not Python
+    code (markdown, raw): the cells of an .ipynb file (`Notebook`) and the cells an editor sends
+    the language server are joined by this one class.
+    """
+
+    def __init__(self, texts: Sequence[Optional[str]]) -> None:
+        self.escapes = _Escapes(_unused_marker("viewlint-ipython", [text or "" for text in texts]))
+        self.boundary = _unused_marker("viewlint-cell", [text or "" for text in texts])
         self.cells: list[CodeCell] = []
         self.code_cell_count = 0
         pieces: list[str] = []
         row = 1
-        for number, (cell, text) in enumerate(zip(cells, texts), start=1):
-            if cell["cell_type"] != "code":
+        for number, text in enumerate(texts, start=1):
+            if text is None:
                 continue
             self.code_cell_count += 1
             magic = _CELL_MAGIC.match(text)
             if magic is not None and magic.group(1) not in PYTHON_CELL_MAGICS:
                 continue  # another language (%%bash, %%html, %%writefile…)
-            python = self._escapes.neutralise(text)
+            python = self.escapes.neutralise(text)
             if pieces:
-                pieces.append(f"# {self._boundary} {number}\n")
+                pieces.append(f"# {self.boundary} {number}\n")
                 row += 1
             code_cell = CodeCell(number, text, python, row, _row_count(python))
             self.cells.append(code_cell)
@@ -248,6 +244,85 @@ class Notebook:
             row += code_cell.rows
         self.python_source = "".join(pieces)
         self._first_rows = [cell.first_row for cell in self.cells]
+
+    def cell_of(self, row: int) -> tuple[int, int]:
+        """(cell number, row in the cell) of a row of `python_source`."""
+        if not self.cells:
+            return 1, row
+        cell = self.cells[max(bisect.bisect_right(self._first_rows, row) - 1, 0)]
+        return cell.number, max(row - cell.first_row + 1, 1)
+
+    def python_row(self, cell_number: int, row: int) -> int:
+        """The row of `python_source` of a row of a cell (the inverse of `cell_of`)."""
+        for cell in self.cells:
+            if cell.number == cell_number:
+                return cell.first_row + row - 1
+        raise KeyError(f"cell {cell_number} is not a linted code cell")
+
+    def cell(self, number: int) -> Optional[CodeCell]:
+        return next((cell for cell in self.cells if cell.number == number), None)
+
+    def locate(self, diagnostic: Diagnostic) -> Diagnostic:
+        """A finding on `python_source` as a finding in its cell (rows counted from the cell's first)."""
+        number, _ = self.cell_of(diagnostic.start.row)
+        cell = self.cell(number)
+        if cell is None:
+            return replace(diagnostic, cell=number)
+        shift = cell.first_row - 1
+
+        def move(location: Location) -> Location:
+            return Location(max(location.row - shift, 1), location.column)
+
+        fix = diagnostic.fix
+        if fix is not None:
+            fix = Fix(fix.applicability, fix.message, tuple(Edit(e.content, move(e.start), move(e.end)) for e in fix.edits))
+        rows = diagnostic.statement_rows
+        return replace(
+            diagnostic,
+            cell=number,
+            start=move(diagnostic.start),
+            end=move(diagnostic.end),
+            fix=fix,
+            noqa_row=None if diagnostic.noqa_row is None else max(diagnostic.noqa_row - shift, 1),
+            statement_rows=rows if rows == (0, 0) else (max(rows[0] - shift, 1), max(rows[1] - shift, 1)),
+        )
+
+    def sources(self, python_source: str) -> list[str]:
+        """The code cells' texts (escapes restored, in the order of `cells`) of a fixed `python_source`;
+        NotebookError when a fix removed a boundary or touched an escape."""
+        texts = []
+        rest = python_source
+        for cell in self.cells[1:]:
+            separator = f"\n# {self.boundary} {cell.number}\n"
+            at = rest.find(separator)
+            if at < 0:
+                raise NotebookError(f"a fix removed the boundary before cell {cell.number}")
+            texts.append(rest[:at])
+            rest = rest[at + len(separator):]
+        if not rest.endswith("\n"):
+            raise NotebookError("a fix removed the end of the last cell")
+        texts.append(rest[:-1])
+        return [self.escapes.restore(text) for text in texts]
+
+
+class Notebook:
+    """A parsed notebook: its code cells as one module, and the JSON to write it back."""
+
+    def __init__(self, raw: dict[str, Any], data: bytes, style: _Style) -> None:
+        self._raw = raw
+        self._data = data
+        self._style = style
+        texts: list[Optional[str]] = []
+        for number, cell in enumerate(raw["cells"], start=1):
+            if not isinstance(cell, dict):
+                raise NotebookError(f"cell {number}: must be an object, got {type(cell).__name__}")
+            if not isinstance(cell.get("cell_type"), str):
+                raise NotebookError(f"cell {number}: no \"cell_type\"")
+            texts.append(_source_text(cell, number) if cell["cell_type"] == "code" else None)
+        self.joined = JoinedCells(texts)
+        self.cells = self.joined.cells
+        self.code_cell_count = self.joined.code_cell_count
+        self.python_source = self.joined.python_source
 
     # ------------------------------------------------------------------------ reading
 
@@ -300,45 +375,18 @@ class Notebook:
 
     def cell_of(self, row: int) -> tuple[int, int]:
         """(cell number, row in the cell) of a row of `python_source`."""
-        if not self.cells:
-            return 1, row
-        cell = self.cells[max(bisect.bisect_right(self._first_rows, row) - 1, 0)]
-        return cell.number, max(row - cell.first_row + 1, 1)
+        return self.joined.cell_of(row)
 
     def python_row(self, cell_number: int, row: int) -> int:
         """The row of `python_source` of a row of a cell (the inverse of `cell_of`)."""
-        for cell in self.cells:
-            if cell.number == cell_number:
-                return cell.first_row + row - 1
-        raise KeyError(f"cell {cell_number} is not a linted code cell")
+        return self.joined.python_row(cell_number, row)
 
     def cell(self, number: int) -> Optional[CodeCell]:
-        return next((cell for cell in self.cells if cell.number == number), None)
+        return self.joined.cell(number)
 
     def locate(self, diagnostic: Diagnostic) -> Diagnostic:
         """A finding on `python_source` as a finding in its cell (rows counted from the cell's first)."""
-        number, _ = self.cell_of(diagnostic.start.row)
-        cell = self.cell(number)
-        if cell is None:
-            return replace(diagnostic, cell=number)
-        shift = cell.first_row - 1
-
-        def move(location: Location) -> Location:
-            return Location(max(location.row - shift, 1), location.column)
-
-        fix = diagnostic.fix
-        if fix is not None:
-            fix = Fix(fix.applicability, fix.message, tuple(Edit(e.content, move(e.start), move(e.end)) for e in fix.edits))
-        rows = diagnostic.statement_rows
-        return replace(
-            diagnostic,
-            cell=number,
-            start=move(diagnostic.start),
-            end=move(diagnostic.end),
-            fix=fix,
-            noqa_row=None if diagnostic.noqa_row is None else max(diagnostic.noqa_row - shift, 1),
-            statement_rows=rows if rows == (0, 0) else (max(rows[0] - shift, 1), max(rows[1] - shift, 1)),
-        )
+        return self.joined.locate(diagnostic)
 
     # ------------------------------------------------------------------------ writing back
 
@@ -347,10 +395,8 @@ class Notebook:
         only the cells whose text changed get a new ``source``."""
         if python_source == self.python_source:
             return self
-        texts = self._split(python_source)
         cells = list(self._raw["cells"])
-        for cell, text in zip(self.cells, texts):
-            source = self._escapes.restore(text)
+        for cell, source in zip(self.cells, self.joined.sources(python_source)):
             if source == cell.source:
                 continue
             original = cells[cell.number - 1]
@@ -360,22 +406,6 @@ class Notebook:
         raw = dict(self._raw)
         raw["cells"] = cells
         return Notebook(raw, self._dump(raw), self._style)
-
-    def _split(self, python_source: str) -> list[str]:
-        """`python_source` cut back into the cells' texts; NotebookError when a boundary is gone."""
-        texts = []
-        rest = python_source
-        for cell in self.cells[1:]:
-            separator = f"\n# {self._boundary} {cell.number}\n"
-            at = rest.find(separator)
-            if at < 0:
-                raise NotebookError(f"a fix removed the boundary before cell {cell.number}")
-            texts.append(rest[:at])
-            rest = rest[at + len(separator):]
-        if not rest.endswith("\n"):
-            raise NotebookError("a fix removed the end of the last cell")
-        texts.append(rest[:-1])
-        return texts
 
     def with_noqa(self, diagnostics: Sequence[Diagnostic]) -> tuple["Notebook", int]:
         """`--add-noqa`: the notebook with ``# noqa: CODE`` on the rows of these findings (located
