@@ -8,15 +8,17 @@ when hovering a finding. Settings come from the ``[tool.viewlint]`` above each d
 the command line. Positions are converted in the encoding the client agreed to (UTF-16 by
 default). The analysis is viewlint's static path: torch is never imported.
 
-Documents are held by URI as ``LintedDocument``s (``viewlint.lsp.documents``): a notebook
-document would add its own lint and position mapping next to the text document's.
+Documents are held by URI as ``LintedDocument``s (``viewlint.lsp.documents``). Notebooks opened
+in an editor that supports LSP 3.17 notebook documents (``notebookDocument/didOpen``…) are held
+as ``LintedNotebook``s (``viewlint.lsp.notebooks``): their Python code cells are linted as one
+module, as for an .ipynb file, and each cell gets its own diagnostics, code actions and hover.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -26,19 +28,33 @@ from viewlint import __version__
 from viewlint.diagnostics import RESERVED_CODES, Diagnostic, Edit, Location, rule_url
 from viewlint.fix import is_applicable
 from viewlint.lsp.documents import LintedDocument, fix_all_edit, fix_edits, lint_document, noqa_edit
+from viewlint.lsp.notebooks import EditorCell, LintedNotebook, lint_notebook
 from viewlint.lsp.positions import UTF16, Position, PositionEncoder
 from viewlint.registry import all_rules
 
 FIX_ALL_KIND = "source.fixAll.viewlint"
 PYTHON_SUFFIXES = (".py", ".pyi")
+# Jupyter notebooks with Python cells; the client sends their cells as text documents.
+NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
+    notebook_selector=[types.NotebookDocumentFilterWithCells(
+        notebook="jupyter-notebook", cells=[types.NotebookCellLanguage(language="python")])],
+    save=True,
+)
+
+
+def _path(uri: str) -> Optional[Path]:
+    """Where a document lives, or None for one that is not a file (an unsaved buffer)."""
+    path = to_fs_path(uri) if uri.startswith("file:") else None
+    return Path(path) if path else None
 
 
 class ViewlintServer(LanguageServer):
-    """The language server and what it remembers: the last lint of each open document."""
+    """The language server and what it remembers: the last lint of each open document and notebook."""
 
     def __init__(self) -> None:
-        super().__init__("viewlint", __version__)
+        super().__init__("viewlint", __version__, notebook_document_sync=NOTEBOOK_SYNC)
         self.documents: dict[str, LintedDocument] = {}
+        self.notebooks: dict[str, LintedNotebook] = {}
 
     def encoder(self, text: str) -> PositionEncoder:
         """Positions in the encoding negotiated at `initialize`."""
@@ -52,8 +68,7 @@ class ViewlintServer(LanguageServer):
     def lint(self, uri: str) -> LintedDocument:
         """Lint the document's current text, remember the result and publish its diagnostics."""
         document = self.workspace.get_text_document(uri)
-        path = to_fs_path(uri) if uri.startswith("file:") else None
-        linted = lint_document(document.source, Path(path) if path else None, self.workspace_root())
+        linted = lint_document(document.source, _path(uri), self.workspace_root())
         self.documents[uri] = linted
         encoder = self.encoder(linted.text)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
@@ -71,6 +86,56 @@ class ViewlintServer(LanguageServer):
         if linted.text != self.workspace.get_text_document(uri).source:
             linted = self.lint(uri)
         return linted
+
+    def _editor_cells(self, notebook_uri: str) -> list[EditorCell]:
+        notebook = self.workspace.get_notebook_document(notebook_uri=notebook_uri)
+        cells = []
+        for cell in notebook.cells if notebook is not None else ():
+            document = self.workspace.get_text_document(cell.document)
+            is_python = cell.kind == types.NotebookCellKind.Code and document.language_id == "python"
+            cells.append(EditorCell(cell.document, document.source, is_python))
+        return cells
+
+    def lint_notebook(self, notebook_uri: str) -> LintedNotebook:
+        """Lint the notebook's current cells, remember the result and publish each cell's diagnostics
+        (an empty list for a cell without findings, and for a cell that left the notebook)."""
+        linted = lint_notebook(self._editor_cells(notebook_uri), _path(notebook_uri), self.workspace_root())
+        previous = self.notebooks.get(notebook_uri)
+        self.notebooks[notebook_uri] = linted
+        for cell in linted.cells:
+            encoder = self.encoder(cell.text)
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                uri=cell.uri,
+                version=self.workspace.get_text_document(cell.uri).version,
+                diagnostics=[to_lsp_diagnostic(d, encoder) for d in linted.diagnostics(cell.uri)],
+            ))
+        current = {cell.uri for cell in linted.cells}
+        for cell in previous.cells if previous is not None else ():
+            if cell.uri not in current:
+                self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
+        return linted
+
+    def close_notebook(self, notebook_uri: str, cell_uris: Sequence[str]) -> None:
+        """Forget a notebook and clear the diagnostics of its cells."""
+        linted = self.notebooks.pop(notebook_uri, None)
+        known = [cell.uri for cell in linted.cells] if linted is not None else []
+        for uri in dict.fromkeys([*known, *cell_uris]):
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def current_cell(self, uri: str) -> Optional[tuple[LintedNotebook, LintedDocument, str]]:
+        """The notebook holding a cell, the cell's lint and its text (linted again when the notebook
+        moved on), or None when the cell is not linted."""
+        notebook = self.workspace.get_notebook_document(cell_uri=uri)
+        if notebook is None or notebook.uri not in self.notebooks:
+            return None
+        linted = self.notebooks[notebook.uri]
+        if linted.texts != tuple(cell.text for cell in self._editor_cells(notebook.uri)):
+            linted = self.lint_notebook(notebook.uri)
+        document = linted.cell_document(uri)
+        number = linted.number(uri)
+        if document is None or number is None:
+            return None
+        return linted, document, linted.cells[number - 1].text
 
 
 def _is_python(uri: str, language_id: Optional[str]) -> bool:
@@ -114,9 +179,10 @@ def _wanted(kind: str, only: Optional[Sequence[str]]) -> bool:
     return not only or any(kind == prefix or kind.startswith(prefix + ".") for prefix in only)
 
 
-def code_actions(uri: str, linted: LintedDocument, request: types.Range,
-                 only: Optional[Sequence[str]], encoder: PositionEncoder) -> list[types.CodeAction]:
-    """The quick fixes for the findings in ``request``, then the fix-all action for the document."""
+def code_actions(uri: str, linted: LintedDocument, request: types.Range, only: Optional[Sequence[str]],
+                 encoder: PositionEncoder, fix_all: Optional[Callable[[], Optional[Edit]]] = None) -> list[types.CodeAction]:
+    """The quick fixes for the findings in ``request``, then the fix-all action for the document
+    (``fix_all`` makes its edit; by default, every safe fix applied to ``linted``)."""
     start = encoder.to_location(Position(request.start.line, request.start.character))
     end = encoder.to_location(Position(request.end.line, request.end.character))
     actions: list[types.CodeAction] = []
@@ -145,12 +211,12 @@ def code_actions(uri: str, linted: LintedDocument, request: types.Range,
                     edit=_workspace_edit(uri, [noqa], encoder),
                 ))
     if _wanted(FIX_ALL_KIND, only):
-        fix_all = fix_all_edit(linted)
-        if fix_all is not None:
+        edit = fix_all() if fix_all is not None else fix_all_edit(linted)
+        if edit is not None:
             actions.append(types.CodeAction(
                 title="viewlint: Fix all safe fixes",
                 kind=FIX_ALL_KIND,
-                edit=_workspace_edit(uri, [fix_all], encoder),
+                edit=_workspace_edit(uri, [edit], encoder),
             ))
     return actions
 
@@ -201,19 +267,47 @@ def create_server() -> ViewlintServer:
             ls.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
 
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_did_open(ls: ViewlintServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        ls.lint_notebook(params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_did_change(ls: ViewlintServer, params: types.DidChangeNotebookDocumentParams) -> None:
+        # Cell text, cells inserted, deleted or moved, a cell's kind or language: pygls has applied it.
+        if params.notebook_document.uri in ls.notebooks:
+            ls.lint_notebook(params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def notebook_did_save(ls: ViewlintServer, params: types.DidSaveNotebookDocumentParams) -> None:
+        if params.notebook_document.uri in ls.notebooks:
+            ls.lint_notebook(params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_did_close(ls: ViewlintServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        ls.close_notebook(params.notebook_document.uri, [cell.uri for cell in params.cell_text_documents])
+
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
     )
     def code_action(ls: ViewlintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-        linted = ls.current(params.text_document.uri)
+        uri = params.text_document.uri
+        only = [str(getattr(kind, "value", kind)) for kind in params.context.only or ()]
+        cell = ls.current_cell(uri)
+        if cell is not None:
+            notebook, document, text = cell
+            return code_actions(uri, document, params.range, only, ls.encoder(text), lambda: notebook.fix_all_edit(uri))
+        linted = ls.current(uri)
         if linted is None:
             return []
-        only = [str(getattr(kind, "value", kind)) for kind in params.context.only or ()]
-        return code_actions(params.text_document.uri, linted, params.range, only, ls.encoder(linted.text))
+        return code_actions(uri, linted, params.range, only, ls.encoder(linted.text))
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def on_hover(ls: ViewlintServer, params: types.HoverParams) -> Optional[types.Hover]:
+        cell = ls.current_cell(params.text_document.uri)
+        if cell is not None:
+            _, document, text = cell
+            return hover(document, params.position, ls.encoder(text))
         linted = ls.current(params.text_document.uri)
         if linted is None:
             return None

@@ -5,7 +5,8 @@ holding that text: the configuration is the nearest ``[tool.viewlint]`` above th
 (read afresh each time, so an edited pyproject.toml counts at the next change), per-file-ignores
 and test-path rules match its project-relative path, and an excluded file has no findings.
 Edits are viewlint ``Edit``s (1-based rows, columns in characters); the server converts them.
-Another kind of document (a notebook) would provide its own text and map its findings back.
+A notebook (``viewlint.lsp.notebooks``) is linted as the module its code cells make, and each of
+its cells is then served as a ``LintedDocument`` of its own.
 """
 
 from __future__ import annotations
@@ -43,9 +44,9 @@ def _configuration_error(display: str, error: ConfigError) -> Diagnostic:
                       message=f"configuration error: {error}", start=start, end=start, statement_rows=(1, 1))
 
 
-def lint_document(text: str, path: Optional[Path], workspace_root: Path) -> LintedDocument:
-    """Lint a document's text; ``path`` is where it lives (None for an unsaved, untitled buffer)."""
-    display = str(path) if path is not None else "untitled.py"
+def lint_document(text: str, path: Optional[Path], workspace_root: Path, untitled: str = "untitled.py") -> LintedDocument:
+    """Lint a document's text; ``path`` is where it lives (None for an unsaved buffer, shown as ``untitled``)."""
+    display = str(path) if path is not None else untitled
     try:
         resolver = SettingsResolver(CliOverrides(), cwd=workspace_root)
         settings = resolver.settings_for(path) if path is not None else resolver.root_settings()
@@ -95,6 +96,12 @@ def noqa_edit(document: LintedDocument, diagnostic: Diagnostic) -> Optional[Edit
 
 def fix_all_edit(document: LintedDocument) -> Optional[Edit]:
     """One edit that applies every safe fix, to a fixpoint, as ``viewlint --fix`` would; None when there is none."""
+    fixed = fix_all_text(document)
+    return None if fixed is None else replacement(document.text, fixed)
+
+
+def fix_all_text(document: LintedDocument) -> Optional[str]:
+    """The text with every safe fix applied, to a fixpoint; None when nothing changes."""
     settings = document.settings
     if settings is None or not any(is_applicable(d, unsafe_fixes=False) for d in document.diagnostics):
         return None
@@ -103,9 +110,7 @@ def fix_all_edit(document: LintedDocument) -> Optional[Edit]:
         return lint_text(text, display, settings, document.relative)
 
     outcome = fix_text(document.text, lint, document.display, unsafe_fixes=False, diagnostics=list(document.diagnostics))
-    if outcome.text == document.text:
-        return None
-    return replacement(document.text, outcome.text)
+    return None if outcome.text == document.text else outcome.text
 
 
 def replacement(old: str, new: str) -> Edit:
