@@ -112,7 +112,7 @@ class Session:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(poison), str(ROOT)]),
                "VIEWLINT_TEST_TORCH_MARKER": str(self.marker)}
         await self.client.start_io(sys.executable, "-m", "viewlint", "server", cwd=str(self.root), env=env)
-        await asyncio.wait_for(self.client.initialize_async(types.InitializeParams(
+        self.initialize_result = await asyncio.wait_for(self.client.initialize_async(types.InitializeParams(
             capabilities=self.capabilities,
             root_uri=from_fs_path(str(self.root)),
             process_id=os.getpid(),
@@ -158,14 +158,15 @@ class Session:
         return None if result is None else self.unstructure(result)
 
 
-def run_session(tmp_path: Path, scenario, capabilities: Optional[types.ClientCapabilities] = None) -> None:
+def run_session(tmp_path: Path, scenario, capabilities: Optional[types.ClientCapabilities] = None,
+                session_class: type[Session] = Session) -> None:
     """Run ``scenario(session, root)`` against a fresh server; the server must never import torch."""
     root = tmp_path / "project"
     root.mkdir(exist_ok=True)
     marker = tmp_path / "torch-was-imported"
 
     async def main() -> None:
-        session = Session(root, marker, capabilities)
+        session = session_class(root, marker, capabilities)
         await session.start()
         try:
             await scenario(session, root)
