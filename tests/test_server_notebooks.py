@@ -304,3 +304,24 @@ def test_configuration_comes_from_the_notebooks_path_saving_lints_again_and_clos
         assert await session.code_actions(session.uris[HIDDEN_SYNC_CELL], saved[session.uris[HIDDEN_SYNC_CELL]][0]) == []
 
     run_notebook_session(tmp_path, scenario)
+
+
+def test_fixes_in_a_cell_with_ipython_escapes_keep_the_escapes(tmp_path: Path) -> None:
+    # The shell escape's lone quote would open a string for a Python tokenizer reading the cell as it is.
+    cell = '!echo "unterminated\n%time x = 1\n' + LOST_WRITE
+    cells = [("code", IMPORTS), ("code", cell)]
+
+    async def scenario(session: NotebookSession, root: Path) -> None:
+        published = await session.open_notebook(root / "demo.ipynb", cells)
+        uri = session.uris[1]
+        (lost_write,) = published[uri]
+        assert found([lost_write]) == [("VL201", (3, 16, 3, 33))]
+        actions = await session.code_actions(uri, lost_write, only=["quickfix"])
+        by_title = {a["title"].split(": ", 1)[1]: a for a in actions}
+        (fix,) = [a for title, a in by_title.items() if title != "Disable for this line"]
+        assert apply_workspace_edit(cell, fix["edit"], uri) == cell.replace("buf[idx].copy_(v)", "buf[idx] = v")
+        silenced = apply_workspace_edit(cell, by_title["Disable for this line"]["edit"], uri)
+        assert silenced == cell + "  # noqa: VL201"
+        assert (await session.edit_cell(uri, silenced))[uri] == []
+
+    run_notebook_session(tmp_path, scenario)
