@@ -128,7 +128,8 @@ def test_the_command_line_on_mutated_files(tmp_path: Path) -> None:
 
     collect()
     for k, text in enumerate(texts):
-        (tmp_path / f"m{k:02d}.py").write_text(text, encoding="utf-8", newline="")
+        with open(tmp_path / f"m{k:02d}.py", "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
     outputs = []
     for _ in range(2):
         result = run_viewlint("check", "--no-cache", "-j", "2", "--select", "ALL", "--output-format", "json", ".",

@@ -28,7 +28,7 @@ def test_hook_manifest_matches_what_users_are_told() -> None:
     lint = hooks["viewlint"]
     assert lint["entry"] == "viewlint check --force-exclude"
     assert lint["language"] == "python"
-    assert lint["types_or"] == ["python", "pyi"]
+    assert lint["types_or"] == ["python", "pyi", "jupyter"]  # notebooks are linted too
     assert lint["require_serial"] is True
     verify = hooks["viewlint-verify"]
     assert verify["entry"] == "viewlint check --verify"

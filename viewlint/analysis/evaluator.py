@@ -24,7 +24,7 @@ import libcst as cst
 from viewlint.analysis import stack
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.module_index import ModuleIndex
-from viewlint.analysis.tree import descendants, dotted_name
+from viewlint.analysis.tree import descendants, dotted_name, short_text
 from viewlint.analysis.values import (
     ADVANCED_INDEX,
     EMPTY,
@@ -253,8 +253,7 @@ class Evaluator:
         return name if name is not None else _text(node)
 
     def short_source(self, node: cst.CSTNode, limit: int = 60) -> str:
-        text = " ".join(self.source(node).split())
-        return text if len(text) <= limit else text[: limit - 1] + "…"
+        return short_text(node, self.source, limit)
 
     # ------------------------------------------------------------------ entry points
     def value_of(self, node: cst.BaseExpression) -> Value:

@@ -21,7 +21,7 @@ from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.contexts import DEFAULT_SYNC_ALLOWED_CONTEXTS, ContextStack, is_setup_name, warns_and_leaves
 from viewlint.analysis.evaluator import Evaluator, annotation_value, collect_usage, docstring_value, labelled
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class, build_index
-from viewlint.analysis.tree import descendants, dotted_name, source_in_place
+from viewlint.analysis.tree import descendants, dotted_name, source_in_place, short_text
 from viewlint.analysis.values import (
     ADVANCED_INDEX,
     INT,
@@ -140,8 +140,7 @@ class Facts:
         return text
 
     def short_source(self, node: cst.CSTNode, limit: int = 60) -> str:
-        text = " ".join(self.source(node).split())
-        return text if len(text) <= limit else text[: limit - 1] + "…"
+        return short_text(node, self.source, limit)
 
     # ------------------------------------------------------------------ contexts
     @property

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from typing import Iterator, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 import libcst as cst
 
@@ -132,3 +132,32 @@ def parse_module(source: str) -> cst.Module:
         return cst.parse_module(source)
     finally:
         node_class.__post_init__ = original  # type: ignore[method-assign]
+
+
+def short_text(node: cst.CSTNode, render: Callable[[cst.CSTNode], str], limit: int = 60) -> str:
+    """`render(node)` on one line, cut to `limit` characters with `…`.
+
+    A chain of calls, attributes and subscripts too deep for libcst's code generation (which
+    recurses through C frames that no recursion limit lifts on Python 3.12 and later) is spelled
+    from its innermost name outwards, without rendering: `x.float().float()…`.
+    """
+    try:
+        text = " ".join(render(node).split())
+    except RecursionError:
+        parts: list[str] = []
+        current: cst.CSTNode = node
+        while len(parts) < limit:
+            if isinstance(current, cst.Call):
+                parts.append("(…)" if current.args else "()")
+                current = current.func
+            elif isinstance(current, cst.Attribute):
+                parts.append("." + current.attr.value)
+                current = current.value
+            elif isinstance(current, cst.Subscript):
+                parts.append("[…]")
+                current = current.value
+            else:
+                break
+        base = current.value if isinstance(current, cst.Name) else "…"
+        text = base + "".join(reversed(parts))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
