@@ -12,6 +12,7 @@ from viewlint.analysis.tree import dotted_name
 from viewlint.analysis.facts import Facts
 from viewlint.analysis.tree import descendants
 from viewlint.rule import Rule
+from viewlint.prefilter import split_lines
 
 # Parts of a `self.<attr>` name that make it a memory budget or usage counter.
 _BUDGET_WORDS = ("size", "bytes", "budget", "usage", "used", "mem", "capacity", "allocated")
@@ -202,7 +203,9 @@ def _fills_own_containers(info: Any, index: Any) -> bool:
 
 def _storage_aware(name: str, index: Any) -> bool:
     """The class's text measures storages or clones (`untyped_storage`, `storage()`, `.clone(`)."""
-    lines = index.source.splitlines()
+    lines = index.memo.get("VL104.lines")
+    if lines is None:  # split once per module, not once per class: a file of many classes stays linear
+        lines = index.memo["VL104.lines"] = [content for content, _ in split_lines(index.source)]
     for node in index.class_defs.get(name, []):
         first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
         text = "\n".join(lines[first - 1:node.end_lineno])
