@@ -22,6 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from speed import _peak_kib  # noqa: E402 - the same /proc reading as the corpus benchmark
+
 BLOCK = '''
 
 class Block{i}(torch.nn.Module):
@@ -65,17 +68,6 @@ def time_ast(path: Path) -> float:
     start = time.perf_counter()
     ast.parse(data)
     return time.perf_counter() - start
-
-
-def _peak_kib(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
 
 
 def run_viewlint(path: Path, timeout: float) -> tuple[float, int, int, str]:

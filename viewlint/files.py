@@ -74,27 +74,25 @@ def _is_under(path: Path, root: Path) -> bool:
     return inner == outer or inner.startswith(outer if outer.endswith(os.sep) else outer + os.sep)
 
 
-def is_excluded(absolute: Path, settings: Settings) -> bool:
-    """Whether ``exclude``/``extend-exclude`` name this path (by basename or project-relative path)."""
-    globs = settings.exclude + settings.extend_exclude
+def _matches(absolute: Path, settings: Settings, globs: tuple[str, ...]) -> bool:
+    """Whether one of `globs` names this path, by basename or project-relative path."""
     if not globs:
         return False
     relative = _relative_to_root(absolute, settings)
     target = relative if relative is not None else absolute.as_posix()
     by_name, by_path = _exclusion(tuple(globs))
     return by_name.match(absolute.name) is not None or by_path.match(target) is not None
+
+
+def is_excluded(absolute: Path, settings: Settings) -> bool:
+    """Whether ``exclude``/``extend-exclude`` name this path (by basename or project-relative path)."""
+    return _matches(absolute, settings, tuple(settings.exclude) + tuple(settings.extend_exclude))
 
 
 def is_included(absolute: Path, settings: Settings) -> bool:
     """Whether ``include``/``extend-include`` pick up this file when a directory is walked
     (by basename or project-relative path, as Ruff's `include`)."""
-    globs = settings.include + settings.extend_include
-    if not globs:
-        return False
-    relative = _relative_to_root(absolute, settings)
-    target = relative if relative is not None else absolute.as_posix()
-    by_name, by_path = _exclusion(tuple(globs))
-    return by_name.match(absolute.name) is not None or by_path.match(target) is not None
+    return _matches(absolute, settings, tuple(settings.include) + tuple(settings.extend_include))
 
 
 def _force_excluded(absolute: Path, settings: Settings) -> bool:

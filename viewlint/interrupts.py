@@ -82,15 +82,11 @@ def handle_stop_signals() -> Iterator[None]:
         return
     _received.clear()
     _main_pid = os.getpid()
-    previous = {}
-    for signum in _STOP_SIGNALS:
-        if signal.getsignal(signum) is not signal.SIG_IGN:
-            previous[signum] = signal.signal(signum, _stop)
+    previous = _install(_stop)
     try:
         yield
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        _restore(previous)
         _received.clear()  # handled: the block raised for it, or its caller did
 
 
@@ -105,15 +101,11 @@ def signals_deferred() -> Iterator[None]:
     def hold(signum: int, frame: Any) -> None:
         held.append(signum)
 
-    previous = {}
-    for signum in _STOP_SIGNALS:
-        if signal.getsignal(signum) is not signal.SIG_IGN:
-            previous[signum] = signal.signal(signum, hold)
+    previous = _install(hold)
     try:
         yield
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        _restore(previous)
         for signum in dict.fromkeys(held):
             signal.raise_signal(signum)
 
@@ -178,3 +170,14 @@ def worker_pool(jobs: int, initializer: Optional[Callable[[], None]] = None) -> 
         _pool_running = False
     executor.shutdown(wait=True)
     raise_if_stopped()  # a stop that came while the last results were collected
+
+
+def _install(handler: Any) -> dict[int, Any]:
+    """`handler` for each stop signal not ignored; the handlers it replaced."""
+    return {signum: signal.signal(signum, handler) for signum in _STOP_SIGNALS
+            if signal.getsignal(signum) is not signal.SIG_IGN}
+
+
+def _restore(previous: dict[int, Any]) -> None:
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
