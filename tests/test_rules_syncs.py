@@ -62,8 +62,9 @@ def test_dtype_conversion_keeps_a_cpu_tensor_on_the_cpu(lint_source):
 
 
 def test_cat_of_cpu_tensors_stays_on_the_cpu(lint_source):
-    body = "a = torch.tensor([1])\nb = torch.cat([a, a])\nb.tolist()\nc = torch.cat([a, x])\nc.tolist()\n"
-    assert findings(lint_source, body) == [(11, "VL401")]
+    # With `x` on the device, `torch.cat([a, x])` would raise: a 1-D CPU input puts the result on the CPU.
+    body = "a = torch.tensor([1])\nb = torch.cat([a, a])\nb.tolist()\nc = torch.cat([a, x])\nc.tolist()\nd = torch.cat([x, x])\nd.tolist()\n"
+    assert findings(lint_source, body) == [(13, "VL401")]
 
 
 def test_cpu_suffixed_names_are_host_side(lint_source):
@@ -272,3 +273,36 @@ def test_values_computed_from_a_cpu_named_unknown_stay_on_the_cpu(lint_source):
         "        shapes = spatial_shapes.reshape(-1, 2).cpu()\n        return lens_cpu.float().tolist()\n"
     )
     assert lint_source(source, select=SYNCS) == []
+
+
+# ---------------------------------------------------------------- device evidence and thunks
+def test_a_cpu_tensor_of_one_or_more_dims_keeps_arithmetic_on_the_cpu(lint_source):
+    # A device operand would raise: a 1-D CPU tensor mixes only with CPU tensors and 0-dim ones.
+    body = "offsets = (torch.arange(4) * 3 + lengths[-1]).tolist()\nsums = (x.sum() + lengths[-1]).tolist()\n"
+    assert findings(lint_source, body) == [(8, "VL401")]
+
+
+def test_a_zero_dim_cpu_tensor_does_not_bring_the_result_to_the_cpu(lint_source):
+    # `torch.tensor(2)` is 0-dim: with a device tensor the result is on the device.
+    assert findings(lint_source, "(torch.tensor(2) * x).tolist()\n") == [(7, "VL401")]
+
+
+def test_a_lambda_without_parameters_is_a_thunk_and_cold(lint_source):
+    body = (
+        "torch._check(x.shape[0] > 0, lambda: f'bad sum {int(x.sum())}')\n"
+        "sizes = sorted(range(3), key=lambda i: int(lengths[i]))\n"
+    )
+    assert findings(lint_source, body) == [(8, "VL401")]
+
+
+def test_device_type_guards_say_where_the_tensor_is(lint_source):
+    body = (
+        "if lengths.device.type != 'cpu':\n"
+        "    return None\n"
+        "a = lengths.tolist()\n"
+        "if x.is_cpu:\n"
+        "    b = x.tolist()\n"
+        "if 'cuda' == x.device.type:\n"
+        "    c = x.tolist()\n"
+    )
+    assert findings(lint_source, body) == [(13, "VL401")]

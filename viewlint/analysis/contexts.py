@@ -245,8 +245,12 @@ class ContextStack:
         return any(context.sync_allowed for context in self.contexts)
 
     def enter_cold_block(self, node: cst.CSTNode) -> None:
-        """A `raise` statement or an `except` handler: the error path, not the hot path."""
-        self.contexts.append(Context(kind="block", node=node, cold=True))
+        """A `raise` statement or an `except` handler: the error path, not the hot path. A lambda
+        that takes no arguments is a thunk: it runs when whoever holds it decides to, most often
+        never (the message of a failed check, a default made on a miss), so it is cold too; a
+        lambda with parameters is a callback (`map`, `sorted(key=...)`) and keeps its place's heat."""
+        cold = not isinstance(node, cst.Lambda) or _is_thunk(node)
+        self.contexts.append(Context(kind="block", node=node, cold=cold))
 
     def else_branch(self) -> None:
         # The else branch of a cold guard is not cold, nor is the else of a block marked hot hot.
@@ -371,6 +375,12 @@ def _step_call(root: cst.CSTNode, stack: Optional["ContextStack"]) -> Optional[s
                 return f"a loop that runs `{callee}(…)`"
         pending.extend(reversed(children(node)))
     return None
+
+
+def _is_thunk(node: cst.Lambda) -> bool:
+    params = node.params
+    return not (params.params or params.posonly_params or params.kwonly_params
+                or isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None)
 
 
 def is_cached_function(node: cst.FunctionDef) -> bool:

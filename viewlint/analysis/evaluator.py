@@ -481,13 +481,21 @@ class Evaluator:
             return self.narrowings(test.expression, not holds, local)
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and holds:
             return self.narrowings(test.left, True, local) + self.narrowings(test.right, True, local)
-        if isinstance(test, cst.Attribute) and test.attr.value == "is_cuda":
-            # `if t.is_cuda:` ... `else:` the tensor is on the device in one branch, on the host in the other.
-            subject = dotted_name(test.value)
-            current = self.evaluate(test.value, local)
-            if subject is not None and current.is_tensor:
-                return [(subject, current.with_(device=Device.ACCELERATOR if holds else Device.CPU))]
-            return []
+        on_cpu = _cpu_test(test)
+        if on_cpu is not None:
+            # `if t.is_cuda:` ... `else:`, `if t.device.type != "cpu": return None`: the tensor is on the
+            # device in one branch, on the host in the other.
+            # Only `is_cuda` says "on the device": the branch of `if t.device.type != "cpu": t = t.cpu()`
+            # normalises what a caller might pass and most often never runs, so it is not a finding.
+            tensor, says_cpu = on_cpu
+            subject = dotted_name(tensor)
+            current = self.evaluate(tensor, local)
+            if subject is None or not current.is_tensor:
+                return []
+            if says_cpu == holds:
+                return [(subject, current.with_(device=Device.CPU))]
+            is_cuda = isinstance(test, cst.Attribute) and test.attr.value == "is_cuda"
+            return [(subject, current.with_(device=Device.ACCELERATOR))] if is_cuda else []
         if isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute) and test.func.attr.value == "is_contiguous" \
                 and not test.args and holds:
             # `if x.is_contiguous():` / `assert x.is_contiguous()`: reshapes of `x` there are views.
@@ -1296,10 +1304,37 @@ def value_index_kind(value: Value) -> IndexKind:
     return IndexKind.UNKNOWN
 
 
+def _cpu_test(test: cst.BaseExpression) -> Optional[tuple[cst.BaseExpression, bool]]:
+    """The tensor a device test is about, and whether the test holding says it is on the CPU:
+    `t.is_cuda`, `t.is_cpu`, `t.device.type == "cpu"`, `t.device.type != "cuda"`."""
+    if isinstance(test, cst.Attribute) and test.attr.value in ("is_cuda", "is_cpu"):
+        return test.value, test.attr.value == "is_cpu"
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    target, left = test.comparisons[0], test.left
+    if not isinstance(target.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
+        return None
+    right = target.comparator
+    if isinstance(right, cst.Attribute) and isinstance(left, cst.SimpleString):
+        left, right = right, left  # `"cpu" == t.device.type`
+    if not (isinstance(left, cst.Attribute) and left.attr.value == "type" and isinstance(left.value, cst.Attribute)
+            and left.value.attr.value == "device" and isinstance(right, cst.SimpleString)):
+        return None
+    kind = right.evaluated_value
+    if kind not in ("cpu", "cuda"):
+        return None
+    equal = isinstance(target.operator, (cst.Equal, cst.Is))
+    return left.value.value, (kind == "cpu") == equal
+
+
 def _elementwise_device(values: list[Value]) -> Device:
     tensors = [v for v in values if v.is_tensor]
     if any(v.device is Device.ACCELERATOR for v in tensors):
         return Device.ACCELERATOR
+    if any(v.cpu and v.zero_dim is False for v in tensors):
+        # A CPU tensor of one or more dimensions mixes only with CPU tensors and 0-dim ones (a device
+        # operand raises), so the result is on the CPU whatever the other operand is.
+        return Device.CPU
     if tensors and all(v.cpu for v in tensors) and all(v.is_tensor or v.kind in (Kind.INT, Kind.HOST) for v in values):
         # A CPU tensor with numbers stays on the CPU. With an operand nothing is known of, it may not: a
         # 0-dim CPU tensor times a device tensor is a device tensor, and grid metadata the name calls CPU

@@ -35,7 +35,7 @@ def _kind(node_type: type) -> int:
         for flag, types in (
             (_STATEMENT, (cst.SimpleStatementLine, cst.BaseCompoundStatement)), (_BLOCK, cst.IndentedBlock),
             (_MODULE, cst.Module), (_FUNCTION, cst.FunctionDef), (_CLASS, cst.ClassDef), (_LOOP, (cst.For, cst.While)),
-            (_IF, cst.If), (_COLD, (cst.Raise, cst.ExceptHandler)), (_ASSIGN, (cst.Assign, cst.AnnAssign, cst.AugAssign)),
+            (_IF, cst.If), (_COLD, (cst.Raise, cst.ExceptHandler, cst.Lambda)), (_ASSIGN, (cst.Assign, cst.AnnAssign, cst.AugAssign)),
             (_EXPR, cst.Expr), (_WITH, cst.With), (_ASSERT, cst.Assert),
         ):
             if issubclass(node_type, types):
