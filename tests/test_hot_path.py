@@ -275,3 +275,30 @@ def test_pipeline_stages_are_orchestration_but_a_module_named_stage_is_a_layer(l
             return x.item()
     """
     assert hot_rows(lint_source, source) == [10]
+
+
+def test_an_environment_switch_for_checks_guards_cold_code(lint_source):
+    source = (
+        "import os\n"
+        "import torch\n"
+        "from torch import nn\n"
+        "from . import envs\n"
+        "_validate_indices = envs.X_VALIDATE_STATE_INDICES.get()\n"
+        "_verify_real = os.environ.get('X_FUSION_VERIFY_REAL_TENSORS', '0') == '1'\n"
+        "_use_fused = os.environ.get('X_USE_FUSED') == '1'\n"
+        "_check_names = ('verify', 'validate')\n"
+        "class M(nn.Module):\n"
+        "    def forward(self, x, idx):\n"
+        "        if _validate_indices:\n"
+        "            assert int(idx.max()) < 10\n"
+        "        verify = _verify_real and self.layer_id not in self.seen\n"
+        "        if verify:\n"
+        "            assert not torch.any(idx < 0).item()\n"
+        "        if _use_fused:\n"
+        "            n = idx.max().item()\n"
+        "        if _check_names:\n"
+        "            m = idx.min().item()\n"
+        "        return x\n"
+    )
+    # A switch that enables a feature (`_use_fused`) and a tuple that reads no environment stay hot.
+    assert [(row, code) for row, code, _ in lint_source(source, select=("VL401",))] == [(17, "VL401"), (19, "VL401")]

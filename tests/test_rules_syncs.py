@@ -306,3 +306,41 @@ def test_device_type_guards_say_where_the_tensor_is(lint_source):
         "    c = x.tolist()\n"
     )
     assert findings(lint_source, body) == [(13, "VL401")]
+
+
+def test_rows_of_grid_metadata_the_name_puts_on_the_cpu_stay_there(lint_source):
+    # Nothing in the code moves `grid_thw`; its rows, and arithmetic with host hyperparameters set in
+    # `__init__` from an `int` or a config read, stay on the CPU.
+    source = (
+        "import torch\n"
+        "from torch import nn\n"
+        "class V(nn.Module):\n"
+        "    def __init__(self, config, merge: int = 2):\n"
+        "        super().__init__()\n"
+        "        self.merge = merge\n"
+        "        self.unit = self.merge ** 2\n"
+        "        size: int = config.window_size\n"
+        "        self.window = size // self.merge\n"
+        "    def forward(self, x, grid_thw):\n"
+        "        offset = 0\n"
+        "        for t, h, w in grid_thw:\n"
+        "            n = (t * (h // self.merge) * (w // self.merge)).item()\n"
+        "            lengths = (torch.arange(n) * self.unit + offset).tolist()\n"
+        "            offset += n\n"
+        "        return x\n"
+    )
+    assert lint_source(source, select=SYNCS) == []
+
+
+def test_rows_of_a_device_tensor_are_on_the_device(lint_source):
+    source = (
+        "import torch\n"
+        "from torch import nn\n"
+        "class V(nn.Module):\n"
+        "    def forward(self, x, grid_thw: torch.Tensor):\n"
+        "        grid_thw = grid_thw.to(x.device)\n"
+        "        for row in grid_thw:\n"
+        "            n = row.item()\n"
+        "        return x\n"
+    )
+    assert [(row, code) for row, code, _ in lint_source(source, select=SYNCS)] == [(7, "VL401")]

@@ -106,6 +106,8 @@ class ContextStack:
         self.configured_globs = tuple(hot_globs)
         self.hot_globs = self.configured_globs + DEFAULT_HOT_FUNCTIONS
         self.callgraph = callgraph
+        # Per function node: its local names bound to a debug switch (`check = _validate and not capture`).
+        self._debug_locals: dict[int, frozenset[str]] = {}
 
     # ------------------------------------------------------------------ questions
     @property
@@ -331,8 +333,30 @@ class ContextStack:
                 return int(modulus.evaluated_value) >= 10
             lowered = words(test.left).lower()
             return any(word in lowered for word in sem.INTERVAL_WORDS)
+        if isinstance(test, cst.Name) and (test.value in self.index.debug_switches or test.value in self._debug_names()):
+            return True  # `if _validate_replay:`, an opt-in check switched on from the environment
         lowered = words(test).lower()
         return any(word in lowered for word in sem.LOGGING_WORDS)
+
+    def _debug_names(self) -> frozenset[str]:
+        """The current function's local names set to a debug switch, alone or as a condition of an `and`
+        (`verify = _verify_real_tensors and layer_id not in verified`)."""
+        switches = self.index.debug_switches
+        function = self.function
+        if not switches or function is None or function.node is None:
+            return frozenset()
+        found = self._debug_locals.get(id(function.node))
+        if found is None:
+            names = set()
+            for node in descendants(function.node):
+                if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                    value = node.value
+                    while isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.And):
+                        value = value.left
+                    if isinstance(value, cst.Name) and value.value in switches:
+                        names.add(node.targets[0].target.value)
+            found = self._debug_locals[id(function.node)] = frozenset(names)
+        return found
 
 
 

@@ -1057,6 +1057,10 @@ class Evaluator:
                 if not self.default_memory_format(node):  # `.to(memory_format=torch.channels_last)`
                     result = result.with_(contiguous=self.memory_format_layout(node))
                 return result
+            if method in ("to", "cuda", "cpu") and node.args or method in ("cuda", "cpu"):
+                # `grid_thw.to(x.device)` of something unknown (a tensor, a module, a batch): whatever it is,
+                # it is where it was moved, which beats a guess from its name.
+                return UNKNOWN.with_(device=self._moved_device(node, method, receiver, local))
             return UNKNOWN
         if method == "numpy" and (tensor or receiver.kind is Kind.UNKNOWN):
             return Value(kind=Kind.ARRAY)  # a NumPy array: host memory, not a tensor
@@ -1234,7 +1238,7 @@ class Evaluator:
         if value.is_tensor:
             # Iterating a tensor yields views of its rows (0-dim ones for a 1-D tensor).
             return self.view_of(node, value, "iteration").with_(reduced=True)
-        return UNKNOWN
+        return _on_the_host_if(value)
 
     def bind_target_into(self, target: cst.BaseExpression, value: Value, scope: Locals) -> None:
         if isinstance(target, cst.Name):
@@ -1257,12 +1261,18 @@ class Evaluator:
                 elif value.is_tensor:
                     item = self.view_of(element.value, value, "iteration").with_(reduced=True)  # unpacking a tensor iterates it
                 else:
-                    item = UNKNOWN
+                    item = _on_the_host_if(value)
                 self.bind_target_into(element.value, item, scope)
         elif isinstance(target, cst.Attribute):
             name = dotted_name(target)
             if name is not None and name.startswith("self."):
                 scope[name] = value
+
+
+def _on_the_host_if(value: Value) -> Value:
+    """What an item of `value` is when nothing is known of it but where it is: what a thing on the
+    CPU holds (rows of `grid_thw`, a CPU tensor or list) is on the CPU too."""
+    return UNKNOWN.with_(device=Device.CPU) if value.kind is Kind.UNKNOWN and value.device is Device.CPU else UNKNOWN
 
 
 def labelled(value: Value, name: str) -> Value:
@@ -1335,7 +1345,8 @@ def _elementwise_device(values: list[Value]) -> Device:
         # A CPU tensor of one or more dimensions mixes only with CPU tensors and 0-dim ones (a device
         # operand raises), so the result is on the CPU whatever the other operand is.
         return Device.CPU
-    if tensors and all(v.cpu for v in tensors) and all(v.is_tensor or v.kind in (Kind.INT, Kind.HOST) for v in values):
+    if tensors and all(v.cpu for v in tensors) and all(v.is_tensor or v.kind in (Kind.INT, Kind.HOST) or v.device is Device.CPU
+                                                       for v in values):
         # A CPU tensor with numbers stays on the CPU. With an operand nothing is known of, it may not: a
         # 0-dim CPU tensor times a device tensor is a device tensor, and grid metadata the name calls CPU
         # (`image_grid_thw.prod(-1) // merge ** 2`) is on the device in models that move their inputs.
@@ -1366,4 +1377,6 @@ def binary_result(operator: cst.BaseBinaryOp, left: Value, right: Value) -> Valu
         return Value(kind=Kind.ARRAY)
     if left.kind in (Kind.INT, Kind.HOST) and right.kind in (Kind.INT, Kind.HOST):
         return HOST
+    if all(v.device is Device.CPU or v.kind in (Kind.INT, Kind.HOST) for v in (left, right)):
+        return UNKNOWN.with_(device=Device.CPU)  # `grid_t * grid_h` of a row of CPU grid metadata
     return UNKNOWN

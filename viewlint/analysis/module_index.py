@@ -72,6 +72,10 @@ class ModuleIndex:
     # Module-level functions that repeat the heads of their first argument (HF's `repeat_kv`:
     # `expand(...)` then `reshape(...)`, or `repeat_interleave`): their result is a full copy.
     head_repeat_functions: set[str] = field(default_factory=set)
+    # Module-level switches read from the environment that turn on checking or debugging
+    # (`_validate_replay = envs.SGLANG_VALIDATE_REPLAY.get()`, `DEBUG = os.environ.get("X_DEBUG")`):
+    # what they guard is opt-in diagnostics, not the hot path.
+    debug_switches: set[str] = field(default_factory=set)
     # The preorder node list of each top-level statement and top-level class member, by id():
     # walked once here and reused by the prefilter.
     segment_nodes: dict[int, list[ast.AST]] = field(default_factory=dict, repr=False, compare=False)
@@ -136,6 +140,23 @@ def _assignments(stmt: ast.stmt) -> list[tuple[ast.AST, Optional[ast.AST]]]:
     if isinstance(stmt, ast.AnnAssign):
         return [(stmt.target, stmt.value)]
     return []
+
+
+def _is_debug_switch(name: str, value: ast.AST) -> bool:
+    """`name = <an environment read>` where the name or the variable says it checks or debugs."""
+    texts = [name]
+    reads_environment = False
+    for node in ast.walk(value):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            texts.append(node.value)
+        elif isinstance(node, ast.Attribute):
+            texts.append(node.attr)
+            reads_environment |= node.attr in ("environ", "getenv")
+        elif isinstance(node, ast.Name):
+            texts.append(node.id)
+            reads_environment |= node.id in ("environ", "getenv", "envs") or "_env" in node.id.lower()
+    lowered = " ".join(texts).lower()
+    return reads_environment and any(word in lowered for word in semantics.DEBUG_SWITCH_WORDS)
 
 
 def _decorator_names(decorators: list[ast.expr], index: "ModuleIndex") -> list[str]:
@@ -335,16 +356,48 @@ def _registered_tensors(nodes: list[ast.AST]) -> set[str]:
     return found
 
 
-def _is_host_expression(node: ast.AST) -> bool:
-    """A literal, or a read of a config-like object (`config.mim_weight`, `getattr(config, "x", 0.0)`)."""
+_HOST_TYPES = frozenset({"int", "float", "bool", "str"})
+
+
+def _host_names(fn: ast.AST, nodes: list[ast.AST]) -> frozenset[str]:
+    """A method's names that hold plain host values: parameters annotated `int`/`float`/`bool`/`str` or with
+    such a literal default, and locals annotated so or set from a literal or a config read
+    (`spatial_merge_size: int = vision_config.spatial_merge_size`)."""
+    names = set()
+    arguments = fn.args  # type: ignore[attr-defined]
+    positional = arguments.posonlyargs + arguments.args
+    defaults = [None] * (len(positional) - len(arguments.defaults)) + list(arguments.defaults)
+    pairs = list(zip(positional, defaults)) + list(zip(arguments.kwonlyargs, arguments.kw_defaults))
+    for argument, default in pairs:
+        annotation = argument.annotation
+        if (isinstance(annotation, ast.Name) and annotation.id in _HOST_TYPES) or (
+                annotation is None and isinstance(default, ast.Constant) and isinstance(default.value, (int, float, str))):
+            names.add(argument.arg)
+    for node in nodes:
+        if type(node) is ast.AnnAssign and type(node.target) is ast.Name:
+            if isinstance(node.annotation, ast.Name) and node.annotation.id in _HOST_TYPES:  # type: ignore[attr-defined]
+                names.add(node.target.id)  # type: ignore[attr-defined]
+        elif type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:  # type: ignore[attr-defined]
+            if _is_host_expression(node.value):  # type: ignore[attr-defined]
+                names.add(node.targets[0].id)  # type: ignore[attr-defined]
+    return frozenset(names)
+
+
+def _is_host_expression(node: ast.AST, host_names: frozenset[str] = frozenset()) -> bool:
+    """A literal, a read of a config-like object (`config.mim_weight`, `getattr(config, "x", 0.0)`), or a
+    name the method knows holds such a value."""
     if isinstance(node, ast.JoinedStr):
         return True
     if isinstance(node, ast.Constant):
         return node.value is not ...
     if isinstance(node, ast.Name):
-        return False
+        return node.id in host_names
     if isinstance(node, ast.UnaryOp):
-        return _is_host_expression(node.operand)
+        return _is_host_expression(node.operand, host_names)
+    if isinstance(node, ast.BinOp) and host_names:
+        return _is_host_expression(node.left, host_names) and _is_host_expression(node.right, host_names)
+    if isinstance(node, ast.Attribute) and dotted(node) in host_names:
+        return True  # `self.spatial_merge_size ** 2`, set from a host value above
     if isinstance(node, ast.Call) and dotted(node.func) == "getattr" and node.args:
         node = node.args[0]
         if isinstance(node, ast.Name):
@@ -418,6 +471,8 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                     index.module_names.add(target.id)
                     if value is not None and _is_container_expression(value, index):
                         index.module_containers.add(target.id)
+                    if value is not None and _is_debug_switch(target.id, value):
+                        index.debug_switches.add(target.id)
         elif isinstance(stmt, ast.ClassDef):
             info = ClassInfo(name=stmt.name)
             decorators = _decorator_names(stmt.decorator_list, index)
@@ -467,13 +522,17 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                 annotated = annotation_class(node.annotation)  # type: ignore[attr-defined]
                 if annotated is not None:
                     info.attribute_annotations[node.target.attr] = annotated  # type: ignore[attr-defined]
+        host_names = set(_host_names(fn, nodes)) if fn.name == "__init__" else set()
         for attribute, value in _self_assignments(nodes):
             if type(value) is ast.Constant and value.value is None and fn.name != "__init__" \
                     and not semantics.looks_long_lived(attribute):  # type: ignore[attr-defined]
                 drained.add(attribute)
             info.assigned_attributes.add(attribute)
             key = (info.name, attribute)
-            assigned[key] = assigned.get(key, True) and _is_host_expression(value)
+            host = _is_host_expression(value, frozenset(host_names)) if host_names else _is_host_expression(value)
+            assigned[key] = assigned.get(key, True) and host
+            if host and host_names:
+                host_names.add(f"self.{attribute}")
             if type(value) is ast.Attribute:
                 qualified = _qualify_name(index, dotted(value))
                 if qualified is not None and qualified.startswith("torch."):

@@ -397,6 +397,9 @@ def is_module_input(name: str, has_annotation: bool, default_is_none_or_absent: 
 INTERVAL_WORDS = ("step", "iter", "epoch", "interval", "every", "freq", "period", "log")
 LOGGING_WORDS = ("log_interval", "logging_steps", "print_freq", "log_every", "debug", "verbose", "should_log", "epoch",
                  "diagnostic")
+# Words in the name (or environment variable) of a module-level environment switch that turns on checks:
+# what it guards is opt-in validation (`SGLANG_VALIDATE_REPLAY_STATE_INDICES`, `..._VERIFY_REAL_TENSORS`).
+DEBUG_SWITCH_WORDS = ("debug", "validate", "validation", "verify", "sanity", "check")
 # Class names of debugging tools (`DebugUnderflowOverflow`): their hooks inspect values on purpose, when enabled.
 DEBUG_CLASS_WORDS = ("Debug",)
 # Class names of modules that check a pipeline's final output (diffusers' `StableDiffusionSafetyChecker`): once per
