@@ -24,11 +24,18 @@ class HostSyncScalar(Rule):
     It fires only when the receiver is known to be a tensor (a `torch.Tensor` parameter,
     the result of a torch operation) and is not known to live on the CPU. Tensors built
     without a device (`torch.tensor(lengths)`), results of `.cpu()`, names ending in `_cpu`,
-    image-grid metadata (`grid_thw`, `tgt_sizes`: processors build them on the CPU) and names
-    listed in `cpu-names` are on the CPU: reading them is free. Known-cold places stay quiet:
-    `__init__`, weight loading and saving, tests, `if __name__ == "__main__":`, `raise` and
-    `except` blocks, and logging or checks guarded by an interval or a debug flag
-    (`if step % 100 == 0:`, `if self.verbose:`); a `# viewlint: hot` marker overrides a cold name.
+    image-grid metadata (`grid_thw`, `tgt_sizes`: processors build them on the CPU) and its
+    rows, unless the code moves it (`.to(device)`), and names listed in `cpu-names` are on
+    the CPU: reading them is free. So is arithmetic with a CPU tensor of one or more
+    dimensions (`torch.arange(n) * unit + offsets[-1]`: a device operand would raise), with
+    host hyperparameters set in `__init__` from an `int` or a config read, and a tensor a
+    guard has put on the CPU (`if t.device.type != "cpu": return`). Known-cold places stay
+    quiet: `__init__`, weight loading and saving, tests, `if __name__ == "__main__":`,
+    `raise` and `except` blocks, lambdas without parameters (the message thunk of a
+    `torch._check`), logging or checks guarded by an interval or a debug flag
+    (`if step % 100 == 0:`, `if self.verbose:`), and checks switched on from the environment
+    (`_validate = envs.X_VALIDATE_INDICES.get()`, then `if _validate:`); a `# viewlint: hot`
+    marker overrides a cold name.
 
     ## Why it matters
     Reading a device tensor's value on the host waits for every kernel queued before it:
