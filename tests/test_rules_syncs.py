@@ -344,3 +344,33 @@ def test_rows_of_a_device_tensor_are_on_the_device(lint_source):
         "        return x\n"
     )
     assert [(row, code) for row, code, _ in lint_source(source, select=SYNCS)] == [(7, "VL401")]
+
+
+def test_a_slice_of_a_cpu_tensor_keeps_a_dimension_and_the_cpu(lint_source):
+    # `seq_lens_cpu[:bs]` is at least 1-D: with an operand of unknown kind the result stays on the CPU,
+    # through a cast, a comparison and a `cat` with a CPU pad.
+    source = (
+        "import torch\n"
+        "from torch import nn\n"
+        "from .ctx import get_exec\n"
+        "class R(nn.Module):\n"
+        "    def forward(self, x: torch.Tensor, seq_lens_cpu: torch.Tensor, bs: int):\n"
+        "        interval = get_exec().track_interval\n"
+        "        mask = (seq_lens_cpu[:bs].to(torch.int64) % interval) == 0\n"
+        "        pad = torch.zeros((bs - mask.shape[0],), dtype=torch.bool)\n"
+        "        flags = torch.cat([mask, pad]).cpu()\n"
+        "        first = (seq_lens_cpu[0].to(torch.int64) % interval).item()\n"
+        "        return x\n"
+    )
+    # `seq_lens_cpu[0]` is 0-dim: with an unknown operand nothing says where the result is.
+    assert [(row, code) for row, code, _ in lint_source(source, select=SYNCS)] == [(10, "VL401")]
+
+
+def test_inputs_unpacked_from_a_list_comprehension_say_where_the_result_is(lint_source):
+    body = (
+        "grid = torch.stack(torch.meshgrid(*[torch.linspace(0, 1, 5)[:4] for _ in range(3)], indexing='ij'))\n"
+        "top = grid.view(-1).max().item()\n"
+        "moved = torch.stack(torch.meshgrid(*[torch.linspace(0, 1, 5, device=x.device) for _ in range(3)]))\n"
+        "last = moved.max().item()\n"
+    )
+    assert findings(lint_source, body) == [(10, "VL401")]

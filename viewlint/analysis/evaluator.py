@@ -653,6 +653,8 @@ class Evaluator:
                 view = view.with_(contiguous=False)
             if self._drops_a_dimension(node, local):
                 view = view.with_(reduced=True)  # `t[i]` of a 1-D `t` is 0-dim
+            if any(isinstance(element.slice, cst.Slice) for element in node.slice):
+                view = view.with_(zero_dim=False)  # `t[:n]` keeps the dimension it slices
             return view
         if kind is IndexKind.ADVANCED:
             # A gathered copy: it owns its storage; `origin`/`base` say where it was gathered from. It is
@@ -938,8 +940,10 @@ class Evaluator:
     def _tensor_inputs(self, node: cst.Call, local: Locals) -> list[Value]:
         values: list[Value] = []
         for arg in node.args:
-            if arg.keyword is None and arg.star == "":
+            if arg.keyword is None and arg.star in ("", "*"):  # `torch.meshgrid(*[torch.linspace(...) for s in sizes])`
                 value = self.evaluate(arg.value, local)
+                if arg.star and not (value.kind is Kind.TENSOR_SEQUENCE or value.kind is Kind.WRAPPER and value.wrapper in ("list", "tuple")):
+                    continue
                 if not value.is_tensor and sem.looks_cpu_name(dotted_name(arg.value) or ""):
                     value = UNKNOWN_TENSOR.with_(device=Device.CPU)  # `torch.cumsum(meta.extend_seq_lens_cpu, 0)`
                 nested = value.kind is Kind.TENSOR_SEQUENCE or (value.kind is Kind.WRAPPER and value.wrapper in ("list", "tuple"))
@@ -985,9 +989,11 @@ class Evaluator:
                 return fresh(contiguous=True, device=device)
             # A cast that returned its input is the same non-contiguous view; one that copied owns its
             # storage: either way a later `.contiguous()` gives an owned tensor.
-            still_strided = receiver.contiguous is False and name in sem.DTYPE_CAST_METHODS | sem.DEVICE_MOVE_METHODS | {"to", "type", "type_as"}
+            converts = name in sem.DTYPE_CAST_METHODS | sem.DEVICE_MOVE_METHODS | {"to", "type", "type_as"}
+            still_strided = receiver.contiguous is False and converts
             return Value(kind=Kind.TENSOR, provenance=Provenance.MAYBE_VIEW, base=receiver.base, base_made=receiver.base_made,
                          origin=receiver.origin, ownership_op=receiver.ownership_op or op, device=device,
+                         zero_dim=receiver.zero_dim if converts or name == "contiguous" else None,
                          is_parameter=receiver.is_parameter, partial=receiver.partial, why=receiver.why,
                          contiguous=True if "contiguous" in op else (False if still_strided else None))
         if receiver.is_fresh:
