@@ -374,3 +374,19 @@ def test_inputs_unpacked_from_a_list_comprehension_say_where_the_result_is(lint_
         "last = moved.max().item()\n"
     )
     assert findings(lint_source, body) == [(10, "VL401")]
+
+
+def test_grid_metadata_guessed_on_the_cpu_does_not_bring_unknown_operands_there(lint_source):
+    # Models that move their inputs put `image_grid_thw` on the device: the name is only a guess, so a slice
+    # of it mixed with something unknown may be on the device (unlike `torch.arange(n)[:k]`, made on the CPU).
+    source = (
+        "import torch\n"
+        "from torch import nn\n"
+        "class M(nn.Module):\n"
+        "    def forward(self, x: torch.Tensor, image_grid_thw: torch.LongTensor, merge):\n"
+        "        merged_h, merged_w = (image_grid_thw[:, 1:] // merge).unbind(-1)\n"
+        "        sizes = (merged_h * (merged_w + 1) + 2).tolist()\n"
+        "        made = (torch.arange(8)[:4] // merge).tolist()\n"
+        "        return x\n"
+    )
+    assert [(row, code) for row, code, _ in lint_source(source, select=SYNCS)] == [(6, "VL401")]

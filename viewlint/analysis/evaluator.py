@@ -560,7 +560,7 @@ class Evaluator:
         return Value(kind=Kind.TENSOR, provenance=Provenance.VIEW, base=root, origin=shown,
                      contiguous=None, device=base.device, is_parameter=base.is_parameter, partial=part,
                      zero_dim=base.zero_dim if origin in (".data", ".detach()") else None, why=base.why,
-                     copy_of=base.copy_of, copy_op=base.copy_op, base_made=made)
+                     copy_of=base.copy_of, copy_op=base.copy_op, base_made=made, guessed_cpu=base.guessed_cpu)
 
     # ------------------------------------------------------------------ subscripts
     def index_kind(self, node: cst.Subscript, local: Optional[Locals] = None) -> IndexKind:
@@ -944,8 +944,10 @@ class Evaluator:
                 value = self.evaluate(arg.value, local)
                 if arg.star and not (value.kind is Kind.TENSOR_SEQUENCE or value.kind is Kind.WRAPPER and value.wrapper in ("list", "tuple")):
                     continue
-                if not value.is_tensor and sem.looks_cpu_name(dotted_name(arg.value) or ""):
-                    value = UNKNOWN_TENSOR.with_(device=Device.CPU)  # `torch.cumsum(meta.extend_seq_lens_cpu, 0)`
+                name = dotted_name(arg.value) or ""
+                if not value.is_tensor and sem.looks_cpu_name(name):
+                    # `torch.cumsum(meta.extend_seq_lens_cpu, 0)`
+                    value = UNKNOWN_TENSOR.with_(device=Device.CPU, guessed_cpu=not sem.named_host_side(name))
                 nested = value.kind is Kind.TENSOR_SEQUENCE or (value.kind is Kind.WRAPPER and value.wrapper in ("list", "tuple"))
                 values.extend(e for e in (value.elements if nested else (value,)) if e.is_tensor)
         return values
@@ -1347,7 +1349,7 @@ def _elementwise_device(values: list[Value]) -> Device:
     tensors = [v for v in values if v.is_tensor]
     if any(v.device is Device.ACCELERATOR for v in tensors):
         return Device.ACCELERATOR
-    if any(v.cpu and v.zero_dim is False for v in tensors):
+    if any(v.cpu and v.zero_dim is False and not v.guessed_cpu for v in tensors):
         # A CPU tensor of one or more dimensions mixes only with CPU tensors and 0-dim ones (a device
         # operand raises), so the result is on the CPU whatever the other operand is.
         return Device.CPU
@@ -1376,9 +1378,11 @@ def binary_result(operator: cst.BaseBinaryOp, left: Value, right: Value) -> Valu
         zero_dim = True if all(v.zero_dim for v in operands) and scalars_ok else (
             False if any(v.zero_dim is False for v in operands) else None)
         index = any(v.index_like for v in operands) and not isinstance(operator, (cst.Divide,))
+        # On the CPU only because grid metadata is guessed to be: so is the result.
+        guessed = device is Device.CPU and all(v.guessed_cpu for v in operands if v.cpu)
         return fresh(contiguous=contiguous, device=device, bool_mask=mask, zero_dim=zero_dim,
                      reduced=all(v.reduced or v.zero_dim for v in operands) and scalars_ok, index_like=index,
-                     why=operands[0].why)
+                     why=operands[0].why, guessed_cpu=guessed)
     if left.kind is Kind.ARRAY or right.kind is Kind.ARRAY:
         return Value(kind=Kind.ARRAY)
     if left.kind in (Kind.INT, Kind.HOST) and right.kind in (Kind.INT, Kind.HOST):

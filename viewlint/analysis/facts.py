@@ -219,7 +219,7 @@ class Facts:
             # A name guess, used only where the code says nothing of the device: `grid_thw = grid_thw.to(device)`
             # (evidence of a device) wins. An unknown value keeps its kind, but what is computed from it
             # (`grid_thw.reshape(-1, 2)`) is on the CPU.
-            return found.with_(device=Device.CPU)
+            return found.with_(device=Device.CPU, guessed_cpu=not sem.named_host_side(name))
         return found
 
     def bind(self, name: str, value: Value) -> None:
@@ -571,11 +571,11 @@ class Facts:
                 # Annotated: the annotation says what it is; the callers only say where it lives.
                 if evidence.is_tensor and evidence.device is Device.UNKNOWN and passed.device is not Device.UNKNOWN \
                         and passed.kind in (Kind.TENSOR, Kind.UNKNOWN):
-                    evidence = evidence.with_(device=passed.device)
+                    evidence = evidence.with_(device=passed.device, guessed_cpu=passed.guessed_cpu)
                 passed = None
             if passed is not None and passed.kind is Kind.UNKNOWN and passed.device is not Device.UNKNOWN \
                     and evidence.kind in (Kind.TENSOR, Kind.UNKNOWN) and evidence.device is Device.UNKNOWN:
-                value = evidence.with_(device=passed.device)  # every caller passes a `*_cpu` value: a host one
+                value = evidence.with_(device=passed.device, guessed_cpu=passed.guessed_cpu)  # every caller passes a `*_cpu` value
             elif passed is None or passed.kind is Kind.UNKNOWN:
                 value = evidence
             elif actual or evidence.kind is Kind.UNKNOWN:

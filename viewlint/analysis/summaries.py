@@ -412,7 +412,7 @@ def _argument_value(node: cst.BaseExpression, evaluator: Evaluator, local: Local
     if value.kind in (Kind.TENSOR, Kind.UNKNOWN) and value.device is Device.UNKNOWN:
         name = dotted_name(node)
         if name is not None and sem.looks_cpu_name(name):
-            return value.with_(device=Device.CPU)
+            return value.with_(device=Device.CPU, guessed_cpu=not sem.named_host_side(name))
     return value
 
 

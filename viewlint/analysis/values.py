@@ -108,6 +108,9 @@ class Value:
     label: Optional[str] = None
     # Why the analysis believes this is a tensor (or holds one), for messages: "annotated `torch.Tensor`".
     why: Optional[str] = None
+    # On the CPU only by a guess from its name (grid metadata, `image_grid_thw`, and views of it): models that
+    # move their inputs put it on the device, so it does not bring what it is mixed with to the CPU.
+    guessed_cpu: bool = False
 
     @property
     def is_tensor(self) -> bool:
@@ -313,6 +316,7 @@ def _join_tensors(a: Value, b: Value) -> Value:
         copy_op=a.copy_op if a.copy_of else b.copy_op,
         label=a.label if a.label == b.label else None,
         why=a.why or b.why,
+        guessed_cpu=device is Device.CPU and (a.guessed_cpu or b.guessed_cpu),
     )
 
 
