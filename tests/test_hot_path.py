@@ -302,3 +302,46 @@ def test_an_environment_switch_for_checks_guards_cold_code(lint_source):
     )
     # A switch that enables a feature (`_use_fused`) and a tuple that reads no environment stay hot.
     assert [(row, code) for row, code, _ in lint_source(source, select=("VL401",))] == [(17, "VL401"), (19, "VL401")]
+
+
+def test_a_helper_called_only_under_an_environment_check_switch_is_cold(lint_source):
+    source = (
+        "import os\n"
+        "import torch\n"
+        "from torch import nn\n"
+        "_VALIDATE = os.environ.get('X_VALIDATE_INDICES') == '1'\n"
+        "def _inspect_indices(idx: torch.Tensor) -> None:\n"
+        "    assert int(idx.max()) < 10\n"
+        "def _count(idx: torch.Tensor) -> int:\n"
+        "    return int(idx.sum())\n"
+        "class M(nn.Module):\n"
+        "    def forward(self, x: torch.Tensor, idx: torch.Tensor):\n"
+        "        check = _VALIDATE and self.training\n"
+        "        if check:\n"
+        "            _inspect_indices(idx)\n"
+        "        n = _count(idx)\n"
+        "        return x\n"
+    )
+    assert [(row, code) for row, code, _ in lint_source(source, select=("VL401",))] == [(8, "VL401")]
+
+
+def test_work_on_a_cache_miss_runs_once_per_key(lint_source):
+    source = (
+        "import torch\n"
+        "from torch import nn\n"
+        "class M(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.cached_pos = {}\n"
+        "    def _positions(self, mask: torch.Tensor) -> list:\n"
+        "        return mask.sum(-1).tolist()\n"
+        "    def forward(self, x: torch.Tensor, mask: torch.Tensor, key: str):\n"
+        "        if key not in self.cached_pos or key not in self.cached_len:\n"
+        "            self.cached_pos[key] = self._positions(mask)\n"
+        "            n = int(mask.sum())\n"
+        "        if key not in self.seen:\n"
+        "            m = int(mask.max())\n"
+        "        return x\n"
+    )
+    # The second test fills nothing: its body runs on every call.
+    assert [(row, code) for row, code, _ in lint_source(source, select=("VL401",))] == [(14, "VL401")]

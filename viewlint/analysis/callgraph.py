@@ -340,10 +340,13 @@ def _ast_words(node: ast.AST) -> str:
     return " ".join(parts)
 
 
-def cold_test(test: ast.AST) -> bool:
-    """An `if` test that guards cold work: `step % 100 == 0`, `self.debug`, `__name__ == "__main__"`."""
+def cold_test(test: ast.AST, switches: frozenset[str] = frozenset()) -> bool:
+    """An `if` test that guards cold work: `step % 100 == 0`, `self.debug`, `__name__ == "__main__"`, or a
+    debug switch read from the environment (`switches`: its name and the locals set to it)."""
+    if isinstance(test, ast.Name) and test.id in switches:
+        return True
     if isinstance(test, ast.BoolOp):
-        values = [cold_test(v) for v in test.values]
+        values = [cold_test(v, switches) for v in test.values]
         return any(values) if isinstance(test.op, ast.And) else all(values)
     if isinstance(test, ast.Constant) and test.value in (0, False, None):
         return True  # `if 0:`, `if False:`: dead code
@@ -392,10 +395,34 @@ def hands_results_to_host(nodes: list[ast.AST]) -> bool:
     return False
 
 
+def _cache_miss(test: ast.AST) -> set[str]:
+    """The `self.<memo>`s a miss test reads: `key not in self.cache` (or several joined with `or`)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        parts = [_cache_miss(value) for value in test.values]
+        return set().union(*parts) if all(parts) else set()
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotIn):
+        name = dotted(test.comparators[0])
+        if name is not None and name.startswith("self."):
+            return {name}
+    return set()
+
+
+def _fills(node: ast.AST, memos: set[str]) -> bool:
+    """`self.cache[key] = ...` or `self.cache.update(...)`/`.setdefault(...)` for one of `memos`."""
+    if isinstance(node, ast.Assign):
+        return any(isinstance(t, ast.Subscript) and dotted(t.value) in memos for t in node.targets)
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("update", "setdefault") \
+        and dotted(node.func.value) in memos
+
+
 def runs_once(node: ast.AST) -> bool:
-    """`if not self.ready: ...; self.ready = True`, `if self.packed is None: self.packed = ...`: the first call only
-    (the reading of `viewlint.analysis.contexts.runs_once`, on `ast`)."""
+    """`if not self.ready: ...; self.ready = True`, `if self.packed is None: self.packed = ...`: the first call only;
+    `if key not in self.cache: ...; self.cache[key] = ...`: once per key (the reading of
+    `viewlint.analysis.contexts.runs_once`, on `ast`)."""
     test = node.test  # type: ignore[attr-defined]
+    missing = _cache_miss(test)
+    if missing:
+        return any(_fills(child, missing) for statement in node.body for child in ast.walk(statement))  # type: ignore[attr-defined]
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         flag = dotted(test.operand)
     elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) \
@@ -423,8 +450,8 @@ class _Regions:
         self.loop: list[tuple[ast.Call, str]] = []  # (call, what makes its loop a step loop)
         self.step: Optional[str] = None  # what a call outside loops and cold blocks runs (a training step)
 
-    def scan_nodes(self, function: ast.AST, nodes: list[ast.AST]) -> None:
-        for call, where in _classified(function, nodes):
+    def scan_nodes(self, function: ast.AST, nodes: list[ast.AST], switches: frozenset[str] = frozenset()) -> None:
+        for call, where in _classified(function, nodes, switches=switches):
             if where == "warm":
                 self.warm.append(call)
                 self.outside.append(call)
@@ -443,7 +470,22 @@ def _span(first: ast.AST, last: ast.AST) -> Span:
     return ((first.lineno, first.col_offset), (last.end_lineno or last.lineno, last.end_col_offset or 0))  # type: ignore[attr-defined]
 
 
-def _classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: bool = False) -> list[tuple[ast.Call, str]]:
+def _switch_locals(nodes: list[ast.AST], switches: frozenset[str]) -> frozenset[str]:
+    """`switches` and the local names set to one of them, alone or as the first condition of an `and`
+    (`verify = _verify_real_tensors and layer_id not in verified`)."""
+    names = set(switches)
+    for node in nodes:
+        if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:  # type: ignore[attr-defined]
+            value = node.value  # type: ignore[attr-defined]
+            while isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And):
+                value = value.values[0]
+            if isinstance(value, ast.Name) and value.id in switches:
+                names.add(node.targets[0].id)  # type: ignore[attr-defined]
+    return frozenset(names)
+
+
+def _classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: bool = False,
+                switches: frozenset[str] = frozenset()) -> list[tuple[ast.Call, str]]:
     """(call, "warm" | "looped" | "cold" | why its loop is a step loop): "looped" is a call in loops none of which
     runs a step; with `direct_only`, only the calls outside every loop among `nodes` ("warm" or "cold")."""
     cold: list[Span] = []
@@ -473,9 +515,11 @@ def _classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: 
     if ifs and calls:
         # Only an `if` with a call in its body needs its test read.
         positions = sorted((call.lineno, call.col_offset) for call in calls)
+        if switches:
+            switches = _switch_locals(nodes, switches)
         for span, branch in ifs:
             at = bisect.bisect_left(positions, span[0])
-            if at < len(positions) and positions[at] <= span[1] and (cold_test(branch.test) or runs_once(branch)):  # type: ignore[attr-defined]
+            if at < len(positions) and positions[at] <= span[1] and (cold_test(branch.test, switches) or runs_once(branch)):  # type: ignore[attr-defined]
                 cold.append(span)
     where: list[tuple[ast.Call, str]] = []
     enclosing_of: dict[int, list[int]] = {}
@@ -574,7 +618,8 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
     regions: dict[FunctionKey, _Regions] = {}
     for key, info in graph.functions.items():
         scanned = _Regions()
-        scanned.scan_nodes(info.node, graph.index.segment_nodes.get(id(info.node)) or preorder(info.node))
+        scanned.scan_nodes(info.node, graph.index.segment_nodes.get(id(info.node)) or preorder(info.node),
+                           frozenset(graph.index.debug_switches))
         regions[key] = scanned
     reasons: dict[FunctionKey, str] = {}
     hot: list[FunctionKey] = []

@@ -442,10 +442,33 @@ def warns_and_leaves(node: cst.If) -> bool:
     return True
 
 
+def _cache_miss(test: cst.BaseExpression) -> set[str]:
+    """The `self.<memo>`s a miss test reads: `key not in self.cache` (or several joined with `or`)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        left, right = _cache_miss(test.left), _cache_miss(test.right)
+        return left | right if left and right else set()
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.NotIn):
+        name = dotted_name(test.comparisons[0].comparator)
+        if name is not None and name.startswith("self."):
+            return {name}
+    return set()
+
+
+def _fills(node: cst.CSTNode, memos: set[str]) -> bool:
+    """`self.cache[key] = ...` or `self.cache.update(...)`/`.setdefault(...)` for one of `memos`."""
+    if isinstance(node, cst.Assign):
+        return any(isinstance(t.target, cst.Subscript) and dotted_name(t.target.value) in memos for t in node.targets)
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("update", "setdefault") \
+        and dotted_name(node.func.value) in memos
+
+
 def runs_once(node: cst.If) -> bool:
     """`if not self.ready: ...; self.ready = True` (or `if self.packed is None: self.packed = ...`): the body
-    runs on the first call only."""
+    runs on the first call only. `if key not in self.cache: ...; self.cache[key] = ...`: once per key."""
     test = node.test
+    missing = _cache_miss(test)
+    if missing:
+        return any(_fills(child, missing) for child in descendants(node.body))
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         flag = dotted_name(test.expression)
     elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Is) \
