@@ -28,13 +28,15 @@ class HostSyncScalar(Rule):
     rows, unless the code moves it (`.to(device)`), and names listed in `cpu-names` are on
     the CPU: reading them is free. So is arithmetic with a CPU tensor of one or more
     dimensions (`torch.arange(n) * unit + offsets[-1]`: a device operand would raise), with
-    host hyperparameters set in `__init__` from an `int` or a config read, and a tensor a
-    guard has put on the CPU (`if t.device.type != "cpu": return`). Known-cold places stay
+    host hyperparameters set in `__init__` from an `int` or a config read, a tensor a
+    guard has put on the CPU (`if t.device.type != "cpu": return`), and an attribute path
+    every method of the class sets to a CPU copy (`self.meta.lens = lens.to("cpu")`). Known-cold places stay
     quiet: `__init__`, weight loading and saving, tests, `if __name__ == "__main__":`,
     `raise` and `except` blocks, lambdas without parameters (the message thunk of a
     `torch._check`), logging or checks guarded by an interval or a debug flag
     (`if step % 100 == 0:`, `if self.verbose:`), and checks switched on from the environment
-    (`_validate = envs.X_VALIDATE_INDICES.get()`, then `if _validate:`); a `# viewlint: hot`
+    (`_validate = envs.X_VALIDATE_INDICES.get()`, then `if _validate:`), and work on a cache
+    miss (`if key not in self.cache: ... self.cache[key] = ...`: once per key); a `# viewlint: hot`
     marker overrides a cold name.
 
     ## Why it matters

@@ -390,3 +390,27 @@ def test_grid_metadata_guessed_on_the_cpu_does_not_bring_unknown_operands_there(
         "        return x\n"
     )
     assert [(row, code) for row, code, _ in lint_source(source, select=SYNCS)] == [(6, "VL401")]
+
+
+def test_an_attribute_path_every_method_moves_to_the_cpu_is_read_on_the_host(lint_source):
+    source = (
+        "from dataclasses import dataclass\n"
+        "from typing import Optional\n"
+        "import torch\n"
+        "from torch import nn\n"
+        "@dataclass\n"
+        "class Metadata:\n"
+        "    prefix_lens: Optional[torch.Tensor] = None\n"
+        "    starts: Optional[torch.Tensor] = None\n"
+        "class Backend(nn.Module):\n"
+        "    def init_metadata(self, batch):\n"
+        "        self.meta = Metadata()\n"
+        "        self.meta.prefix_lens = batch.prefix_lens.to('cpu')\n"
+        "        self.meta.starts = batch.starts\n"
+        "    def forward(self, x: torch.Tensor):\n"
+        "        a = self.meta.prefix_lens.cumsum(0).tolist()\n"
+        "        c = self.meta.starts.tolist()\n"
+        "        return x\n"
+    )
+    # `self.meta.starts` is set to whatever the batch holds: nothing says it is on the host.
+    assert [(row, code) for row, code, _ in lint_source(source, select=SYNCS)] == [(16, "VL401")]

@@ -394,6 +394,8 @@ class Evaluator:
             bound = self.env.lookup(name) if head == "self" else UNKNOWN
             if bound is not UNKNOWN:
                 return bound
+            if head == "self" and self._moved_to_cpu_in_class(name[5:]):
+                return UNKNOWN_TENSOR.with_(device=Device.CPU)  # every method sets it to `x.to("cpu")`
             if attr in self._cpu_names:
                 return UNKNOWN_TENSOR.with_(device=Device.CPU)  # `batch.seq_lens_cpu` with `cpu-names = ["seq_lens_cpu"]`
         receiver = self.evaluate(node.value, local)
@@ -442,6 +444,10 @@ class Evaluator:
         name = dotted_name(node) or ""
         last = name.split(".")[-1]
         return last in sem.PARAMETER_ATTRIBUTE_NAMES or last in ("param", "p", "parameter", "tensor", "t")
+
+    def _moved_to_cpu_in_class(self, path: str) -> bool:
+        info = self.index.classes.get(self.env.class_name or "")
+        return info is not None and path in info.cpu_paths
 
     def _self_attribute(self, attr: str) -> Value:
         info = self.index.classes.get(self.env.class_name or "")

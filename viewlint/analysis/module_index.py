@@ -46,6 +46,9 @@ class ClassInfo:
     field_annotations: dict[str, str] = field(default_factory=dict)
     # Every self.<attr> some method assigns.
     assigned_attributes: set[str] = field(default_factory=set)
+    # Attribute paths below `self` (`forward_metadata.prefix_lens`, `lens`) that every method sets to a tensor
+    # moved to the CPU (`x.to("cpu")`, `x.cpu()`): reads of them elsewhere in the class are host reads.
+    cpu_paths: set[str] = field(default_factory=set)
     # self.<attr> names bound to a function, not a call of one: `self.attn_fn = F.scaled_dot_product_attention`.
     function_attributes: dict[str, str] = field(default_factory=dict)
 
@@ -322,6 +325,30 @@ def _retained_parameters(fn: ast.FunctionDef, nodes: list[ast.AST], positional: 
     return scanner.retained
 
 
+def _moved_to_cpu(value: ast.AST) -> bool:
+    """`x.cpu()`, `x.to("cpu")`, `x.to(device="cpu")`, `x.to("cpu", non_blocking=True)`."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
+        return False
+    if value.func.attr == "cpu":
+        return True
+    if value.func.attr != "to":
+        return False
+    targets = value.args[:1] + [k.value for k in value.keywords if k.arg == "device"]
+    return any(isinstance(t, ast.Constant) and t.value == "cpu" for t in targets)
+
+
+def _self_paths(nodes: list[ast.AST]) -> list[tuple[str, ast.AST]]:
+    """`self.<a> = value` and `self.<a>.<b> = value` anywhere in a function: (`a` or `a.b`, value)."""
+    found = []
+    for node in nodes:
+        if type(node) is ast.Assign:
+            for target in node.targets:  # type: ignore[attr-defined]
+                name = dotted(target) if type(target) is ast.Attribute else None
+                if name is not None and name.startswith("self.") and name.count(".") <= 2:
+                    found.append((name[5:], node.value))  # type: ignore[attr-defined]
+    return found
+
+
 def _self_assignments(nodes: list[ast.AST]) -> list[tuple[str, ast.AST]]:
     """`self.<attr> = value` anywhere in a function (its preorder node list)."""
     found = []
@@ -557,6 +584,14 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                 ):
                     info.submodule_attributes.add(attribute)
         info.tensor_attributes.update(_registered_tensors(nodes))
+    moved: dict[tuple[str, str], bool] = {}
+    for fn, info, nodes in functions:
+        if info is not None:
+            for path, value in _self_paths(nodes):
+                moved[(info.name, path)] = moved.get((info.name, path), True) and _moved_to_cpu(value)
+    for (class_name, path), on_cpu in moved.items():
+        if on_cpu:
+            index.classes[class_name].cpu_paths.add(path)
     for (class_name, attribute), host in assigned.items():
         if host:
             index.classes[class_name].host_attributes.add(attribute)
