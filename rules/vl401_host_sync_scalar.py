@@ -25,8 +25,10 @@ class HostSyncScalar(Rule):
     the result of a torch operation) and is not known to live on the CPU. Tensors built
     without a device (`torch.tensor(lengths)`), results of `.cpu()`, names ending in `_cpu`,
     image-grid metadata (`grid_thw`, `tgt_sizes`: processors build them on the CPU) and its
-    rows, unless the code moves it (`.to(device)`), and names listed in `cpu-names` are on
-    the CPU: reading them is free. So is arithmetic with a CPU tensor of one or more
+    rows, unless the code moves it (`.to(device)`), a `PackedSequence`'s `batch_sizes` (on
+    the CPU by PyTorch's contract), and names listed in `cpu-names` are on the CPU: reading
+    them is free. A private helper's tensor-annotated parameter that every caller in the
+    module passes a plain number (`self._lengths(mask.shape[-1])`) holds that number. So is arithmetic with a CPU tensor of one or more
     dimensions (`torch.arange(n) * unit + offsets[-1]`: a device operand would raise), with
     host hyperparameters set in `__init__` from an `int` or a config read, a tensor a
     guard has put on the CPU (`if t.device.type != "cpu": return`), and an attribute path

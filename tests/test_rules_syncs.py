@@ -414,3 +414,26 @@ def test_an_attribute_path_every_method_moves_to_the_cpu_is_read_on_the_host(lin
     )
     # `self.meta.starts` is set to whatever the batch holds: nothing says it is on the host.
     assert [(row, code) for row, code, _ in lint_source(source, select=SYNCS)] == [(16, "VL401")]
+
+
+def test_a_private_helper_every_caller_passes_a_number_is_not_given_a_tensor(lint_source):
+    source = (
+        "import torch\n"
+        "from torch import nn\n"
+        "class Encoder(nn.Module):\n"
+        "    def _output_lengths(self, input_lengths: torch.LongTensor):\n"
+        "        return int((input_lengths - 127) / 64 + 1)\n"
+        "    def output_lengths(self, input_lengths: torch.LongTensor):\n"
+        "        return int((input_lengths - 127) / 64 + 1)\n"
+        "    def forward(self, x: torch.Tensor, attention_mask: torch.Tensor):\n"
+        "        n = self._output_lengths(attention_mask.shape[-1])\n"
+        "        m = self.output_lengths(attention_mask.shape[-1])\n"
+        "        return x[:, :n + m]\n"
+    )
+    # A public method may be called from elsewhere with a tensor: its annotation stands.
+    assert [(row, code) for row, code, _ in lint_source(source, select=SYNCS)] == [(7, "VL401")]
+
+
+def test_the_batch_sizes_of_a_packed_sequence_are_on_the_host(lint_source):
+    body = "data, batch_sizes, order, unorder = x\nwidest = int(batch_sizes[0])\n"
+    assert findings(lint_source, body) == []

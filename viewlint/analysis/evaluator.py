@@ -643,6 +643,8 @@ class Evaluator:
             return receiver if receiver.kind is Kind.WRAPPER and receiver.wrapper in ("list", "tuple") else UNKNOWN
         if receiver.kind is Kind.INT_LIST:
             return INT if single else receiver
+        if receiver.kind is Kind.HOST and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
+            return INT if single else HOST  # `x.shape[-1]`: a Python int
         if receiver.kind is Kind.HOST or self._keyed_by_string(node):
             return UNKNOWN  # `d["key"]`: tensors are not indexed by strings
         kind = self.index_kind(node, local)

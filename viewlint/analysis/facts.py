@@ -567,6 +567,11 @@ class Facts:
             if evidence.kind is Kind.UNKNOWN and name in inputs:
                 evidence = inputs[name]
             passed = entry.get(name) if entry is not None else None
+            if passed is not None and not actual and param.annotation is not None and evidence.is_tensor \
+                    and passed.kind is Kind.INT and node.name.value.startswith("_"):
+                # A private helper every caller here passes a plain number (`self._lengths(mask.shape[-1])`):
+                # what the callers pass beats the annotation.
+                evidence, passed = passed, None
             if passed is not None and not actual and param.annotation is not None and evidence.kind is not Kind.UNKNOWN:
                 # Annotated: the annotation says what it is; the callers only say where it lives.
                 if evidence.is_tensor and evidence.device is Device.UNKNOWN and passed.device is not Device.UNKNOWN \

@@ -332,9 +332,16 @@ def named_host_side(name: str) -> bool:
     return last.endswith(("_cpu", "_host")) or last.startswith(("cpu_", "host_")) or "_cpu_" in last
 
 
+# Names of tensors PyTorch keeps on the CPU by contract: a `PackedSequence`'s `batch_sizes` (`pack_padded_sequence`
+# moves them there, and the RNN kernels read them on the host).
+HOST_CONTRACT_NAMES = frozenset({"batch_sizes"})
+
+
 def looks_cpu_name(name: str) -> bool:
-    """A host-side name by convention, or grid metadata (`image_grid_thw`), whose device the code cannot tell."""
-    return named_host_side(name) or _GRID_METADATA.match(name.split(".")[-1].lower()) is not None
+    """A host-side name by convention, grid metadata (`image_grid_thw`) or a host tensor by PyTorch's contract
+    (`batch_sizes`), whose device the code cannot tell."""
+    last = name.split(".")[-1].lower()
+    return named_host_side(name) or _GRID_METADATA.match(last) is not None or last in HOST_CONTRACT_NAMES
 
 
 def looks_long_lived(name: str, extra: tuple[str, ...] = ()) -> bool:
