@@ -57,7 +57,7 @@ class DiscardedOutOfPlaceResult(Rule):
 
     @classmethod
     def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
-        return ((features.flag("twin-statement"),),)
+        return ((features.flag("tensor-twin-statement"),),)
 
     def __init__(self, facts, options) -> None:  # type: ignore[no-untyped-def]
         super().__init__(facts, options)

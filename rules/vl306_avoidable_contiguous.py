@@ -84,7 +84,7 @@ class AvoidableContiguous(Rule):
 
     @classmethod
     def prefilter_needs(cls, index: Any, settings: Any) -> features.Needs:
-        return features.calls("contiguous")
+        return ((features.flag("strided-contiguous-assign"),),)
 
     def __init__(self, facts, options) -> None:  # type: ignore[no-untyped-def]
         super().__init__(facts, options)

@@ -69,7 +69,7 @@ class HostSyncScalar(Rule):
 
     @classmethod
     def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
-        return features.calls("item", "tolist", "int", "float", "bool", "complex")
+        return ((features.flag("tensor-scalar-read"),),)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

@@ -105,7 +105,8 @@ def tensor_flags(source: str) -> set[str]:
     flags: set[str] = set()
     for statement in tree.body:  # the last top-level statement is the segment under test
         flags = features.collect(features.preorder(statement), features.RetentionContext(index), tensors=context).flags
-    return flags & {"device-truth-test", "mask-subscript", "contiguous-of-contiguous", "retains-view"}
+    return flags & {"device-truth-test", "mask-subscript", "contiguous-of-contiguous", "retains-view",
+                    "tensor-scalar-read", "tensor-twin-statement", "strided-contiguous-assign"}
 
 
 @pytest.mark.parametrize(
@@ -161,6 +162,24 @@ def tensor_flags(source: str) -> set[str]:
         ("_CACHE = {}\ndef f(k, x, y: torch.Tensor):\n    _CACHE[k] = x\n    _CACHE[k] = y.clone()\n    _CACHE[k] = y.t()", set()),
         ("_CACHE = {}\ndef f(k, x):\n    piece = x[0].clone()\n    _CACHE[k] = torch.zeros(2) + piece", set()),
         ("_CACHE = {}\ndef f(k, x):\n    _CACHE[k] = helper(x[0])", set()),
+        # Scalar reads (VL401) of what may be a tensor ...
+        ("def f(x: torch.Tensor):\n    return int(x.sum())", {"tensor-scalar-read"}),
+        ("def f(x):\n    n = x.max()\n    return n.item()", {"tensor-scalar-read"}),  # `.item()`: only tensors have it
+        ("def f(x):\n    y = torch.arange(3)\n    return y.tolist(), float(y[0])", {"tensor-scalar-read"}),
+        # ... and not of plain values.
+        ("def f(cfg, n):\n    return int(cfg.heads), float(n), bool(len(n)), int('3')", set()),
+        # Discarded out-of-place results (VL205) of what may be a tensor ...
+        ("def f(x: torch.Tensor):\n    x.add(1)", {"tensor-twin-statement"}),
+        ("import torch\ndef f(x):\n    torch.clamp(x, 0, 1)", {"tensor-twin-statement"}),
+        ("def f(x):\n    x.index_add(0, i, v)", {"tensor-twin-statement"}),  # only tensors have it
+        # ... and not `set.add` or a queue's `put`.
+        ("def f(seen, q, k):\n    seen.add(k)\n    q.put(k)", set()),
+        # The strided `.contiguous()` copies VL306 reads, assigned to a name ...
+        ("def f(x):\n    y = x[..., :-1, :].contiguous()", {"strided-contiguous-assign"}),
+        ("def f(x):\n    y = x[:, 1:].contiguous()", {"strided-contiguous-assign"}),
+        ("def f(x):\n    y = x.transpose(1, 2).contiguous()", {"strided-contiguous-assign"}),
+        # ... and not a slice of the first dimension, a plain `.contiguous()` or one that is not assigned.
+        ("def f(x):\n    y = x[1:].contiguous()\n    z = x.contiguous()\n    return x[:, 1:].contiguous()", set()),
     ],
 )
 def test_tensor_flags(source, expected):

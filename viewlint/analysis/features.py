@@ -23,8 +23,14 @@ Flags:
   `inplace-on-name` (`t.add_(1)`, `t[0].add_(1)`: a local under views), `inplace-on-call` (`x.float().add_(1)`), `inplace-on-subscript`
   (`buf[idx].copy_(v)`, `nn.init.zeros_(w[idx])`: an advanced subscript in the written chain).
 - `transposed-contiguous`: `.contiguous()` of a transpose (`w.t().contiguous()`, `w.T.contiguous()`).
+- `strided-contiguous-assign`: `y = x[..., :-1, :].contiguous()` (a slice past the first dimension) or
+  `y = x.transpose(...).contiguous()` (`permute`, `t`) assigned to a name.
 - `to-cpu`: `.to("cpu")` and its spellings; `numpy-force`: `.numpy(force=...)`.
-- `twin-statement`: an expression statement `x.<m>(...)` where `m` has an in-place `m_` twin (`x.add(1)`).
+- `twin-statement`: an expression statement `x.<m>(...)` where `m` has an in-place `m_` twin (`x.add(1)`);
+  `tensor-twin-statement`: one whose receiver may be a tensor the walker knows (`tensor_may_be`), or an
+  imported module (`torch.clamp(x, 0, 1)`), or whose method only tensors have (`index_add`): not `seen.add(k)`.
+- `tensor-scalar-read`: `.item()`/`.tolist()` of, or `int()`/`float()`/`bool()`/`complex()` of, something
+  that may be a tensor the walker knows (`tensor_may_be`): not `int(n_heads)`.
 - `update-assigned`: `a = b.<m>(...)` with `m` an out-of-place update (`index_copy`, `scatter`, ...).
 - `conversion-chain`: a cast called on a device move or a `.to(...)` (`x.cuda().half()`, `x.to(d).to(t)`).
 - `truth-test`: `if`, `while`, `assert`, a conditional expression, `and`/`or`/`not`, a comprehension `if`,
@@ -608,6 +614,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     subscripts: list[ast.AST] = []  # subscripts with a maybe-advanced index
     made_contiguous: list[ast.AST] = []  # receivers of `.contiguous()`
     stored: list[ast.AST] = []  # values stored into something that may outlive the function
+    twins: list[ast.AST] = []  # `x.<m>(...)` statements where `m` has an in-place twin
+    scalar_reads: list[ast.AST] = []  # what `.item()`/`.tolist()`/`int(...)` and the like read
     for node in nodes:
         kind = type(node)
         if kind is Name:
@@ -638,6 +646,11 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 flags.add("advanced-subscript")  # `x.index_select(0, rows)`, `torch.gather(...)`: a gathered copy
             if name[-1:] == "_":
                 flags.add("inplace-call")
+            if name in semantics.HOST_SCALAR_METHODS and type(func) is Attribute and not node.args:  # type: ignore[attr-defined]
+                scalar_reads.append(func.value)  # type: ignore[attr-defined]
+            elif name in semantics.HOST_SCALAR_BUILTINS and type(func) is Name and len(node.args) == 1 \
+                    and type(node.args[0]) is not ast.Starred and not node.keywords:  # type: ignore[attr-defined]
+                scalar_reads.append(node.args[0])  # type: ignore[attr-defined]
             if type(func) is Attribute:
                 if (name in semantics.STORING_METHODS and retention.receiver(func.value, name)) \
                         or name in retention.retaining_methods:
@@ -678,12 +691,15 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                         _inplace_statement(value, flags)
                     if name in semantics.HAS_INPLACE_TWIN and type(value.func) is Attribute:
                         flags.add("twin-statement")
+                        twins.append(value.func)
         elif kind is Assign:
             value = node.value  # type: ignore[attr-defined]
             if any(type(target) is ast.Tuple or type(target) is ast.List for target in node.targets):  # type: ignore[attr-defined]
                 flags.add("partial-view")  # unpacking a tensor iterates it
             if type(value) is Call and type(value.func) is Attribute and value.func.attr in semantics.OUT_OF_PLACE_UPDATE_METHODS:
                 flags.add("update-assigned")
+            if len(node.targets) == 1 and type(node.targets[0]) is Name and _strided_contiguous(value):  # type: ignore[attr-defined]
+                flags.add("strided-contiguous-assign")
             for target in node.targets:  # type: ignore[attr-defined]
                 if type(target) is Subscript and retention.container(target.value):
                     flags.add("retains")
@@ -734,7 +750,50 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
         flags.add("contiguous-of-contiguous")
     if stored and (tensors is None or any(partial_may_be(value, bound, tensors) for value in stored)):
         flags.add("retains-view")
+    if scalar_reads and (tensors is None or any(tensor_may_be(value, bound, tensors) for value in scalar_reads)):
+        flags.add("tensor-scalar-read")
+    if twins and (tensors is None or any(_twin_may_be_tensor(func, bound, tensors) for func in twins)):
+        flags.add("tensor-twin-statement")
     return features
+
+
+def _strided_contiguous(value: ast.AST) -> bool:
+    """`x[..., :-1, :].contiguous()`, `x[:, 1:].contiguous()`, `x.transpose(1, 2).contiguous()` (VL306's copies)."""
+    if not (type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr == "contiguous"  # type: ignore[attr-defined]
+            and not value.args and not value.keywords):  # type: ignore[attr-defined]
+        return False
+    receiver = value.func.value  # type: ignore[attr-defined]
+    if type(receiver) is ast.Call:
+        return type(receiver.func) is ast.Attribute and receiver.func.attr in ("transpose", "permute", "t", "mT")  # type: ignore[attr-defined]
+    if type(receiver) is not ast.Subscript:
+        return False
+    index = receiver.slice  # type: ignore[attr-defined]
+    elements = list(index.elts) if type(index) is ast.Tuple else [index]
+
+    def bounded(element: ast.AST) -> bool:
+        return type(element) is ast.Slice and any(
+            part is not None for part in (element.lower, element.upper, element.step))  # type: ignore[attr-defined]
+
+    for position, element in enumerate(elements):
+        if type(element) is ast.Constant and element.value is Ellipsis and position < len(elements) - 1:  # type: ignore[attr-defined]
+            return any(bounded(e) for e in elements[position + 1:])
+        if position > 0 and bounded(element):
+            return True
+    return False
+
+
+def _twin_may_be_tensor(func: ast.AST, bound: Bindings, context: TensorContext) -> bool:
+    """`x.<m>` of a twin statement that VL205 may report: a method only tensors have, a function of an
+    imported module (`torch.clamp`), or a receiver that may be a tensor the walker knows."""
+    if func.attr in semantics.TENSOR_ONLY_TWIN_METHODS:  # type: ignore[attr-defined]
+        return True
+    receiver = func.value  # type: ignore[attr-defined]
+    head = receiver
+    while type(head) is ast.Attribute:
+        head = head.value  # type: ignore[attr-defined]
+    if type(head) is ast.Name and head.id in context.aliases:  # type: ignore[attr-defined]
+        return True
+    return tensor_may_be(receiver, bound, context)
 
 
 def _arguments(call: ast.AST) -> list[ast.AST]:
