@@ -73,8 +73,8 @@ class ViewStoredInLongLivedContainer(Rule):
 
     @classmethod
     def prefilter_needs(cls, index: Any, settings: Any) -> features.Needs:
-        view = features.flag("partial-view")  # the rule reports partial views only
-        return ((features.flag("retains-view"),), (features.flag("cached-def"), view))
+        # A store, or a `functools.cache`d return, of what may be a view of part of a tensor.
+        return ((features.flag("retains-view"),), (features.flag("cached-returns-view"),))
 
     def __init__(self, facts: Facts, options: dict[str, Any]) -> None:
         super().__init__(facts, options)

@@ -72,7 +72,8 @@ class InplaceOnAdvancedIndex(TracksTemporaries, Rule):
 
     @classmethod
     def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
-        return ((features.flag("inplace-on-subscript"),), (features.flag("inplace-on-name"), features.flag("advanced-subscript")))
+        return ((features.flag("inplace-on-subscript"),), (features.flag("inplace-on-gather"),),
+                (features.flag("inplace-on-gathered-name"),))
 
     def __init__(self, facts, options) -> None:  # type: ignore[no-untyped-def]
         super().__init__(facts, options)

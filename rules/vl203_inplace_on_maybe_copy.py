@@ -56,9 +56,8 @@ class InplaceOnMaybeCopy(TracksTemporaries, Rule):
 
     @classmethod
     def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
-        return ((features.flag("inplace-on-call"),),) + tuple(
-            (features.flag("inplace-on-name"), ("call", m)) for m in sorted(_MAYBE_COPY_CALLS)
-        )
+        # In-place on a conversion (`x.float().add_(1)`), or a write into a name bound to one (`flat[:3] = 0`).
+        return ((features.flag("inplace-on-maybe-copy"),), (features.flag("write-into-maybe-copy"),))
 
     def __init__(self, facts, options) -> None:  # type: ignore[no-untyped-def]
         super().__init__(facts, options)

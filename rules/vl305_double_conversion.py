@@ -73,7 +73,7 @@ class DoubleConversion(Rule):
 
     @classmethod
     def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
-        return ((features.flag("conversion-chain"),),)
+        return ((features.flag("tensor-conversion-chain"),),)  # the rule needs `x` known to be a CPU tensor
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

@@ -68,6 +68,26 @@ def found_in(source: str) -> features.Features:
         ("if x is None or t.any():\n    pass", {"truth-test"}, set()),
         ("while not done:\n    pass", {"truth-test"}, set()),
         ("@functools.lru_cache(None)\ndef f(x): return x", {"cached-def"}, set()),
+        # In-place writes into what may be a copy (VL203) or a gathered copy (VL201) ...
+        ("x.float().add_(1)", {"inplace-on-maybe-copy"}, {"inplace-on-gather"}),
+        ("x.reshape(-1)[0].zero_()", {"inplace-on-maybe-copy"}, set()),
+        ("make().add_(1)", set(), {"inplace-on-maybe-copy", "inplace-on-gather"}),
+        ("x.index_select(0, rows).add_(1)", {"inplace-on-gather"}, {"inplace-on-maybe-copy"}),
+        ("flat = x.flatten()\nflat[:3] = 0", {"write-into-maybe-copy"}, set()),
+        ("flat = x.reshape(-1)\nflat += 1", {"write-into-maybe-copy"}, set()),
+        ("y = x.float()\nz = y[0]\nz.add_(1)", {"write-into-maybe-copy"}, set()),
+        ("a, b = x.float().chunk(2)\na.zero_()", {"write-into-maybe-copy"}, set()),
+        ("for i, row in enumerate(x.float()):\n    row.zero_()", {"write-into-maybe-copy"}, set()),
+        ("rows = x[idx]\nrows.add_(1)", {"inplace-on-gathered-name"}, set()),
+        ("picked = torch.gather(x, 1, idx)\npicked.view(-1).mul_(2)", {"inplace-on-gathered-name"}, set()),
+        # ... and not into names made otherwise, or metadata and host values of a conversion.
+        ("y = x.to(d)\nz = torch.zeros(3)\nz.add_(1)", set(), {"write-into-maybe-copy"}),
+        ("y = x.float()\nshape = list(y.shape)\nshape[0] = 1", set(), {"write-into-maybe-copy"}),
+        ("y = x.float()\nn = int(y.sum().item())\nn += 1", set(), {"write-into-maybe-copy"}),
+        ("y = x.float()\nout = y.new_zeros(3)\nout[mask] = y", set(), {"write-into-maybe-copy"}),
+        ("y = x.float()\nz = helper(y)\nz[0] = 1", set(), {"write-into-maybe-copy"}),
+        ("def f(y):\n    z = x.float()\n    y[0] = 1", set(), {"write-into-maybe-copy"}),
+        ("rows = x[idx]\nz = torch.zeros(3)\nz.add_(1)", set(), {"inplace-on-gathered-name"}),
     ],
 )
 def test_flags(source, present, absent):
@@ -105,7 +125,7 @@ def tensor_flags(source: str) -> set[str]:
     flags: set[str] = set()
     for statement in tree.body:  # the last top-level statement is the segment under test
         flags = features.collect(features.preorder(statement), features.RetentionContext(index), tensors=context).flags
-    return flags & {"device-truth-test", "mask-subscript", "contiguous-of-contiguous", "retains-view",
+    return flags & {"device-truth-test", "mask-subscript", "contiguous-of-contiguous", "retains-view", "cached-returns-view", "tensor-conversion-chain",
                     "tensor-scalar-read", "tensor-twin-statement", "strided-contiguous-assign"}
 
 
@@ -152,16 +172,43 @@ def tensor_flags(source: str) -> set[str]:
         ("def f(x: torch.Tensor):\n    return x.contiguous(), x.transpose(1, 2).contiguous(), x[:, 0].contiguous()", set()),
         ("def f(self, x):\n    return self.weight.contiguous(), helper(x).contiguous(), x.view(-1).contiguous()", set()),
         ("def f(x):\n    y = torch.empty(3)\n    return y.contiguous(memory_format=torch.channels_last)", set()),
+        ("def f(x):\n    y = torch.empty(3, 4)\n    return y[:, 1:].contiguous(), y[1:].contiguous()", set()),
+        ("def f(x):\n    y = torch.empty(3, 4)\n    parts = [y.contiguous()]\n    return parts[0].contiguous()", {"contiguous-of-contiguous"}),
         # Stores into long-lived places of what may be a partial view (VL101, VL102) ...
         ("_CACHE = {}\ndef f(k, x):\n    a, b = torch.split(x, 2)\n    _CACHE[k] = a", {"retains-view"}),
         ("_CACHE = {}\ndef f(k, x):\n    _CACHE[k] = x.narrow(0, 0, 1).contiguous()", {"retains-view"}),
-        ("_CACHE = []\ndef f(x):\n    for row in x:\n        _CACHE.append(Entry(row))", {"retains-view"}),
+        ("_CACHE = []\ndef f(x: torch.Tensor):\n    for row in x:\n        _CACHE.append(Entry(row))", {"retains-view"}),
+        ("_CACHE = []\ndef f(x: torch.Tensor, keys):\n    for key, row in zip(keys, x):\n        _CACHE.append(row)", {"retains-view"}),
+        ("_CACHE = []\ndef f(x):\n    for i, piece in enumerate(x.split(2)):\n        _CACHE.append(piece)", {"retains-view"}),
+        # What the callers here pass (a tensor) is what an unannotated parameter may be.
+        ("_CACHE = []\ndef g():\n    f(torch.ones(2, 2))\ndef f(x):\n    for row in x:\n        _CACHE.append(Entry(row))", {"retains-view"}),
         ("_CACHE = []\ndef f(x: torch.Tensor):\n    _CACHE.append(value=[x[:1]])", {"retains-view"}),
         ("def f(cache, x):\n    y = x.view(2, -1)\n    cache.put('k', y.real)", {"retains-view"}),
         # ... and not of owned or unknown values.
         ("_CACHE = {}\ndef f(k, x, y: torch.Tensor):\n    _CACHE[k] = x\n    _CACHE[k] = y.clone()\n    _CACHE[k] = y.t()", set()),
         ("_CACHE = {}\ndef f(k, x):\n    piece = x[0].clone()\n    _CACHE[k] = torch.zeros(2) + piece", set()),
         ("_CACHE = {}\ndef f(k, x):\n    _CACHE[k] = helper(x[0])", set()),
+        ("_DONE = []\ndef f(queue: list[torch.Tensor], polls):\n    for i, (req, poll) in enumerate(zip(queue, polls)):\n"
+         "        _DONE.append(req)", {"retains-view"}),
+        ("class C:\n    def f(self, batch: torch.Tensor):\n        self.rows = batch[:2]\n        _CACHE.append(self.rows[0])",
+         {"retains-view"}),
+        ("@functools.cache\ndef f(n):\n    x = torch.ones(n, 4)\n    return x[:1]", {"cached-returns-view"}),
+        # Double conversions (VL305) of what may be a tensor, not of other objects.
+        ("def f(x):\n    y = torch.arange(3)\n    return y.cuda().half()", {"tensor-conversion-chain"}),
+        ("def f(self):\n    return self.model.cuda().half()", set()),
+        # Truth tests of Python values a tensor gives (`x.dim()`), of flags of other objects.
+        ("def f(x: torch.Tensor):\n    if x.dim() == 2 and x.size(0) > 1:\n        pass", set()),
+        ("def f(x: torch.Tensor, items):\n    for c in items:\n        if c.decl.is_primary:\n            pass", set()),
+        ("def f(x: torch.Tensor):\n    if (x.sum(dim=0) > 1).any():\n        pass", {"device-truth-test"}),
+        # A count, a dict key, a part of what the object holds, what a cached function makes whole.
+        ("class C:\n    def f(self, n):\n        _CACHE.append(self.ids[n:])", set()),
+        ("@functools.cache\ndef f(n):\n    return torch.ones(n, 4)", set()),
+        ("_DONE = []\ndef f(queue: list[torch.Tensor], polls):\n    for i, (req, poll) in enumerate(zip(queue, polls)):\n"
+         "        _DONE.append(i)", set()),
+        ("_SEEN = []\ndef f(tables: dict[str, torch.Tensor]):\n    for name, table in tables.items():\n        _SEEN.append(name)", set()),
+        ("_REG = []\ndef f(mid, detectors):\n    for d in detectors:\n        _REG.append((mid, d))", set()),
+        ("_CACHE = {}\ndef f(k, x):\n    _CACHE[k] = torch.empty((0,), device=x[0].device)", set()),
+        ("_CACHE = {}\ndef f(k, x: torch.Tensor):\n    _CACHE[k] = torch.cat([x[:1], x[2:]])", set()),
         # Scalar reads (VL401) of what may be a tensor ...
         ("def f(x: torch.Tensor):\n    return int(x.sum())", {"tensor-scalar-read"}),
         ("def f(x):\n    n = x.max()\n    return n.item()", {"tensor-scalar-read"}),  # `.item()`: only tensors have it

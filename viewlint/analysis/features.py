@@ -22,6 +22,12 @@ Flags:
   `inplace-call`: such a call anywhere. For a chain of in-place methods, its receiver is classified:
   `inplace-on-name` (`t.add_(1)`, `t[0].add_(1)`: a local under views), `inplace-on-call` (`x.float().add_(1)`), `inplace-on-subscript`
   (`buf[idx].copy_(v)`, `nn.init.zeros_(w[idx])`: an advanced subscript in the written chain).
+- `inplace-on-maybe-copy`: an in-place statement on a conversion that may copy (`x.float().add_(1)`);
+  `inplace-on-gather`: on a gathered copy (`x.index_select(0, rows).add_(1)`, `buf[idx].zero_()`).
+- `write-into-maybe-copy`: an in-place statement, a subscript assignment or an augmented assignment
+  into a name that may be bound (in the segment, through views and other names) to a conversion
+  that may copy (`flat = x.flatten(); flat[:3] = 0`); `inplace-on-gathered-name`: an in-place
+  statement on a name that may be bound to a gathered copy (`rows = x[idx]; rows.add_(1)`).
 - `transposed-contiguous`: `.contiguous()` of a transpose (`w.t().contiguous()`, `w.T.contiguous()`).
 - `strided-contiguous-assign`: `y = x[..., :-1, :].contiguous()` (a slice past the first dimension) or
   `y = x.transpose(...).contiguous()` (`permute`, `t`) assigned to a name.
@@ -32,7 +38,8 @@ Flags:
 - `tensor-scalar-read`: `.item()`/`.tolist()` of, or `int()`/`float()`/`bool()`/`complex()` of, something
   that may be a tensor the walker knows (`tensor_may_be`): not `int(n_heads)`.
 - `update-assigned`: `a = b.<m>(...)` with `m` an out-of-place update (`index_copy`, `scatter`, ...).
-- `conversion-chain`: a cast called on a device move or a `.to(...)` (`x.cuda().half()`, `x.to(d).to(t)`).
+- `conversion-chain`: a cast called on a device move or a `.to(...)` (`x.cuda().half()`, `x.to(d).to(t)`);
+  `tensor-conversion-chain`: one whose `x` may be a tensor the walker knows (`tensor_may_be`).
 - `truth-test`: `if`, `while`, `assert`, a conditional expression, `and`/`or`/`not`, a comprehension `if`,
   unless what it tests is plainly a Python bool (a constant; `is`, `is not`, `in`, `not in`).
 - `device-truth-test`: a truth test (as above) of something that may be a tensor the walker knows
@@ -42,7 +49,8 @@ Flags:
   These need a `TensorContext`; without one they hold wherever their plain forms do.
 - `retains`: a store into something that may outlive the function (a module container, `self.<container>`,
   a receiver named like a cache, a module function or method known to keep its argument).
-- `cached-def`: a function decorated with `cache`/`lru_cache`.
+- `cached-def`: a function decorated with `cache`/`lru_cache`; `cached-returns-view`: one that may return
+  a view of part of a tensor (`partial_may_be`).
 - `partial-view`: something that may make a view of part of a tensor: a subscript, a `for` loop or
   comprehension, an unpacking assignment, a call of `narrow`/`select`/`split`/`chunk`/`unbind`/...,
   or `.real`/`.imag`.
@@ -243,6 +251,19 @@ class RetentionContext:
 
 # Attributes that are plain Python values on a tensor (the walker's host attributes).
 _HOST_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "grad_fn", "layout"})
+# Attributes named as flags (`is_primary`, `use_cache`): a field of an object not known to hold tensors.
+_FLAG_ATTRIBUTE_PREFIXES = ("is_", "has_", "use_", "enable_", "disable_", "should_", "need_")
+# Calls whose result is a host value whatever they are given (`len(x)`, `x.item()`, `x.size(0)`).
+_HOST_RESULT_CALLS = semantics.HOST_SCALAR_METHODS | semantics.HOST_SCALAR_BUILTINS | {
+    "len", "str", "repr", "isinstance", "range", "size", "dim", "numel", "nelement", "element_size", "stride",
+    "data_ptr", "is_contiguous", "storage_offset"}
+# Calls that return a new tensor of their own, whatever they are given.
+_FRESH_RESULT_CALLS = frozenset({"clone", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "empty_like",
+                                 "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "randint_like"})
+# torch functions whose result has storage of its own (factories, `cat`, `stack`): never a view.
+_NEW_TENSOR_FUNCTIONS = frozenset(name.rsplit(".", 1)[1] for name in (
+    semantics.FACTORY_FUNCTIONS | semantics.LIKE_FACTORY_FUNCTIONS | semantics.FRESH_CONTIGUOUS_FUNCTIONS))
+_ITERATING_BUILTINS = frozenset({"zip", "enumerate", "reversed", "sorted", "list", "tuple", "iter", "next", "filter", "map"})
 _VIEWING_ATTRIBUTES = semantics.VIEW_ATTRIBUTES | semantics.AMBIGUOUS_VIEW_ATTRIBUTES | {"grad"}
 # Methods that give a tensor (or tensors) even when the walker does not know the receiver is one.
 _TENSOR_MAKING_METHODS = (semantics.SEQUENCE_VIEW_METHODS | semantics.VIEW_METHODS | semantics.MAYBE_VIEW_METHODS
@@ -428,6 +449,8 @@ def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: 
                 named = (attr in ("weight", "bias") or attr.endswith(("_weight", "_bias", "_proj"))) \
                     and not attr.startswith(semantics.FLAG_PREFIXES)  # `self.use_bias` is a flag
                 return attr in context.tensor_attributes or attr in context.container_attributes or named
+        if attr.startswith(_FLAG_ATTRIBUTE_PREFIXES):
+            return False  # `c.decl.is_primary`, `batch.use_cache`: a flag of some object, not a tensor
         # A field of an object built from tensors (`entry.embedding`, `Entry(piece).embedding`).
         return tensor_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
     if kind is ast.Call:
@@ -435,6 +458,8 @@ def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: 
         if context.torch_call(func) or callee_name(func) in context.returning:
             return True  # a torch function, or a function of this module that returns something
         if type(func) is ast.Attribute:
+            if func.attr in semantics.HOST_VALUE_METHODS:
+                return False  # `x.dim()`, `x.size(0)`, `x.item()`: Python values, whatever `x` is
             return func.attr in _TENSOR_MAKING_METHODS or tensor_may_be(func.value, bound, context, seen)
         if type(func) is ast.Name and func.id in ("max", "min", "sum", "abs"):
             return any(tensor_may_be(a, bound, context, seen) for a in _arguments(node))  # over 0-d tensors: a tensor
@@ -460,12 +485,56 @@ def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: 
         return tensor_may_be(node.left, bound, context, seen) or tensor_may_be(node.right, bound, context, seen)  # type: ignore[attr-defined]
     if kind is ast.UnaryOp:
         return type(node.op) is not ast.Not and tensor_may_be(node.operand, bound, context, seen)  # type: ignore[attr-defined]
+    if kind is _Element:
+        return True  # an element of something: as unknown as a loop target
     return _through(node, tensor_may_be, bound, context, seen)
 
 
 def _bound_to_tensor(name: str, bound: Bindings, context: TensorContext, seen: Optional[set[str]]) -> bool:
     """Some value `name` is bound to, in the segment or outside functions, may be a tensor."""
     return _bound_to(name, bound, context, seen, tensor_may_be, True)
+
+
+class _Element(ast.AST):
+    """What a loop target or an unpacked name is bound to: an element of `source` (for `partial_may_be`)."""
+
+    _fields = ("source",)
+
+    def __init__(self, source: ast.AST) -> None:
+        super().__init__()
+        self.source = source
+
+
+def _with_sources(bound: Bindings, sources: Bindings, parameters: set[str]) -> Bindings:
+    """`bound` with the unknown bindings of loop targets and unpacked names replaced by elements of
+    what they are taken from (a parameter's unknown binding, what its callers pass, stays unknown)."""
+    judged = dict(bound)
+    for name, taken_from in sources.items():
+        values = bound.get(name)
+        if not taken_from or values is None or name in parameters or None not in values:
+            continue
+        judged[name] = [v for v in values if v is not None] + [_Element(s) for s in taken_from]
+    return judged
+
+
+def _part_of_self(node: ast.AST, bound: Bindings, context: TensorContext) -> bool:
+    """`self.ids[n:]`, `self.table[0]`: a part of something the object holds that is not a container of
+    other tensors and that the segment does not set (to a view of a local); its storage lives as long
+    as the object, so storing it pins nothing more (VL101, VL102)."""
+    if type(node) is not ast.Subscript:
+        return False
+    held = node.value  # type: ignore[attr-defined]
+    return type(held) is ast.Attribute and type(held.value) is ast.Name and held.value.id == "self" \
+        and held.attr not in context.container_attributes and f"self.{held.attr}" not in bound  # type: ignore[attr-defined]
+
+
+def _element_partial_may_be(node: _Element, bound: Bindings, context: TensorContext, seen: Optional[set[str]]) -> bool:
+    """An element of a tensor (a row: a view of part of it), of a sequence of views, or of `zip`/`enumerate` of them."""
+    source = node.source
+    if type(source) is ast.Call and type(source.func) is ast.Name and source.func.id in _ITERATING_BUILTINS:  # type: ignore[attr-defined]
+        return any(_element_partial_may_be(_Element(a), bound, context, seen) for a in source.args)  # type: ignore[attr-defined]
+    before = set(seen) if seen is not None else None  # the names the other question may visit again
+    return partial_may_be(source, bound, context, seen) or tensor_may_be(source, bound, context, before)
 
 
 def _bound_to(name: str, bound: Bindings, context: TensorContext, seen: Optional[set[str]],
@@ -514,7 +583,10 @@ def contiguous_may_be(node: ast.AST, bound: Bindings, context: TensorContext, se
         if maybe_advanced(node.slice) and (tensor_may_be(node.value, bound, context, seen) or any(  # type: ignore[attr-defined]
                 tensor_may_be(e, bound, context, seen) for e in _index_elements(node.slice))):  # type: ignore[attr-defined]
             return True  # a gather: a fresh contiguous tensor
-        return contiguous_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
+        index = node.slice  # type: ignore[attr-defined]
+        if type(index) is ast.Slice or type(index) is ast.Tuple:
+            return False  # `x[a:b]`, `x[:, 0]`: a view, which the walker never knows to be contiguous
+        return contiguous_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]  # `parts[0]`: an element
     if kind is ast.BinOp:
         if type(node.op) is ast.MatMult:  # type: ignore[attr-defined]
             return True
@@ -532,6 +604,8 @@ def partial_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen:
     kind = type(node)
     if kind is ast.Name:
         return _bound_to(node.id, bound, context, seen, partial_may_be, False)  # type: ignore[attr-defined]
+    if kind is _Element:
+        return _element_partial_may_be(node, bound, context, seen)  # type: ignore[arg-type]
     if kind is ast.Attribute:
         attr = node.attr  # type: ignore[attr-defined]
         name = dotted(node)
@@ -553,6 +627,8 @@ def partial_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen:
         if last in _PARTIAL_VIEW_CALLS or last in context.returning:
             return True  # a split, or a function of this module that returns something
         torch_call = context.torch_call(func)
+        if torch_call and last in _NEW_TENSOR_FUNCTIONS:
+            return False  # `torch.empty(...)`, `torch.cat(...)`: a tensor with storage of its own
         if type(func) is ast.Attribute and not torch_call:
             if last in semantics.VIEW_METHODS or last in semantics.MAYBE_VIEW_METHODS or last in _CONTAINER_READS:
                 return partial_may_be(func.value, bound, context, seen)
@@ -616,6 +692,12 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     stored: list[ast.AST] = []  # values stored into something that may outlive the function
     twins: list[ast.AST] = []  # `x.<m>(...)` statements where `m` has an in-place twin
     scalar_reads: list[ast.AST] = []  # what `.item()`/`.tolist()`/`int(...)` and the like read
+    inplace_roots: list[str] = []  # names written by in-place statements (`y.add_(1)`, `y[0].zero_()`)
+    written_roots: list[str] = []  # names written by subscript assignments and augmented assignments
+    sources: Bindings = {}  # loop targets and unpacked names: what they are taken from
+    parameters: set[str] = set()  # the parameters of the functions in the segment
+    cached_returns: list[ast.AST] = []  # what `functools.cache`d functions return
+    converted: list[ast.AST] = []  # what `x.cuda().half()` chains move and cast
     for node in nodes:
         kind = type(node)
         if kind is Name:
@@ -660,6 +742,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 if name in _CAST_CHAIN_OUTER and type(inner) is Call and type(inner.func) is Attribute \
                         and inner.func.attr in _CAST_CHAIN_INNER:
                     flags.add("conversion-chain")
+                    converted.append(inner.func.value)
                 if name == "contiguous" and not node.args and not node.keywords:  # type: ignore[attr-defined]
                     made_contiguous.append(inner)
                 if name == "contiguous" and (
@@ -688,7 +771,9 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 if name is not None:
                     if name[-1:] == "_":
                         flags.add("inplace-statement")
-                        _inplace_statement(value, flags)
+                        root = _inplace_statement(value, flags)
+                        if root is not None:
+                            inplace_roots.append(root)
                     if name in semantics.HAS_INPLACE_TWIN and type(value.func) is Attribute:
                         flags.add("twin-statement")
                         twins.append(value.func)
@@ -696,29 +781,46 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             value = node.value  # type: ignore[attr-defined]
             if any(type(target) is ast.Tuple or type(target) is ast.List for target in node.targets):  # type: ignore[attr-defined]
                 flags.add("partial-view")  # unpacking a tensor iterates it
+                for target in node.targets:  # type: ignore[attr-defined]
+                    _note_source(target, value, sources)
             if type(value) is Call and type(value.func) is Attribute and value.func.attr in semantics.OUT_OF_PLACE_UPDATE_METHODS:
                 flags.add("update-assigned")
             if len(node.targets) == 1 and type(node.targets[0]) is Name and _strided_contiguous(value):  # type: ignore[attr-defined]
                 flags.add("strided-contiguous-assign")
             for target in node.targets:  # type: ignore[attr-defined]
+                if type(target) is Subscript:
+                    root = _root_name(target)
+                    if root is not None:
+                        written_roots.append(root)  # `flat[:3] = 0`
                 if type(target) is Subscript and retention.container(target.value):
                     flags.add("retains")
                     stored.append(value)
                 elif type(target) is Attribute and target.attr == "data":  # type: ignore[attr-defined]
                     stored.append(value)
+        elif kind is ast.AugAssign:
+            root = _root_name(node.target)  # type: ignore[attr-defined]
+            if root is not None:
+                written_roots.append(root)  # `flat += 1`, `flat[0] *= 2`
         elif kind in _TRUTH_NODES or (kind is ast.UnaryOp and type(node.op) is ast.Not):  # type: ignore[attr-defined]
             if not _host_truth(node):
                 flags.add("truth-test")
                 tests.append(node if kind is ast.BoolOp or kind is ast.UnaryOp else node.test)  # type: ignore[attr-defined]
         elif kind is ast.comprehension:
             flags.add("partial-view")  # iterating a tensor yields views of its rows
+            _note_source(node.target, node.iter, sources)  # type: ignore[attr-defined]
             for test in node.ifs:  # type: ignore[attr-defined]
                 if not _host_value(test):
                     flags.add("truth-test")
                     tests.append(test)
         elif kind is ast.For or kind is ast.AsyncFor:
             flags.add("partial-view")
+            _note_source(node.target, node.iter, sources)  # type: ignore[attr-defined]
         elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            arguments = node.args  # type: ignore[attr-defined]
+            for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
+                if arg is not None:
+                    sources.setdefault(arg.arg, [])  # a parameter: made by the callers, not by this segment
+                    parameters.add(arg.arg)
             if tensors is not None and id(node) in tensors.forwards:
                 arguments = node.args  # type: ignore[attr-defined]
                 defaults = dict(zip([a.arg for a in arguments.args][::-1], arguments.defaults[::-1]))
@@ -739,6 +841,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 target = decorator.func if type(decorator) is Call else decorator
                 if callee_name(target) in ("cache", "lru_cache"):
                     flags.add("cached-def")
+                    cached_returns.extend(n.value for n in ast.walk(node) if type(n) is ast.Return and n.value is not None)  # type: ignore[attr-defined]
     if tests and (tensors is None or any(tensor_may_be(v, bound, tensors) for test in tests for v in _tested(test))):
         flags.add("device-truth-test")
     if subscripts and (tensors is None or any(
@@ -748,12 +851,25 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
         flags.add("mask-subscript")
     if made_contiguous and (tensors is None or any(contiguous_may_be(r, bound, tensors) for r in made_contiguous)):
         flags.add("contiguous-of-contiguous")
-    if stored and (tensors is None or any(partial_may_be(value, bound, tensors) for value in stored)):
-        flags.add("retains-view")
+    if converted and (tensors is None or any(tensor_may_be(value, bound, tensors) for value in converted)):
+        flags.add("tensor-conversion-chain")
+    if stored or cached_returns:
+        judged = _with_sources(bound, sources, parameters)
+        if stored and (tensors is None or any(partial_may_be(value, judged, tensors) for value in stored
+                                              if not _part_of_self(value, judged, tensors))):
+            flags.add("retains-view")
+        if cached_returns and (tensors is None or any(partial_may_be(value, judged, tensors) for value in cached_returns)):
+            flags.add("cached-returns-view")
     if scalar_reads and (tensors is None or any(tensor_may_be(value, bound, tensors) for value in scalar_reads)):
         flags.add("tensor-scalar-read")
     if twins and (tensors is None or any(_twin_may_be_tensor(func, bound, tensors) for func in twins)):
         flags.add("tensor-twin-statement")
+    if (inplace_roots or written_roots) and not calls.isdisjoint(semantics.MAYBE_COPY_METHODS) and any(
+            _chain_has(ast.Name(id=root), _maybe_copy_node, bound, sources) for root in (*inplace_roots, *written_roots)):
+        flags.add("write-into-maybe-copy")
+    if inplace_roots and "advanced-subscript" in flags and any(
+            _chain_has(ast.Name(id=root), _gather_node, bound, sources) for root in inplace_roots):
+        flags.add("inplace-on-gathered-name")
     return features
 
 
@@ -854,8 +970,9 @@ def _advanced_in_chain(node: ast.AST) -> bool:
             return False
 
 
-def _inplace_statement(call: ast.Call, flags: set[str]) -> None:
-    """Classify the receiver of an in-place statement: `buf[idx].add_(1).mul_(2)` -> `buf[idx]`."""
+def _inplace_statement(call: ast.Call, flags: set[str]) -> Optional[str]:
+    """Classify the receiver of an in-place statement: `buf[idx].add_(1).mul_(2)` -> `buf[idx]`;
+    the name at its root (`buf`), if it has one."""
     receiver: Optional[ast.AST] = None
     current: ast.AST = call
     while type(current) is ast.Call and type(current.func) is ast.Attribute \
@@ -864,22 +981,137 @@ def _inplace_statement(call: ast.Call, flags: set[str]) -> None:
     if call.args and _advanced_in_chain(call.args[0]):
         flags.add("inplace-on-subscript")  # `nn.init.normal_(w[idx])`: the written tensor is the first argument
     if receiver is None:
-        return
+        return None
     if type(receiver) is ast.Call:
         flags.add("inplace-on-call")
+    if _chain_has(receiver, _maybe_copy_node):
+        flags.add("inplace-on-maybe-copy")  # `x.float().add_(1)`, `x.reshape(-1)[0].zero_()`
+    if _chain_has(receiver, _gather_node):
+        flags.add("inplace-on-gather")  # `x.index_select(0, rows).add_(1)`, `buf[idx].zero_()`
     if _advanced_in_chain(receiver):
         flags.add("inplace-on-subscript")
-    root = receiver
-    while True:  # `picked[0].view(-1)` -> `picked`
-        kind = type(root)
-        if kind is ast.Subscript or kind is ast.Attribute:
-            root = root.value  # type: ignore[attr-defined]
-        elif kind is ast.Call and type(root.func) is ast.Attribute:  # type: ignore[attr-defined]
-            root = root.func.value  # type: ignore[attr-defined]
-        else:
-            break
-    if type(root) is ast.Name:
+    root = _root_name(receiver)  # `picked[0].view(-1)` -> `picked`
+    if root is not None:
         flags.add("inplace-on-name")
+    return root
+
+
+_COUNTER = ast.Constant(value=0)  # what `enumerate` counts with, the keys of `.items()`: host values
+
+
+def _note_source(target: ast.AST, source: ast.AST, sources: Bindings) -> None:
+    """Names in a loop target or an unpacking target, each taken from `source`; in
+    `for i, (k, v) in enumerate(zip(keys, d.items()))`, `i` is a count, `k` comes from `keys` and
+    `v` from `d.items()`, whose keys are host values (a tensor key is hashed by identity)."""
+    kind = type(target)
+    if kind is ast.Name:
+        sources.setdefault(target.id, []).append(source)  # type: ignore[attr-defined]
+    elif kind is ast.Tuple or kind is ast.List:
+        elements = target.elts  # type: ignore[attr-defined]
+        if type(source) is ast.Call and not any(type(e) is ast.Starred for e in elements):
+            func, arguments = source.func, source.args  # type: ignore[attr-defined]
+            if type(func) is ast.Name and func.id == "enumerate" and len(elements) == 2 and len(arguments) == 1:
+                _note_source(elements[0], _COUNTER, sources)
+                _note_source(elements[1], arguments[0], sources)
+                return
+            if type(func) is ast.Name and func.id == "zip" and len(elements) == len(arguments) \
+                    and not any(type(a) is ast.Starred for a in arguments):
+                for element, argument in zip(elements, arguments):
+                    _note_source(element, argument, sources)
+                return
+            if type(func) is ast.Attribute and func.attr == "items" and len(elements) == 2:
+                _note_source(elements[0], _COUNTER, sources)
+                _note_source(elements[1], source, sources)
+                return
+        for element in elements:
+            _note_source(element, source, sources)
+    elif kind is ast.Starred:
+        _note_source(target.value, source, sources)  # type: ignore[attr-defined]
+
+
+def _root_name(node: ast.AST) -> Optional[str]:
+    """The name under subscripts, attribute reads and method calls: `flat[:3]` -> `flat`."""
+    while True:
+        kind = type(node)
+        if kind is ast.Subscript or kind is ast.Attribute:
+            node = node.value  # type: ignore[attr-defined]
+        elif kind is ast.Call and type(node.func) is ast.Attribute:  # type: ignore[attr-defined]
+            node = node.func.value  # type: ignore[attr-defined]
+        else:
+            return node.id if kind is ast.Name else None  # type: ignore[attr-defined]
+
+
+def _maybe_copy_node(node: ast.AST) -> bool:
+    """A conversion that returns its input when it can and a copy when it cannot (`x.float()`, `x.reshape(-1)`)."""
+    if type(node) is not ast.Call:
+        return False
+    func = node.func  # type: ignore[attr-defined]
+    if type(func) is ast.Attribute:
+        return func.attr in semantics.MAYBE_COPY_METHODS
+    return type(func) is ast.Name and func.id in ("reshape", "flatten", "ravel")  # `from torch import reshape`; not `int(n)`
+
+
+def _gather_node(node: ast.AST) -> bool:
+    """A gathered copy: a subscript with a maybe-advanced index, or `index_select`/`gather`/`masked_select`/`take`."""
+    kind = type(node)
+    if kind is ast.Subscript:
+        return maybe_advanced(node.slice)  # type: ignore[attr-defined]
+    return kind is ast.Call and callee_name(node.func) in semantics.GATHER_METHODS  # type: ignore[attr-defined]
+
+
+def _chain_has(node: ast.AST, made_by: Callable[[ast.AST], bool], bound: Optional[Bindings] = None,
+               sources: Optional[Bindings] = None, seen: Optional[set[str]] = None) -> bool:
+    """Whether `node`'s value may come from an expression `made_by` accepts, through the views,
+    conversions and method calls on top of it (`y.view(-1)[0]`), the first argument of a function
+    (`torch.narrow(y, ...)`, every argument of `zip(...)`), both arms of a conditional expression and,
+    with `bound`, the values a name in the chain is bound to in the segment. A loop target or an
+    unpacked name comes from what is iterated or unpacked (`sources`); a name bound where the
+    segment cannot say to what (`with ... as y`) may come from anything."""
+    for _ in range(64):
+        if made_by(node):
+            return True
+        kind = type(node)
+        if kind is ast.Attribute and node.attr in _HOST_ATTRIBUTES:  # type: ignore[attr-defined]
+            return False  # `x.shape`, `x.dtype`: metadata, not the tensor
+        if kind is ast.Subscript or kind is ast.Attribute or kind is ast.Starred:
+            node = node.value  # type: ignore[attr-defined]
+        elif kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            called = callee_name(func)
+            if called in _HOST_RESULT_CALLS or called in _FRESH_RESULT_CALLS:
+                return False  # `int(n.item())`, `x.size(0)`: host values; `x.new_zeros(...)`, `x.clone()`: fresh tensors
+            if type(func) is ast.Name:
+                # What `zip(a, b)` or `enumerate(a)` yields comes from their arguments; what another function
+                # returns is its own.
+                return called in _ITERATING_BUILTINS and any(_chain_has(a, made_by, bound, sources, seen) for a in node.args)  # type: ignore[attr-defined]
+            arguments = node.args[:1]  # type: ignore[attr-defined]
+            if any(_chain_has(a, made_by, bound, sources, seen) for a in arguments):
+                return True
+            if type(func) is not ast.Attribute:
+                return False
+            node = func.value
+        elif kind is ast.IfExp:
+            return _chain_has(node.body, made_by, bound, sources, seen) \
+                or _chain_has(node.orelse, made_by, bound, sources, seen)  # type: ignore[attr-defined]
+        elif kind is ast.NamedExpr:
+            node = node.value  # type: ignore[attr-defined]
+        elif kind is ast.Name and bound is not None:
+            name = node.id  # type: ignore[attr-defined]
+            seen = set() if seen is None else seen
+            if name in seen:
+                return False
+            seen.add(name)
+            for value in bound.get(name, ()):
+                if value is None:
+                    unpacked = sources.get(name) if sources is not None else None
+                    if unpacked is None or any(s is None or _chain_has(s, made_by, bound, sources, seen) for s in unpacked):
+                        return True
+                elif value is not PARAMETER and _chain_has(value, made_by, bound, sources, seen):
+                    return True
+            return False
+        else:
+            return False
+    return True  # too long a chain to follow: it may
 
 
 def _names_cpu(call: ast.Call) -> bool:
