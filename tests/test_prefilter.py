@@ -635,3 +635,19 @@ def test_split_lines_follows_python_line_endings(text):
     assert all(ending in ("\n", "\r\n", "\r") for _, ending in lines[:-1])
     assert all("\n" not in content and "\r" not in content for content, _ in lines)
     assert len(lines) == len(text.replace("\r\n", "\n").replace("\r", "\n").split("\n")) - (text.endswith(("\n", "\r")) or not text)
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        # Subscript and augmented assignments into a conversion (the needs once asked for an in-place call).
+        ("def clear(hidden: torch.Tensor):\n    flat = hidden.flatten()\n    flat[:3] = 0\n    return hidden", "VL203"),
+        ("def bump(hidden: torch.Tensor):\n    flat = hidden.flatten()\n    flat += 1\n    return hidden", "VL203"),
+        # Rows of a tensor met in a loop, through `enumerate` and `zip`.
+        ("_CACHE = []\n\n\ndef keep(x: torch.Tensor, keys):\n    for key, row in zip(keys, x):\n        _CACHE.append(row)", "VL101"),
+        ("_CACHE = []\n\n\ndef keep(x: torch.Tensor):\n    for i, row in enumerate(x):\n        _CACHE.append(row)", "VL101"),
+    ],
+)
+def test_the_prefilter_keeps_what_the_rules_find(body, code):
+    _, fast = _fast_and_full(f"import torch\n\n\n{body}\n")
+    assert [d.code for d in fast] == [code]
