@@ -134,6 +134,27 @@ def test_valid_code_libcst_cannot_parse_is_left_out_alone() -> None:
     assert lint(source, prefilter=False) == [(9, 5, "VL201")]
 
 
+def test_a_continuation_line_before_a_statement_goes_with_that_statement() -> None:
+    # Found by the long fuzz run: a line holding only `\` before `if __name__` made libcst fail on the
+    # whole file, and the piece of the function before it ended in the dangling `\`, so its finding
+    # was lost on the full path.
+    source = (
+        "import torch\n"
+        "\n"
+        "\n"
+        "def f(x):\n"
+        "    idx = torch.tensor([0])\n"
+        "    x[idx].copy_(x[:1])\n"
+        "\n"
+        "\\\n"
+        "if __name__ == '__main__':\n"
+        "    f(torch.ones(2))\n"
+    )
+    compile(source, "a.py", "exec")
+    assert lint(source) == [(6, 5, "VL201")]
+    assert lint(source, prefilter=False) == [(6, 5, "VL201")]
+
+
 def test_a_real_syntax_error_is_still_vl000_at_its_line() -> None:
     source = "import torch\n\n\ndef f(x):\n    return x[\n\n\ndef g(:\n"
     found = lint(source)

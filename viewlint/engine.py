@@ -347,11 +347,16 @@ def _piece_starts(text: str, tree: ast.Module, reduction: Optional[Reduction]) -
     inverse: Optional[dict[int, int]] = None
     if reduction is not None and reduction.line_map:
         inverse = {file_row: k for k, file_row in enumerate(reduction.line_map, start=1)}
+    lines = split_lines(text)
     starts = []
     for statement in tree.body:
         first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
         row = inverse.get(first) if inverse is not None else first
         if row is not None and statement.col_offset == 0:
+            # A line holding only a `\` joins the statement's logical line: it starts there, not with the
+            # statement before (whose piece would end in a dangling continuation libcst cannot read).
+            while row > 1 and lines[row - 2][0].strip() == "\\":
+                row -= 1
             starts.append(row)
     return sorted(set(starts))
 
