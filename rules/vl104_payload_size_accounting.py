@@ -73,7 +73,7 @@ class _HelperFinder(ast.NodeVisitor):
         # Functions that measure storages (or sit inside one that does): never payload-size helpers.
         self._aware: set[str] = set()
         self._aware_depth = 0
-        self._lines = source.splitlines()
+        self._lines = [content for content, _ in split_lines(source)]  # Python's line breaks, not str.splitlines's
 
     def generic_visit(self, node: ast.AST) -> None:
         """Statements only: definitions and `return`s never sit inside expressions."""

@@ -168,3 +168,18 @@ def test_a_form_feed_before_a_member_gives_the_same_findings_with_and_without_th
     with_prefilter = lint(source)
     assert with_prefilter == lint(source, prefilter=False)
     assert sum(code == "VL104" for _, _, code in with_prefilter) == 2
+
+
+@pytest.mark.parametrize("separator", ["\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"])
+def test_characters_str_splitlines_breaks_at_do_not_shift_rows(separator: str) -> None:
+    # Found by the long fuzz run: a record separator in a docstring is one row to CPython and two to
+    # str.splitlines, so a caller read alone for its arguments came out one row off and the index
+    # it passes (a tensor) was lost on the full path.
+    source = (FIXTURES / "VL201" / "positive_index_evidence.py").read_text(encoding="utf-8")
+    source = source.replace("docstring types,\n", f"docstring types,\n{separator}", 1)
+    assert separator in source
+    with_prefilter = lint(source)
+    assert with_prefilter == lint(source, prefilter=False)
+    rows = [row for row, _, code in with_prefilter if code == "VL201"]
+    expected = [n for n, line in enumerate(source.split("\n"), start=1) if "# expect: VL201" in line]
+    assert rows == expected

@@ -343,7 +343,10 @@ class ModuleSummaries:
         first = min([node.lineno, *(d.lineno for d in node.decorator_list)])  # type: ignore[attr-defined]
         last = node.end_lineno or node.lineno  # type: ignore[attr-defined]
         if self._lines is None:
-            self._lines = self.index.source.splitlines(keepends=True)
+            from viewlint.prefilter import split_lines  # the prefilter imports the call graph this module uses
+
+            # Rows as CPython counts them: str.splitlines also breaks at \x1c-\x1e, \x85, \u2028, \u2029.
+            self._lines = [content + ending for content, ending in split_lines(self.index.source)]
         text = "".join(self._lines[first - 1:last])
         if not text.endswith(("\n", "\r")):
             text += "\n"
