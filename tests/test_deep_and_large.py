@@ -183,3 +183,24 @@ def test_characters_str_splitlines_breaks_at_do_not_shift_rows(separator: str) -
     rows = [row for row, _, code in with_prefilter if code == "VL201"]
     expected = [n for n, line in enumerate(source.split("\n"), start=1) if "# expect: VL201" in line]
     assert rows == expected
+
+
+def test_a_line_holding_only_a_backslash_between_members_loses_nothing() -> None:
+    # Found by the long fuzz run: CPython reads nothing from such a line, libcst cannot parse it, and the
+    # full path left out the whole class around it (and its VL104).
+    source = FIXTURES_VL104.read_text(encoding="utf-8")
+    member = "\n    def add("
+    assert member in source
+    mutated = source.replace(member, "\n\\\n    def add(", 1)
+    compile(mutated, "a.py", "exec")
+    expected = lint(source)
+    assert any(code == "VL104" for _, _, code in expected)
+    shifted = [(row + (row > mutated.split("\n").index("\\")), column, code) for row, column, code in expected]
+    assert lint(mutated) == shifted
+    assert lint(mutated, prefilter=False) == shifted
+
+
+def test_a_backslash_line_inside_a_string_is_text() -> None:
+    source = 'x = """a\n\\\nb"""\n\\\ny = 1\n'
+    tree = engine.ast.parse(source)
+    assert engine._without_lone_continuations(source, tree) == 'x = """a\n\\\nb"""\n\ny = 1\n'

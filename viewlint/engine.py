@@ -248,6 +248,7 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
         return [_reserved(display, SYNTAX_ERROR, "syntax error: too many nested parentheses or calls to compile")]
     except (ValueError, MemoryError) as error:
         return [_reserved(display, SYNTAX_ERROR, f"syntax error: {error}".splitlines()[0])]
+    text = _without_lone_continuations(text, tree)
     # Parse with libcst only the statements an enabled rule can fire in (see viewlint.prefilter).
     try:
         index = build_index_from_ast(tree, text)
@@ -316,6 +317,27 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
 # source, so a generated file of megabytes would otherwise need gigabytes, and everything kept per
 # statement stays bounded. Values bound at module level carry from one piece to the next.
 PIECE_BYTES = 256 * 1024
+
+
+_LONE_CONTINUATION = re.compile(r"^[ \t]*\\[ \t]*(?:\r\n|\r|\n)", re.MULTILINE)
+
+
+def _without_lone_continuations(text: str, tree: ast.Module) -> str:
+    """`text` with each line that holds only a `\\` outside string literals made blank (its line
+    ending kept). CPython joins such a line to the next one and reads nothing from it; libcst
+    cannot parse it and would leave out the whole statement around it. Rows and columns stay."""
+    if _LONE_CONTINUATION.search(text) is None:
+        return text
+    inside: set[int] = set()  # rows inside multi-line strings, where a `\\` line is text
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Constant, ast.JoinedStr)) and node.end_lineno is not None and node.end_lineno > node.lineno:
+            inside.update(range(node.lineno + 1, node.end_lineno + 1))
+    rows = [content for content, _ in split_lines(text)]
+    endings = [ending for _, ending in split_lines(text)]
+    for number, content in enumerate(rows, start=1):
+        if number not in inside and endings[number - 1] and content.strip(" \t") == "\\":
+            rows[number - 1] = ""
+    return "".join(content + ending for content, ending in zip(rows, endings))
 
 
 def _compiles(text: str) -> bool:
