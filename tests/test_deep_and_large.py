@@ -204,3 +204,10 @@ def test_a_backslash_line_inside_a_string_is_text() -> None:
     source = 'x = """a\n\\\nb"""\n\\\ny = 1\n'
     tree = engine.ast.parse(source)
     assert engine._without_lone_continuations(source, tree) == 'x = """a\n\\\nb"""\n\ny = 1\n'
+
+
+def test_a_backslash_line_that_continues_a_statement_stays() -> None:
+    source = "x = 1 + \\\n    \\\n    2\n\\\n\\\ny = x\n"
+    compile(source, "a.py", "exec")
+    tree = engine.ast.parse(source)
+    assert engine._without_lone_continuations(source, tree) == "x = 1 + \\\n    \\\n    2\n\n\ny = x\n"

@@ -334,9 +334,12 @@ def _without_lone_continuations(text: str, tree: ast.Module) -> str:
             inside.update(range(node.lineno + 1, node.end_lineno + 1))
     rows = [content for content, _ in split_lines(text)]
     endings = [ending for _, ending in split_lines(text)]
+    continued = False  # the row before ends in a `\\` that joins this one to its statement
     for number, content in enumerate(rows, start=1):
-        if number not in inside and endings[number - 1] and content.strip(" \t") == "\\":
-            rows[number - 1] = ""
+        if not continued and number not in inside and endings[number - 1] and content.strip(" \t") == "\\":
+            rows[number - 1] = ""  # it starts a logical line (and so may the next ones like it): nothing to read
+            continue
+        continued = content.endswith("\\")  # `x = a + \\` then a `\\` row: part of the statement, kept
     return "".join(content + ending for content, ending in zip(rows, endings))
 
 
