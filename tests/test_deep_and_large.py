@@ -134,6 +134,15 @@ def test_valid_code_libcst_cannot_parse_is_left_out_alone() -> None:
     assert lint(source, prefilter=False) == [(9, 5, "VL201")]
 
 
+def _compiles_or_skip(source: str) -> None:
+    """Python 3.9's tokenizer rejects a line holding only a backslash before an indented or dedented
+    line (IndentationError); 3.10 and later read nothing from it."""
+    try:
+        compile(source, "a.py", "exec")
+    except SyntaxError as error:
+        pytest.skip(f"this Python does not accept the source: {error}")
+
+
 def test_a_continuation_line_before_a_statement_goes_with_that_statement() -> None:
     # Found by the long fuzz run: a line holding only `\` before `if __name__` made libcst fail on the
     # whole file, and the piece of the function before it ended in the dangling `\`, so its finding
@@ -150,7 +159,7 @@ def test_a_continuation_line_before_a_statement_goes_with_that_statement() -> No
         "if __name__ == '__main__':\n"
         "    f(torch.ones(2))\n"
     )
-    compile(source, "a.py", "exec")
+    _compiles_or_skip(source)
     assert lint(source) == [(6, 5, "VL201")]
     assert lint(source, prefilter=False) == [(6, 5, "VL201")]
 
@@ -192,7 +201,7 @@ def test_a_line_holding_only_a_backslash_between_members_loses_nothing() -> None
     member = "\n    def add("
     assert member in source
     mutated = source.replace(member, "\n\\\n    def add(", 1)
-    compile(mutated, "a.py", "exec")
+    _compiles_or_skip(mutated)
     expected = lint(source)
     assert any(code == "VL104" for _, _, code in expected)
     shifted = [(row + (row > mutated.split("\n").index("\\")), column, code) for row, column, code in expected]
