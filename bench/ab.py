@@ -20,7 +20,6 @@ imports them from.
 from __future__ import annotations
 
 import argparse
-import ast
 import os
 import resource
 import statistics
@@ -31,16 +30,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def parse_all(files: list[Path]) -> float:
-    start = time.perf_counter()
-    for path in files:
-        try:
-            ast.parse(path.read_bytes())
-        except (SyntaxError, ValueError):
-            pass
-    return time.perf_counter() - start
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from speed import time_ast  # noqa: E402 - the corpus benchmark's `ast.parse` baseline
 
 
 def _children_cpu() -> float:
@@ -86,7 +77,7 @@ def main() -> int:
             for round_number in range(1, args.rounds + 1):
                 old_time, old_cpu, old_findings = lint(files, str(old), args.jobs, Path(work) / "old.txt")
                 new_time, new_cpu, new_findings = lint(files, None, args.jobs, Path(work) / "new.txt")
-                baseline = parse_all(files)
+                baseline = time_ast(files)
                 same = same and old_findings == new_findings
                 ratios.append(new_time / old_time)
                 cpu_ratios.append(new_cpu / old_cpu)
