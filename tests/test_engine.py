@@ -80,24 +80,53 @@ def test_parallel_run_with_the_cache_gives_the_same_output(many_files: Path, ser
         assert result.stdout == expected
 
 
-def test_run_restores_the_garbage_collector_settings(many_files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_keeps_the_collector_off_while_linting_and_restores_it(many_files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import gc
 
     monkeypatch.chdir(many_files)
     files = discover(["."], SettingsResolver(CliOverrides(select=("ALL",))))
     before = gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()
-    seen: list[tuple[int, int, int]] = []
+    enabled_while_linting: list[bool] = []
+    collections: list[int] = []
     real = engine._process_batch
 
     def spy(batch, directory):  # type: ignore[no-untyped-def]
-        seen.append(gc.get_threshold())
+        enabled_while_linting.append(gc.isenabled())
         return real(batch, directory)
 
+    def on_collection(phase: str, info: dict) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
     monkeypatch.setattr(engine, "_process_batch", spy)
-    results = run(files, 1, None)
+    gc.callbacks.append(on_collection)
+    try:
+        results = run(files, 1, None)
+    finally:
+        gc.callbacks.remove(on_collection)
     assert any(result.diagnostics for result in results)
-    assert seen and seen[0][0] > before[0][0]  # the collector ran rarely while linting
+    assert enabled_while_linting == [False]  # no automatic collection while the files are linted
+    assert collections.count(0) >= len(files)  # the young objects are collected after each file
     assert (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()) == before
+
+
+def test_cycles_a_file_leaves_are_collected_after_it() -> None:
+    import gc
+    import weakref
+
+    class Node:
+        pass
+
+    survivors = []
+    with engine.few_collections():
+        node = Node()
+        node.cycle = node  # type: ignore[attr-defined]
+        survivors.append(weakref.ref(node))
+        del node
+        assert survivors[0]() is not None  # nothing collects it while linting
+        engine._after_file()
+        assert survivors[0]() is None
+    assert gc.isenabled()
 
 
 def test_parse_module_skips_validation_only_while_parsing() -> None:
