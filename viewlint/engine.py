@@ -263,6 +263,7 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
     except Exception as error:  # a bug in the index or the prefilter must not stop the other files
         return [_reserved(display, INTERNAL_ERROR, f"internal error in the prefilter: {type(error).__name__}: {error}")]
     if prefilter and reduction is None:
+        index.memo.clear()  # the call graph there points back at the index
         return []
     reduced = reduction.text if reduction is not None else text
     rows = reduction.rows if reduction is not None else None
@@ -293,6 +294,7 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
                                for code, message in facts.errors)
             if facts.reports:
                 diagnostics.extend(_resolve(module, facts.reports, display, (tree, rows), reduction))
+            facts.close()
         else:
             diagnostics.extend(_lint_pieces(reduced, tree, reduction, display, settings, index, project, rule_classes))
     except RecursionError as error:
@@ -301,6 +303,7 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
         return [_reserved(display, INTERNAL_ERROR, "internal error: code nested too deeply to analyse")]
     except Exception as error:
         return [_reserved(display, INTERNAL_ERROR, f"internal error in the analysis: {type(error).__name__}: {error}")]
+    index.memo.clear()
     if not settings.ignore_noqa and diagnostics:
         suppressions = Suppressions.from_source(text)
         diagnostics = [
@@ -427,6 +430,7 @@ def _lint_pieces(text: str, tree: ast.Module, reduction: Optional[Reduction], di
             file_row = (lambda row, shift=shift: reduction.file_row(row + shift)) if reduction is not None \
                 else (lambda row, shift=shift: row + shift)
             diagnostics.extend(_resolve(module, facts.reports, display, file_row=file_row))
+        facts.close()
     return diagnostics
 
 

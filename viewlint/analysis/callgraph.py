@@ -67,6 +67,9 @@ class CallGraph:
         self.self_touches: dict[tuple[str, str], list[FunctionKey]] = {}
         self.recursive: set[FunctionKey] = set()
         self.by_node: dict[int, FunctionInfo] = {}  # id(ast function node) -> its info
+        # Each function's nodes of the kinds `_classified` reads (calls, branches, loops, cold blocks,
+        # assignments), in preorder: collected by the one pass over its nodes, read by `hot_reasons`.
+        self.skeletons: dict[FunctionKey, list[ast.AST]] = {}
         self.memo: dict[object, Any] = {}
         self._names: set[str] = set()
         self._scan()
@@ -102,11 +105,15 @@ class CallGraph:
         # Names a call must end with to reach a function of this module (its own name, or its class's).
         reachable = self._names = {key.name for key in self.functions} | set(self.index.classes)
         Call, Attribute, Name = ast.Call, ast.Attribute, ast.Name
+        skeleton_kinds = _SKELETON_KINDS
         for key, info in self.functions.items():
-            nodes = self.index.segment_nodes.get(id(info.node)) or list(ast.walk(info.node))
+            nodes = self.index.segment_nodes.get(id(info.node)) or preorder(info.node)
             found: set[FunctionKey] = set()
+            self.skeletons[key] = skeleton = []
             for node in nodes:
                 kind = type(node)
+                if kind in skeleton_kinds:
+                    skeleton.append(node)
                 if kind is Call:
                     func = node.func  # type: ignore[attr-defined]
                     last = func.attr if type(func) is Attribute else func.id if type(func) is Name else None
@@ -484,6 +491,13 @@ def _switch_locals(nodes: list[ast.AST], switches: frozenset[str]) -> frozenset[
     return frozenset(names)
 
 
+# The node kinds `_classified` (and `_switch_locals`) read from a function's preorder list.
+_SKELETON_KINDS = frozenset({
+    ast.Call, ast.If, ast.For, ast.AsyncFor, ast.While, ast.ExceptHandler, ast.Raise, ast.FunctionDef,
+    ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Assign,
+})
+
+
 def _classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: bool = False,
                 switches: frozenset[str] = frozenset()) -> list[tuple[ast.Call, str]]:
     """(call, "warm" | "looped" | "cold" | why its loop is a step loop): "looped" is a call in loops none of which
@@ -618,8 +632,7 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
     regions: dict[FunctionKey, _Regions] = {}
     for key, info in graph.functions.items():
         scanned = _Regions()
-        scanned.scan_nodes(info.node, graph.index.segment_nodes.get(id(info.node)) or preorder(info.node),
-                           frozenset(graph.index.debug_switches))
+        scanned.scan_nodes(info.node, graph.skeletons[key], frozenset(graph.index.debug_switches))
         regions[key] = scanned
     reasons: dict[FunctionKey, str] = {}
     hot: list[FunctionKey] = []

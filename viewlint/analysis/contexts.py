@@ -283,7 +283,11 @@ class ContextStack:
             if not (info is not None and info.is_module) and is_preprocessing_class(self.contexts[-1].node):
                 return False  # pipelines, pipeline stages, processors: once per request, not per layer or step
             if any(fnmatch.fnmatchcase(name, glob) for glob in HOT_FUNCTION_NAMES):
-                return not hands_results_to_host(node)
+                key = ("hands results to host", id(node))  # the summaries walk a function once per set of arguments
+                found = self.index.memo.get(key)
+                if found is None:
+                    found = self.index.memo[key] = hands_results_to_host(node)
+                return not found
             if name in HOT_CALL_NAMES:
                 if info is not None and info.is_module:
                     return True

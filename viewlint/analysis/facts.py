@@ -542,6 +542,14 @@ class Facts:
                 events.append(StoreEvent(node, arg.value, self.value_of(arg.value), target))
         return events
 
+    def close(self) -> None:
+        """Drop the references that close cycles (the evaluator and the recorder point back at these
+        facts, the reports at the rules that hold them), once nothing more is asked: the file's trees
+        are then freed by reference counting when it is done, not left to a garbage collection."""
+        self.evaluator = None  # type: ignore[assignment]
+        self.recorder = None
+        self.reports = []
+
     # ------------------------------------------------------------------ walking hooks (called by Walker)
     def enter_module(self, node: cst.Module) -> None:
         self._scope_nodes.append(node)

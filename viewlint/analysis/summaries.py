@@ -262,6 +262,7 @@ class ModuleSummaries:
             stack.ran_out()
         finally:
             self._active.pop()
+            facts.close()
         self._runs[key] = recorder.result
         return recorder.result
 
