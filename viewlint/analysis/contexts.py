@@ -85,13 +85,12 @@ class Context:
 def words(node: cst.CSTNode) -> str:
     """The names, attribute names and literals of an expression, space-separated: what the cold-guard
     checks look for (`step`, `debug`, `"__main__"`), without printing the expression."""
-    parts = []
-    for child in descendants(node):
-        if isinstance(child, cst.Name):
-            parts.append(child.value)
-        elif isinstance(child, (cst.SimpleString, cst.Integer, cst.FormattedStringText)):
-            parts.append(child.value)
-    return " ".join(parts)
+    word_types = _WORD_TYPES
+    return " ".join(child.value for child in descendants(node) if type(child) in word_types)  # type: ignore[attr-defined]
+
+
+# The nodes `words` reads (exact types: libcst's `isinstance` runs Python code for its ABCs).
+_WORD_TYPES = frozenset({cst.Name, cst.SimpleString, cst.Integer, cst.FormattedStringText})
 
 
 class ContextStack:
@@ -372,13 +371,18 @@ def step_loop(loop: cst.CSTNode, stack: Optional["ContextStack"] = None) -> Opti
     return _step_call(body, stack) if body is not None else None
 
 
+_NOT_A_STEP_OF_THIS_LOOP = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ExceptHandler, cst.Raise, cst.For, cst.While})
+
+
 def _step_call(root: cst.CSTNode, stack: Optional["ContextStack"]) -> Optional[str]:
     pending: list[cst.CSTNode] = [root]
+    skipped = _NOT_A_STEP_OF_THIS_LOOP
     while pending:
         node = pending.pop()
-        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ExceptHandler, cst.Raise, cst.For, cst.While)):
+        kind = type(node)  # exact types: libcst's `isinstance` runs Python code for its ABCs
+        if kind in skipped:
             continue  # a nested loop that runs the step is the step loop, not this one
-        if isinstance(node, cst.If) and stack is not None:
+        if kind is cst.If and stack is not None:
             # The guard is read only when its body runs a step (most bodies do not: reading it is the cost).
             found = _step_call(node.test, stack)
             if found is not None:
@@ -389,9 +393,9 @@ def _step_call(root: cst.CSTNode, stack: Optional["ContextStack"]) -> Optional[s
             if node.orelse is not None:
                 pending.append(node.orelse)
             continue
-        if isinstance(node, cst.Call):
-            func = node.func
-            if isinstance(func, cst.Attribute):
+        if kind is cst.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if type(func) is cst.Attribute:
                 if func.attr.value == "backward":
                     return f"a loop that runs `{dotted_name(func) or 'backward'}()`"
                 receiver = dotted_name(func.value) or ""

@@ -399,7 +399,7 @@ def _tensor_annotation(annotation: Optional[ast.AST]) -> bool:
     `Optional[Tensor]`, `Tensor | None`, `"torch.LongTensor"`, `list[torch.Tensor]`, `np.ndarray`."""
     if annotation is None:
         return False
-    for node in ast.walk(annotation):
+    for node in preorder(annotation):
         if type(node) is ast.Name and node.id.endswith(_TENSOR_WORDS):  # type: ignore[attr-defined]
             return True
         if type(node) is ast.Attribute and node.attr.endswith(_TENSOR_WORDS):  # type: ignore[attr-defined]

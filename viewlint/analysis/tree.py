@@ -12,12 +12,18 @@ import libcst as cst
 
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     """`a.b.c` for a Name/Attribute chain, else None."""
+    # Exact type tests: libcst's node classes are ABCs, whose `isinstance` runs Python code, and
+    # nothing subclasses `Name` or `Attribute`. This runs for most expressions the walk reads.
+    kind = type(node)
+    if kind is cst.Name:
+        return node.value  # type: ignore[attr-defined, no-any-return]
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
+    while kind is cst.Attribute:
+        parts.append(node.attr.value)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+        kind = type(node)
+    if kind is cst.Name:
+        parts.append(node.value)  # type: ignore[attr-defined]
         return ".".join(reversed(parts))
     return None
 
