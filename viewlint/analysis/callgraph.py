@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import bisect
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, NamedTuple, Optional
 
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.features import dotted, preorder
@@ -28,8 +28,10 @@ _UNRESOLVED_METHOD_NAMES = sem.STORING_METHODS | sem.MAYBE_VIEW_METHODS | sem.VI
 })
 
 
-@dataclass(frozen=True)
-class FunctionKey:
+class FunctionKey(NamedTuple):
+    """A function of the module. A named tuple: hashed and compared in C (the call graph's passes
+    hash keys hundreds of thousands of times on a large corpus)."""
+
     owner: Optional[str]  # the class that defines it, or None at module level
     name: str
 

@@ -230,7 +230,7 @@ class ContextStack:
                                      reason=reason))
 
     def enter_if(self, node: cst.If) -> None:
-        text = words(node.test)
+        text = self.words(node.test)
         main_guard = "__name__" in text and "__main__" in text
         cold = main_guard or self.is_cold_condition(node.test) or runs_once(node)
         self.contexts.append(Context(kind="block", node=node, cold=cold, hot=self.has_hot_marker(node), cold_all=main_guard))
@@ -284,9 +284,9 @@ class ContextStack:
             if any(fnmatch.fnmatchcase(name, glob) for glob in HOT_FUNCTION_NAMES):
                 key = ("hands results to host", id(node))  # the summaries walk a function once per set of arguments
                 found = self.index.memo.get(key)
-                if found is None:
-                    found = self.index.memo[key] = hands_results_to_host(node)
-                return not found
+                if found is None or found[0] is not node:  # type: ignore[index]
+                    found = self.index.memo[key] = (node, hands_results_to_host(node))
+                return not found[1]  # type: ignore[index]
             if name in HOT_CALL_NAMES:
                 if info is not None and info.is_module:
                     return True
@@ -316,10 +316,19 @@ class ContextStack:
             return True
         return False
 
+    def words(self, node: cst.CSTNode) -> str:
+        """`words(node)`, once per node of the file (an `if` test is read on entering the `if`, again by
+        the cold-guard checks, and again in each summary walk of its function)."""
+        key = ("words", id(node))
+        found = self.index.memo.get(key)
+        if found is None or found[0] is not node:  # type: ignore[index]
+            found = self.index.memo[key] = (node, words(node))
+        return found[1]  # type: ignore[index, no-any-return]
+
     def is_cold_guard(self, test: cst.BaseExpression) -> bool:
         """Whether `test` guards a cold block: `step % 100 == 0`, `self.debug`, `__name__ == "__main__"`.
         In `guard and t.any()`, the right operand runs only inside the guard."""
-        text = words(test)
+        text = self.words(test)
         return ("__name__" in text and "__main__" in text) or self.is_cold_condition(test)
 
     def is_cold_condition(self, test: cst.BaseExpression) -> bool:
@@ -334,11 +343,11 @@ class ContextStack:
             modulus = test.left.right
             if isinstance(modulus, cst.Integer):
                 return int(modulus.evaluated_value) >= 10
-            lowered = words(test.left).lower()
+            lowered = self.words(test.left).lower()
             return any(word in lowered for word in sem.INTERVAL_WORDS)
         if isinstance(test, cst.Name) and (test.value in self.index.debug_switches or test.value in self._debug_names()):
             return True  # `if _validate_replay:`, an opt-in check switched on from the environment
-        lowered = words(test).lower()
+        lowered = self.words(test).lower()
         return any(word in lowered for word in sem.LOGGING_WORDS)
 
     def _debug_names(self) -> frozenset[str]:

@@ -611,8 +611,8 @@ class Facts:
             return {}
         key = ("module inputs", id(node), self.class_name)  # read once per function, not per summary walk of it
         known = self.index.memo.get(key)
-        if known is not None:
-            return dict(known)  # type: ignore[call-overload]
+        if known is not None and known[0] is node:  # type: ignore[index]
+            return dict(known[1])  # type: ignore[index]
         compared = _compared_with_constants(node)
         used = _used_as_tensors(node, self.index, info)
         found: dict[str, Value] = {}
@@ -621,7 +621,7 @@ class Facts:
             no_default = param.default is None or (isinstance(param.default, cst.Name) and param.default.value == "None")
             if sem.is_module_input(pname, param.annotation is not None, no_default) and pname not in compared and pname in used:
                 found[pname] = Value(kind=Kind.TENSOR, why=f"an input of `{self.class_name}.{name}`")
-        self.index.memo[key] = dict(found)  # type: ignore[index]
+        self.index.memo[key] = (node, dict(found))  # type: ignore[index]
         return found
 
     def _annotated_classes(self, node: cst.FunctionDef, params: list[cst.Param]) -> dict[str, str]:

@@ -10,7 +10,7 @@ excuse one (contiguous, on the CPU, reduced to a scalar) hold only when they hol
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Iterable, Optional
 
 
@@ -137,7 +137,15 @@ class Value:
         return self.kind in (Kind.WRAPPER, Kind.TENSOR_SEQUENCE)
 
     def with_(self, **changes: object) -> "Value":
-        return replace(self, **changes)  # type: ignore[arg-type]
+        """A copy with `changes` (what `dataclasses.replace` gives, without running the frozen
+        `__init__`'s two dozen `object.__setattr__` calls: values are copied on most steps of the walk)."""
+        if not changes.keys() <= _VALUE_FIELDS:
+            return replace(self, **changes)  # type: ignore[arg-type]  # raises for the unknown field
+        copy = object.__new__(Value)
+        attributes = copy.__dict__
+        attributes.update(self.__dict__)
+        attributes.update(changes)
+        return copy
 
     def element(self) -> "Value":
         """What one item of this container may be (the join of what it holds)."""
@@ -190,6 +198,9 @@ class Value:
             for element in self.elements:
                 found.extend(element.retained_views(depth - 1))
         return found
+
+
+_VALUE_FIELDS = frozenset(field.name for field in fields(Value))
 
 
 UNKNOWN = Value()
