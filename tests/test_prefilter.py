@@ -227,6 +227,15 @@ def tensor_flags(source: str) -> set[str]:
         ("def f(x):\n    y = x.transpose(1, 2).contiguous()", {"strided-contiguous-assign"}),
         # ... and not a slice of the first dimension, a plain `.contiguous()` or one that is not assigned.
         ("def f(x):\n    y = x[1:].contiguous()\n    z = x.contiguous()\n    return x[:, 1:].contiguous()", set()),
+        # Python bools that torch gives (its predicates, under any alias), dtype comparisons and string tests ...
+        ("import torch\nimport torch.distributed as dist\ndef f(x: torch.Tensor):\n"
+         "    if torch.cuda.is_available() or dist.is_initialized() or torch.is_tensor(x): pass", set()),
+        ("import torch\ndef f(x: torch.Tensor):\n    if x.dtype == torch.bfloat16 or torch.version.hip: pass", set()),
+        ("def f(model):\n    for name, p in model.named_parameters():\n        if name.endswith('.bias'): pass", set()),
+        # ... and not the tensors torch gives or a tensor compared with one.
+        ("import torch\ndef f(x):\n    if torch.isnan(x).any(): pass", {"device-truth-test"}),
+        ("import torch\ndef f(x: torch.Tensor):\n    if x == torch.zeros(1): pass", {"device-truth-test"}),
+        ("import numpy as np\ndef f(d):\n    if np.is_busday(d): pass", {"device-truth-test"}),
     ],
 )
 def test_tensor_flags(source, expected):
@@ -651,3 +660,18 @@ def test_split_lines_follows_python_line_endings(text):
 def test_the_prefilter_keeps_what_the_rules_find(body, code):
     _, fast = _fast_and_full(f"import torch\n\n\n{body}\n")
     assert [d.code for d in fast] == [code]
+
+
+def test_host_predicates_in_a_forward_leave_nothing_to_parse():
+    # The walker reads these tests as Python bools too: with nothing else in the file, no rule can fire.
+    source = (
+        "import torch\nimport torch.distributed as dist\n\n\nclass M(torch.nn.Module):\n"
+        "    def forward(self, x: torch.Tensor):\n"
+        "        if torch.cuda.is_available() and dist.is_initialized():\n            x = x + 1\n"
+        "        if x.dtype == torch.bfloat16 or torch.compiler.is_compiling():\n            x = x + 1\n"
+        "        for name, p in self.named_parameters():\n"
+        "            if name.endswith('.bias'):\n                x = x + 1\n"
+        "        return x\n"
+    )
+    reduction, fast = _fast_and_full(source)
+    assert reduction is None and fast == []

@@ -251,6 +251,10 @@ class RetentionContext:
 
 # Attributes that are plain Python values on a tensor (the walker's host attributes).
 _HOST_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "grad_fn", "layout"})
+# Methods of `str` that answer a yes/no question: no tensor has them.
+_STRING_PREDICATES = frozenset({
+    "startswith", "endswith", "isdigit", "isalpha", "isalnum", "isspace", "islower", "isupper", "isidentifier",
+    "isnumeric", "isdecimal", "isascii", "istitle"})
 # Attributes named as flags (`is_primary`, `use_cache`): a field of an object not known to hold tensors.
 _FLAG_ATTRIBUTE_PREFIXES = ("is_", "has_", "use_", "enable_", "disable_", "should_", "need_")
 # Calls whose result is a host value whatever they are given (`len(x)`, `x.item()`, `x.size(0)`).
@@ -313,6 +317,11 @@ class TensorContext:
     def tensor_module(self, head: str) -> bool:
         target = self.aliases.get(head, head)
         return target.split(".")[0] in _TENSOR_MODULES
+
+    def torch_module(self, node: ast.AST) -> bool:
+        """`node`'s dotted name starts at the `torch` package (under any alias: `dist.`, `F.`)."""
+        name = dotted(node)
+        return name is not None and self.aliases.get(name.split(".")[0], name.split(".")[0]).split(".")[0] == "torch"
 
     def torch_call(self, func: ast.AST) -> bool:
         """A call of a `torch` or NumPy function (`torch.zeros`, `F.pad`, `np.stack`)."""
@@ -441,6 +450,8 @@ def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: 
             return True  # `.data`, `.grad`, `.T`: of a tensor, or of a module's parameter
         if attr in semantics.PARAMETER_ATTRIBUTE_NAMES and name != f"self.{attr}":
             return True  # `layer.weight`: a module's parameter
+        if name is not None and context.tensor_module(name.split(".", 1)[0]):
+            return False  # `torch.bfloat16`, `torch.version.hip`, `np.float32`: a dtype, a string, a constant
         if attr in context.tensor_fields:
             return True  # a tensor field of a class of this module
         if name is not None and name.startswith("self."):
@@ -455,11 +466,15 @@ def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: 
         return tensor_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
     if kind is ast.Call:
         func = node.func  # type: ignore[attr-defined]
-        if context.torch_call(func) or callee_name(func) in context.returning:
-            return True  # a torch function, or a function of this module that returns something
+        if callee_name(func) in context.returning:
+            return True  # a function of this module that returns something
+        if context.torch_call(func):
+            # A torch function, except the predicates (`torch.cuda.is_available()`, `torch.is_grad_enabled()`,
+            # `dist.is_initialized()`), which return Python bools (NumPy's `np.is_busday` gives an array).
+            return not (type(func) is ast.Attribute and func.attr.startswith("is_") and context.torch_module(func))
         if type(func) is ast.Attribute:
-            if func.attr in semantics.HOST_VALUE_METHODS:
-                return False  # `x.dim()`, `x.size(0)`, `x.item()`: Python values, whatever `x` is
+            if func.attr in semantics.HOST_VALUE_METHODS or func.attr in _STRING_PREDICATES:
+                return False  # `x.dim()`, `x.size(0)`, `x.item()`, `name.endswith(".bias")`: Python values
             return func.attr in _TENSOR_MAKING_METHODS or tensor_may_be(func.value, bound, context, seen)
         if type(func) is ast.Name and func.id in ("max", "min", "sum", "abs"):
             return any(tensor_may_be(a, bound, context, seen) for a in _arguments(node))  # over 0-d tensors: a tensor
