@@ -111,6 +111,49 @@ def _child_fields(kind: type) -> tuple[tuple[str, Optional[bool]], ...]:
     return tuple(fields)
 
 
+# Per node class: a function giving its children to push on the preorder stack (last child first;
+# None where a field is empty or a list has a hole: skipped when popped), or None for a leaf. Made
+# once per class from `_child_fields`: one call per node instead of a loop over its fields.
+_CHILDREN_OF: dict[type, Optional[Callable[[ast.AST], list[Optional[ast.AST]]]]] = {}
+
+
+def _children_function(kind: type) -> Optional[Callable[[ast.AST], list[Optional[ast.AST]]]]:
+    fields = _CHILD_FIELDS.get(kind)
+    if fields is None:
+        fields = _CHILD_FIELDS[kind] = _child_fields(kind)
+    if not fields:
+        return None
+    if any(many is None for _, many in fields):  # fields whose kind the signature does not tell
+        def generic(node: ast.AST) -> list[Optional[ast.AST]]:
+            kids: list[Optional[ast.AST]] = []
+            for name, _ in fields:
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    kids.extend(v for v in value if isinstance(v, ast.AST))
+                elif isinstance(value, ast.AST):
+                    kids.append(value)
+            kids.reverse()
+            return kids
+        return generic
+    def field_by_field(node: ast.AST) -> list[Optional[ast.AST]]:  # a node built by hand, missing a field
+        found: list[Optional[ast.AST]] = []
+        for name, many in fields:
+            value = getattr(node, name, None)
+            if many:
+                found.extend(value or ())
+            else:
+                found.append(value)
+        found.reverse()
+        return found
+
+    parts = [f"*node.{name}[::-1]" if many else f"node.{name}" for name, many in reversed(fields)]
+    code = (f"def children(node):\n    try:\n        return [{', '.join(parts)}]\n"
+            "    except (AttributeError, TypeError):\n        return field_by_field(node)\n")
+    namespace: dict[str, object] = {"field_by_field": field_by_field}
+    exec(code, namespace)  # noqa: S102 - code made from the ast classes' own field names
+    return namespace["children"]  # type: ignore[return-value]
+
+
 def preorder(root: ast.AST) -> list[ast.AST]:
     """Every node under `root` (itself included) in source order, parents before children.
 
@@ -118,34 +161,19 @@ def preorder(root: ast.AST) -> list[ast.AST]:
     """
     out: list[ast.AST] = []
     stack: list[Optional[ast.AST]] = [root]
-    pop, append, extend, fields_of = stack.pop, out.append, stack.extend, _CHILD_FIELDS.get
+    pop, append, extend, children_of = stack.pop, out.append, stack.extend, _CHILDREN_OF
     while stack:
         node = pop()
-        if node is None:  # a hole in a list field: `{**d}` keys, keyword-only arguments without defaults
+        if node is None:  # an empty field, a hole in a list field (`{**d}` keys, kw-only arguments without defaults)
             continue
         append(node)
         kind = type(node)
-        fields = fields_of(kind)
-        if fields is None:
-            fields = _CHILD_FIELDS[kind] = _child_fields(kind)
-        if not fields:
-            continue
-        kids: list[Optional[ast.AST]] = []
-        for name, many in fields:
-            value = getattr(node, name, None)
-            if many:
-                if value:
-                    kids.extend(value)
-            elif many is False:
-                if value is not None:
-                    kids.append(value)
-            elif type(value) is list:
-                kids.extend(v for v in value if isinstance(v, ast.AST))
-            elif isinstance(value, ast.AST):
-                kids.append(value)
-        if kids:
-            kids.reverse()
-            extend(kids)
+        try:
+            children = children_of[kind]
+        except KeyError:
+            children = children_of[kind] = _children_function(kind)
+        if children is not None:
+            extend(children(node))
     return out
 
 
