@@ -106,16 +106,23 @@ class CallGraph:
         callees: dict[FunctionKey, set[FunctionKey]] = {}
         # Names a call must end with to reach a function of this module (its own name, or its class's).
         reachable = self._names = {key.name for key in self.functions} | set(self.index.classes)
-        Call, Attribute, Name = ast.Call, ast.Attribute, ast.Name
+        Call, Attribute, Name, Return, Yield, YieldFrom = ast.Call, ast.Attribute, ast.Name, ast.Return, ast.Yield, ast.YieldFrom
         skeleton_kinds = _SKELETON_KINDS
+        scanned: set[int] = set()
         for key, info in self.functions.items():
             nodes = self.index.segment_nodes.get(id(info.node)) or preorder(info.node)
             found: set[FunctionKey] = set()
             self.skeletons[key] = skeleton = []
+            scanned.add(id(info))
+            returns = False  # a `return <value>` or a `yield` (see `_returns_value`)
             for node in nodes:
                 kind = type(node)
                 if kind in skeleton_kinds:
                     skeleton.append(node)
+                elif kind is Return:
+                    returns = returns or node.value is not None  # type: ignore[attr-defined]
+                elif kind is Yield or kind is YieldFrom:
+                    returns = True
                 if kind is Call:
                     func = node.func  # type: ignore[attr-defined]
                     last = func.attr if type(func) is Attribute else func.id if type(func) is Name else None
@@ -126,10 +133,14 @@ class CallGraph:
                     touches = self.self_touches.setdefault((key.owner, node.attr), [])  # type: ignore[attr-defined]
                     if not touches or touches[-1] != key:
                         touches.append(key)
+            info.returns_value = returns
             callees[key] = found
             self.callees[key] = found
             for callee in sorted(found, key=str):
                 self.callers.setdefault(callee, []).append(key)
+        for info in self.by_node.values():
+            if id(info) not in scanned:  # a function defined again under the same name (the last one counts)
+                info.returns_value = _returns_value(self.index.segment_nodes.get(id(info.node)) or preorder(info.node))
         self.recursive = _in_cycles(callees)
 
     def _ast_callees(self, owner: Optional[str], func: ast.AST) -> list[FunctionKey]:
@@ -182,7 +193,7 @@ class CallGraph:
         key = FunctionKey(owner, node.name)
         self.by_node[id(node)] = self.functions[key] = FunctionInfo(key, node, positional[1:] if bound else positional,
                                            [a.arg for a in arguments.kwonlyargs], defaults, bound,
-                                           _returns_value(self.index.segment_nodes.get(id(node)) or list(ast.walk(node))),
+                                           False,  # `returns_value`: read by `_scan`'s pass over the nodes
                                            frozenset(a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
                                                      if a.annotation is not None), node.returns)
 

@@ -434,8 +434,8 @@ def hands_results_to_host(node: cst.FunctionDef) -> bool:
     """A `forward` that returns a `.cpu()` tensor: the end of a pipeline (a vocoder's waveform), run once per
     output. A per-layer module hands device tensors on."""
     for child in descendants(node.body):
-        if isinstance(child, cst.Return) and isinstance(child.value, cst.Call) and isinstance(child.value.func, cst.Attribute) \
-                and child.value.func.attr.value == "cpu":
+        if type(child) is cst.Return and type(child.value) is cst.Call and type(child.value.func) is cst.Attribute \
+                and child.value.func.attr.value == "cpu":  # type: ignore[attr-defined]
             return True
     return False
 

@@ -839,10 +839,14 @@ def _used_as_tensors(function: cst.FunctionDef, index: ModuleIndex, info: ClassI
     an argument of a `torch` function, of a submodule (`self.proj(x)`) or of a function of this module,
     tensor-style indexing (`x[:, 0]`), a matrix product."""
     found: set[str] = set()
+    Attribute, Call, Name, Subscript, BinaryOperation = cst.Attribute, cst.Call, cst.Name, cst.Subscript, cst.BinaryOperation
     for node in descendants(function):
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value in sem.ARRAY_METHODS:
-            found.add(node.value.value)
-        elif isinstance(node, cst.Call):
+        kind = type(node)  # exact types: libcst's `isinstance` runs Python code for its ABCs
+        if kind is Name:
+            continue
+        if kind is Attribute and type(node.value) is Name and node.attr.value in sem.ARRAY_METHODS:  # type: ignore[attr-defined]
+            found.add(node.value.value)  # type: ignore[attr-defined]
+        elif kind is Call:
             func = node.func
             qualified = index.qualify(func) or ""
             receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
@@ -850,11 +854,11 @@ def _used_as_tensors(function: cst.FunctionDef, index: ModuleIndex, info: ClassI
             if qualified.startswith("torch.") or receiver == "self" and (
                     func.attr.value in info.submodule_attributes or func.attr.value in info.assigned_attributes) \
                     or callee in index.defined_functions:
-                found.update(a.value.value for a in node.args if isinstance(a.value, cst.Name))
-        elif isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) > 1:
-            found.add(node.value.value)
-        elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
-            found.update(n.value for n in (node.left, node.right) if isinstance(n, cst.Name))
+                found.update(a.value.value for a in node.args if isinstance(a.value, cst.Name))  # type: ignore[attr-defined]
+        elif kind is Subscript and type(node.value) is Name and len(node.slice) > 1:  # type: ignore[attr-defined]
+            found.add(node.value.value)  # type: ignore[attr-defined]
+        elif kind is BinaryOperation and type(node.operator) is cst.MatrixMultiply:  # type: ignore[attr-defined]
+            found.update(n.value for n in (node.left, node.right) if isinstance(n, cst.Name))  # type: ignore[attr-defined]
     return found
 
 
@@ -863,8 +867,8 @@ def _compared_with_constants(function: cst.FunctionDef) -> set[str]:
     `method == Kind.MHA`): options or containers of them, not tensors."""
     found: set[str] = set()
     for node in descendants(function):
-        if isinstance(node, cst.Comparison):
-            left = node.left
+        if type(node) is cst.Comparison:
+            left = node.left  # type: ignore[attr-defined]
             while isinstance(left, cst.Subscript):
                 left = left.value
             if not isinstance(left, cst.Name):
