@@ -10,7 +10,7 @@ import pytest
 
 from viewlint.analysis.callgraph import FunctionKey, callgraph_of, hot_reasons
 from viewlint.analysis.module_index import build_index_from_ast
-from viewlint.analysis.values import UNKNOWN, Device, Kind, Provenance, Value, join
+from viewlint.analysis.values import HOST, UNKNOWN, Device, Kind, Provenance, Value, join
 from viewlint.engine import is_test_path, lint_text
 from viewlint.settings import Settings
 
@@ -41,6 +41,14 @@ def test_a_join_keeps_a_device_both_paths_agree_on():
     cpu = Value(device=Device.CPU)
     assert join(cpu, Value(device=Device.CPU)).device is Device.CPU
     assert join(cpu, UNKNOWN).device is Device.UNKNOWN
+
+
+def test_a_join_of_none_and_a_tuple_keeps_the_tuples_elements():
+    # `return None` on one path, `return k, buffer` on another: what is unpacked comes from the tuple.
+    view = Value(kind=Kind.TENSOR, provenance=Provenance.VIEW, base="buffer", partial=True)
+    pair = Value(kind=Kind.WRAPPER, wrapper="tuple", elements=(view, Value(kind=Kind.TENSOR, label="buffer")))
+    assert join(HOST, pair) == pair and join(pair, HOST) == pair
+    assert join(UNKNOWN, pair) == UNKNOWN  # nothing known of the other path: it may be anything
 
 
 def test_a_slice_of_a_split_no_longer_covers_its_base():
