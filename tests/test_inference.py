@@ -51,6 +51,25 @@ def test_a_join_of_none_and_a_tuple_keeps_the_tuples_elements():
     assert join(UNKNOWN, pair) == UNKNOWN  # nothing known of the other path: it may be anything
 
 
+@pytest.mark.parametrize("stored, found", [("(buffer, buffer[:2])", []), ("(pool, buffer[:2])", [(10, "VL101")])])
+def test_a_tensor_bound_differently_on_two_paths_is_known_by_its_name(stored, found):
+    # After the `if`, `buffer` is the pool's tensor or a new one: either way its views are views of `buffer`,
+    # and storing `buffer` next to them stores their base.
+    source = f"""
+    import torch
+
+    _CACHE = {{}}
+
+
+    def keep(key, pool):
+        buffer = pool.get(key)
+        if buffer is None:
+            buffer = torch.zeros(8, 4)
+        _CACHE[key] = {stored}
+    """
+    assert codes(source, select=("VL101",)) == found
+
+
 def test_a_slice_of_a_split_no_longer_covers_its_base():
     source = """
     import torch
