@@ -118,6 +118,18 @@ def _recorded(lint_source, statement: str):
     return found
 
 
+@pytest.mark.parametrize("stored, found", [("buf=buffer, key=buffer[:2]", []), ("other=x, key=buffer[:2]", [(6, "VL101")])])
+def test_a_store_that_also_stores_the_base_pins_nothing_more(lint_source, stored, found):
+    # One call puts the view and its base in the same container: the base is kept anyway.
+    assert codes(lint(lint_source, f"""
+        import torch
+
+        def keep(cache, x):
+            buffer = torch.zeros(8, 4)
+            cache.update({stored})
+    """)) == found
+
+
 def test_module_level_registry_and_lru_cache(lint_source):
     found = lint(lint_source, """
         import functools
