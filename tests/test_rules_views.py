@@ -192,6 +192,32 @@ def test_a_parameter_that_one_caller_passes_a_view_of_something_else_is_not_excu
     assert "a view of `other`" in found[0][2]
 
 
+def _padded_helper(returned: str, lines: int) -> str:
+    """A module-level helper of `lines` lines that returns `returned`, and a method that keeps its first value."""
+    padding = "".join(f"    total = total + {i}\n" for i in range(lines - 3))
+    return (
+        "import torch\n\n\n"
+        f"def _split(batch):\n    total = 0\n{padding}    return {returned}\n\n\n"
+        "class Keeper:\n"
+        "    def __init__(self):\n"
+        "        self.saved = []\n\n"
+        "    def keep(self, batch: torch.Tensor):\n"
+        "        head, tail = _split(batch)\n"
+        "        self.saved.append(head)\n"
+    )
+
+
+@pytest.mark.parametrize("returned, lines, flagged", [
+    ("batch[:2], batch[2:]", 50, True),  # a tuple: read up to MAX_TUPLE_SUMMARY_LINES
+    ("[batch[:2], batch[2:]]", 50, False),  # other values: up to MAX_SUMMARY_LINES
+    ("batch[:2], batch[2:]", 70, False),
+])
+def test_longer_helpers_are_read_when_they_return_tuples(lint_source, returned, lines, flagged):
+    source = _padded_helper(returned, lines)
+    found = codes(lint_source(source, select=VIEWS))
+    assert found == ([(len(source.splitlines()), "VL101")] if flagged else [])
+
+
 def test_module_level_registry_and_lru_cache(lint_source):
     found = lint(lint_source, """
         import functools
