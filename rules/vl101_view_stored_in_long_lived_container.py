@@ -112,10 +112,15 @@ class ViewStoredInLongLivedContainer(Rule):
         facts = self.facts
         if facts.in_setup_function:
             return  # views stored while building the object (`__init__`, `_init_*`) are its layout
-        for event in facts.store_events(node):
+        events = facts.store_events(node)
+        # What one call stores in one go (`cache.update(qkv=qkv, key=k[:, :n])`) lives in one place together.
+        together = set().union(*(e.value.held_bases() for e in events)) if len(events) > 1 else set()
+        for event in events:
             view = self._leaking_view(event.value)
             if view is None:
                 continue
+            if view.base in together:
+                continue  # the same store keeps the view's base itself: nothing extra is pinned
             if event.target.endswith(".data") and facts.partitioned(event.value_node, view.base):
                 continue  # every part of the tensor goes to some parameter: nothing extra is pinned
             if facts.pins_nothing_more(event.value, view):

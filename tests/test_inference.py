@@ -10,7 +10,7 @@ import pytest
 
 from viewlint.analysis.callgraph import FunctionKey, callgraph_of, hot_reasons
 from viewlint.analysis.module_index import build_index_from_ast
-from viewlint.analysis.values import UNKNOWN, Device, Kind, Provenance, Value, join
+from viewlint.analysis.values import HOST, UNKNOWN, Device, Kind, Provenance, Value, join
 from viewlint.engine import is_test_path, lint_text
 from viewlint.settings import Settings
 
@@ -41,6 +41,33 @@ def test_a_join_keeps_a_device_both_paths_agree_on():
     cpu = Value(device=Device.CPU)
     assert join(cpu, Value(device=Device.CPU)).device is Device.CPU
     assert join(cpu, UNKNOWN).device is Device.UNKNOWN
+
+
+def test_a_join_of_none_and_a_tuple_keeps_the_tuples_elements():
+    # `return None` on one path, `return k, buffer` on another: what is unpacked comes from the tuple.
+    view = Value(kind=Kind.TENSOR, provenance=Provenance.VIEW, base="buffer", partial=True)
+    pair = Value(kind=Kind.WRAPPER, wrapper="tuple", elements=(view, Value(kind=Kind.TENSOR, label="buffer")))
+    assert join(HOST, pair) == pair and join(pair, HOST) == pair
+    assert join(UNKNOWN, pair) == UNKNOWN  # nothing known of the other path: it may be anything
+
+
+@pytest.mark.parametrize("stored, found", [("(buffer, buffer[:2])", []), ("(pool, buffer[:2])", [(10, "VL101")])])
+def test_a_tensor_bound_differently_on_two_paths_is_known_by_its_name(stored, found):
+    # After the `if`, `buffer` is the pool's tensor or a new one: either way its views are views of `buffer`,
+    # and storing `buffer` next to them stores their base.
+    source = f"""
+    import torch
+
+    _CACHE = {{}}
+
+
+    def keep(key, pool):
+        buffer = pool.get(key)
+        if buffer is None:
+            buffer = torch.zeros(8, 4)
+        _CACHE[key] = {stored}
+    """
+    assert codes(source, select=("VL101",)) == found
 
 
 def test_a_slice_of_a_split_no_longer_covers_its_base():

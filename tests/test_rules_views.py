@@ -118,6 +118,106 @@ def _recorded(lint_source, statement: str):
     return found
 
 
+@pytest.mark.parametrize("stored, found", [("buf=buffer, key=buffer[:2]", []), ("other=x, key=buffer[:2]", [(6, "VL101")])])
+def test_a_store_that_also_stores_the_base_pins_nothing_more(lint_source, stored, found):
+    # One call puts the view and its base in the same container: the base is kept anyway.
+    assert codes(lint(lint_source, f"""
+        import torch
+
+        def keep(cache, x):
+            buffer = torch.zeros(8, 4)
+            cache.update({stored})
+    """)) == found
+
+
+PACKED_HELPER = """
+    import torch
+
+    class Attention:
+        def _pack(self, x):
+            if x.dim() != 2:
+                return None
+            buffer = torch.zeros(x.shape[0], 12)
+            return buffer[:, 4:8], buffer
+
+        def attend(self, cache, k=None, qkv=None):
+            cache.update({stored})
+
+        def forward(self, x, cache):
+            packed = self._pack(x)
+            qkv = None
+            if packed is not None:
+                k, qkv = packed
+            else:
+                k = None
+            self.attend(cache, k=k, qkv=qkv)
+"""
+
+
+@pytest.mark.parametrize("stored, found", [("qkv=qkv, key=k[:2]", []), ("key=k[:2]", [(12, "VL101")])])
+def test_a_view_and_its_base_through_a_helper_and_two_parameters(lint_source, stored, found):
+    # The caller's `k` is a view of its `qkv` (both from one tuple, or `None`): inside `attend`, `k` is a view of
+    # the parameter `qkv`, so storing both pins nothing more, and storing `k` alone pins all of it.
+    found_here = lint(lint_source, PACKED_HELPER.format(stored=stored))
+    assert codes(found_here) == found
+    assert all("a view of `qkv`" in message for _, _, message in found_here)
+
+
+@pytest.mark.parametrize("order", [("one", "two"), ("two", "one")])
+def test_a_parameter_that_one_caller_passes_a_view_of_something_else_is_not_excused(lint_source, order):
+    # `one` passes a view of what it passes as `qkv`, `two` a view of another tensor: storing `qkv` with `k`
+    # still pins `other` on `two`'s calls, whichever caller is read first.
+    callers = {
+        "one": """
+            def one(self, cache):
+                buffer = torch.zeros(4, 12)
+                self.attend(cache, k=buffer[:, 4:8], qkv=buffer)
+        """,
+        "two": """
+            def two(self, cache):
+                buffer = torch.zeros(4, 12)
+                other = torch.zeros(4, 12)
+                self.attend(cache, k=other[:, 4:8], qkv=buffer)
+        """,
+    }
+    source = textwrap.dedent("""
+        import torch
+
+        class Attention:
+            def attend(self, cache, k=None, qkv=None):
+                cache.update(qkv=qkv, key=k[:2])
+    """) + "".join(textwrap.indent(textwrap.dedent(callers[name]), "    ") for name in order)
+    found = lint_source(source, select=VIEWS)
+    assert [(row, code) for row, code, _ in found] == [(6, "VL101")]
+    assert "a view of `other`" in found[0][2]
+
+
+def _padded_helper(returned: str, lines: int) -> str:
+    """A module-level helper of `lines` lines that returns `returned`, and a method that keeps its first value."""
+    padding = "".join(f"    total = total + {i}\n" for i in range(lines - 3))
+    return (
+        "import torch\n\n\n"
+        f"def _split(batch):\n    total = 0\n{padding}    return {returned}\n\n\n"
+        "class Keeper:\n"
+        "    def __init__(self):\n"
+        "        self.saved = []\n\n"
+        "    def keep(self, batch: torch.Tensor):\n"
+        "        head, tail = _split(batch)\n"
+        "        self.saved.append(head)\n"
+    )
+
+
+@pytest.mark.parametrize("returned, lines, flagged", [
+    ("batch[:2], batch[2:]", 50, True),  # a tuple: read up to MAX_TUPLE_SUMMARY_LINES
+    ("[batch[:2], batch[2:]]", 50, False),  # other values: up to MAX_SUMMARY_LINES
+    ("batch[:2], batch[2:]", 70, False),
+])
+def test_longer_helpers_are_read_when_they_return_tuples(lint_source, returned, lines, flagged):
+    source = _padded_helper(returned, lines)
+    found = codes(lint_source(source, select=VIEWS))
+    assert found == ([(len(source.splitlines()), "VL101")] if flagged else [])
+
+
 def test_module_level_registry_and_lru_cache(lint_source):
     found = lint(lint_source, """
         import functools

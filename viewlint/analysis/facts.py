@@ -894,7 +894,15 @@ def _join_scopes(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
     on the other path would raise); bound on both, the values join."""
     joined = dict(a)
     for key, value in b.items():
-        joined[key] = join(a[key], value) if key in a else value
+        if key not in a:
+            joined[key] = value
+            continue
+        merged = join(a[key], value)
+        if merged.kind is Kind.TENSOR and merged.label is None and key.isidentifier():
+            # The paths bound tensors known by different names (or one by none): after the join it is known by
+            # this name, as the views taken of it are, so that storing it next to one of them stores their base.
+            merged = labelled(merged, key)
+        joined[key] = merged
     return joined
 
 

@@ -8,7 +8,8 @@ Real code rarely annotates, but it calls its own helpers: `pieces = self._split(
   its arguments (`call_value`): the callee is walked (without rules) with those values bound
   to its parameters, and views of a parameter come back as views of the argument;
 - what the callers in this module pass to a function (`entry_values`): each caller is walked
-  once and the arguments of its calls are recorded;
+  once and the arguments of its calls are recorded, in the callee's names where one argument
+  is a view of another (`f(k=buffer[:, :n], qkv=buffer)`: inside `f`, `k` is a view of `qkv`);
 - what a class keeps in `self.<attr>` across its methods (`attribute_value`): what they
   assign and what they add to it (`self.queue.put(x)`).
 
@@ -50,6 +51,10 @@ MAX_SUMMARY_LINES = 40
 # The walk that only records what a function passes to its callees may read longer functions (a step
 # function that builds its helpers' host-side arguments).
 MAX_CALLER_LINES = 150
+# A helper whose every `return <value>` is a tuple display (`return q, k, v, buffer`, or `return None`) hands
+# back several values that may be views of one another: only its walk tells the caller that, so what it returns
+# is read up to this length (half as long again: on sglang, 3% more summary walks, 5% more lines walked).
+MAX_TUPLE_SUMMARY_LINES = 60
 @dataclass
 class RunResult:
     """What one walk of a function found."""
@@ -107,6 +112,7 @@ class Recorder:
         info = self.summaries.resolve(node, self.facts.evaluator, {})
         if info is not None:
             arguments = self.summaries.bind_arguments(node, info, self.facts.evaluator, {})
+            arguments = _related(arguments, self.facts.outlives_function)
             self.result.calls.setdefault(info.key, []).append(arguments)
 
     def assigned(self, attribute: str, value: Value) -> None:
@@ -135,6 +141,7 @@ class ModuleSummaries:
         self._entries: dict[FunctionKey, Optional[dict[str, Value]]] = {}
         self._attributes: dict[tuple[str, str], Optional[Value]] = {}
         self._lines: Optional[list[str]] = None
+        self._tuples: dict[FunctionKey, bool] = {}
 
     # ------------------------------------------------------------------ resolving calls
     def resolve(self, call: cst.Call, evaluator: Evaluator, local: Locals) -> Optional[FunctionInfo]:
@@ -235,7 +242,9 @@ class ModuleSummaries:
             return found
         if info.key in self._active:
             return _EMPTY  # recursion the module's call graph did not show (a safety net)
-        if info.lines > (MAX_CALLER_LINES if not arguments and not shallow else MAX_SUMMARY_LINES):
+        limit = MAX_CALLER_LINES if not arguments and not shallow else MAX_SUMMARY_LINES
+        if info.lines > limit and not (limit == MAX_SUMMARY_LINES and not shallow
+                                       and info.lines <= MAX_TUPLE_SUMMARY_LINES and self._returns_tuples(info)):
             self._runs[key] = _EMPTY
             return _EMPTY
         node = self._cst_function(info)
@@ -266,6 +275,12 @@ class ModuleSummaries:
         self._runs[key] = recorder.result
         return recorder.result
 
+    def _returns_tuples(self, info: FunctionInfo) -> bool:
+        found = self._tuples.get(info.key)
+        if found is None:
+            found = self._tuples[info.key] = _returns_tuples(info)
+        return found
+
     # ------------------------------------------------------------------ what callers pass
     def entry_values(self, owner: Optional[str], name: str) -> Optional[dict[str, Value]]:
         """{parameter: the join of what this module's callers pass}, for a function's own walk."""
@@ -281,6 +296,7 @@ class ModuleSummaries:
         if not (set(info.positional) | set(info.keyword_only)) - info.annotated and not _tensor_annotated(info.node):
             return None  # every parameter annotated, none as a tensor: the callers add nothing
         values: dict[str, Value] = {}
+        bases: dict[str, set[str]] = {}
         for caller_key in self.callgraph.callers.get(key, [])[:MAX_CALLERS]:
             caller = self.functions.get(caller_key)
             if caller is None or caller_key == key:
@@ -288,6 +304,16 @@ class ModuleSummaries:
             for arguments in self.run(caller, {}).calls.get(key, ()):
                 for parameter, value in arguments.items():
                     values[parameter] = join(values[parameter], value) if parameter in values else value
+                    if value.kind is Kind.TENSOR and value.base is not None:
+                        bases.setdefault(parameter, set()).add(value.base)
+        parameters = set(info.positional) | set(info.keyword_only)
+        for parameter, seen in bases.items():
+            # A view of another parameter from one call (`_related`), of some other tensor from another: the join
+            # kept one base; keep the other, or storing the view next to that parameter would look harmless.
+            value = values[parameter]
+            others = sorted(seen - parameters)
+            if len(seen) > 1 and value.base in parameters and others:
+                values[parameter] = value.with_(base=others[0])
         self._entries[key] = values or None
         return self._entries[key]
 
@@ -362,6 +388,23 @@ class ModuleSummaries:
         return statement if isinstance(statement, cst.FunctionDef) else None
 
 
+def _returns_tuples(info: FunctionInfo) -> bool:
+    """Every `return` with a value in the function (nested ones too: a superset is enough) returns a tuple
+    display or `None`, and one returns a tuple; it does not yield."""
+    found = False
+    for node in ast.walk(info.node):
+        kind = type(node)
+        if kind is ast.Return:
+            value = node.value  # type: ignore[attr-defined]
+            if type(value) is ast.Tuple:
+                found = True
+            elif value is not None and not (type(value) is ast.Constant and value.value is None):
+                return False
+        elif kind is ast.Yield or kind is ast.YieldFrom:
+            return False
+    return found
+
+
 def _default_value(node: ast.AST) -> Value:
     if isinstance(node, ast.Constant):
         if isinstance(node.value, bool) or node.value is None or isinstance(node.value, (str, float, bytes)):
@@ -395,6 +438,48 @@ def _normalize(arguments: dict[str, Value]) -> tuple[dict[str, Value], dict[str,
             value = value.with_(elements=tuple(inner))
         normalized[name] = value
     return normalized, bases
+
+
+def _related(arguments: dict[str, Value], outlives: Any) -> dict[str, Value]:
+    """One call's arguments with the caller's names of the objects it passes replaced by the callee's parameters,
+    where another argument refers to them: `f(k=buffer[:, :n], qkv=buffer)` passes, as `k`, a view of what `f`
+    calls `qkv`. Names of objects that outlive the caller (`self.…`, module-level) stay: they say so."""
+    owners: dict[str, str] = {}
+    for parameter, value in arguments.items():
+        if value.kind is Kind.TENSOR and value.provenance is not Provenance.VIEW and value.label is not None \
+                and value.label.isidentifier() and value.label not in owners:
+            owners[value.label] = parameter
+    if not owners:
+        return arguments
+    referred: set[str] = set()
+    for value in arguments.values():
+        _bases_in(value, referred)
+    renames = {name: owners[name] for name in referred & owners.keys() if not outlives(name)}
+    if not renames:
+        return arguments
+    return {parameter: _renamed(value, renames) for parameter, value in arguments.items()}
+
+
+def _bases_in(value: Value, found: set[str], depth: int = 3) -> None:
+    if value.kind is Kind.TENSOR:
+        if value.base is not None:
+            found.add(value.base)
+    elif value.is_container and depth > 0:
+        for element in value.elements:
+            _bases_in(element, found, depth - 1)
+
+
+def _renamed(value: Value, renames: dict[str, str], depth: int = 3) -> Value:
+    if value.kind is Kind.TENSOR:
+        changes: dict[str, Any] = {}
+        if value.base in renames:
+            changes["base"] = renames[value.base]  # type: ignore[index]
+        if value.label in renames:
+            changes["label"] = renames[value.label]  # type: ignore[index]
+        return value.with_(**changes) if changes else value
+    if value.is_container and depth > 0:
+        return value.with_(elements=tuple(_renamed(e, renames, depth - 1) for e in value.elements))
+    return value
 
 
 def _rebase(value: Value, bases: dict[str, str], depth: int = 3) -> Value:

@@ -243,6 +243,10 @@ def join(a: Value, b: Value) -> Value:
         return _join_tensors(tensor, UNKNOWN_TENSOR) if other.kind is Kind.UNKNOWN else tensor
     if a.kind in _SEQUENCES and b.kind in _SEQUENCES:
         return _join_sequences(a, b)
+    if {a.kind, b.kind} == {Kind.HOST, Kind.WRAPPER}:
+        # `return None` on one path, `return q, k, qkv` on another: what is taken out of the value (unpacked,
+        # indexed) comes from the container's path, so its elements stay known.
+        return a if a.kind is Kind.WRAPPER else b
     if {a.kind, b.kind} == {Kind.INT, Kind.HOST}:
         return HOST
     if Kind.UNKNOWN in (a.kind, b.kind):
