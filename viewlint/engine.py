@@ -335,8 +335,9 @@ def _without_lone_continuations(text: str, tree: ast.Module) -> str:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Constant, ast.JoinedStr)) and node.end_lineno is not None and node.end_lineno > node.lineno:
             inside.update(range(node.lineno + 1, node.end_lineno + 1))
-    rows = [content for content, _ in split_lines(text)]
-    endings = [ending for _, ending in split_lines(text)]
+    lines = split_lines(text)
+    rows = [content for content, _ in lines]
+    endings = [ending for _, ending in lines]
     continued = False  # the row before ends in a `\\` that joins this one to its statement
     for number, content in enumerate(rows, start=1):
         if not continued and number not in inside and endings[number - 1] and content.strip(" \t") == "\\":
