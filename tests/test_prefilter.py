@@ -86,6 +86,11 @@ def found_in(source: str) -> features.Features:
         ("y = x.float()\nn = int(y.sum().item())\nn += 1", set(), {"write-into-maybe-copy"}),
         ("y = x.float()\nout = y.new_zeros(3)\nout[mask] = y", set(), {"write-into-maybe-copy"}),
         ("y = x.float()\nz = helper(y)\nz[0] = 1", set(), {"write-into-maybe-copy"}),
+        # A subscript or augmented assignment into the conversion of an unnamed value (a Triton load): no name to
+        # have meant the write for. An in-place method on it may still write into a dead copy.
+        ("b = tl.load(p).to(tl.float32)\nb += 1\nc = helper(x).reshape(-1)\nc[0] = 1", set(), {"write-into-maybe-copy"}),
+        ("b = tl.load(p).to(tl.float32)\nb.add_(1)", {"write-into-maybe-copy"}, set()),
+        ("c = self.w.reshape(-1)\nc[0] = 1", {"write-into-maybe-copy"}, set()),
         ("def f(y):\n    z = x.float()\n    y[0] = 1", set(), {"write-into-maybe-copy"}),
         ("rows = x[idx]\nz = torch.zeros(3)\nz.add_(1)", set(), {"inplace-on-gathered-name"}),
     ],
@@ -140,16 +145,48 @@ def tensor_flags(source: str) -> set[str]:
         ("def f(a):\n    flag = a if a is not None else cfg.flag\n    assert flag, 'm'", set()),
         ("def f(self):\n    if self.training and not self.use_bias and x.shape[0] > 1: pass", set()),
         ("def f(a, b):\n    if a == b or a.dim() == 2: pass", set()),
+        # Items of what is not known to hold tensors: counts, rows of unknown values, sizes, literals of plain values.
+        ("def f(x):\n    for t in x:\n        assert t", set()),
+        ("def f(x: torch.Tensor, n):\n    for i in range(n):\n        if i: pass", set()),
+        ("def f(x: torch.Tensor, xs):\n    for i, (a, b) in enumerate(zip(xs, xs)):\n        if i or a: pass", set()),
+        ("def f(x: torch.Tensor):\n    B, S = x.shape\n    rows, cols = 2, B\n    if B > 1 or cols or S != rows: pass", set()),
+        ("def f(x: torch.Tensor, items):\n    for pair in zip(items, range(3)):\n        if pair: pass", set()),
+        ("def f(x: torch.Tensor, pair):\n    a = (b, c) = pair\n    if b: pass", set()),
+        # The walker binds in source order: an assignment made after a use (or around it) is not seen there ...
+        ("def f(x):\n    x = x.contiguous()\n    y = x.contiguous()", {"contiguous-of-contiguous"}),
+        ("def f(x):\n    y = x.contiguous()\n    x = x.contiguous()", set()),
+        ("def f(x):\n    if x: pass\n    x = torch.ones(1)", set()),
+        ("def f(x):\n    for i in range(3):\n        if x: pass\n        x = torch.ones(1)", set()),
+        # ... but `:=`, loop targets and what the rest of the function does with a name are.
+        ("def f(x):\n    if (y := torch.ones(1)) and y: pass", {"device-truth-test"}),
+        ("def f(xs):\n    for x in xs:\n        if x: pass\n    for x in torch.ones(2): pass", {"device-truth-test"}),
+        ("def f(x):\n    if x: pass\n    return x.masked_fill(x, 0)", {"device-truth-test"}),
+        # A callable held in a parameter, a local name or an attribute the class assigns, applied to a tensor: the
+        # walker reads a module's output (a tensor), unless its name asks a question.
+        ("def f(x: torch.Tensor, fn):\n    if fn(x): pass", {"device-truth-test"}),
+        ("class C:\n    def __init__(self, g):\n        self.gate = g\n    def f(self, x: torch.Tensor):\n"
+         "        if self.gate(x): pass", {"device-truth-test"}),
+        ("class C:\n    def __init__(self, g):\n        self.can_use = g\n    def f(self, x: torch.Tensor, is_ok):\n"
+         "        if self.can_use(x) or is_ok(x) or self.gate(x) or fn(x) or len(x): pass", set()),
+        ("def f(x, fn):\n    if fn(x): pass", set()),  # nothing known of `x`
+        # A method's `self` is not what its callers pass; its other parameters are.
+        ("class C:\n    def g(self):\n        self.f(1)\n    def f(self, n):\n        if self.ready(): pass", set()),
+        ("class C:\n    def g(self):\n        self.f(torch.ones(1))\n    def f(self, n):\n        if n: pass", {"device-truth-test"}),
         # ... and of what it may know.
         ("def f(x: torch.Tensor):\n    if x: pass", {"device-truth-test"}),
         ("def f(x):\n    if torch.isnan(x).any(): pass", {"device-truth-test"}),
         ("def f(x):\n    y = x.float()\n    z = y\n    while z: pass", {"device-truth-test"}),
-        ("def f(x):\n    for t in x:\n        assert t", {"device-truth-test"}),
+        ("def f(x: torch.Tensor):\n    for t in x:\n        assert t", {"device-truth-test"}),
+        ("def f(xs, x: torch.Tensor):\n    for i, (a, t) in enumerate(zip(xs, x)):\n        assert t", {"device-truth-test"}),
+        ("def f(x: torch.Tensor):\n    a, b = x\n    if b: pass", {"device-truth-test"}),
+        ("def f(x):\n    a, b = x, torch.ones(1)\n    if b: pass", {"device-truth-test"}),
+        ("def f(x):\n    for t in x:\n        if t.any(): pass", {"device-truth-test"}),  # used as a tensor
+        ("def g():\n    f(torch.ones(2))\ndef f(x):\n    for t in x:\n        assert t", {"device-truth-test"}),
         ("def f(x):\n    return 1 if x.contiguous().sum() > 0 else 2", {"device-truth-test"}),
         ("def f(self, x):\n    self.m = torch.zeros(2)\n    if not (x and self.m == 0): pass", {"device-truth-test"}),
         ("def f(x):\n    if x[:, 0].all(): pass", {"device-truth-test"}),
         ("def f(x):\n    if Pair(x.t(), 1)[0]: pass", {"device-truth-test"}),
-        ("def f(x):\n    return [y for y in x if y]", {"device-truth-test"}),
+        ("def f(x: torch.Tensor):\n    return [y for y in x if y]", {"device-truth-test"}),
         ("def f(batch):\n    if batch.seq_lens_cpu.max() > 1: pass", {"device-truth-test"}),
         ("LIMIT = torch.tensor(3)\ndef f(x):\n    if LIMIT: pass", {"device-truth-test"}),
         ("LIMIT = 3\ndef f(x):\n    if LIMIT: pass", set()),
@@ -166,7 +203,8 @@ def tensor_flags(source: str) -> set[str]:
         ("def f(x):\n    return x.t().clone().contiguous()", {"contiguous-of-contiguous"}),
         ("def f(x):\n    y = x.contiguous()\n    z = y.float() * 2\n    return z.contiguous()", {"contiguous-of-contiguous"}),
         ("def f(x: torch.Tensor, i):\n    return x[i].contiguous()", {"contiguous-of-contiguous"}),  # maybe a gather
-        ("def f(x):\n    for y in x:\n        y.contiguous()", {"contiguous-of-contiguous"}),
+        ("def f(x: torch.Tensor):\n    for y in x:\n        y.contiguous()", {"contiguous-of-contiguous"}),
+        ("def f(x):\n    for y in x:\n        y.contiguous()", set()),  # rows of something unknown
         ("def f(a, b):\n    return (a @ b).contiguous()", {"contiguous-of-contiguous"}),
         # ... and not of views, parameters or unknown values.
         ("def f(x: torch.Tensor):\n    return x.contiguous(), x.transpose(1, 2).contiguous(), x[:, 0].contiguous()", set()),

@@ -132,6 +132,24 @@ def test_truth_value_of_tensors(lint_source):
     assert findings(lint_source, body) == [(7, "VL403"), (9, "VL403"), (11, "VL403"), (12, "VL403"), (13, "VL403")]
 
 
+def test_callables_applied_to_tensors_give_tensors_unless_they_ask_a_question(lint_source):
+    source = (
+        "import torch\n"
+        "class M(torch.nn.Module):\n"
+        "    def __init__(self, gate, check):\n"
+        "        super().__init__()\n"
+        "        self.gate = gate\n"
+        "        self.can_use_fast_path = check\n"
+        "    def forward(self, x: torch.Tensor, fn, is_ready):\n"
+        "        if self.gate(x) or fn(x):\n            pass\n"
+        "        if self.can_use_fast_path(x) or is_ready(x):\n            pass\n"
+    )
+    expected = [(8, "VL403"), (8, "VL403")]
+    assert [(row, code) for row, code, _ in lint_source(source, select=SYNCS)] == expected
+    # The prefilter keeps what the full walk reports.
+    assert [(row, code) for row, code, _ in lint_source(source, select=SYNCS, prefilter=False)] == expected
+
+
 def test_and_or_not_report_each_tensor_operand_once(lint_source):
     body = "if not x.any() and lengths.sum() > 3:\n    pass\nflag = x.any() or lengths\n"
     rows = findings(lint_source, body)

@@ -753,12 +753,14 @@ class Evaluator:
                 return result
         if isinstance(func, cst.Attribute):
             result = self._method(node, func, local)
-            if result.kind is Kind.UNKNOWN and self._calls_a_module(func, local):
+            if result.kind is Kind.UNKNOWN and self._calls_a_module(func, local) \
+                    and not func.attr.value.startswith(sem.PREDICATE_PREFIXES):
                 return self._module_output(node, local, f"`{self.short_source(func)}(…)`")
             return result
         if isinstance(func, cst.Name):
             result = self._builtin_or_constructor(node, func.value, qualified, local)
             if result.kind is Kind.UNKNOWN and func.value not in self.index.aliases and func.value not in sem.BUILTIN_NAMES \
+                    and not func.value.startswith(sem.PREDICATE_PREFIXES) \
                     and (func.value in local or self.env.lookup(func.value) is not UNKNOWN or self._is_parameter_name(func.value)):
                 return self._module_output(node, local, f"`{func.value}(…)`")  # a callable passed in: `f(x)`, `model(x)`
             return result

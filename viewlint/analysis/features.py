@@ -314,7 +314,7 @@ class TensorContext:
     (`called`) and the names of the functions and methods here that return a value."""
 
     __slots__ = ("outer", "tensor_attributes", "tensor_fields", "container_attributes", "aliases", "cpu_names", "called",
-                 "returning", "forwards")
+                 "returning", "forwards", "held_callables")
 
     def __init__(self, index: object, cpu_names: Iterable[str] = ()) -> None:
         from viewlint.analysis.callgraph import callgraph_of, may_return_tensor
@@ -326,10 +326,13 @@ class TensorContext:
         self.tensor_fields = {name for info in classes for name, text in info.field_annotations.items()
                               if "Tensor" in text or "ndarray" in text}
         self.container_attributes = {a for info in classes for a in info.container_attributes}
+        # `self.<attr>`s a class assigns: called on tensors, the walker reads what they give as a module's output.
+        self.held_callables = {a for info in classes for a in (*info.submodule_attributes, *info.assigned_attributes)}
         self.aliases: dict[str, str] = dict(getattr(index, "aliases", {}))
         self.cpu_names = frozenset(cpu_names)
         graph = callgraph_of(index) if getattr(index, "tree", None) is not None else None  # type: ignore[arg-type]
-        self.called: set[int] = set()
+        # Functions this module calls -> the parameters their callers fill (a method's `self`/`cls` is not one).
+        self.called: dict[int, frozenset[str]] = {}
         self.returning: set[str] = set()
         self.forwards: set[int] = set()  # `forward`/`__call__` methods of module classes: their inputs are tensors
         if graph is not None:
@@ -337,7 +340,8 @@ class TensorContext:
                 owner = getattr(index, "classes", {}).get(key.owner) if key.owner else None
                 if owner is not None and owner.is_module and key.name in ("forward", "__call__", "_forward"):
                     self.forwards.add(id(info.node))
-            self.called = {id(info.node) for key, info in graph.functions.items() if graph.callers.get(key)}
+            self.called = {id(info.node): frozenset((*info.positional, *info.keyword_only))
+                           for key, info in graph.functions.items() if graph.callers.get(key)}
             segments = getattr(index, "segment_nodes", {})
             self.returning = {key.name for key, info in graph.functions.items()
                               if may_return_tensor(info, segments.get(id(info.node)) or list(ast.walk(info.node)))}
@@ -392,6 +396,8 @@ def outer_bindings(index: object) -> Bindings:
 Bindings = dict[str, list[Optional[ast.AST]]]
 # The value a parameter annotated as a tensor is bound to: a tensor, but not known to be contiguous or a view.
 PARAMETER = ast.Constant(value=None)
+# What any other parameter is bound to: nothing known, not even a tensor (but a callable may be passed in).
+PLAIN_PARAMETER = ast.Constant(value=None)
 _TARGETED = (ast.Name, ast.Attribute)
 _BINDING_KINDS = frozenset({ast.Attribute, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.arg})
 
@@ -503,11 +509,20 @@ def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: 
         if type(func) is ast.Attribute:
             if func.attr in semantics.HOST_VALUE_METHODS or func.attr in _STRING_PREDICATES:
                 return False  # `x.dim()`, `x.size(0)`, `x.item()`, `name.endswith(".bias")`: Python values
-            return func.attr in _TENSOR_MAKING_METHODS or tensor_may_be(func.value, bound, context, seen)
+            if func.attr in _TENSOR_MAKING_METHODS or tensor_may_be(func.value, bound, context, seen):
+                return True
+            # `self.proj(x)`, `self.gate(x)`: a submodule or a callable the class holds, applied to a tensor.
+            return type(func.value) is ast.Name and func.value.id == "self" and func.attr in context.held_callables \
+                and not func.attr.startswith(semantics.PREDICATE_PREFIXES) and _positional_tensor(node, bound, context, seen)
         if type(func) is ast.Name and func.id in ("max", "min", "sum", "abs"):
             return any(tensor_may_be(a, bound, context, seen) for a in _arguments(node))  # over 0-d tensors: a tensor
         if not _wrapping_call(func):
-            return False  # any other plain call is unknown to the walker (`isinstance`, `len`, `helper(x)`)
+            # `fn(x)`, `model(x)`: a callable held in a parameter or a name bound here, applied to a tensor. Any other
+            # plain call is unknown to the walker (`isinstance`, `len`, `helper(x)`).
+            name = func.id if type(func) is ast.Name else None
+            return name is not None and (name in bound or name in context.outer) and name not in context.aliases \
+                and name not in semantics.BUILTIN_NAMES and not name.startswith(semantics.PREDICATE_PREFIXES) \
+                and _positional_tensor(node, bound, context, seen)
         # A class or container built from tensors holds them (`Pair(a, b)[0]`, `list(pieces)`).
         return any(tensor_may_be(a, bound, context, seen) for a in _arguments(node))
     if kind is ast.Subscript:
@@ -529,8 +544,34 @@ def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: 
     if kind is ast.UnaryOp:
         return type(node.op) is not ast.Not and tensor_may_be(node.operand, bound, context, seen)  # type: ignore[attr-defined]
     if kind is _Element:
-        return True  # an element of something: as unknown as a loop target
+        return _element_tensor_may_be(node, bound, context, seen)  # type: ignore[arg-type]
     return _through(node, tensor_may_be, bound, context, seen)
+
+
+def _positional_tensor(call: ast.AST, bound: Bindings, context: TensorContext, seen: Optional[set[str]]) -> bool:
+    """Some positional (unstarred) argument of the call may be a tensor."""
+    return any(type(a) is not ast.Starred and tensor_may_be(a, bound, context, seen) for a in call.args)  # type: ignore[attr-defined]
+
+
+def _element_tensor_may_be(node: "_Element", bound: Bindings, context: TensorContext, seen: Optional[set[str]]) -> bool:
+    """An item of what a loop or an unpacking takes it from may be a tensor: as the walker iterates
+    (`Evaluator.iterate`, `bind_target_into`), `range` gives ints, `enumerate` counts, `zip` and the
+    other iterating builtins give items of their arguments, a literal its elements; anything else
+    gives a tensor only when it may be a tensor or hold tensors."""
+    source = node.source
+    if source is _COUNTER:
+        return False
+    kind = type(source)
+    if kind is ast.Call and type(source.func) is ast.Name:  # type: ignore[attr-defined]
+        called = source.func.id  # type: ignore[attr-defined]
+        if called == "range":
+            return False
+        if called in _ITERATING_BUILTINS:
+            return any(_element_tensor_may_be(_Element(a.value if type(a) is ast.Starred else a), bound, context, seen)
+                       for a in (*source.args, *(k.value for k in source.keywords)))  # type: ignore[attr-defined]
+    if kind is ast.List or kind is ast.Tuple or kind is ast.Set:
+        return any(tensor_may_be(e, bound, context, seen) for e in source.elts)  # type: ignore[attr-defined]
+    return tensor_may_be(source, bound, context, seen)
 
 
 def _bound_to_tensor(name: str, bound: Bindings, context: TensorContext, seen: Optional[set[str]]) -> bool:
@@ -557,6 +598,50 @@ def _with_sources(bound: Bindings, sources: Bindings, parameters: set[str]) -> B
         if not taken_from or values is None or name in parameters or None not in values:
             continue
         judged[name] = [v for v in values if v is not None] + [_Element(s) for s in taken_from]
+    return judged
+
+
+class _Before:
+    """The bindings a use can see: the walker reads a function once, in source order, and binds an
+    assignment's names when the statement is done, so an assignment that ends after the use (`x =
+    x.contiguous()`, a later rebinding) is not yet made there. Loop targets, unpacked names (no position
+    of their own here), parameters and `:=` values are always visible."""
+
+    __slots__ = ("bound", "row", "column", "unordered")
+
+    def __init__(self, bound: Bindings, use: ast.AST, unordered: set[int]) -> None:
+        self.bound = bound
+        self.row = getattr(use, "lineno", None)
+        self.column = getattr(use, "col_offset", 0)
+        self.unordered = unordered
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.bound
+
+    def get(self, name: str, default: Optional[list[Optional[ast.AST]]] = None) -> Optional[list[Optional[ast.AST]]]:
+        values = self.bound.get(name)
+        if values is None or self.row is None:
+            return values if values is not None else default
+        row, column, unordered = self.row, self.column, self.unordered
+        return [v for v in values if v is None or getattr(v, "end_lineno", None) is None or id(v) in unordered
+                or v.end_lineno < row or (v.end_lineno == row and v.end_col_offset <= column)]  # type: ignore[attr-defined,operator]
+
+
+def _with_elements(bound: Bindings, sources: Bindings, parameters: set[str]) -> Bindings:
+    """`bound` with each unknown binding that a loop target or an unpacking made replaced by an item of
+    what it is taken from (`_Element`); unknown bindings of other kinds (`with ... as x`) stay."""
+    judged = bound
+    for name, taken_from in sources.items():
+        values = bound.get(name)
+        if not taken_from or values is None or name in parameters:
+            continue
+        unknown = sum(1 for v in values if v is None)
+        if not unknown:
+            continue
+        if judged is bound:
+            judged = dict(bound)
+        judged[name] = [v for v in values if v is not None] + [None] * max(0, unknown - len(taken_from)) \
+            + [_Element(s) for s in taken_from]
     return judged
 
 
@@ -605,6 +690,8 @@ def contiguous_may_be(node: ast.AST, bound: Bindings, context: TensorContext, se
     kind = type(node)
     if kind is ast.Name:
         return _bound_to(node.id, bound, context, seen, contiguous_may_be, False)  # type: ignore[attr-defined]
+    if kind is _Element:
+        return _element_tensor_may_be(node, bound, context, seen)  # type: ignore[arg-type]  # a row of a contiguous tensor
     if kind is ast.Attribute:
         name = dotted(node)
         return name is not None and _bound_to(name, bound, context, seen, contiguous_may_be, False)
@@ -741,6 +828,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     parameters: set[str] = set()  # the parameters of the functions in the segment
     cached_returns: list[ast.AST] = []  # what `functools.cache`d functions return
     converted: list[ast.AST] = []  # what `x.cuda().half()` chains move and cast
+    unordered: set[int] = set()  # values bound by `:=`, visible wherever they are used
     for node in nodes:
         kind = type(node)
         if kind is Name:
@@ -749,6 +837,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             continue
         if kind in _BINDING_KINDS:
             _note_binding(node, bound, direct)
+            if kind is ast.NamedExpr:
+                unordered.add(id(node.value))  # type: ignore[attr-defined]  # `:=` in a test the walker reads first
         if kind is Attribute:
             attr = node.attr  # type: ignore[attr-defined]
             attrs.add(attr)
@@ -825,7 +915,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             if any(type(target) is ast.Tuple or type(target) is ast.List for target in node.targets):  # type: ignore[attr-defined]
                 flags.add("partial-view")  # unpacking a tensor iterates it
                 for target in node.targets:  # type: ignore[attr-defined]
-                    _note_source(target, value, sources)
+                    if type(target) is ast.Tuple or type(target) is ast.List:  # (`a = b, c = x` binds `a` to `x` itself)
+                        _note_source(target, value, sources)
             if type(value) is Call and type(value.func) is Attribute and value.func.attr in semantics.OUT_OF_PLACE_UPDATE_METHODS:
                 flags.add("update-assigned")
             if len(node.targets) == 1 and type(node.targets[0]) is Name and _strided_contiguous(value):  # type: ignore[attr-defined]
@@ -864,6 +955,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 if arg is not None:
                     sources.setdefault(arg.arg, [])  # a parameter: made by the callers, not by this segment
                     parameters.add(arg.arg)
+                    bound.setdefault(arg.arg, []).append(PLAIN_PARAMETER)
             if tensors is not None and id(node) in tensors.forwards:
                 arguments = node.args  # type: ignore[attr-defined]
                 defaults = dict(zip([a.arg for a in arguments.args][::-1], arguments.defaults[::-1]))
@@ -873,28 +965,40 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                     if semantics.is_module_input(arg.arg, arg.annotation is not None,
                                                  default is None or (type(default) is ast.Constant and default.value is None)):
                         bound.setdefault(arg.arg, []).append(PARAMETER)  # an activation, for the walker
-            if tensors is not None and (id(node) in tensors.called or _docstring_mentions_tensors(node)):
-                # Its callers here pass its unannotated parameters, or its docstring types them: the
-                # walker may know anything of them.
+            if tensors is not None:
+                # Its callers here pass its unannotated parameters (not a method's `self`), or its docstring
+                # types them: the walker may know anything of them.
+                filled = tensors.called.get(id(node))
+                if _docstring_mentions_tensors(node):
+                    filled = None
+                elif filled is None:
+                    filled = frozenset()
                 arguments = node.args  # type: ignore[attr-defined]
                 for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
-                    if arg.annotation is None:
+                    if arg.annotation is None and (filled is None or arg.arg in filled):
                         bound.setdefault(arg.arg, []).append(None)
             for decorator in node.decorator_list:  # type: ignore[attr-defined]
                 target = decorator.func if type(decorator) is Call else decorator
                 if callee_name(target) in ("cache", "lru_cache"):
                     flags.add("cached-def")
                     cached_returns.extend(n.value for n in ast.walk(node) if type(n) is ast.Return and n.value is not None)  # type: ignore[attr-defined]
-    if tests and (tensors is None or any(tensor_may_be(v, bound, tensors) for test in tests for v in _tested(test))):
+    # Loop targets and unpacked names: items of what they are taken from; for each use, only the
+    # assignments before it (for the tensor questions).
+    itemised = _with_elements(bound, sources, parameters) if tensors is not None and sources else bound
+
+    def before(node: ast.AST) -> Bindings:
+        return _Before(itemised, node, unordered)  # type: ignore[return-value]
+
+    if tests and (tensors is None or any(tensor_may_be(v, before(v), tensors) for test in tests for v in _tested(test))):
         flags.add("device-truth-test")
     if subscripts and (tensors is None or any(
-        tensor_may_be(s.value, bound, tensors) and any(tensor_may_be(e, bound, tensors) for e in _index_elements(s.slice))  # type: ignore[attr-defined]
+        tensor_may_be(s.value, before(s), tensors) and any(tensor_may_be(e, before(s), tensors) for e in _index_elements(s.slice))  # type: ignore[attr-defined]
         for s in subscripts
     )):
         flags.add("mask-subscript")
-    if made_contiguous and (tensors is None or any(contiguous_may_be(r, bound, tensors) for r in made_contiguous)):
+    if made_contiguous and (tensors is None or any(contiguous_may_be(r, before(r), tensors) for r in made_contiguous)):
         flags.add("contiguous-of-contiguous")
-    if converted and (tensors is None or any(tensor_may_be(value, bound, tensors) for value in converted)):
+    if converted and (tensors is None or any(tensor_may_be(value, before(value), tensors) for value in converted)):
         flags.add("tensor-conversion-chain")
     if stored or cached_returns:
         judged = _with_sources(bound, sources, parameters)
@@ -903,12 +1007,14 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             flags.add("retains-view")
         if cached_returns and (tensors is None or any(partial_may_be(value, judged, tensors) for value in cached_returns)):
             flags.add("cached-returns-view")
-    if scalar_reads and (tensors is None or any(tensor_may_be(value, bound, tensors) for value in scalar_reads)):
+    if scalar_reads and (tensors is None or any(tensor_may_be(value, before(value), tensors) for value in scalar_reads)):
         flags.add("tensor-scalar-read")
-    if twins and (tensors is None or any(_twin_may_be_tensor(func, bound, tensors) for func in twins)):
+    if twins and (tensors is None or any(_twin_may_be_tensor(func, before(func), tensors) for func in twins)):
         flags.add("tensor-twin-statement")
-    if (inplace_roots or written_roots) and not calls.isdisjoint(semantics.MAYBE_COPY_METHODS) and any(
-            _chain_has(ast.Name(id=root), _maybe_copy_node, bound, sources) for root in (*inplace_roots, *written_roots)):
+    # A subscript or augmented assignment is reported only through `copy_of`: a conversion of a named tensor.
+    if (inplace_roots or written_roots) and not calls.isdisjoint(semantics.MAYBE_COPY_METHODS) and (
+            any(_chain_has(ast.Name(id=root), _maybe_copy_node, bound, sources) for root in inplace_roots)
+            or any(_chain_has(ast.Name(id=root), _maybe_copy_of_a_name, bound, sources) for root in written_roots)):
         flags.add("write-into-maybe-copy")
     if inplace_roots and "advanced-subscript" in flags and any(
             _chain_has(ast.Name(id=root), _gather_node, bound, sources) for root in inplace_roots):
@@ -1092,6 +1198,18 @@ def _maybe_copy_node(node: ast.AST) -> bool:
     if type(func) is ast.Attribute:
         return func.attr in semantics.MAYBE_COPY_METHODS
     return type(func) is ast.Name and func.id in ("reshape", "flatten", "ravel")  # `from torch import reshape`; not `int(n)`
+
+
+def _maybe_copy_of_a_name(node: ast.AST) -> bool:
+    """A conversion that may copy a named tensor (`x.float()`, `self.w.reshape(-1)`, `torch.flatten(x)`): the
+    walker remembers which tensor a write into its result was meant for (`Value.copy_of`) only for these."""
+    if type(node) is not ast.Call:
+        return False
+    func = node.func  # type: ignore[attr-defined]
+    if type(func) is ast.Attribute:
+        return func.attr in semantics.MAYBE_COPY_METHODS and dotted(func.value) is not None
+    return type(func) is ast.Name and func.id in ("reshape", "flatten", "ravel") \
+        and bool(node.args) and dotted(node.args[0]) is not None  # type: ignore[attr-defined]
 
 
 def _gather_node(node: ast.AST) -> bool:
