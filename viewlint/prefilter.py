@@ -109,17 +109,26 @@ def _is_setup_function(node: ast.stmt, nodes: list[ast.AST]) -> bool:
     return sum(1 for n in nodes if type(n) is ast.FunctionDef or type(n) is ast.AsyncFunctionDef) == 1
 
 
-def rule_needs(rule: type, index: ModuleIndex, settings: Settings) -> Optional[Needs]:
-    """A rule's needs for this module, with calls through local aliases added
-    (`from torch.nn.functional import scaled_dot_product_attention as sdpa` makes `sdpa(...)` count)."""
-    needs = rule.prefilter_needs(index, settings)
-    if needs is None:
-        return None
+def _renamed_imports(index: ModuleIndex) -> dict[str, list[str]]:
+    """The last part of each import's target -> the local names it is imported under, where they differ."""
     by_last: dict[str, list[str]] = {}
     for local, target in index.aliases.items():
         last = target.rsplit(".", 1)[-1]
         if local != last:
             by_last.setdefault(last, []).append(local)
+    return by_last
+
+
+def rule_needs(rule: type, index: ModuleIndex, settings: Settings,
+               by_last: Optional[dict[str, list[str]]] = None) -> Optional[Needs]:
+    """A rule's needs for this module, with calls through local aliases added
+    (`from torch.nn.functional import scaled_dot_product_attention as sdpa` makes `sdpa(...)` count).
+    `by_last`: `_renamed_imports(index)`, when the caller has it."""
+    needs = rule.prefilter_needs(index, settings)
+    if needs is None:
+        return None
+    if by_last is None:
+        by_last = _renamed_imports(index)
     if not by_last:
         return needs
     extra = []
@@ -248,7 +257,8 @@ def reduce_source(text: str, tree: ast.Module, rule_classes: Sequence[type], set
 def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: Settings,
            index: ModuleIndex) -> Optional[Reduction]:
     """Blank every segment no enabled rule can fire in; None if nothing is left to parse."""
-    all_needs = [(r, rule_needs(r, index, settings)) for r in rule_classes]
+    renamed = _renamed_imports(index)
+    all_needs = [(r, rule_needs(r, index, settings, renamed)) for r in rule_classes]
     if any(needs is None for _, needs in all_needs):
         lines = split_lines(text)
         return Reduction(text, bytearray(b"\x01" * (len(lines) + 2)), {})  # a rule without needs can fire anywhere

@@ -643,9 +643,14 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
         return found
     hot_globs = tuple(hot_globs) + DEFAULT_HOT_FUNCTIONS
     regions: dict[FunctionKey, _Regions] = {}
+    switches = frozenset(graph.index.debug_switches)
     for key, info in graph.functions.items():
         scanned = _Regions()
-        scanned.scan_nodes(info.node, graph.skeletons[key], frozenset(graph.index.debug_switches))
+        skeleton = graph.skeletons[key]
+        # Only calls of this module's functions and training steps are read below: a function with neither
+        # keeps empty regions, without classifying its calls.
+        if any(type(n) is ast.Call and (graph.call_targets(key, n) or runs_a_step(n)) for n in skeleton):  # type: ignore[arg-type]
+            scanned.scan_nodes(info.node, skeleton, switches)
         regions[key] = scanned
     reasons: dict[FunctionKey, str] = {}
     hot: list[FunctionKey] = []
