@@ -18,7 +18,9 @@ class HostSyncTruthiness(Rule):
     comprehension's `if`, and the operands of `and`, `or` and `not`. Typical forms are
     `if t.any():`, `if (x == 0).all():`, `while (err > tol).any():` and `assert torch.all(p >= 0)`.
     It fires only on values known to be tensors and not known to be on the CPU; `if t is None:`
-    and tests on shapes (`if x.shape[0] > 1:`) are plain Python and stay quiet.
+    and tests on shapes (`if x.shape[0] > 1:`) are plain Python and stay quiet. What a submodule
+    or a callable passed in gives when applied to a tensor (`self.gate(x)`, `fn(x)`) is a tensor,
+    unless its name asks a question (`can_*`, `is_*`, `has_*`, `should_*`, `need_*`: a bool).
 
     ## Why it matters
     `bool(t)` copies the tensor's value to the host, so the CPU waits for every kernel queued
