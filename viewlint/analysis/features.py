@@ -580,25 +580,13 @@ def _bound_to_tensor(name: str, bound: Bindings, context: TensorContext, seen: O
 
 
 class _Element(ast.AST):
-    """What a loop target or an unpacked name is bound to: an element of `source` (for `partial_may_be`)."""
+    """What a loop target or an unpacked name is bound to: an item of `source` (see `_with_elements`)."""
 
     _fields = ("source",)
 
     def __init__(self, source: ast.AST) -> None:
         super().__init__()
         self.source = source
-
-
-def _with_sources(bound: Bindings, sources: Bindings, parameters: set[str]) -> Bindings:
-    """`bound` with the unknown bindings of loop targets and unpacked names replaced by elements of
-    what they are taken from (a parameter's unknown binding, what its callers pass, stays unknown)."""
-    judged = dict(bound)
-    for name, taken_from in sources.items():
-        values = bound.get(name)
-        if not taken_from or values is None or name in parameters or None not in values:
-            continue
-        judged[name] = [v for v in values if v is not None] + [_Element(s) for s in taken_from]
-    return judged
 
 
 class _Before:
@@ -968,22 +956,19 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             if tensors is not None:
                 # Its callers here pass its unannotated parameters (not a method's `self`), or its docstring
                 # types them: the walker may know anything of them.
-                filled = tensors.called.get(id(node))
-                if _docstring_mentions_tensors(node):
-                    filled = None
-                elif filled is None:
-                    filled = frozenset()
+                filled = tensors.called.get(id(node), frozenset())
+                documented = _docstring_mentions_tensors(node)
                 arguments = node.args  # type: ignore[attr-defined]
                 for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
-                    if arg.annotation is None and (filled is None or arg.arg in filled):
+                    if arg.annotation is None and (documented or arg.arg in filled):
                         bound.setdefault(arg.arg, []).append(None)
             for decorator in node.decorator_list:  # type: ignore[attr-defined]
                 target = decorator.func if type(decorator) is Call else decorator
                 if callee_name(target) in ("cache", "lru_cache"):
                     flags.add("cached-def")
                     cached_returns.extend(n.value for n in ast.walk(node) if type(n) is ast.Return and n.value is not None)  # type: ignore[attr-defined]
-    # Loop targets and unpacked names: items of what they are taken from; for each use, only the
-    # assignments before it (for the tensor questions).
+    # Loop targets and unpacked names: items of what they are taken from; for the tensor questions, at each
+    # use only the assignments made before it.
     itemised = _with_elements(bound, sources, parameters) if tensors is not None and sources else bound
 
     def before(node: ast.AST) -> Bindings:
@@ -1001,11 +986,10 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     if converted and (tensors is None or any(tensor_may_be(value, before(value), tensors) for value in converted)):
         flags.add("tensor-conversion-chain")
     if stored or cached_returns:
-        judged = _with_sources(bound, sources, parameters)
-        if stored and (tensors is None or any(partial_may_be(value, judged, tensors) for value in stored
-                                              if not _part_of_self(value, judged, tensors))):
+        if stored and (tensors is None or any(partial_may_be(value, itemised, tensors) for value in stored
+                                              if not _part_of_self(value, itemised, tensors))):
             flags.add("retains-view")
-        if cached_returns and (tensors is None or any(partial_may_be(value, judged, tensors) for value in cached_returns)):
+        if cached_returns and (tensors is None or any(partial_may_be(value, itemised, tensors) for value in cached_returns)):
             flags.add("cached-returns-view")
     if scalar_reads and (tensors is None or any(tensor_may_be(value, before(value), tensors) for value in scalar_reads)):
         flags.add("tensor-scalar-read")

@@ -314,9 +314,9 @@ DATA_DEPENDENT_SHAPE_FUNCTIONS = frozenset(
 )
 
 
-# Attribute-name prefixes of boolean flags (`self.use_bias`, `self.has_bias`): never a parameter tensor.
 # Names of callables that answer a question (`can_use_fp8(q)`, `is_ready(x)`): they return a bool, not a tensor.
 PREDICATE_PREFIXES = ("is_", "has_", "can_", "should_", "need_", "needs_")
+# Attribute-name prefixes of boolean flags (`self.use_bias`, `self.has_bias`): never a parameter tensor.
 FLAG_PREFIXES = ("use_", "has_", "is_", "enable_", "disable_", "with_", "apply_", "skip_", "need_", "should_", "do_", "add_", "separate_", "refresh_", "fuse_", "no_")
 
 
