@@ -354,6 +354,32 @@ def test_preorder_lists_every_node_ast_walk_finds():
         assert all(many is not None for _, many in features._child_fields(kind)), kind.__name__
 
 
+def test_descent_skips_only_whitespace_and_punctuation():
+    """The walk reads only the fields whose declared type may hold a node it enters: on every kind of
+    syntax, it meets exactly the nodes libcst's own visitor meets, less whitespace and punctuation."""
+    from viewlint.analysis.tree import _UNWALKED, descendants
+
+    class Every(cst.CSTVisitor):
+        def __init__(self) -> None:
+            super().__init__()
+            self.seen: list[cst.CSTNode] = []
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            self.seen.append(node)
+            return not isinstance(node, _UNWALKED)  # the walk does not enter them: neither do we
+
+    kinds: set[type] = set()
+    for source in [_EVERY_SYNTAX, *(source for _, source, _ in _NEWER_SYNTAX)]:
+        module = cst.parse_module(source)
+        every = Every()
+        module.visit(every)
+        expected = [node for node in every.seen if not isinstance(node, _UNWALKED)]
+        assert list(descendants(module)) == expected
+        kinds.update(type(node) for node in expected)
+    assert {cst.Name, cst.Call, cst.Param, cst.Lambda, cst.FormattedString, cst.Match, cst.TypeParam} <= kinds
+    assert len(kinds) > 80
+
+
 def reduce(source: str, select: tuple[str, ...] = ("ALL",), **settings) -> str | None:
     source = textwrap.dedent(source)
     tree = ast.parse(source)

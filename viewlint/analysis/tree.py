@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import inspect
 import re
+import typing
 from typing import Callable, Iterator, Optional, Sequence
 
 import libcst as cst
+from libcst import MaybeSentinel
 
 
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
@@ -57,12 +59,39 @@ _WALKED: dict[type, bool] = {}
 
 
 def _child_fields(node_type: type) -> tuple[str, ...]:
-    """The fields holding child nodes, in the order libcst's own visitor visits them (source order)."""
+    """The fields that may hold a child the walk enters, in the order libcst's own visitor visits
+    them (source order). Fields whose declared type admits only whitespace or punctuation
+    (`lpar`, `whitespace_after_func`, `comma`) are left out: most nodes have more of those than of
+    children, and every walk would read them only to skip what they hold."""
     fields = _FIELDS.get(node_type)
     if fields is None:
         source = inspect.getsource(node_type._visit_and_replace_children)  # type: ignore[attr-defined]
-        fields = _FIELDS[node_type] = tuple(dict.fromkeys(_CHILD_FIELD.findall(source)))
+        every = tuple(dict.fromkeys(_CHILD_FIELD.findall(source)))
+        declared = _declared_types(node_type)
+        fields = _FIELDS[node_type] = tuple(name for name in every if _may_hold_walked(declared.get(name)))
     return fields
+
+
+def _declared_types(node_type: type) -> dict[str, object]:
+    """The node class's field annotations, resolved; {} when they cannot be (every field is then kept)."""
+    try:
+        return typing.get_type_hints(node_type)
+    except Exception:  # noqa: BLE001 - an annotation this Python cannot evaluate: keep every field
+        return {}
+
+
+def _may_hold_walked(annotation: object) -> bool:
+    """Whether a field declared as `annotation` may hold a node the walk enters (True when unsure)."""
+    if annotation is None:
+        return True  # not declared (or not resolved): keep it
+    if annotation is type(None) or annotation is str or annotation is MaybeSentinel:
+        return False
+    arguments = typing.get_args(annotation)
+    if arguments:  # Sequence[...], Optional[...], Union[...]
+        return any(_may_hold_walked(argument) for argument in arguments)
+    if isinstance(annotation, type):
+        return not (issubclass(annotation, cst.CSTNode) and issubclass(annotation, _UNWALKED))
+    return True
 
 
 def _walked(node_type: type) -> bool:

@@ -99,7 +99,10 @@ class Walker(cst.CSTVisitor):
         if handlers:
             self._call(handlers, node)
         walked, walk = _WALKED, self.walk
-        for name in _FIELDS.get(node_type) or _child_fields(node_type):
+        fields = _FIELDS.get(node_type)
+        if fields is None:
+            fields = _child_fields(node_type)
+        for name in fields:
             value = getattr(node, name)
             if type(value) is tuple or type(value) is list:
                 for child in value:
