@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 import libcst as cst
 
 from viewlint.analysis import stack
-from viewlint.analysis.tree import _FIELDS, _WALKED, _child_fields, _walked
+from viewlint.analysis.tree import _FIELDS, _child_fields, _walked
 
 if TYPE_CHECKING:
     from viewlint.analysis.facts import Facts
@@ -42,6 +42,26 @@ def _kind(node_type: type) -> int:
                 kind |= flag
         _KINDS[node_type] = kind
     return kind
+
+
+# How the walk treats a node of each type: not at all (whitespace, punctuation, non-nodes), as a leaf
+# (no child it enters and no context: `Name`, `Integer`; walked only when a rule handles the type), or
+# entering it.
+_SKIP, _LEAF, _ENTER = 0, 1, 2
+_MODES: dict[type, int] = {}
+
+
+def _mode(node_type: type) -> int:
+    mode = _MODES.get(node_type)
+    if mode is None:
+        if not _walked(node_type):
+            mode = _SKIP
+        elif not _child_fields(node_type) and not _kind(node_type):
+            mode = _LEAF
+        else:
+            mode = _ENTER
+        _MODES[node_type] = mode
+    return mode
 
 
 class Walker(cst.CSTVisitor):
@@ -98,7 +118,8 @@ class Walker(cst.CSTVisitor):
         handlers = self._visit_now.get(node_type)
         if handlers:
             self._call(handlers, node)
-        walked, walk = _WALKED, self.walk
+        modes, walk = _MODES, self.walk
+        visit_now, leave_now = self._visit_now, self._leave_now
         fields = _FIELDS.get(node_type)
         if fields is None:
             fields = _child_fields(node_type)
@@ -106,10 +127,19 @@ class Walker(cst.CSTVisitor):
             value = getattr(node, name)
             if type(value) is tuple or type(value) is list:
                 for child in value:
-                    if walked.get(type(child)) or _walked(type(child)):
+                    child_type = type(child)
+                    mode = modes.get(child_type)
+                    if mode is None:
+                        mode = _mode(child_type)
+                    if mode == _ENTER or (mode == _LEAF and (child_type in visit_now or child_type in leave_now)):
                         walk(child)
-            elif walked.get(type(value)) or _walked(type(value)):
-                walk(value)
+            else:
+                value_type = type(value)
+                mode = modes.get(value_type)
+                if mode is None:
+                    mode = _mode(value_type)
+                if mode == _ENTER or (mode == _LEAF and (value_type in visit_now or value_type in leave_now)):
+                    walk(value)
             if name == "body" and node_type is cst.If:
                 self.facts.if_body_done(node)  # type: ignore[arg-type]
         handlers = self._leave_now.get(node_type)
