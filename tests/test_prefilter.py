@@ -270,6 +270,23 @@ def tensor_flags(source: str) -> set[str]:
          "    if torch.cuda.is_available() or dist.is_initialized() or torch.is_tensor(x): pass", set()),
         ("import torch\ndef f(x: torch.Tensor):\n    if x.dtype == torch.bfloat16 or torch.version.hip: pass", set()),
         ("def f(model):\n    for name, p in model.named_parameters():\n        if name.endswith('.bias'): pass", set()),
+        # A call of a function of this module gives what its returns may give, with any arguments: ...
+        ("def n_rows(x):\n    return x.shape[0]\ndef f(x: torch.Tensor):\n    if n_rows(x): pass", set()),
+        ("def ready(self):\n    return self.count > 0 and bool(self.queue)\ndef f(x):\n    if ready(x): pass", set()),
+        ("def key(x):\n    return x.name.upper()\n_CACHE = {}\ndef f(x):\n    _CACHE[x] = key(x)", set()),
+        ("def made(n):\n    return torch.ones(n)\ndef f(n):\n    return made(n).contiguous()", {"contiguous-of-contiguous"}),
+        ("def made(n):\n    return torch.ones(n)\ndef f(n):\n    if made(n): pass", {"device-truth-test"}),
+        ("def same(x):\n    return x\ndef f(x: torch.Tensor):\n    if same(x): pass", {"device-truth-test"}),
+        ("def head(x):\n    y = x\n    return y[:2]\n_CACHE = {}\ndef f(k, x):\n    _CACHE[k] = head(x)", {"retains-view"}),
+        ("def steps(x):\n    yield x\ndef f(x):\n    if steps(x): pass", {"device-truth-test"}),  # a generator: not read
+        # ... through the functions it calls; the walker does not follow recursion.
+        ("def made(n):\n    return torch.ones(n)\ndef outer(n):\n    return made(n)\ndef f(n):\n    if outer(n): pass",
+         {"device-truth-test"}),
+        ("def count(n):\n    return len(n)\ndef outer(n):\n    return count(n)\ndef f(n):\n    if outer(n): pass", set()),
+        ("def r(n):\n    return r(n - 1) if n else 0\ndef f(n):\n    if r(n): pass", set()),
+        ("def r(n):\n    return r(n - 1) if n else torch.ones(1)\ndef f(n):\n    if r(n): pass", set()),
+        # A function longer than any summary walk reads gives nothing the walker knows.
+        ("def long(n):\n" + "    n = n + 1\n" * 150 + "    return torch.ones(n)\ndef f(n):\n    if long(n): pass", set()),
         # ... and not the tensors torch gives or a tensor compared with one.
         ("import torch\ndef f(x):\n    if torch.isnan(x).any(): pass", {"device-truth-test"}),
         ("import torch\ndef f(x: torch.Tensor):\n    if x == torch.zeros(1): pass", {"device-truth-test"}),

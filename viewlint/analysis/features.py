@@ -314,7 +314,7 @@ class TensorContext:
     (`called`) and the names of the functions and methods here that return a value."""
 
     __slots__ = ("outer", "tensor_attributes", "tensor_fields", "container_attributes", "aliases", "cpu_names", "called",
-                 "returning", "forwards", "held_callables")
+                 "returning", "forwards", "held_callables", "_returners", "_segments", "_returns", "_bindings")
 
     def __init__(self, index: object, cpu_names: Iterable[str] = ()) -> None:
         from viewlint.analysis.callgraph import callgraph_of, may_return_tensor
@@ -333,8 +333,14 @@ class TensorContext:
         graph = callgraph_of(index) if getattr(index, "tree", None) is not None else None  # type: ignore[arg-type]
         # Functions this module calls -> the parameters their callers fill (a method's `self`/`cls` is not one).
         self.called: dict[int, frozenset[str]] = {}
+        # The functions and methods here that may return a tensor: those the walker may summarise (not longer than
+        # a summary walk reads, not recursive) whose returns are not all plain Python values.
         self.returning: set[str] = set()
         self.forwards: set[int] = set()  # `forward`/`__call__` methods of module classes: their inputs are tensors
+        self._returners: dict[str, list[object]] = {}  # name -> the functions of `returning` that have it
+        self._segments: dict[int, list[ast.AST]] = getattr(index, "segment_nodes", {})
+        self._returns: dict[tuple[object, str], bool] = {}  # (predicate, name) -> what `may_return` said
+        self._bindings: dict[int, Bindings] = {}  # id(function node) -> its bindings, as a callee
         if graph is not None:
             for key, info in graph.functions.items():
                 owner = getattr(index, "classes", {}).get(key.owner) if key.owner else None
@@ -342,9 +348,46 @@ class TensorContext:
                     self.forwards.add(id(info.node))
             self.called = {id(info.node): frozenset((*info.positional, *info.keyword_only))
                            for key, info in graph.functions.items() if graph.callers.get(key)}
-            segments = getattr(index, "segment_nodes", {})
-            self.returning = {key.name for key, info in graph.functions.items()
-                              if may_return_tensor(info, segments.get(id(info.node)) or list(ast.walk(info.node)))}
+            from viewlint.analysis.summaries import MAX_CALLER_LINES, MAX_TUPLE_SUMMARY_LINES
+
+            longest = max(MAX_CALLER_LINES, MAX_TUPLE_SUMMARY_LINES)  # the longest function a summary walk reads
+            segments = self._segments
+            for key, info in graph.functions.items():
+                if info.lines <= longest and key not in graph.recursive and may_return_tensor(info, segments.get(id(info.node)) or list(ast.walk(info.node))):
+                    self._returners.setdefault(key.name, []).append(info)
+            self.returning = set(self._returners)
+
+    def may_return(self, name: Optional[str], judge: "Callable[[ast.AST, Bindings, TensorContext, Optional[set[str]]], bool]") -> bool:
+        """Whether a call of a function or method of this module named `name` may give a value `judge`
+        holds for (`tensor_may_be`, `partial_may_be`, `contiguous_may_be`): the walker reads such a call
+        through its summary, the value the callee's walk finds in its `return`s (and `yield`s), whatever
+        the arguments are. So `judge` is asked of each returned expression, with the callee's parameters
+        bound to anything. A function met again while it is being judged (recursion) may."""
+        if name is None or name not in self._returners:
+            return False
+        key = (judge, name)
+        found = self._returns.get(key)
+        if found is None:
+            self._returns[key] = True  # while it is judged: calls of itself may give anything
+            found = self._returns[key] = any(self._gives(info, judge) for info in self._returners[name])
+        return found
+
+    def _gives(self, info: object, judge: "Callable[[ast.AST, Bindings, TensorContext, Optional[set[str]]], bool]") -> bool:
+        node = info.node  # type: ignore[attr-defined]
+        nodes = self._segments.get(id(node)) or preorder(node)
+        returned = []
+        for child in nodes:
+            kind = type(child)
+            if kind is ast.Yield or kind is ast.YieldFrom:
+                return True  # a generator: what the walker makes of it is not read here
+            if kind is ast.Return and child.value is not None:  # type: ignore[attr-defined]
+                returned.append(child.value)  # type: ignore[attr-defined]
+        if not returned:
+            return False
+        bound = self._bindings.get(id(node))
+        if bound is None:
+            bound = self._bindings[id(node)] = _callee_bindings(info, nodes)
+        return any(judge(value, bound, self, None) for value in returned)
 
     def tensor_module(self, head: str) -> bool:
         target = self.aliases.get(head, head)
@@ -359,6 +402,37 @@ class TensorContext:
         """A call of a `torch` or NumPy function (`torch.zeros`, `F.pad`, `np.stack`)."""
         name = dotted(func)
         return name is not None and self.tensor_module(name.split(".")[0])
+
+
+def _callee_bindings(info: object, nodes: list[ast.AST]) -> Bindings:
+    """A function's bindings as `collect` reads them in a segment, for a walk with any arguments:
+    each parameter the callers fill (`info.positional`, `info.keyword_only`; not a method's `self`),
+    `*args`, `**kwargs` and the parameters of the functions and lambdas nested in it may be anything."""
+    bound: Bindings = {}
+    direct: set[int] = set()
+    Name, Attribute = ast.Name, ast.Attribute
+    for node in nodes:
+        kind = type(node)
+        if kind is Name:
+            if type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
+                _note_binding(node, bound, direct)
+            continue
+        if kind in _BINDING_KINDS:
+            _note_binding(node, bound, direct)
+        if kind is Attribute:
+            if node.attr in semantics.ARRAY_METHODS and type(node.value) is Name:  # type: ignore[attr-defined]
+                bound.setdefault(node.value.id, []).append(PARAMETER)  # type: ignore[attr-defined]  # as `collect` does
+        elif (kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda) and node is not info.node:  # type: ignore[attr-defined]
+            arguments = node.args  # type: ignore[attr-defined]
+            for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
+                if arg is not None:
+                    bound.setdefault(arg.arg, []).append(None)
+    arguments = info.node.args  # type: ignore[attr-defined]
+    passed = [*info.positional, *info.keyword_only]  # type: ignore[attr-defined]
+    passed.extend(arg.arg for arg in (arguments.vararg, arguments.kwarg) if arg is not None)
+    for name in passed:
+        bound.setdefault(name, []).append(None)
+    return bound
 
 
 def _wrapping_call(func: ast.AST) -> bool:
@@ -500,8 +574,8 @@ def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: 
         return tensor_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
     if kind is ast.Call:
         func = node.func  # type: ignore[attr-defined]
-        if callee_name(func) in context.returning:
-            return True  # a function of this module that returns something
+        if context.may_return(callee_name(func), tensor_may_be):
+            return True  # a function of this module that may return a tensor
         if context.torch_call(func):
             # A torch function, except the predicates (`torch.cuda.is_available()`, `torch.is_grad_enabled()`,
             # `dist.is_initialized()`), which return Python bools (NumPy's `np.is_busday` gives an array).
@@ -685,7 +759,7 @@ def contiguous_may_be(node: ast.AST, bound: Bindings, context: TensorContext, se
         return name is not None and _bound_to(name, bound, context, seen, contiguous_may_be, False)
     if kind is ast.Call:
         func = node.func  # type: ignore[attr-defined]
-        if context.torch_call(func) or callee_name(func) in context.returning:
+        if context.torch_call(func) or context.may_return(callee_name(func), contiguous_may_be):
             return True
         if type(func) is ast.Attribute:
             method = func.attr
@@ -742,8 +816,8 @@ def partial_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen:
     if kind is ast.Call:
         func = node.func  # type: ignore[attr-defined]
         last = callee_name(func) or ""
-        if last in _PARTIAL_VIEW_CALLS or last in context.returning:
-            return True  # a split, or a function of this module that returns something
+        if last in _PARTIAL_VIEW_CALLS or context.may_return(last, partial_may_be):
+            return True  # a split, or a function of this module that may return a view of part of a tensor
         torch_call = context.torch_call(func)
         if torch_call and last in _NEW_TENSOR_FUNCTIONS:
             return False  # `torch.empty(...)`, `torch.cat(...)`: a tensor with storage of its own
