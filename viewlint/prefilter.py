@@ -10,8 +10,9 @@ line is blanked (its line ending kept), so rows and columns in the reduced sourc
 exactly those of the original.
 
 Module-level facts do not depend on what is blanked: the module index is built from the
-full `ast` tree, and small module- and class-level assignments are always kept so the
-walker's module environment is the same on both paths.
+full `ast` tree, and the small module- and class-level assignments that a kept statement
+reads (by name, directly or through another such assignment) are kept, so the walker's
+module and class scopes answer every lookup the same way on both paths.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import ast
 import fnmatch
 import functools
 import re
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from viewlint.analysis import features
 from viewlint.analysis.features import Needs
@@ -30,8 +31,8 @@ from viewlint.analysis.module_index import ModuleIndex
 from viewlint.settings import Settings
 
 _LINE_ENDING = re.compile(r"\r\n|\r|\n")
-# Module- and class-level simple statements up to this many lines are always kept (imports,
-# `_CACHE = {}`, `cache = Cache()`): they define names functions read. Larger ones (data tables) are not.
+# Module- and class-level assignments up to this many lines are kept when a kept statement reads a name
+# they bind (`_CACHE = {}`, `cache = Cache()`). Larger ones (data tables) are not.
 SMALL_STATEMENT_LINES = 50
 # Module-level literals at least this long (`op_db = [OpInfo(...), ...]`, thousands of lines) are
 # kept element by element: libcst sees only the elements a rule can fire in.
@@ -222,6 +223,45 @@ def _is_small_definition(node: ast.stmt) -> bool:
     return False
 
 
+def _read_definitions(small: list[_Segment], read: list[list[ast.AST]], nodes_of: "Callable[[ast.stmt], list[ast.AST]]") -> list[_Segment]:
+    """The small assignments the walk of the kept statements may read: those binding a name (or the root
+    of a dotted or subscripted target: `CACHE[k] = v`, `cfg.x = 1`) that a kept statement, or an
+    assignment kept this way, mentions. The walker's module and class scopes hold what they bind, and a
+    walk reads a scope only by name; the others change nothing it finds."""
+    mentioned = {node.id for nodes in read for node in nodes if type(node) is ast.Name}  # type: ignore[attr-defined]
+    pending = [(segment, _bound_roots(segment.node)) for segment in small]
+    needed: list[_Segment] = []
+    changed = True
+    while changed and pending:
+        changed = False
+        waiting = []
+        for segment, roots in pending:
+            if roots & mentioned:
+                needed.append(segment)
+                mentioned.update(node.id for node in nodes_of(segment.node) if type(node) is ast.Name)  # type: ignore[attr-defined]
+                changed = True
+            else:
+                waiting.append((segment, roots))
+        pending = waiting
+    return needed
+
+
+def _bound_roots(statement: ast.stmt) -> set[str]:
+    """The names an assignment binds or changes: its targets' root names."""
+    targets = list(getattr(statement, "targets", None) or [statement.target])  # type: ignore[attr-defined]
+    roots: set[str] = set()
+    while targets:
+        target = targets.pop()
+        kind = type(target)
+        if kind is ast.Name:
+            roots.add(target.id)  # type: ignore[attr-defined]
+        elif kind is ast.Tuple or kind is ast.List:
+            targets.extend(target.elts)  # type: ignore[attr-defined]
+        elif kind is ast.Attribute or kind is ast.Subscript or kind is ast.Starred:
+            targets.append(target.value)  # type: ignore[attr-defined]
+    return roots
+
+
 class Reduction:
     """The reduced source, which rows it keeps, and which rules can fire in each kept segment
     (keyed by the segment's first row: its keyword, after any decorators).
@@ -368,7 +408,8 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
     keep: list[tuple[int, int]] = []  # row ranges to keep
     partial: set[int] = set()  # module-level literals kept element by element (their first rows)
     active: dict[int, frozenset[str]] = {}
-    small: list[_Segment] = []
+    small: list[_Segment] = []  # small assignments no rule can fire in: kept if a kept statement reads what they bind
+    read: list[list[ast.AST]] = []  # the nodes of the kept statements (whose names the walk may look up)
     for statement in tree.body:
         if isinstance(statement, ast.ClassDef):
             members = [_Segment(m, _is_small_definition(m)) for m in statement.body]
@@ -379,14 +420,13 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
                     chosen = True
                     keep.append((member.first, member.last))
                     active[member.node.lineno] = active.get(member.node.lineno, nothing) | codes
+                    read.append(nodes_of(member.node))
             if not chosen:
                 continue
             header_last = members[0].first - 1 if members and members[0].first > statement.lineno else statement.lineno
             keep.append((_first_line(statement), header_last))
-            for member in members:
-                if member.small and member.node.lineno not in active:
-                    keep.append((member.first, member.last))
-                    active[member.node.lineno] = nothing
+            read.extend(features.preorder(part) for part in (*statement.decorator_list, *statement.bases, *statement.keywords))
+            small.extend(member for member in members if member.small and member.node.lineno not in active)
             continue
         segment = _Segment(statement, _is_small_definition(statement))
         codes = active_rules(segment, features_of(statement))
@@ -398,13 +438,16 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
                 partial.add(statement.lineno)
         elif codes:
             keep.append((segment.first, segment.last))
-        if segment.small:
-            small.append(segment)
-        if codes or segment.small:
+        if codes:
             active[statement.lineno] = active.get(statement.lineno, nothing) | codes
+            read.append(nodes_of(statement))
+        elif segment.small:
+            small.append(segment)
     if not any(codes for codes in active.values()):
         return None
-    keep.extend((segment.first, segment.last) for segment in small)
+    for segment in _read_definitions(small, read, nodes_of):
+        keep.append((segment.first, segment.last))
+        active[segment.node.lineno] = nothing
     if lines is None:
         lines = split_lines(text)
     rows = bytearray(len(lines) + 2)  # 1 = keep this row
