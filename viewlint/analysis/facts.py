@@ -237,9 +237,13 @@ class Facts:
 
     def _usage_from_ast(self, scope: cst.CSTNode) -> Optional[dict[str, frozenset[str]]]:
         """The same, read off the module's `ast` (much cheaper) for a top-level function or method."""
+        memo = self.index.memo  # one read per module and per function, shared by every summary walk of the file
         if isinstance(scope, cst.Module):
             # Module-level code: every statement of the file (what the prefilter blanked included).
-            return _attribute_reads(n for nodes in self.index.segment_nodes.values() for n in nodes)
+            found = memo.get(("usage", None))
+            if found is None:
+                found = memo[("usage", None)] = _attribute_reads(n for nodes in self.index.segment_nodes.values() for n in nodes)
+            return found  # type: ignore[return-value]
         if not isinstance(scope, cst.FunctionDef) or self.summaries is None:
             return None
         function = self.contexts.function
@@ -247,10 +251,13 @@ class Facts:
         info = self.summaries.functions.get(FunctionKey(owner, scope.name.value))
         if info is None:
             return None
-        nodes = self.index.segment_nodes.get(id(info.node))
-        if nodes is None:
-            return None
-        return _attribute_reads(nodes)
+        found = memo.get(("usage", id(info.node)))
+        if found is None:
+            nodes = self.index.segment_nodes.get(id(info.node))
+            if nodes is None:
+                return None
+            found = memo[("usage", id(info.node))] = _attribute_reads(nodes)
+        return found  # type: ignore[return-value]
 
     def reads_after(self, name: str, node: cst.CSTNode) -> Optional[int]:
         """How many times `name` is read later in the current function, or None if unknown."""
