@@ -131,7 +131,8 @@ def tensor_flags(source: str) -> set[str]:
     for statement in tree.body:  # the last top-level statement is the segment under test
         flags = features.collect(features.preorder(statement), features.RetentionContext(index), tensors=context).flags
     return flags & {"device-truth-test", "mask-subscript", "contiguous-of-contiguous", "retains-view", "cached-returns-view", "tensor-conversion-chain",
-                    "tensor-scalar-read", "tensor-twin-statement", "strided-contiguous-assign"}
+                    "tensor-scalar-read", "tensor-twin-statement", "strided-contiguous-assign", "write-into-maybe-copy",
+                    "chained-subscript-store"}
 
 
 @pytest.mark.parametrize(
@@ -231,8 +232,12 @@ def tensor_flags(source: str) -> set[str]:
         ("class C:\n    def f(self, batch: torch.Tensor):\n        self.rows = batch[:2]\n        _CACHE.append(self.rows[0])",
          {"retains-view"}),
         ("@functools.cache\ndef f(n):\n    x = torch.ones(n, 4)\n    return x[:1]", {"cached-returns-view"}),
-        # Double conversions (VL305) of what may be a tensor, not of other objects.
-        ("def f(x):\n    y = torch.arange(3)\n    return y.cuda().half()", {"tensor-conversion-chain"}),
+        # Double conversions (VL305) of a tensor a factory makes, not of other objects or of a named tensor (whose
+        # dtype the rule does not read).
+        ("def f(x):\n    return torch.arange(3).cuda().half()", {"tensor-conversion-chain"}),
+        ("from torch import randn\ndef f(d):\n    return randn(3).to(d).to(torch.float16)", {"tensor-conversion-chain"}),
+        ("def f(x):\n    y = torch.arange(3)\n    return y.cuda().half()", set()),
+        ("def f(p):\n    return tl.load(p).to(tl.float32).to(tl.bfloat16)", set()),
         ("def f(self):\n    return self.model.cuda().half()", set()),
         # Truth tests of Python values a tensor gives (`x.dim()`), of flags of other objects.
         ("def f(x: torch.Tensor):\n    if x.dim() == 2 and x.size(0) > 1:\n        pass", set()),
@@ -270,6 +275,27 @@ def tensor_flags(source: str) -> set[str]:
          "    if torch.cuda.is_available() or dist.is_initialized() or torch.is_tensor(x): pass", set()),
         ("import torch\ndef f(x: torch.Tensor):\n    if x.dtype == torch.bfloat16 or torch.version.hip: pass", set()),
         ("def f(model):\n    for name, p in model.named_parameters():\n        if name.endswith('.bias'): pass", set()),
+        # `.to(...)`, `.float()`, `.cuda()` of something unknown give a tensor only with a torch dtype or a device
+        # (Triton's values, modules and arrays have them too); `.reshape()`, `.clone()` whatever they are called on.
+        ("def f(self, p):\n    x = tl.load(p).to(tl.float32)\n    if x or self.model.float(): pass", set()),
+        ("def f(p):\n    x = load(p).to(torch.float32)\n    if x: pass", {"device-truth-test"}),
+        ("def f(p, d):\n    if p.to(dtype=d) or p.type(device=d): pass", {"device-truth-test"}),
+        ("def f(p):\n    if p.reshape(-1) or p.clone(): pass", {"device-truth-test"}),
+        # Writes into a conversion of a named tensor (VL203), as the walker reads the conversion.
+        ("def f(x: torch.Tensor):\n    flat = x.float()\n    flat[0] = 1", {"write-into-maybe-copy"}),
+        ("def f(p):\n    acc = tl.zeros(4)\n    acc = acc.to(tl.float32)\n    acc[0] = 1", set()),
+        ("def f(a):\n    flat = a.reshape(-1)\n    flat += 1", {"write-into-maybe-copy"}),
+        # Assignments through a subscript the walker may read as a gather (VL202): a list, a mask, a name that reads
+        # as an index, a tensor or a sequence; not a count, a number or a key.
+        ("def f(x, token_ids):\n    x[token_ids][0] = 1", {"chained-subscript-store"}),  # nothing known: by its name
+        ("def f(x, idx):\n    x[idx][0] = 1", set()),
+        ("def f(x, m: torch.Tensor):\n    x[m > 0][:, 1] = 5", {"chained-subscript-store"}),
+        ("def f(x, rows: list[int]):\n    x[rows][0] = 1", {"chained-subscript-store"}),
+        ("def f(x):\n    sel = [1, 2]\n    x[sel].T[0] = 1", {"chained-subscript-store"}),
+        ("def f(table, layer_id: int, name):\n    table[layer_id][name] = 1", set()),
+        ("def f(grid, n):\n    for i in range(n):\n        for j in range(n):\n            grid[i][j] = 0", set()),
+        ("import flydsl as fx\ndef f(acc, n):\n    for r in fx.range_constexpr(n):\n        acc[r][0] = 0", set()),
+        ("def f(x, k):\n    x[k].weight[0] = 1", set()),  # `.weight` is not a view the walker follows
         # A call of a function of this module gives what its returns may give, with any arguments: ...
         ("def n_rows(x):\n    return x.shape[0]\ndef f(x: torch.Tensor):\n    if n_rows(x): pass", set()),
         ("def ready(self):\n    return self.count > 0 and bool(self.queue)\ndef f(x):\n    if ready(x): pass", set()),
@@ -434,6 +460,53 @@ def test_reduction_keeps_rows_and_columns():
     assert reduction.file_row(5) == 10
     # A finding's position is the file's, not the reduced text's.
     assert [(d.start.row, d.start.column, d.code) for d in lint_text(source, "f.py", settings)] == [(10, 5, "VL201")]
+
+
+def test_small_assignments_kept_only_when_a_kept_statement_reads_them():
+    """Module and class assignments feed the walker's scopes, which a walk reads only by name: one is kept
+    when a kept statement (or an assignment kept for one) mentions a name it binds or changes."""
+    source = textwrap.dedent(
+        """\
+        import logging
+        import torch
+        logger = logging.getLogger(__name__)
+        BASE = 2
+        ROWS = BASE * 4
+        _CACHE = {}
+        _CACHE["warm"] = None
+        torch.backends.cudnn.benchmark = True
+        settings.flag = True
+        UNUSED = torch.zeros(3)
+
+
+        class Store:
+            size = ROWS
+            label = "store"
+            other = 1
+
+            def put(self, k, x):
+                a, b = torch.split(x, size)
+                _CACHE[k] = a
+
+
+        def loud(buf, v):
+            idx = torch.tensor([1, 2])
+            buf[idx].copy_(v)
+        """
+    )
+    reduced = reduce(source)
+    assert reduced is not None
+    kept = {line.strip() for line in reduced.splitlines() if line.strip()}
+    # (`torch.backends...` changes `torch`, which the kept functions read.)
+    assert {"BASE = 2", "ROWS = BASE * 4", "_CACHE = {}", '_CACHE["warm"] = None', "size = ROWS",
+            "torch.backends.cudnn.benchmark = True"} <= kept
+    assert not kept & {"logger = logging.getLogger(__name__)", "settings.flag = True", "UNUSED = torch.zeros(3)",
+                       'label = "store"', "other = 1"}
+    settings = Settings(select=("ALL",))
+    full = dataclasses.replace(settings, prefilter=False)
+    found = lint_text(source, "f.py", settings)
+    assert {d.code for d in found} >= {"VL101", "VL201"}
+    assert found == lint_text(source, "f.py", full)
 
 
 @pytest.mark.parametrize(

@@ -83,8 +83,6 @@ MODULE_OUTPUT = "module output"
 # The wrapper name of a `self.<container>` read before what it holds is known (see `Evaluator.contents`).
 ATTRIBUTE_CONTAINER = "self container"
 # Names that are boolean masks by convention when nothing else is known of them (as an index).
-_MASK_NAME = re.compile(r"(?:^|_)(?:mask|masks)(?:$|_)|_mask\w*$")
-_INDEX_NAME = re.compile(r"(?:^|_)(?:indices|idxs|index_tensor|ids|perm|order)$")
 _DOC_PARAM = r"(?:^|\n)\s*[*`]*{name}[*`]*\s*(?:\(([^)\n]*)\)|:\s*([^\n]*))"
 _DOC_TENSOR = re.compile(r"\b(?:torch\.)?(Long|Bool|Byte|Float|Int|Half)?Tensor\b|\btensor\b")
 _DOC_ARRAY = re.compile(r"\b(?:np|numpy)\.ndarray\b|\bndarray\b")
@@ -222,9 +220,7 @@ def collect_usage(function: cst.CSTNode) -> dict[str, frozenset[str]]:
     return {name: frozenset(attrs) for name, attrs in found.items()}
 
 
-def looks_like_mask_name(name: str) -> bool:
-    """`mask`, `attn_mask`, `keep`, `is_valid`: a boolean mask by its name."""
-    return _MASK_NAME.search(name.split(".")[-1].lower()) is not None
+looks_like_mask_name = sem.looks_like_mask_name
 
 
 class Evaluator:
@@ -622,7 +618,7 @@ class Evaluator:
             return IndexKind.UNKNOWN
         if "." not in name and self.env.usage_of(name) & sem.ARRAY_METHODS:
             return IndexKind.ADVANCED  # `mask.any()` elsewhere in the function: an array
-        if looks_like_mask_name(name) or _INDEX_NAME.search(name.split(".")[-1].lower()):
+        if sem.looks_like_index_name(name):
             return IndexKind.ADVANCED
         return IndexKind.UNKNOWN
 

@@ -17,7 +17,9 @@ Flags:
 
 - `advanced-subscript`: a subscript whose index may be a tensor, list or mask (anything but slices,
   literals, `...` and `None`); `chained-subscript-store`: an assignment target subscripting such a
-  subscript (`x[idx][0] = v`, possibly through attributes or method calls).
+  subscript (`x[idx][0] = v`, possibly through view attributes and view methods) whose index the walker
+  may read as a gather: a list, a comparison, a name read as an index (`token_ids`, `keep_mask`), or what
+  may be a tensor or a sequence (not a `range` counter, a number-annotated parameter, a key).
 - `inplace-statement`: an expression statement calling a name ending in `_` (`buf[i].copy_(v)`, `nn.init.zeros_(w)`);
   `inplace-call`: such a call anywhere. For a chain of in-place methods, its receiver is classified:
   `inplace-on-name` (`t.add_(1)`, `t[0].add_(1)`: a local under views), `inplace-on-call` (`x.float().add_(1)`), `inplace-on-subscript`
@@ -39,7 +41,8 @@ Flags:
   that may be a tensor the walker knows (`tensor_may_be`): not `int(n_heads)`.
 - `update-assigned`: `a = b.<m>(...)` with `m` an out-of-place update (`index_copy`, `scatter`, ...).
 - `conversion-chain`: a cast called on a device move or a `.to(...)` (`x.cuda().half()`, `x.to(d).to(t)`);
-  `tensor-conversion-chain`: one whose `x` may be a tensor the walker knows (`tensor_may_be`).
+  `tensor-conversion-chain`: one whose `x` is a call of a tensor factory (`torch.randn(n)`, any spelling: VL305
+  needs the dtype a factory makes) and may be a tensor the walker knows (`tensor_may_be`).
 - `truth-test`: `if`, `while`, `assert`, a conditional expression, `and`/`or`/`not`, a comprehension `if`,
   unless what it tests is plainly a Python bool (a constant; `is`, `is not`, `in`, `not in`).
 - `device-truth-test`: a truth test (as above) of something that may be a tensor the walker knows
@@ -74,6 +77,8 @@ _TRUTH_NODES = (ast.If, ast.While, ast.Assert, ast.IfExp, ast.BoolOp)
 _CAST_CHAIN_OUTER = semantics.DTYPE_CAST_METHODS | {"to"}
 _CAST_CHAIN_INNER = frozenset({"cuda", "to"})
 _TRANSPOSED_ATTRIBUTES = frozenset({"T", "mT"})
+# The last names of torch's factories (`torch.zeros`, `zeros` imported from torch): what VL305 converts.
+_FACTORY_NAMES = frozenset(name.rsplit(".", 1)[1] for name in semantics.FACTORY_FUNCTIONS)
 # Calls whose result may be part of their input's storage (with subscripts and iteration: `partial-view`).
 _PARTIAL_VIEW_CALLS = semantics.PARTIAL_VIEW_OPS | semantics.SEQUENCE_VIEW_METHODS
 _TRANSPOSING_CALLS = frozenset({"t", "transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims"})
@@ -583,7 +588,12 @@ def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: 
         if type(func) is ast.Attribute:
             if func.attr in semantics.HOST_VALUE_METHODS or func.attr in _STRING_PREDICATES:
                 return False  # `x.dim()`, `x.size(0)`, `x.item()`, `name.endswith(".bias")`: Python values
-            if func.attr in _TENSOR_MAKING_METHODS or tensor_may_be(func.value, bound, context, seen):
+            if tensor_may_be(func.value, bound, context, seen):
+                return True
+            if func.attr in _TENSOR_MAKING_METHODS and (func.attr not in semantics.MAYBE_VIEW_METHODS_NEED_TENSOR
+                                                        or _given_tensor_arguments(node, context)):
+                # `x.reshape(...)`, `x.clone()`: only tensors have them. `.to(...)`, `.float()`, `.cuda()` (Triton's
+                # values, modules and NumPy arrays have them too) of something unknown: only with a torch dtype.
                 return True
             # `self.proj(x)`, `self.gate(x)`: a submodule or a callable the class holds, applied to a tensor.
             return type(func.value) is ast.Name and func.value.id == "self" and func.attr in context.held_callables \
@@ -620,6 +630,15 @@ def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: 
     if kind is _Element:
         return _element_tensor_may_be(node, bound, context, seen)  # type: ignore[arg-type]
     return _through(node, tensor_may_be, bound, context, seen)
+
+
+def _given_tensor_arguments(call: ast.AST, context: TensorContext) -> bool:
+    """`.to(torch.float16)`, `.to(dtype=...)`, `.type(device=...)`: the walker reads the receiver of such a
+    `.to`/`.type` as a tensor, whatever else it knows of it (only tensors take a torch dtype or a device)."""
+    if call.func.attr not in ("to", "type"):  # type: ignore[attr-defined]
+        return False
+    return any(k.arg in ("dtype", "device") or context.torch_module(k.value) for k in call.keywords) \
+        or any(context.torch_module(a) for a in call.args)  # type: ignore[attr-defined]
 
 
 def _positional_tensor(call: ast.AST, bound: Bindings, context: TensorContext, seen: Optional[set[str]]) -> bool:
@@ -890,6 +909,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     parameters: set[str] = set()  # the parameters of the functions in the segment
     cached_returns: list[ast.AST] = []  # what `functools.cache`d functions return
     converted: list[ast.AST] = []  # what `x.cuda().half()` chains move and cast
+    chained_stores: list[ast.AST] = []  # what subscript assignment targets subscript (`x[idx]` in `x[idx][0] = v`)
+    listed: list[str] = []  # parameters annotated as something other than a number or a string
     unordered: set[int] = set()  # values bound by `:=`, visible wherever they are used
     for node in nodes:
         kind = type(node)
@@ -937,7 +958,9 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 if name in _CAST_CHAIN_OUTER and type(inner) is Call and type(inner.func) is Attribute \
                         and inner.func.attr in _CAST_CHAIN_INNER:
                     flags.add("conversion-chain")
-                    converted.append(inner.func.value)
+                    source = inner.func.value
+                    if type(source) is Call and callee_name(source.func) in _FACTORY_NAMES:  # type: ignore[attr-defined]
+                        converted.append(source)  # VL305 reads only a factory's tensor (its dtype is known)
                 if name == "contiguous" and not node.args and not node.keywords:  # type: ignore[attr-defined]
                     made_contiguous.append(inner)
                 if name == "contiguous" and (
@@ -958,7 +981,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 flags.add("advanced-subscript")
                 subscripts.append(node)
             if type(node.ctx) is ast.Store and _advanced_in_chain(node.value):  # type: ignore[attr-defined]
-                flags.add("chained-subscript-store")
+                chained_stores.append(node.value)  # type: ignore[attr-defined]
         elif kind is Expr:
             value = node.value  # type: ignore[attr-defined]
             if type(value) is Call:
@@ -1018,6 +1041,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                     sources.setdefault(arg.arg, [])  # a parameter: made by the callers, not by this segment
                     parameters.add(arg.arg)
                     bound.setdefault(arg.arg, []).append(PLAIN_PARAMETER)
+                    if arg.annotation is not None and not _scalar_annotation(arg.annotation):
+                        listed.append(arg.arg)  # may be annotated as a sequence (an index the walker reads as a gather)
             if tensors is not None and id(node) in tensors.forwards:
                 arguments = node.args  # type: ignore[attr-defined]
                 defaults = dict(zip([a.arg for a in arguments.args][::-1], arguments.defaults[::-1]))
@@ -1065,6 +1090,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             flags.add("retains-view")
         if cached_returns and (tensors is None or any(partial_may_be(value, itemised, tensors) for value in cached_returns)):
             flags.add("cached-returns-view")
+    if chained_stores and (tensors is None or any(_gathered_in_chain(r, before(r), tensors, frozenset(listed)) for r in chained_stores)):
+        flags.add("chained-subscript-store")
     if scalar_reads and (tensors is None or any(tensor_may_be(value, before(value), tensors) for value in scalar_reads)):
         flags.add("tensor-scalar-read")
     if twins and (tensors is None or any(_twin_may_be_tensor(func, before(func), tensors) for func in twins)):
@@ -1072,7 +1099,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     # A subscript or augmented assignment is reported only through `copy_of`: a conversion of a named tensor.
     if (inplace_roots or written_roots) and not calls.isdisjoint(semantics.MAYBE_COPY_METHODS) and (
             any(_chain_has(ast.Name(id=root), _maybe_copy_node, bound, sources) for root in inplace_roots)
-            or any(_chain_has(ast.Name(id=root), _maybe_copy_of_a_name, bound, sources) for root in written_roots)):
+            or any(_chain_has(ast.Name(id=root), _converts_a_name(bound, tensors), bound, sources) for root in written_roots)):
         flags.add("write-into-maybe-copy")
     if inplace_roots and "advanced-subscript" in flags and any(
             _chain_has(ast.Name(id=root), _gather_node, bound, sources) for root in inplace_roots):
@@ -1177,6 +1204,116 @@ def _advanced_in_chain(node: ast.AST) -> bool:
             return False
 
 
+_CHAIN_VIEW_ATTRIBUTES = semantics.VIEW_ATTRIBUTES | semantics.AMBIGUOUS_VIEW_ATTRIBUTES
+# Methods that may give a tensor or a sequence of them whatever they are called on (if it reads as a tensor).
+_ALIAS_SEQUENCE_METHODS = _TENSOR_MAKING_METHODS | {"tolist", "topk", "sort", "max", "min", "median", "mode", "kthvalue",
+                                                    "nonzero", "unique", "where"}
+_SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "complex", "None"})
+
+
+def _scalar_annotation(annotation: ast.AST) -> bool:
+    """`int`, `Optional[int]`, `int | None`, `"float"`: a number, a bool or a string, never an index that gathers."""
+    kind = type(annotation)
+    if kind is ast.Constant:
+        return annotation.value is None or (isinstance(annotation.value, str)  # type: ignore[attr-defined]
+                                            and annotation.value.strip() in _SCALAR_ANNOTATIONS)  # type: ignore[attr-defined]
+    if kind is ast.Name:
+        return annotation.id in _SCALAR_ANNOTATIONS  # type: ignore[attr-defined]
+    if kind is ast.BinOp and type(annotation.op) is ast.BitOr:  # type: ignore[attr-defined]
+        return _scalar_annotation(annotation.left) and _scalar_annotation(annotation.right)  # type: ignore[attr-defined]
+    if kind is ast.Subscript and (dotted(annotation.value) or "").split(".")[-1] in ("Optional", "Union"):  # type: ignore[attr-defined]
+        inner = annotation.slice  # type: ignore[attr-defined]
+        return all(_scalar_annotation(e) for e in (inner.elts if type(inner) is ast.Tuple else [inner]))  # type: ignore[attr-defined]
+    return False
+
+
+def _gathered_in_chain(node: ast.AST, bound: Bindings, context: TensorContext, listed: frozenset[str]) -> bool:
+    """A subscript the walker may read as a gather (`Evaluator.index_kind`) in the receiver chain of an
+    assignment target, through the views it follows (VL202): subscripts, view attributes (`.T`, `.real`)
+    and view methods (`.view(...)`, `.transpose(...)`)."""
+    for _ in range(64):
+        kind = type(node)
+        if kind is ast.Subscript:
+            if _index_may_gather(node.slice, bound, context, listed):  # type: ignore[attr-defined]
+                return True
+            node = node.value  # type: ignore[attr-defined]
+        elif kind is ast.Attribute and node.attr in _CHAIN_VIEW_ATTRIBUTES:  # type: ignore[attr-defined]
+            node = node.value  # type: ignore[attr-defined]
+        elif kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in semantics.VIEW_METHODS:  # type: ignore[attr-defined]
+            node = node.func.value  # type: ignore[attr-defined]
+        else:
+            return False
+    return True
+
+
+def _index_may_gather(index: ast.AST, bound: Bindings, context: TensorContext, listed: frozenset[str]) -> bool:
+    """An index the walker may read as advanced: a list, a comparison (a mask), a name that reads as a mask or
+    an index tensor (`keep_mask`, `token_ids`), or a value that may be a tensor or a sequence (of ints)."""
+    kind = type(index)
+    if kind is ast.Slice or kind is ast.Constant:
+        return False
+    if kind is ast.Tuple:
+        return any(_index_may_gather(element, bound, context, listed) for element in index.elts)  # type: ignore[attr-defined]
+    if kind is ast.UnaryOp and type(index.operand) is ast.Constant:  # type: ignore[attr-defined]
+        return False  # `x[-1]`
+    if kind is ast.List or kind is ast.ListComp or kind is ast.Compare:
+        return True
+    name = dotted(index)
+    if name is not None and semantics.looks_like_index_name(name):
+        return True
+    return tensor_may_be(index, bound, context) or _sequence_may_be(index, bound, context, listed)
+
+
+def _sequence_may_be(node: ast.AST, bound: Bindings, context: TensorContext, listed: frozenset[str] = frozenset(),
+                     seen: Optional[set[str]] = None) -> bool:
+    """A superset of the values the walker may know to be a list or sequence that indexes by gathering (a list
+    of ints or tensors, a NumPy array, `torch.where`'s tuple): displays, calls (but those giving a Python
+    number), attributes, elements of something; a name bound to one, or unknowably; a parameter annotated as a
+    sequence. Not an int: a constant, a `range` counter, arithmetic of those."""
+    kind = type(node)
+    if kind is ast.Constant:
+        return False
+    if kind is ast.Name:
+        name = node.id  # type: ignore[attr-defined]
+        values = [*(bound.get(name) or ()), *(context.outer.get(name) or ())]
+        seen = set() if seen is None else seen
+        if name in seen:
+            return False
+        seen.add(name)
+        for value in values:
+            if value is None or value is PARAMETER:
+                return True
+            if value is PLAIN_PARAMETER:
+                if name in listed:
+                    return True  # annotated as something other than a number or a string
+                continue
+            if _sequence_may_be(value, bound, context, listed, seen):
+                return True
+        return False
+    if kind is _Element:
+        source = node.source  # type: ignore[attr-defined]
+        if source is _COUNTER or (type(source) is ast.Call and type(source.func) is ast.Name and source.func.id == "range"):  # type: ignore[attr-defined]
+            return False  # a count
+        # A row of a list of lists: what it is taken from holds sequences (an item of something unknown is unknown).
+        return _sequence_may_be(source, bound, context, listed, seen)
+    if kind is ast.BinOp:
+        return _sequence_may_be(node.left, bound, context, listed, seen) or _sequence_may_be(node.right, bound, context, listed, seen)  # type: ignore[attr-defined]
+    if kind is ast.UnaryOp:
+        return False  # `-n`, `not x`: a number or a bool (a tensor's: `tensor_may_be`)
+    if kind is ast.IfExp:
+        return _sequence_may_be(node.body, bound, context, listed, seen) or _sequence_may_be(node.orelse, bound, context, listed, seen)  # type: ignore[attr-defined]
+    if kind is ast.Call:
+        func = node.func  # type: ignore[attr-defined]
+        called = callee_name(func)
+        if called in _HOST_RESULT_CALLS or called in ("int", "float", "round", "abs", "bool"):
+            return False
+        # A function of an imported module other than torch and NumPy (`fx.range_constexpr(n)`, `tl.arange(...)`):
+        # unknown to the walker, unless it is a method that makes tensors or sequences of them.
+        return not (type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id in context.aliases
+                    and not context.tensor_module(func.value.id) and called not in _ALIAS_SEQUENCE_METHODS)
+    return kind is not ast.JoinedStr and kind is not ast.Compare and kind is not ast.BoolOp
+
+
 def _inplace_statement(call: ast.Call, flags: set[str]) -> Optional[str]:
     """Classify the receiver of an in-place statement: `buf[idx].add_(1).mul_(2)` -> `buf[idx]`;
     the name at its root (`buf`), if it has one."""
@@ -1268,6 +1405,25 @@ def _maybe_copy_of_a_name(node: ast.AST) -> bool:
         return func.attr in semantics.MAYBE_COPY_METHODS and dotted(func.value) is not None
     return type(func) is ast.Name and func.id in ("reshape", "flatten", "ravel") \
         and bool(node.args) and dotted(node.args[0]) is not None  # type: ignore[attr-defined]
+
+
+def _converts_a_name(bound: Bindings, tensors: Optional[TensorContext]) -> Callable[[ast.AST], bool]:
+    """`_maybe_copy_of_a_name`, as the walker reads the conversion: a method only tensors are sure to have
+    (`reshape`, `contiguous`) converts whatever it is called on, but one other objects have too (`.to(...)`,
+    `.float()`) converts only what may be a tensor, or what it is given a torch dtype or a `dtype=`/`device=`
+    for (`tl.load(p).to(tl.float32)` in a Triton kernel is not)."""
+    if tensors is None:
+        return _maybe_copy_of_a_name
+
+    def converts(node: ast.AST) -> bool:
+        if not _maybe_copy_of_a_name(node):
+            return False
+        func = node.func  # type: ignore[attr-defined]
+        if type(func) is not ast.Attribute or func.attr not in semantics.MAYBE_VIEW_METHODS_NEED_TENSOR:
+            return True
+        return _given_tensor_arguments(node, tensors) or tensor_may_be(func.value, bound, tensors)
+
+    return converts
 
 
 def _gather_node(node: ast.AST) -> bool:

@@ -421,3 +421,20 @@ PREPROCESSING_CLASS_WORDS = ("FeatureExtract", "ImageProcessor", "VideoProcessor
 # Receivers whose `.step()` runs a training or denoising step, and callables that run a model.
 OPTIMIZER_WORDS = ("optim", "opt", "scaler", "scheduler")
 MODEL_NAMES = frozenset({"model", "net", "policy", "decoder", "generator", "engine"})
+
+
+# Names of boolean masks (`mask`, `attn_mask`, `keep_masks`) and of index tensors (`indices`, `token_ids`,
+# `perm`): what an index of unknown value is taken for by its name.
+MASK_NAME = re.compile(r"(?:^|_)(?:mask|masks)(?:$|_)|_mask\w*$")
+INDEX_NAME = re.compile(r"(?:^|_)(?:indices|idxs|index_tensor|ids|perm|order)$")
+
+
+def looks_like_mask_name(name: str) -> bool:
+    """`mask`, `attn_mask`, `keep`, `is_valid`: a boolean mask by its name."""
+    return MASK_NAME.search(name.split(".")[-1].lower()) is not None
+
+
+def looks_like_index_name(name: str) -> bool:
+    """A mask's name or an index tensor's (`indices`, `token_ids`, `perm`): an index that may gather."""
+    last = name.split(".")[-1].lower()
+    return MASK_NAME.search(last) is not None or INDEX_NAME.search(last) is not None
