@@ -110,7 +110,7 @@ def main() -> None:
     parser.add_argument("--skip-libcst", action="store_true", help="skip the slow libcst parse baseline")
     parser.add_argument("--skip-full", action="store_true", help="skip the --no-prefilter comparison run")
     parser.add_argument("--rounds", type=int, default=1,
-                        help="pairs of (ast.parse, cold viewlint -jN) to time back to back; the target uses their median ratio")
+                        help="cold viewlint -jN runs to time, each between two ast.parse baselines; the target uses their median ratio")
     options = parser.parse_args()
 
     corpus = options.corpus.resolve()
@@ -186,18 +186,23 @@ def main() -> None:
     small.write_text("import torch\nbuf = torch.zeros(8, 4)\nbuf[[3]].fill_(2.0)\n")
     t_small, _, _ = viewlint(["--no-cache", "--isolated", "--exit-zero", "-q", str(small)], work)
 
-    # More pairs, each ratio against the baseline measured just before it: on a machine whose speed drifts,
-    # the median of adjacent pairs says more than one ratio of two measurements minutes apart.
+    # With --rounds N: N more cold runs, each between two `ast.parse` baselines, and its ratio to their mean. On
+    # a machine whose speed drifts, a baseline taken on both sides of a run tracks the speed during it better than
+    # one taken before it, and the median of the rounds says more than one ratio of measurements minutes apart.
     ratios = [t_jn / t_ast]
-    for _ in range(max(0, options.rounds - 1)):
-        baseline = time_ast(files)
-        cold, _, _ = viewlint(["--no-cache", "-j", str(options.jobs), *common], work)
-        ratios.append(cold / baseline)
-        print(f"  round {len(ratios)}: ast.parse {baseline:.2f} s, viewlint cold -j{options.jobs} {cold:.2f} s: "
-              f"{cold / baseline:.2f}x", flush=True)
+    if options.rounds > 1:
+        ratios = []
+        after = time_ast(files)
+        for _ in range(options.rounds):
+            before = after
+            cold, _, _ = viewlint(["--no-cache", "-j", str(options.jobs), *common], work)
+            after = time_ast(files)
+            ratios.append(cold / ((before + after) / 2))
+            print(f"  round {len(ratios)}: ast.parse {before:.2f} s and {after:.2f} s around viewlint cold "
+                  f"-j{options.jobs} {cold:.2f} s: {ratios[-1]:.2f}x", flush=True)
     ratio = statistics.median(ratios)
     if len(ratios) > 1:
-        print(f"cold -j{options.jobs} / ast.parse over {len(ratios)} adjacent pairs: "
+        print(f"cold -j{options.jobs} / ast.parse over {len(ratios)} bracketed rounds: "
               + ", ".join(f"{r:.2f}x" for r in ratios) + f"; median {ratio:.2f}x")
 
     findings = len(json.loads(r_jn.stdout))
@@ -209,7 +214,7 @@ def main() -> None:
         print(f"| {name} | {seconds:.2f} | {seconds / t_ast:.2f} | {note} |")
     print()
     targets = [
-        (f"cold -j{options.jobs} <= 3.0x ast.parse (stretch 2.0x)" + (f", median of {len(ratios)} pairs" if len(ratios) > 1 else ""),
+        (f"cold -j{options.jobs} <= 3.0x ast.parse (stretch 2.0x)" + (f", median of {len(ratios)} rounds" if len(ratios) > 1 else ""),
          ratio <= 3.0, f"{ratio:.2f}x"),
         ("cold -j1 <= 0.5x libcst.parse_module", t_cst is not None and t_j1 / t_cst <= 0.5, f"{t_j1 / t_cst:.2f}x" if t_cst else "skipped"),
         ("warm <= 5% of cold", t_warm / t_jn <= 0.05, f"{100 * t_warm / t_jn:.1f}%"),
