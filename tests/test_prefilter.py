@@ -296,6 +296,14 @@ def tensor_flags(source: str) -> set[str]:
         ("def f(grid, n):\n    for i in range(n):\n        for j in range(n):\n            grid[i][j] = 0", set()),
         ("import flydsl as fx\ndef f(acc, n):\n    for r in fx.range_constexpr(n):\n        acc[r][0] = 0", set()),
         ("def f(x, k):\n    x[k].weight[0] = 1", set()),  # `.weight` is not a view the walker follows
+        # A container the function fills holds what is added to it (`pieces.append(p)`, `d[k] = v`), as the walker's
+        # containers do; the container itself is no tensor (its truth, its methods).
+        ("_CACHE = {}\ndef f(x: torch.Tensor):\n    pieces = []\n    pieces.append(x[:1])\n    _CACHE['k'] = pieces",
+         {"retains-view"}),
+        ("_CACHE = {}\ndef f(x: torch.Tensor):\n    d = {}\n    d['a'] = x[:1]\n    _CACHE['k'] = d", {"retains-view"}),
+        ("def f(x: torch.Tensor):\n    outs = []\n    outs.append(x.sum())\n    if outs[0]: pass", {"device-truth-test"}),
+        ("def f(x: torch.Tensor):\n    outs = []\n    outs.append(x.sum())\n    if outs or int(outs): pass", set()),
+        ("def f(x: torch.Tensor):\n    seen = set()\n    seen.add(x)", set()),
         # A call of a function of this module gives what its returns may give, with any arguments: ...
         ("def n_rows(x):\n    return x.shape[0]\ndef f(x: torch.Tensor):\n    if n_rows(x): pass", set()),
         ("def ready(self):\n    return self.count > 0 and bool(self.queue)\ndef f(x):\n    if ready(x): pass", set()),
@@ -460,6 +468,33 @@ def test_reduction_keeps_rows_and_columns():
     assert reduction.file_row(5) == 10
     # A finding's position is the file's, not the reduced text's.
     assert [(d.start.row, d.start.column, d.code) for d in lint_text(source, "f.py", settings)] == [(10, 5, "VL201")]
+
+
+def test_a_view_put_in_a_container_the_function_fills_is_found_on_both_paths():
+    """`pieces = []; pieces.append(x[:1]); _CACHE[k] = pieces`: the walker knows the list holds a view; the
+    prefilter must keep the function for VL101 (it once read `pieces` as the empty list it is bound to)."""
+    source = textwrap.dedent(
+        """\
+        import torch
+        _CACHE = {}
+
+
+        def keep(x: torch.Tensor, k):
+            pieces = []
+            pieces.append(x[:1])
+            _CACHE[k] = pieces
+
+
+        def keep_dict(x: torch.Tensor, k):
+            d = {}
+            d["a"] = x[:1]
+            _CACHE[k] = d
+        """
+    )
+    settings = Settings(select=("VL101",))
+    found = lint_text(source, "f.py", settings)
+    assert [(d.code, d.start.row) for d in found] == [("VL101", 8), ("VL101", 14)]
+    assert found == lint_text(source, "f.py", dataclasses.replace(settings, prefilter=False))
 
 
 def test_small_assignments_kept_only_when_a_kept_statement_reads_them():

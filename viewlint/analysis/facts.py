@@ -66,7 +66,6 @@ class StoreEvent:
 
 
 # Methods that add their arguments to the container they are called on (`pieces.append(p)`).
-_ADDING_METHODS = frozenset({"append", "appendleft", "extend", "insert", "add", "put", "put_nowait", "setdefault", "update", "push"})
 
 
 class Facts:
@@ -785,7 +784,7 @@ class Facts:
     def after_expression(self, node: cst.Expr) -> None:
         """`pieces.append(p)`, `self.queue.put(entry)`: what the container may hold now."""
         call = node.value
-        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in _ADDING_METHODS:
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in sem.ADDING_METHODS:
             for arg in call.args:
                 if arg.keyword is None and not arg.star:
                     value = self.value_of(arg.value)

@@ -422,6 +422,8 @@ def _callee_bindings(info: object, nodes: list[ast.AST]) -> Bindings:
             if type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
                 _note_binding(node, bound, direct)
             continue
+        if kind is ast.Expr or kind is ast.Assign:
+            _note_addition(node, bound)
         if kind in _BINDING_KINDS:
             _note_binding(node, bound, direct)
         if kind is Attribute:
@@ -464,6 +466,8 @@ def outer_bindings(index: object) -> Bindings:
     direct: set[int] = set()
     for statement in statements:
         for node in segment_nodes.get(id(statement)) or preorder(statement):
+            if type(node) is ast.Expr or type(node) is ast.Assign:
+                _note_addition(node, found)
             _note_binding(node, found, direct)
     if memo is not None:
         memo["outer-bindings"] = found
@@ -502,6 +506,27 @@ def _note_binding(node: ast.AST, bindings: Bindings, direct: set[int]) -> None:
     elif kind is ast.arg:
         if _tensor_annotation(node.annotation):  # type: ignore[attr-defined]
             bindings.setdefault(node.arg, []).append(PARAMETER)  # type: ignore[attr-defined]
+
+
+def _note_addition(node: ast.AST, bindings: Bindings) -> None:
+    """`pieces.append(p)`, `d[k] = v`: a container bound here may hold `p` and `v` after the statement (the
+    walker adds them to the elements of a container its scope holds, `Facts._add_to_container`)."""
+    kind = type(node)
+    if kind is ast.Expr:
+        call = node.value  # type: ignore[attr-defined]
+        if type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr in semantics.ADDING_METHODS:
+            name = dotted(call.func.value)
+            if name is not None and name in bindings:
+                bindings[name].extend(_Held(a, node) for a in call.args if type(a) is not ast.Starred)
+    elif kind is ast.Assign:
+        for target in node.targets:  # type: ignore[attr-defined]
+            if type(target) is ast.Subscript:
+                container = target.value  # type: ignore[attr-defined]
+                while type(container) is ast.Subscript:
+                    container = container.value  # type: ignore[attr-defined]
+                name = dotted(container)
+                if name is not None and name in bindings:
+                    bindings[name].append(_Held(node.value, node))  # type: ignore[attr-defined]
 
 
 def _bind_value(target: ast.AST, value: Optional[ast.AST], bindings: Bindings, direct: set[int]) -> None:
@@ -682,6 +707,49 @@ class _Element(ast.AST):
         self.source = source
 
 
+class _Held(ast.AST):
+    """What a container bound here may hold after `pieces.append(item)` or `d[k] = item` (see `_note_addition`),
+    visible from the end of that statement on (as the walker adds it, when the statement is done)."""
+
+    _fields = ("item",)
+
+    def __init__(self, item: ast.AST, statement: ast.AST) -> None:
+        super().__init__()
+        self.item = item
+        self.lineno, self.col_offset = statement.lineno, statement.col_offset  # type: ignore[attr-defined]
+        self.end_lineno = statement.end_lineno  # type: ignore[attr-defined]
+        self.end_col_offset = statement.end_col_offset  # type: ignore[attr-defined]
+
+
+# What a name holds when it is built as a container (`pieces = []`, `{k: v ...}`, `dict()`): its truth is its length.
+_CONTAINER_BUILDERS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
+_EMPTY_CONTAINER_CALLS = frozenset({"list", "dict", "set", "tuple", "OrderedDict", "defaultdict", "deque"})
+
+
+def _built_container(value: Optional[ast.AST]) -> bool:
+    if value is None:
+        return False
+    kind = type(value)
+    if kind is _Held or kind in _CONTAINER_BUILDERS:
+        return True
+    return kind is ast.Call and callee_name(value.func) in _EMPTY_CONTAINER_CALLS and not value.args  # type: ignore[attr-defined]
+
+
+def _built_here(node: ast.AST, bound: Bindings, context: TensorContext) -> bool:
+    """A name the function builds as a container and fills (`pieces = []; pieces.append(t)`): a list or a dict
+    to the walker, whatever it holds."""
+    if type(node) is not ast.Name or context.outer.get(node.id) is not None:  # type: ignore[attr-defined]
+        return False
+    values = bound.get(node.id)  # type: ignore[attr-defined]
+    return bool(values) and all(_built_container(value) for value in values)
+
+
+def _itself_may_be_tensor(node: ast.AST, bound: Bindings, context: TensorContext) -> bool:
+    """`tensor_may_be` for a question about the value itself, not what it holds (its truth, a method called on it,
+    `int(...)` of it): a container built here is none (`if pieces:`, `seen.add(k)`)."""
+    return not _built_here(node, bound, context) and tensor_may_be(node, bound, context)
+
+
 class _Before:
     """The bindings a use can see: the walker reads a function once, in source order, and binds an
     assignment's names when the statement is done, so an assignment that ends after the use (`x =
@@ -822,6 +890,8 @@ def partial_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen:
         name = dotted(node)
         if name is not None and _bound_to(name, bound, context, seen, partial_may_be, False):
             return True
+        if attr in _HOST_ATTRIBUTES:
+            return False  # `x.shape`, `x.device`: metadata, never a view
         if attr in _PARTIAL_VIEW_CALLS:
             return True  # `.real`, `.imag`
         if name is not None and name.startswith("self.") and name.count(".") == 1 and attr in context.container_attributes:
@@ -859,6 +929,8 @@ def _through(node: ast.AST, judge: "Callable[[ast.AST, Bindings, TensorContext, 
     give; a literal container holds its elements; a comprehension's elements come from its own
     `for`, so it may hold anything."""
     kind = type(node)
+    if kind is _Held:
+        return judge(node.item, bound, context, seen)  # type: ignore[attr-defined]  # a container holding it
     if kind is ast.IfExp:
         return judge(node.body, bound, context, seen) or judge(node.orelse, bound, context, seen)  # type: ignore[attr-defined]
     if kind is ast.NamedExpr or kind is ast.Starred:
@@ -918,6 +990,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             if type(node.ctx) is Store:  # type: ignore[attr-defined]
                 _note_binding(node, bound, direct)
             continue
+        if kind is Expr or kind is Assign:
+            _note_addition(node, bound)
         if kind in _BINDING_KINDS:
             _note_binding(node, bound, direct)
             if kind is ast.NamedExpr:
@@ -1073,14 +1147,14 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     def before(node: ast.AST) -> Bindings:
         return _Before(itemised, node, unordered)  # type: ignore[return-value]
 
-    if tests and (tensors is None or any(tensor_may_be(v, before(v), tensors) for test in tests for v in _tested(test))):
+    if tests and (tensors is None or any(_itself_may_be_tensor(v, before(v), tensors) for test in tests for v in _tested(test))):
         flags.add("device-truth-test")
     if subscripts and (tensors is None or any(
-        tensor_may_be(s.value, before(s), tensors) and any(tensor_may_be(e, before(s), tensors) for e in _index_elements(s.slice))  # type: ignore[attr-defined]
+        _itself_may_be_tensor(s.value, before(s), tensors) and any(tensor_may_be(e, before(s), tensors) for e in _index_elements(s.slice))  # type: ignore[attr-defined]
         for s in subscripts
     )):
         flags.add("mask-subscript")
-    if made_contiguous and (tensors is None or any(contiguous_may_be(r, before(r), tensors) for r in made_contiguous)):
+    if made_contiguous and (tensors is None or any(not _built_here(r, before(r), tensors) and contiguous_may_be(r, before(r), tensors) for r in made_contiguous)):
         flags.add("contiguous-of-contiguous")
     if converted and (tensors is None or any(tensor_may_be(value, before(value), tensors) for value in converted)):
         flags.add("tensor-conversion-chain")
@@ -1092,7 +1166,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             flags.add("cached-returns-view")
     if chained_stores and (tensors is None or any(_gathered_in_chain(r, before(r), tensors, frozenset(listed)) for r in chained_stores)):
         flags.add("chained-subscript-store")
-    if scalar_reads and (tensors is None or any(tensor_may_be(value, before(value), tensors) for value in scalar_reads)):
+    if scalar_reads and (tensors is None or any(_itself_may_be_tensor(value, before(value), tensors) for value in scalar_reads)):
         flags.add("tensor-scalar-read")
     if twins and (tensors is None or any(_twin_may_be_tensor(func, before(func), tensors) for func in twins)):
         flags.add("tensor-twin-statement")
@@ -1143,7 +1217,7 @@ def _twin_may_be_tensor(func: ast.AST, bound: Bindings, context: TensorContext) 
         head = head.value  # type: ignore[attr-defined]
     if type(head) is ast.Name and head.id in context.aliases:  # type: ignore[attr-defined]
         return True
-    return tensor_may_be(receiver, bound, context)
+    return _itself_may_be_tensor(receiver, bound, context)
 
 
 def _arguments(call: ast.AST) -> list[ast.AST]:
@@ -1470,6 +1544,8 @@ def _chain_has(node: ast.AST, made_by: Callable[[ast.AST], bool], bound: Optiona
                 or _chain_has(node.orelse, made_by, bound, sources, seen)  # type: ignore[attr-defined]
         elif kind is ast.NamedExpr:
             node = node.value  # type: ignore[attr-defined]
+        elif kind is _Held:
+            return False  # what a container holds: a write into the container does not reach it
         elif kind is ast.Name and bound is not None:
             name = node.id  # type: ignore[attr-defined]
             seen = set() if seen is None else seen

@@ -246,7 +246,9 @@ TORCH_NN_INIT_PREFIX = "torch.nn.init."
 LONG_LIVED_NAME_PARTS = ("cache", "pool", "store", "registry", "memo")
 # Methods that store their argument in the receiver.
 STORING_METHODS = frozenset({"append", "appendleft", "extend", "insert", "add", "set", "put", "store", "setdefault", "update", "__setitem__", "push", "register"})
-# Of those, the ones only containers have: a `self.<attr>.append(v)` is a store whatever the attr is called.
+# Methods whose positional arguments a container holds after the call (`pieces.append(p)`, `d.setdefault(k, v)`).
+ADDING_METHODS = frozenset({"append", "appendleft", "extend", "insert", "add", "put", "put_nowait", "setdefault", "update", "push"})
+# Of those (STORING_METHODS), the ones only containers have: a `self.<attr>.append(v)` is a store whatever the attr is called.
 CONTAINER_ONLY_METHODS = frozenset({"append", "appendleft", "extend", "insert", "setdefault", "__setitem__"})
 # Methods of queues and lists that hand an item on to whoever takes it later (a consumer, a writer thread).
 QUEUE_METHODS = frozenset({"put", "put_nowait", "append", "appendleft", "push"})
