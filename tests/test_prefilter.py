@@ -405,6 +405,12 @@ def test_preorder_lists_every_node_ast_walk_finds():
         assert all(many is not None for _, many in features._child_fields(kind)), kind.__name__
 
 
+def test_collect_reads_every_kind_it_binds_from():
+    """`collect` skips node kinds it does not read; the ones that bind names must not be among them."""
+    assert features._BINDING_KINDS <= features._COLLECTED
+    assert {ast.If, ast.While, ast.Assert, ast.IfExp, ast.BoolOp, ast.Call, ast.Subscript} <= features._COLLECTED
+
+
 def test_descent_skips_only_whitespace_and_punctuation():
     """The walk reads only the fields whose declared type may hold a node it enters: on every kind of
     syntax, it meets exactly the nodes libcst's own visitor meets, less whitespace and punctuation."""

@@ -74,6 +74,10 @@ Atom = tuple[str, str]
 Needs = tuple[tuple[Atom, ...], ...]
 
 _TRUTH_NODES = (ast.If, ast.While, ast.Assert, ast.IfExp, ast.BoolOp)
+# The node kinds `collect` reads (besides names): every other kind is skipped at once.
+_COLLECTED = frozenset({ast.Attribute, ast.Call, ast.Subscript, ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign,
+                        ast.NamedExpr, ast.arg, ast.UnaryOp, ast.comprehension, ast.For, ast.AsyncFor, ast.FunctionDef,
+                        ast.AsyncFunctionDef, *_TRUTH_NODES})
 _CAST_CHAIN_OUTER = semantics.DTYPE_CAST_METHODS | {"to"}
 _CAST_CHAIN_INNER = frozenset({"cuda", "to"})
 _TRANSPOSED_ATTRIBUTES = frozenset({"T", "mT"})
@@ -984,12 +988,15 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     chained_stores: list[ast.AST] = []  # what subscript assignment targets subscript (`x[idx]` in `x[idx][0] = v`)
     listed: list[str] = []  # parameters annotated as something other than a number or a string
     unordered: set[int] = set()  # values bound by `:=`, visible wherever they are used
+    collected = _COLLECTED
     for node in nodes:
         kind = type(node)
         if kind is Name:
             if type(node.ctx) is Store:  # type: ignore[attr-defined]
                 _note_binding(node, bound, direct)
             continue
+        if kind not in collected:
+            continue  # constants, operators, keywords, arguments, displays: nothing below reads them
         if kind is Expr or kind is Assign:
             _note_addition(node, bound)
         if kind in _BINDING_KINDS:
