@@ -731,6 +731,7 @@ _EMPTY_CONTAINER_CALLS = frozenset({"list", "dict", "set", "tuple", "OrderedDict
 
 
 def _built_container(value: Optional[ast.AST]) -> bool:
+    """A binding that makes a container (`[]`, `{k: v ...}`, `dict()`) or adds to one (`_Held`)."""
     if value is None:
         return False
     kind = type(value)

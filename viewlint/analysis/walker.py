@@ -125,21 +125,13 @@ class Walker(cst.CSTVisitor):
             fields = _child_fields(node_type)
         for name in fields:
             value = getattr(node, name)
-            if type(value) is tuple or type(value) is list:
-                for child in value:
-                    child_type = type(child)
-                    mode = modes.get(child_type)
-                    if mode is None:
-                        mode = _mode(child_type)
-                    if mode == _ENTER or (mode == _LEAF and (child_type in visit_now or child_type in leave_now)):
-                        walk(child)
-            else:
-                value_type = type(value)
-                mode = modes.get(value_type)
+            for child in value if type(value) is tuple or type(value) is list else (value,):
+                child_type = type(child)
+                mode = modes.get(child_type)
                 if mode is None:
-                    mode = _mode(value_type)
-                if mode == _ENTER or (mode == _LEAF and (value_type in visit_now or value_type in leave_now)):
-                    walk(value)
+                    mode = _mode(child_type)
+                if mode == _ENTER or (mode == _LEAF and (child_type in visit_now or child_type in leave_now)):
+                    walk(child)
             if name == "body" and node_type is cst.If:
                 self.facts.if_body_done(node)  # type: ignore[arg-type]
         handlers = self._leave_now.get(node_type)
