@@ -524,3 +524,29 @@ def test_the_test_of_a_warn_and_give_up_branch_still_runs_every_call():
         return kv_slot
     """
     assert codes(source, select=("VL401",)) == [(7, "VL401")]
+
+
+@pytest.mark.parametrize(
+    "qualified",
+    ["torch.zeros", "torch.split", "torch.narrow", "torch.reshape", "torch.cat", "torch.topk", "torch.where",
+     "torch.nn.functional.pad", "torch.linalg.norm", "torch.special.erf", "torch.frobnicate", "torch.t",
+     "torch.cuda.get_device_capability", "torch.cuda.current_stream", "torch.distributed.get_rank",
+     "torch.is_tensor", "torch.get_default_dtype", "torch.numel", "torch.Size", "torch.backends.cudnn.is_available",
+     "torch._C._foo", "torch.ops.aten.add"],
+)
+def test_the_prefilter_and_the_walker_agree_on_which_torch_calls_give_tensors(qualified):
+    """`semantics.torch_call_gives_tensor` (what the prefilter reads) is true exactly for the torch calls whose
+    value the walker knows; any other gives UNKNOWN."""
+    from viewlint.analysis import semantics
+    from viewlint.analysis.facts import Facts
+
+    module, _, name = qualified.rpartition(".")
+    source = f"import {module}\nx = {qualified}(y, 1)\n"
+    import libcst as cst
+
+    tree = cst.parse_module(source)
+    index = build_index_from_ast(ast.parse(source), source)
+    facts = Facts(tree, Settings(), index)
+    call = tree.body[1].body[0].value
+    value = facts.value_of(call)
+    assert (value.kind is not Kind.UNKNOWN) == semantics.torch_call_gives_tensor(qualified), value

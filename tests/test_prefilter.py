@@ -325,6 +325,25 @@ def tensor_flags(source: str) -> set[str]:
         ("import torch\ndef f(x):\n    if torch.isnan(x).any(): pass", {"device-truth-test"}),
         ("import torch\ndef f(x: torch.Tensor):\n    if x == torch.zeros(1): pass", {"device-truth-test"}),
         ("import numpy as np\ndef f(d):\n    if np.is_busday(d): pass", {"device-truth-test"}),
+        # torch functions the walker knows no result of give nothing: device queries, process groups, predicates.
+        ("import torch\ndef f():\n    major, minor = torch.cuda.get_device_capability()\n    if major * 10 + minor >= 90: pass", set()),
+        ("import torch.distributed as dist\ndef f():\n    if dist.get_rank() == 0: pass", set()),
+        ("from torch.cuda import get_device_capability as cap\ndef f():\n    if cap()[0] >= 9: pass", set()),
+        ("import torch\ndef f(x):\n    if torch.is_tensor(x): pass", set()),
+        ("import torch\ndef f():\n    if torch.cuda.is_available(): pass", set()),
+        ("import torch\ndef f(x):\n    if torch.linalg.norm(x) > 1: pass", {"device-truth-test"}),
+        ("import torch\ndef f(x):\n    if torch.frobnicate(x): pass", {"device-truth-test"}),  # any `torch.<op>`
+        ("import torch\ndef f(n):\n    return torch.cuda.current_stream(n).contiguous()", set()),
+        ("import torch\ndef f(n):\n    return torch.empty(n).contiguous()", {"contiguous-of-contiguous"}),
+        ("def f():\n    if torch.cuda.is_available(): pass", set()),  # no import: read as torch all the same
+        ("def f(n):\n    if torch.ones(n): pass", {"device-truth-test"}),
+        # ... also through a helper of this module, whose unpacked names and loop targets are items of their source.
+        ("import torch\ndef arch():\n    major, minor = torch.cuda.get_device_capability()\n    return major * 10 + minor\n"
+         "def f():\n    if arch() >= 90: pass", set()),
+        ("def first(xs):\n    a, b = xs\n    return a\ndef f(xs):\n    if first(xs): pass", {"device-truth-test"}),
+        ("import torch\ndef row(x):\n    for r in torch.unbind(x):\n        return r\ndef f(x):\n    if row(x): pass",
+         {"device-truth-test"}),
+        ("def count(xs):\n    for i, x in enumerate(xs):\n        return i\ndef f(xs):\n    if count(xs): pass", set()),
     ],
 )
 def test_tensor_flags(source, expected):

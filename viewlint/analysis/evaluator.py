@@ -935,13 +935,9 @@ class Evaluator:
             return fresh(contiguous=None, index_like=index_like, device=input_device,
                          bool_mask=qualified in sem.BOOL_RESULT_FUNCTIONS or (name in ("any", "all") and self._has_dim_argument(node)),
                          zero_dim=True if reduced else (False if index_like else None), reduced=reduced)
-        if qualified.startswith(("torch.nn.functional.", "torch.special.", "torch.linalg.", "torch.fft.")):
-            return fresh(contiguous=None, device=input_device)
-        parts = qualified.split(".")
-        if len(parts) == 2 and parts[0] == "torch" and parts[1][:1].islower() \
-                and parts[1] not in sem.NON_TENSOR_TORCH_FUNCTIONS and not parts[1].startswith(sem.NON_TENSOR_TORCH_PREFIXES):
+        if qualified.startswith(sem.TENSOR_NAMESPACES) or sem.generic_torch_op(qualified):
             return fresh(contiguous=None, device=input_device)  # some other `torch.<op>(...)`: a new tensor
-        return UNKNOWN
+        return UNKNOWN  # `sem.torch_call_gives_tensor` (the prefilter's test) is false exactly here
 
     def _tensor_inputs(self, node: cst.Call, local: Locals) -> list[Value]:
         values: list[Value] = []

@@ -412,13 +412,34 @@ class TensorContext:
         name = dotted(func)
         return name is not None and self.tensor_module(name.split(".")[0])
 
+    def torch_result(self, func: ast.AST) -> Optional[bool]:
+        """For a call of a `torch` or NumPy function, whether the walker may know it to give a tensor (or an
+        array); None for any other call. A `torch` function imported here gives one exactly when
+        `semantics.torch_call_gives_tensor` says so: `torch.cuda.get_device_capability()`, `dist.get_rank()` and
+        `torch.is_tensor(x)` give nothing known. NumPy's functions give arrays (`np.is_busday` too)."""
+        name = dotted(func)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        target = self.aliases.get(head)
+        if target is None:  # `torch.zeros(...)` without the import: not the walker's torch, but read as it was
+            return None if head not in _TENSOR_MODULES else not (head == "torch" and name.rpartition(".")[2].startswith("is_"))
+        if target.split(".")[0] not in _TENSOR_MODULES:
+            return None
+        qualified = f"{target}.{rest}" if rest else target
+        return not qualified.startswith("torch.") or semantics.torch_call_gives_tensor(qualified)
+
 
 def _callee_bindings(info: object, nodes: list[ast.AST]) -> Bindings:
     """A function's bindings as `collect` reads them in a segment, for a walk with any arguments:
     each parameter the callers fill (`info.positional`, `info.keyword_only`; not a method's `self`),
-    `*args`, `**kwargs` and the parameters of the functions and lambdas nested in it may be anything."""
+    `*args`, `**kwargs` and the parameters of the functions and lambdas nested in it may be anything.
+    Loop targets and unpacked names are items of what they are taken from, as in `collect`
+    (`major, minor = torch.cuda.get_device_capability()` gives no tensor)."""
     bound: Bindings = {}
     direct: set[int] = set()
+    sources: Bindings = {}  # loop targets and unpacked names: what they are taken from
+    parameters: set[str] = set()
     Name, Attribute = ast.Name, ast.Attribute
     for node in nodes:
         kind = type(node)
@@ -433,17 +454,25 @@ def _callee_bindings(info: object, nodes: list[ast.AST]) -> Bindings:
         if kind is Attribute:
             if node.attr in semantics.ARRAY_METHODS and type(node.value) is Name:  # type: ignore[attr-defined]
                 bound.setdefault(node.value.id, []).append(PARAMETER)  # type: ignore[attr-defined]  # as `collect` does
+        elif kind is ast.Assign:
+            for target in node.targets:  # type: ignore[attr-defined]
+                if type(target) is ast.Tuple or type(target) is ast.List:
+                    _note_source(target, node.value, sources)  # type: ignore[attr-defined]
+        elif kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:
+            _note_source(node.target, node.iter, sources)  # type: ignore[attr-defined]
         elif (kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda) and node is not info.node:  # type: ignore[attr-defined]
             arguments = node.args  # type: ignore[attr-defined]
             for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
                 if arg is not None:
                     bound.setdefault(arg.arg, []).append(None)
+                    parameters.add(arg.arg)
     arguments = info.node.args  # type: ignore[attr-defined]
     passed = [*info.positional, *info.keyword_only]  # type: ignore[attr-defined]
     passed.extend(arg.arg for arg in (arguments.vararg, arguments.kwarg) if arg is not None)
     for name in passed:
         bound.setdefault(name, []).append(None)
-    return bound
+    parameters.update(passed)
+    return _with_elements(bound, sources, parameters) if sources else bound
 
 
 def _wrapping_call(func: ast.AST) -> bool:
@@ -610,10 +639,9 @@ def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: 
         func = node.func  # type: ignore[attr-defined]
         if context.may_return(callee_name(func), tensor_may_be):
             return True  # a function of this module that may return a tensor
-        if context.torch_call(func):
-            # A torch function, except the predicates (`torch.cuda.is_available()`, `torch.is_grad_enabled()`,
-            # `dist.is_initialized()`), which return Python bools (NumPy's `np.is_busday` gives an array).
-            return not (type(func) is ast.Attribute and func.attr.startswith("is_") and context.torch_module(func))
+        known = context.torch_result(func)
+        if known is not None:
+            return known  # a torch function the walker knows the result of (not `torch.cuda.is_available()`), NumPy's
         if type(func) is ast.Attribute:
             if func.attr in semantics.HOST_VALUE_METHODS or func.attr in _STRING_PREDICATES:
                 return False  # `x.dim()`, `x.size(0)`, `x.item()`, `name.endswith(".bias")`: Python values
@@ -851,7 +879,7 @@ def contiguous_may_be(node: ast.AST, bound: Bindings, context: TensorContext, se
         return name is not None and _bound_to(name, bound, context, seen, contiguous_may_be, False)
     if kind is ast.Call:
         func = node.func  # type: ignore[attr-defined]
-        if context.torch_call(func) or context.may_return(callee_name(func), contiguous_may_be):
+        if context.torch_result(func) or context.may_return(callee_name(func), contiguous_may_be):
             return True
         if type(func) is ast.Attribute:
             method = func.attr

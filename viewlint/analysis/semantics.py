@@ -7,7 +7,9 @@ viewlint should hard-code an operation name.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
+from typing import Callable, Optional
 
 # Methods whose result is always a view of the receiver (same storage).
 VIEW_METHODS = frozenset(
@@ -148,6 +150,24 @@ FRESH_FUNCTIONS = frozenset(
         "torch.addcdiv", "torch.erf", "torch.exp2", "torch.log2", "torch.log1p", "torch.expm1", "torch.reciprocal",
     }
 )
+# Namespaces whose functions all compute tensors.
+TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.special.", "torch.linalg.", "torch.fft.")
+_KNOWN_TORCH_RESULTS = (VIEW_FUNCTIONS | SEQUENCE_VIEW_FUNCTIONS | MAYBE_VIEW_FUNCTIONS | FACTORY_FUNCTIONS
+                        | LIKE_FACTORY_FUNCTIONS | FRESH_CONTIGUOUS_FUNCTIONS | FRESH_FUNCTIONS)
+
+
+def generic_torch_op(qualified: str) -> bool:
+    """`torch.<op>` named like an op (lower case, not a predicate, getter or setting): a new tensor."""
+    parts = qualified.split(".")
+    return len(parts) == 2 and parts[0] == "torch" and parts[1][:1].islower() \
+        and parts[1] not in NON_TENSOR_TORCH_FUNCTIONS and not parts[1].startswith(NON_TENSOR_TORCH_PREFIXES)
+
+
+def torch_call_gives_tensor(qualified: str) -> bool:
+    """Whether a call of this (fully qualified) `torch` function gives a tensor, or tensors, the walker
+    knows of (`Evaluator._torch_function`). Others give nothing known: `torch.cuda.get_device_capability()`,
+    `torch.distributed.get_rank()`, `torch.is_tensor(x)`."""
+    return qualified in _KNOWN_TORCH_RESULTS or qualified.startswith(TENSOR_NAMESPACES) or generic_torch_op(qualified)
 # Tensor methods returning a new tensor (never a view of the receiver).
 FRESH_METHODS = frozenset(
     {
@@ -440,3 +460,11 @@ def looks_like_index_name(name: str) -> bool:
     """A mask's name or an index tensor's (`indices`, `token_ids`, `perm`): an index that may gather."""
     last = name.split(".")[-1].lower()
     return MASK_NAME.search(last) is not None or INDEX_NAME.search(last) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def glob_matcher(globs: tuple[str, ...]) -> "Callable[[str], Optional[re.Match[str]]]":
+    """One compiled test for "matches any of these `fnmatch` globs" (case-sensitive, like `fnmatchcase`)."""
+    if not globs:
+        return lambda name: None
+    return re.compile("|".join(f"(?:{fnmatch.translate(glob)})" for glob in globs)).match
