@@ -596,15 +596,15 @@ def step_loop(loop: ast.AST) -> Optional[str]:
 
 def _own_hot(graph: "CallGraph", key: FunctionKey, info: FunctionInfo, hot_globs: tuple[str, ...]) -> bool:
     """Hot by its own name, decorator or a configured glob (the walker's rules, read off `ast`)."""
-    import fnmatch
-
     node = info.node
     name = key.name
-    if any("." in g and fnmatch.fnmatchcase(str(key), g) for g in hot_globs):
+    qualified = str(key)
+    if sem.glob_matcher(tuple(g for g in hot_globs if "." in g))(qualified):
         return True  # a `Class.method` glob beats a cold name
     if name.startswith(_COLD_NAMES_PREFIXES) or name in ("build", "setup", "state_dict", "load_state_dict"):
         return False
-    if any(fnmatch.fnmatchcase(name, g) or fnmatch.fnmatchcase(str(key), g) for g in hot_globs):
+    matches = sem.glob_matcher(tuple(hot_globs))
+    if matches(name) or matches(qualified):
         return True
     if key.owner is not None and any(word in key.owner for word in (*sem.DEBUG_CLASS_WORDS, *sem.OUTPUT_CHECKER_CLASS_WORDS)):
         return False  # a debugging tool's hooks (`DebugUnderflowOverflow.forward_hook`), an output checker

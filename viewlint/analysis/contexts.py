@@ -104,6 +104,8 @@ class ContextStack:
         self.classes: list[str] = []
         self.configured_globs = tuple(hot_globs)
         self.hot_globs = self.configured_globs + DEFAULT_HOT_FUNCTIONS
+        self._hot_name = sem.glob_matcher(self.hot_globs)
+        self._hot_qualified_name = sem.glob_matcher(tuple(glob for glob in self.hot_globs if "." in glob))
         self.callgraph = callgraph
         # Per function node: its local names bound to a debug switch (`check = _validate and not capture`).
         self._debug_locals: dict[int, frozenset[str]] = {}
@@ -266,13 +268,13 @@ class ContextStack:
         if not (self.class_name and self.contexts[-1].kind == "class"):
             return False
         qualified = f"{self.class_name}.{node.name.value}"
-        return any("." in glob and fnmatch.fnmatchcase(qualified, glob) for glob in self.hot_globs)
+        return self._hot_qualified_name(qualified) is not None
 
     def _matches_hot_glob(self, node: cst.FunctionDef) -> bool:
         """Named like a configured `hot-functions` glob, as `name` or as `Class.name`."""
         name = node.name.value
         qualified = f"{self.class_name}.{name}" if self.class_name and self.contexts[-1].kind == "class" else name
-        return any(fnmatch.fnmatchcase(name, glob) or fnmatch.fnmatchcase(qualified, glob) for glob in self.hot_globs)
+        return self._hot_name(name) is not None or self._hot_name(qualified) is not None
 
     def _is_hot_function(self, node: cst.FunctionDef) -> bool:
         """`forward`/`forward_*` methods, a module's (or tensor-taking) `__call__`, compiled or scripted functions."""
@@ -281,7 +283,7 @@ class ContextStack:
             info = self.index.classes.get(self.class_name)
             if not (info is not None and info.is_module) and is_preprocessing_class(self.contexts[-1].node):
                 return False  # pipelines, pipeline stages, processors: once per request, not per layer or step
-            if any(fnmatch.fnmatchcase(name, glob) for glob in HOT_FUNCTION_NAMES):
+            if sem.glob_matcher(HOT_FUNCTION_NAMES)(name):
                 key = ("hands results to host", id(node))  # the summaries walk a function once per set of arguments
                 found = self.index.memo.get(key)
                 if found is None or found[0] is not node:  # type: ignore[index]
