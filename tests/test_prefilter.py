@@ -158,9 +158,15 @@ def tensor_flags(source: str) -> set[str]:
         ("def f(x):\n    y = x.contiguous()\n    x = x.contiguous()", set()),
         ("def f(x):\n    if x: pass\n    x = torch.ones(1)", set()),
         ("def f(x):\n    for i in range(3):\n        if x: pass\n        x = torch.ones(1)", set()),
-        # ... but `:=`, loop targets and what the rest of the function does with a name are.
+        # ... nor a later loop or unpacking (they bind from the end of what they take from on) ...
+        ("def f(xs):\n    for x in xs:\n        if x: pass\n    for x in torch.ones(2): pass", set()),
+        ("def f(xs):\n    for x in torch.ones(2):\n        if x: pass", {"device-truth-test"}),
+        ("def f(xs):\n    a, b = xs\n    if a: pass\n    a, b = torch.ones(2)", set()),
+        ("def f(xs):\n    a, b = torch.ones(2)\n    if a: pass", {"device-truth-test"}),
+        # ... but `:=`, comprehension targets and what the rest of the function does with a name are.
         ("def f(x):\n    if (y := torch.ones(1)) and y: pass", {"device-truth-test"}),
-        ("def f(xs):\n    for x in xs:\n        if x: pass\n    for x in torch.ones(2): pass", {"device-truth-test"}),
+        ("def f():\n    return [1 if x else 0 for x in torch.ones(2)]", {"device-truth-test"}),
+        ("def f():\n    return [1 if x else 0 for i, x in enumerate(torch.ones(2))]", {"device-truth-test"}),
         ("def f(x):\n    if x: pass\n    return x.masked_fill(x, 0)", {"device-truth-test"}),
         # A callable held in a parameter, a local name or an attribute the class assigns, applied to a tensor: the
         # walker reads a module's output (a tensor), unless its name asks a question.

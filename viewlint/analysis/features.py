@@ -633,6 +633,8 @@ def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: 
                 return attr in context.tensor_attributes or attr in context.container_attributes or named
         if attr.startswith(_FLAG_ATTRIBUTE_PREFIXES):
             return False  # `c.decl.is_primary`, `batch.use_cache`: a flag of some object, not a tensor
+        if _tensor_parameter(node.value, bound, context):  # type: ignore[attr-defined]
+            return False  # `mP.element_type` of a tensor parameter: no field the walker knows
         # A field of an object built from tensors (`entry.embedding`, `Entry(piece).embedding`).
         return tensor_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
     if kind is ast.Call:
@@ -703,6 +705,16 @@ def _positional_tensor(call: ast.AST, bound: Bindings, context: TensorContext, s
     return any(type(a) is not ast.Starred and tensor_may_be(a, bound, context, seen) for a in call.args)  # type: ignore[attr-defined]
 
 
+def _tensor_parameter(node: ast.AST, bound: Bindings, context: TensorContext) -> bool:
+    """A name bound only as a parameter the walker reads as a tensor (annotated as one, or an activation of a
+    `forward`), never rebound. The walker binds it to a tensor (or, joined with what callers pass, a container
+    without named fields), so an attribute it has no rule for (`x.element_type`) is unknown, not a field."""
+    if type(node) is not ast.Name or node.id in context.outer:  # type: ignore[attr-defined]
+        return False
+    values = bound.get(node.id)  # type: ignore[attr-defined]
+    return bool(values) and PARAMETER in values and all(v is PARAMETER or v is PLAIN_PARAMETER for v in values)
+
+
 def _element_tensor_may_be(node: "_Element", bound: Bindings, context: TensorContext, seen: Optional[set[str]]) -> bool:
     """An item of what a loop or an unpacking takes it from may be a tensor: as the walker iterates
     (`Evaluator.iterate`, `bind_target_into`), `range` gives ints, `enumerate` counts, `zip` and the
@@ -730,13 +742,18 @@ def _bound_to_tensor(name: str, bound: Bindings, context: TensorContext, seen: O
 
 
 class _Element(ast.AST):
-    """What a loop target or an unpacked name is bound to: an item of `source` (see `_with_elements`)."""
+    """What a loop target or an unpacked name is bound to: an item of `source` (see `_with_elements`).
+    `ordered`: bound from the end of `source` on (an unpacking assignment, a `for` loop), which `_Before`
+    reads; a comprehension's names are read in its element before its `for`, so they have no position."""
 
     _fields = ("source",)
 
-    def __init__(self, source: ast.AST) -> None:
+    def __init__(self, source: ast.AST, ordered: bool = False) -> None:
         super().__init__()
         self.source = source
+        if ordered and getattr(source, "end_lineno", None) is not None:
+            self.lineno, self.col_offset = source.lineno, source.col_offset  # type: ignore[attr-defined]
+            self.end_lineno, self.end_col_offset = source.end_lineno, source.end_col_offset  # type: ignore[attr-defined]
 
 
 class _Held(ast.AST):
@@ -809,9 +826,11 @@ class _Before:
                 or v.end_lineno < row or (v.end_lineno == row and v.end_col_offset <= column)]  # type: ignore[attr-defined,operator]
 
 
-def _with_elements(bound: Bindings, sources: Bindings, parameters: set[str]) -> Bindings:
+def _with_elements(bound: Bindings, sources: Bindings, parameters: set[str],
+                   comprehended: frozenset[int] = frozenset()) -> Bindings:
     """`bound` with each unknown binding that a loop target or an unpacking made replaced by an item of
-    what it is taken from (`_Element`); unknown bindings of other kinds (`with ... as x`) stay."""
+    what it is taken from (`_Element`); unknown bindings of other kinds (`with ... as x`) stay.
+    `comprehended`: the ids of the sources comprehensions take their names from (no position)."""
     judged = bound
     for name, taken_from in sources.items():
         values = bound.get(name)
@@ -823,7 +842,7 @@ def _with_elements(bound: Bindings, sources: Bindings, parameters: set[str]) -> 
         if judged is bound:
             judged = dict(bound)
         judged[name] = [v for v in values if v is not None] + [None] * max(0, unknown - len(taken_from)) \
-            + [_Element(s) for s in taken_from]
+            + [_Element(s, ordered=id(s) not in comprehended) for s in taken_from]
     return judged
 
 
@@ -1017,6 +1036,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     chained_stores: list[ast.AST] = []  # what subscript assignment targets subscript (`x[idx]` in `x[idx][0] = v`)
     listed: list[str] = []  # parameters annotated as something other than a number or a string
     unordered: set[int] = set()  # values bound by `:=`, visible wherever they are used
+    comprehended: set[int] = set()  # what comprehensions iterate (their names are visible wherever they are used)
     collected = _COLLECTED
     for node in nodes:
         kind = type(node)
@@ -1137,6 +1157,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
         elif kind is ast.comprehension:
             flags.add("partial-view")  # iterating a tensor yields views of its rows
             _note_source(node.target, node.iter, sources)  # type: ignore[attr-defined]
+            comprehended.update(id(n) for n in preorder(node.iter))  # type: ignore[attr-defined]  # (`enumerate(xs)`: `xs`)
             for test in node.ifs:  # type: ignore[attr-defined]
                 if not _host_value(test):
                     flags.add("truth-test")
@@ -1178,7 +1199,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                     cached_returns.extend(n.value for n in ast.walk(node) if type(n) is ast.Return and n.value is not None)  # type: ignore[attr-defined]
     # Loop targets and unpacked names: items of what they are taken from; for the tensor questions, at each
     # use only the assignments made before it.
-    itemised = _with_elements(bound, sources, parameters) if tensors is not None and sources else bound
+    itemised = _with_elements(bound, sources, parameters, frozenset(comprehended)) if tensors is not None and sources else bound
 
     def before(node: ast.AST) -> Bindings:
         return _Before(itemised, node, unordered)  # type: ignore[return-value]
