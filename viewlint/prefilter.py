@@ -205,14 +205,19 @@ def _literal_elements(statement: ast.stmt, lines: list[tuple[str, str]]) -> Opti
 
 
 
+def _ALWAYS() -> bool:
+    return True
+
+
 class _Segment:
-    __slots__ = ("first", "last", "node", "small")
+    __slots__ = ("first", "last", "node", "small", "hot")
 
     def __init__(self, node: ast.stmt, small: bool) -> None:
         self.first = _first_line(node)
         self.last = node.end_lineno or node.lineno
         self.node = node
         self.small = small
+        self.hot: Optional[bool] = None  # whether a hot-path rule can fire here (`is_hot`), once asked
 
 
 def _is_small_definition(node: ast.stmt) -> bool:
@@ -318,9 +323,10 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
         found = segment_nodes.get(id(node))
         return found if found is not None else features.preorder(node)
 
-    def features_of(node: ast.stmt, class_name: Optional[str] = None) -> features.Features:
+    def features_of(segment: _Segment, class_name: Optional[str] = None) -> features.Features:
+        node = segment.node
         nodes = nodes_of(node)
-        found = features.collect(nodes, retention, tensors=tensors)
+        found = features.collect(nodes, retention, tensors=tensors, cold=(lambda: not is_hot(segment)) if hot_only else _ALWAYS)
         if class_name is not None:
             found.flags.add(f"class:{class_name}")  # for needs that name the classes a rule can fire in
         if "retains" in found.flags and _is_setup_function(node, nodes):
@@ -332,6 +338,11 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
         return "\n".join(content for content, _ in lines[first - 1:last])  # type: ignore[index]
 
     def is_hot(segment: _Segment) -> bool:
+        if segment.hot is None:
+            segment.hot = judge_hot(segment)
+        return segment.hot
+
+    def judge_hot(segment: _Segment) -> bool:
         nonlocal lines
         nodes = nodes_of(segment.node)
         if any(_is_hot_def(n, globs) for n in nodes if type(n) in _FUNCTION_TYPES):
@@ -415,7 +426,7 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
             members = [_Segment(m, _is_small_definition(m)) for m in statement.body]
             chosen = False
             for member in members:
-                codes = active_rules(member, features_of(member.node, statement.name))
+                codes = active_rules(member, features_of(member, statement.name))
                 if codes:
                     chosen = True
                     keep.append((member.first, member.last))
@@ -429,7 +440,7 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
             small.extend(member for member in members if member.small and member.node.lineno not in active)
             continue
         segment = _Segment(statement, _is_small_definition(statement))
-        codes = active_rules(segment, features_of(statement))
+        codes = active_rules(segment, features_of(segment))
         cut = cut_literal(segment, codes) if codes and segment.last - segment.first + 1 >= SPLIT_LITERAL_LINES else None
         if cut is not None:
             ranges, codes = cut

@@ -1012,9 +1012,15 @@ def _index_elements(index: ast.AST) -> list[ast.AST]:
     return [] if type(index) is ast.Slice else [index]
 
 
+# Flags only hot-path rules read (VL401, VL403, VL404): `collect` judges them only where the segment may be hot.
+HOT_PATH_FLAGS = frozenset({"device-truth-test", "mask-subscript", "tensor-scalar-read"})
+
+
 def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optional[Features] = None,
-            tensors: Optional[TensorContext] = None) -> Features:
-    """The features of these nodes (a segment's preorder list)."""
+            tensors: Optional[TensorContext] = None, cold: Optional[Callable[[], bool]] = None) -> Features:
+    """The features of these nodes (a segment's preorder list). `cold()`: whether the segment is not on a
+    hot path, asked only before judging the flags that only hot-path rules read (`HOT_PATH_FLAGS`), which
+    are then left out."""
     features = into if into is not None else Features()
     calls, attrs, flags = features.calls, features.attrs, features.flags
     Call, Attribute, Subscript, Expr, Assign, Name = ast.Call, ast.Attribute, ast.Subscript, ast.Expr, ast.Assign, ast.Name
@@ -1204,9 +1210,16 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     def before(node: ast.AST) -> Bindings:
         return _Before(itemised, node, unordered)  # type: ignore[return-value]
 
-    if tests and (tensors is None or any(_itself_may_be_tensor(v, before(v), tensors) for test in tests for v in _tested(test))):
+    judged: list[bool] = []
+
+    def hot() -> bool:
+        if not judged:
+            judged.append(cold is None or not cold())
+        return judged[0]
+
+    if tests and hot() and (tensors is None or any(_itself_may_be_tensor(v, before(v), tensors) for test in tests for v in _tested(test))):
         flags.add("device-truth-test")
-    if subscripts and (tensors is None or any(
+    if subscripts and hot() and (tensors is None or any(
         _itself_may_be_tensor(s.value, before(s), tensors) and any(tensor_may_be(e, before(s), tensors) for e in _index_elements(s.slice))  # type: ignore[attr-defined]
         for s in subscripts
     )):
@@ -1223,7 +1236,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             flags.add("cached-returns-view")
     if chained_stores and (tensors is None or any(_gathered_in_chain(r, before(r), tensors, frozenset(listed)) for r in chained_stores)):
         flags.add("chained-subscript-store")
-    if scalar_reads and (tensors is None or any(_itself_may_be_tensor(value, before(value), tensors) for value in scalar_reads)):
+    if scalar_reads and hot() and (tensors is None or any(_itself_may_be_tensor(value, before(value), tensors) for value in scalar_reads)):
         flags.add("tensor-scalar-read")
     if twins and (tensors is None or any(_twin_may_be_tensor(func, before(func), tensors) for func in twins)):
         flags.add("tensor-twin-statement")
