@@ -294,6 +294,15 @@ def tensor_flags(source: str) -> set[str]:
         # Assignments through a subscript the walker may read as a gather (VL202): a list, a mask, a name that reads
         # as an index, a tensor or a sequence; not a count, a number or a key.
         ("def f(x, token_ids):\n    x[token_ids][0] = 1", {"chained-subscript-store"}),  # nothing known: by its name
+        # ... not a subscript of a list or dict the function builds (the walker holds a container there) ...
+        ("def f(n, token_ids):\n    rows = [[0] * 8 for _ in range(n)]\n    rows[token_ids][0] = 1", set()),
+        ("def f(token_ids):\n    rows = {}\n    rows[token_ids] = []\n    rows[token_ids][0] = 1", set()),
+        # ... unless it may be something else there: rebound, narrowed, bound outside the function, or bound later.
+        ("def f(x: torch.Tensor, token_ids):\n    rows = []\n    rows = x\n    rows[token_ids][0] = 1", {"chained-subscript-store"}),
+        ("def f(n, token_ids):\n    rows = [[0] * 8 for _ in range(n)]\n    if isinstance(rows, torch.Tensor):\n"
+         "        rows[token_ids][0] = 1", {"chained-subscript-store"}),
+        ("rows = torch.zeros(4, 4)\ndef f(token_ids):\n    rows[token_ids][0] = 1", {"chained-subscript-store"}),
+        ("def f(token_ids):\n    rows[token_ids][0] = 1\n    rows = []", {"chained-subscript-store"}),
         ("def f(x, idx):\n    x[idx][0] = 1", set()),
         ("def f(x, m: torch.Tensor):\n    x[m > 0][:, 1] = 5", {"chained-subscript-store"}),
         ("def f(x, rows: list[int]):\n    x[rows][0] = 1", {"chained-subscript-store"}),

@@ -1043,6 +1043,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     listed: list[str] = []  # parameters annotated as something other than a number or a string
     unordered: set[int] = set()  # values bound by `:=`, visible wherever they are used
     comprehended: set[int] = set()  # what comprehensions iterate (their names are visible wherever they are used)
+    narrowed: set[str] = set()  # names `isinstance(name, ...)` tests
     collected = _COLLECTED
     for node in nodes:
         kind = type(node)
@@ -1074,6 +1075,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             if name is None:
                 continue
             calls.add(name)
+            if name == "isinstance" and node.args and type(node.args[0]) is Name:  # type: ignore[attr-defined]
+                narrowed.add(node.args[0].id)  # type: ignore[attr-defined]  # the walker narrows it in the branches
             if name in _PARTIAL_VIEW_CALLS:
                 flags.add("partial-view")
             if name in semantics.GATHER_METHODS:
@@ -1234,7 +1237,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             flags.add("retains-view")
         if cached_returns and (tensors is None or any(partial_may_be(value, itemised, tensors) for value in cached_returns)):
             flags.add("cached-returns-view")
-    if chained_stores and (tensors is None or any(_gathered_in_chain(r, before(r), tensors, frozenset(listed)) for r in chained_stores)):
+    if chained_stores and (tensors is None or any(_gathered_in_chain(r, before(r), tensors, frozenset(listed), frozenset(narrowed))
+                                                  for r in chained_stores)):
         flags.add("chained-subscript-store")
     if scalar_reads and hot() and (tensors is None or any(_itself_may_be_tensor(value, before(value), tensors) for value in scalar_reads)):
         flags.add("tensor-scalar-read")
@@ -1371,14 +1375,18 @@ def _scalar_annotation(annotation: ast.AST) -> bool:
     return False
 
 
-def _gathered_in_chain(node: ast.AST, bound: Bindings, context: TensorContext, listed: frozenset[str]) -> bool:
+def _gathered_in_chain(node: ast.AST, bound: Bindings, context: TensorContext, listed: frozenset[str],
+                       narrowed: frozenset[str] = frozenset()) -> bool:
     """A subscript the walker may read as a gather (`Evaluator.index_kind`) in the receiver chain of an
     assignment target, through the views it follows (VL202): subscripts, view attributes (`.T`, `.real`)
-    and view methods (`.view(...)`, `.transpose(...)`)."""
+    and view methods (`.view(...)`, `.transpose(...)`). A subscript of a list or dict the function builds
+    is no gather (`rows = [[None] * n for _ in range(m)]; rows[i][j] = v`); `narrowed`: names an
+    `isinstance` test may turn into something else."""
     for _ in range(64):
         kind = type(node)
         if kind is ast.Subscript:
-            if _index_may_gather(node.slice, bound, context, listed):  # type: ignore[attr-defined]
+            if not _built_container_name(node.value, bound, context, narrowed) \
+                    and _index_may_gather(node.slice, bound, context, listed):  # type: ignore[attr-defined]
                 return True
             node = node.value  # type: ignore[attr-defined]
         elif kind is ast.Attribute and node.attr in _CHAIN_VIEW_ATTRIBUTES:  # type: ignore[attr-defined]
@@ -1388,6 +1396,23 @@ def _gathered_in_chain(node: ast.AST, bound: Bindings, context: TensorContext, l
         else:
             return False
     return True
+
+
+_DISPLAYS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _built_container_name(node: ast.AST, bound: Bindings, context: TensorContext, narrowed: frozenset[str]) -> bool:
+    """A name every binding of which (that the use can see) is a display or a comprehension, or an addition to
+    what it holds: the walker holds a container there (`Kind.WRAPPER`, or `INT_LIST`), which `index_kind`
+    never reads as gathered. Not a name bound outside functions or imported (a function that reads it
+    before binding it reads that one), nor one an `isinstance` test narrows."""
+    if type(node) is not ast.Name:
+        return False
+    name = node.id  # type: ignore[attr-defined]
+    if name in narrowed or name in context.outer or name in context.aliases:
+        return False
+    values = bound.get(name)
+    return bool(values) and all(type(v) in _DISPLAYS or type(v) is _Held for v in values)
 
 
 def _index_may_gather(index: ast.AST, bound: Bindings, context: TensorContext, listed: frozenset[str]) -> bool:
