@@ -359,6 +359,15 @@ def tensor_flags(source: str) -> set[str]:
         ("import torch\ndef row(x):\n    for r in torch.unbind(x):\n        return r\ndef f(x):\n    if row(x): pass",
          {"device-truth-test"}),
         ("def count(xs):\n    for i, x in enumerate(xs):\n        return i\ndef f(xs):\n    if count(xs): pass", set()),
+        ("def f(q: torch.Tensor):\n    present = {n: t for n, t in {'q': q}.items()}\n    names = list(present.keys())\n"
+         "    if names: pass", set()),  # a dict's keys: Python values
+        # An unpacked call of a helper that returns tuples of that length: item by item, as the walker joins them.
+        ("def split(x):\n    return x > 0, 1\ndef f(x):\n    m, n = split(x)\n    if n: pass", set()),
+        ("def split(x):\n    return x > 0, 1\ndef f(x):\n    m, n = split(x)\n    if m: pass", {"device-truth-test"}),
+        ("def pair(x):\n    if x is None:\n        return None\n    return x, 0\ndef f(x):\n    a, b = pair(x)\n    if b: pass", set()),
+        ("def pair(x):\n    if x:\n        return x, 0\n    return x, 0, 1\ndef f(x):\n    a, b = pair(x)\n    if b: pass",
+         {"device-truth-test"}),  # returns of other lengths: what any return may give
+        ("import torch\ndef pair(x):\n    return 0, 1\ndef f(x):\n    a, b = torch.pair(x)\n    if b: pass", {"device-truth-test"}),
     ],
 )
 def test_tensor_flags(source, expected):

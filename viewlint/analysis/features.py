@@ -348,7 +348,7 @@ class TensorContext:
         self.forwards: set[int] = set()  # `forward`/`__call__` methods of module classes: their inputs are tensors
         self._returners: dict[str, list[object]] = {}  # name -> the functions of `returning` that have it
         self._segments: dict[int, list[ast.AST]] = getattr(index, "segment_nodes", {})
-        self._returns: dict[tuple[object, str], bool] = {}  # (predicate, name) -> what `may_return` said
+        self._returns: dict[tuple[object, ...], bool] = {}  # (predicate, name[, slot]) -> what `may_return(_at)` said
         self._bindings: dict[int, Bindings] = {}  # id(function node) -> its bindings, as a callee
         if graph is not None:
             for key, info in graph.functions.items():
@@ -379,6 +379,46 @@ class TensorContext:
         if found is None:
             self._returns[key] = True  # while it is judged: calls of itself may give anything
             found = self._returns[key] = any(self._gives(info, judge) for info in self._returners[name])
+        return found
+
+    def may_return_at(self, name: Optional[str], slot: tuple[int, int],
+                      judge: "Callable[[ast.AST, Bindings, TensorContext, Optional[set[str]]], bool]") -> Optional[bool]:
+        """`may_return` for item `slot[0]` of an unpacking of `slot[1]` names, when every function of that name
+        returns only tuple displays of that length (or `None`): the walker joins such returns item by item and
+        unpacks them item by item. None when that does not hold (then `may_return` says)."""
+        if name is None or name not in self._returners:
+            return None
+        key = (judge, name, slot)
+        if key in self._returns:
+            return self._returns[key]
+        position, length = slot
+        items: list[tuple[object, ast.AST]] = []
+        for info in self._returners[name]:
+            node = info.node  # type: ignore[attr-defined]
+            nodes = self._segments.get(id(node)) or preorder(node)
+            for child in nodes:
+                kind = type(child)
+                if kind is ast.Yield or kind is ast.YieldFrom or kind is ast.Lambda:
+                    return None
+                if kind is ast.Return and child.value is not None:  # type: ignore[attr-defined]
+                    value = child.value  # type: ignore[attr-defined]
+                    if type(value) is ast.Constant and value.value is None:
+                        continue
+                    if type(value) is not ast.Tuple or len(value.elts) != length \
+                            or any(type(e) is ast.Starred for e in value.elts):
+                        return None
+                    items.append((info, value.elts[position]))
+        self._returns[key] = True  # while it is judged: calls of itself may give anything
+        found = False
+        for info, item in items:
+            bound = self._bindings.get(id(info.node))  # type: ignore[attr-defined]
+            if bound is None:
+                nodes = self._segments.get(id(info.node)) or preorder(info.node)  # type: ignore[attr-defined]
+                bound = self._bindings[id(info.node)] = _callee_bindings(info, nodes)  # type: ignore[attr-defined]
+            if judge(item, bound, self, None):
+                found = True
+                break
+        self._returns[key] = found
         return found
 
     def _gives(self, info: object, judge: "Callable[[ast.AST, Bindings, TensorContext, Optional[set[str]]], bool]") -> bool:
@@ -638,36 +678,49 @@ def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: 
         # A field of an object built from tensors (`entry.embedding`, `Entry(piece).embedding`).
         return tensor_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
     if kind is ast.Call:
-        func = node.func  # type: ignore[attr-defined]
-        if context.may_return(callee_name(func), tensor_may_be):
-            return True  # a function of this module that may return a tensor
-        known = context.torch_result(func)
-        if known is not None:
-            return known  # a torch function the walker knows the result of (not `torch.cuda.is_available()`), NumPy's
-        if type(func) is ast.Attribute:
-            if func.attr in semantics.HOST_VALUE_METHODS or func.attr in _STRING_PREDICATES:
-                return False  # `x.dim()`, `x.size(0)`, `x.item()`, `name.endswith(".bias")`: Python values
-            if tensor_may_be(func.value, bound, context, seen):
-                return True
-            if func.attr in _TENSOR_MAKING_METHODS and (func.attr not in semantics.MAYBE_VIEW_METHODS_NEED_TENSOR
-                                                        or _given_tensor_arguments(node, context)):
-                # `x.reshape(...)`, `x.clone()`: only tensors have them. `.to(...)`, `.float()`, `.cuda()` (Triton's
-                # values, modules and NumPy arrays have them too) of something unknown: only with a torch dtype.
-                return True
-            # `self.proj(x)`, `self.gate(x)`: a submodule or a callable the class holds, applied to a tensor.
-            return type(func.value) is ast.Name and func.value.id == "self" and func.attr in context.held_callables \
-                and not func.attr.startswith(semantics.PREDICATE_PREFIXES) and _positional_tensor(node, bound, context, seen)
-        if type(func) is ast.Name and func.id in ("max", "min", "sum", "abs"):
-            return any(tensor_may_be(a, bound, context, seen) for a in _arguments(node))  # over 0-d tensors: a tensor
-        if not _wrapping_call(func):
-            # `fn(x)`, `model(x)`: a callable held in a parameter or a name bound here, applied to a tensor. Any other
-            # plain call is unknown to the walker (`isinstance`, `len`, `helper(x)`).
-            name = func.id if type(func) is ast.Name else None
-            return name is not None and (name in bound or name in context.outer) and name not in context.aliases \
-                and name not in semantics.BUILTIN_NAMES and not name.startswith(semantics.PREDICATE_PREFIXES) \
-                and _positional_tensor(node, bound, context, seen)
-        # A class or container built from tensors holds them (`Pair(a, b)[0]`, `list(pieces)`).
-        return any(tensor_may_be(a, bound, context, seen) for a in _arguments(node))
+        return _call_tensor_may_be(node, bound, context, seen)
+    return _value_tensor_may_be(node, bound, context, seen)
+
+
+def _call_tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: Optional[set[str]],
+                        summarised: bool = True) -> bool:
+    """`tensor_may_be` of a call; `summarised=False`: without what the functions of this module of its name
+    may return (already judged by the caller)."""
+    func = node.func  # type: ignore[attr-defined]
+    if summarised and context.may_return(callee_name(func), tensor_may_be):
+        return True  # a function of this module that may return a tensor
+    known = context.torch_result(func)
+    if known is not None:
+        return known  # a torch function the walker knows the result of (not `torch.cuda.is_available()`), NumPy's
+    if type(func) is ast.Attribute:
+        if func.attr in semantics.HOST_VALUE_METHODS or func.attr in _STRING_PREDICATES or func.attr == "keys":
+            return False  # `x.dim()`, `x.size(0)`, `x.item()`, `name.endswith(".bias")`, `d.keys()`: Python values
+        if tensor_may_be(func.value, bound, context, seen):
+            return True
+        if func.attr in _TENSOR_MAKING_METHODS and (func.attr not in semantics.MAYBE_VIEW_METHODS_NEED_TENSOR
+                                                    or _given_tensor_arguments(node, context)):
+            # `x.reshape(...)`, `x.clone()`: only tensors have them. `.to(...)`, `.float()`, `.cuda()` (Triton's
+            # values, modules and NumPy arrays have them too) of something unknown: only with a torch dtype.
+            return True
+        # `self.proj(x)`, `self.gate(x)`: a submodule or a callable the class holds, applied to a tensor.
+        return type(func.value) is ast.Name and func.value.id == "self" and func.attr in context.held_callables \
+            and not func.attr.startswith(semantics.PREDICATE_PREFIXES) and _positional_tensor(node, bound, context, seen)
+    if type(func) is ast.Name and func.id in ("max", "min", "sum", "abs"):
+        return any(tensor_may_be(a, bound, context, seen) for a in _arguments(node))  # over 0-d tensors: a tensor
+    if not _wrapping_call(func):
+        # `fn(x)`, `model(x)`: a callable held in a parameter or a name bound here, applied to a tensor. Any other
+        # plain call is unknown to the walker (`isinstance`, `len`, `helper(x)`).
+        name = func.id if type(func) is ast.Name else None
+        return name is not None and (name in bound or name in context.outer) and name not in context.aliases \
+            and name not in semantics.BUILTIN_NAMES and not name.startswith(semantics.PREDICATE_PREFIXES) \
+            and _positional_tensor(node, bound, context, seen)
+    # A class or container built from tensors holds them (`Pair(a, b)[0]`, `list(pieces)`).
+    return any(tensor_may_be(a, bound, context, seen) for a in _arguments(node))
+
+
+def _value_tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: Optional[set[str]]) -> bool:
+    """`tensor_may_be` of what is neither a name, an attribute nor a call."""
+    kind = type(node)
     if kind is ast.Subscript:
         index = node.slice  # type: ignore[attr-defined]
         if type(index) is ast.Tuple or (type(index) is ast.Constant and index.value is Ellipsis):  # type: ignore[attr-defined]
@@ -724,6 +777,11 @@ def _element_tensor_may_be(node: "_Element", bound: Bindings, context: TensorCon
     if source is _COUNTER:
         return False
     kind = type(source)
+    if node.slot is not None and kind is ast.Call:
+        # `causal, local = _resolve(...)`: item `local` of what every `return` of the functions of that name gives.
+        at = context.may_return_at(callee_name(source.func), node.slot, tensor_may_be)  # type: ignore[attr-defined]
+        if at is not None:
+            return at or _call_tensor_may_be(source, bound, context, seen, summarised=False)
     if kind is ast.Call and type(source.func) is ast.Name:  # type: ignore[attr-defined]
         called = source.func.id  # type: ignore[attr-defined]
         if called == "range":
@@ -748,9 +806,10 @@ class _Element(ast.AST):
 
     _fields = ("source",)
 
-    def __init__(self, source: ast.AST, ordered: bool = False) -> None:
+    def __init__(self, source: ast.AST, ordered: bool = False, slot: Optional[tuple[int, int]] = None) -> None:
         super().__init__()
         self.source = source
+        self.slot = slot  # (position, length) in the tuple an assignment unpacks (`a, b = f(x)`: `b` is (1, 2))
         if ordered and getattr(source, "end_lineno", None) is not None:
             self.lineno, self.col_offset = source.lineno, source.col_offset  # type: ignore[attr-defined]
             self.end_lineno, self.end_col_offset = source.end_lineno, source.end_col_offset  # type: ignore[attr-defined]
@@ -827,7 +886,7 @@ class _Before:
 
 
 def _with_elements(bound: Bindings, sources: Bindings, parameters: set[str],
-                   comprehended: frozenset[int] = frozenset()) -> Bindings:
+                   comprehended: frozenset[int] = frozenset(), slots: Optional[dict[tuple[str, int], tuple[int, int]]] = None) -> Bindings:
     """`bound` with each unknown binding that a loop target or an unpacking made replaced by an item of
     what it is taken from (`_Element`); unknown bindings of other kinds (`with ... as x`) stay.
     `comprehended`: the ids of the sources comprehensions take their names from (no position)."""
@@ -842,7 +901,7 @@ def _with_elements(bound: Bindings, sources: Bindings, parameters: set[str],
         if judged is bound:
             judged = dict(bound)
         judged[name] = [v for v in values if v is not None] + [None] * max(0, unknown - len(taken_from)) \
-            + [_Element(s, ordered=id(s) not in comprehended) for s in taken_from]
+            + [_Element(s, ordered=id(s) not in comprehended, slot=slots.get((name, id(s))) if slots else None) for s in taken_from]
     return judged
 
 
@@ -1044,6 +1103,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     unordered: set[int] = set()  # values bound by `:=`, visible wherever they are used
     comprehended: set[int] = set()  # what comprehensions iterate (their names are visible wherever they are used)
     narrowed: set[str] = set()  # names `isinstance(name, ...)` tests
+    slots: dict[tuple[str, int], tuple[int, int]] = {}  # (name, id(source)) -> its place in the unpacked tuple
     collected = _COLLECTED
     for node in nodes:
         kind = type(node)
@@ -1141,6 +1201,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 for target in node.targets:  # type: ignore[attr-defined]
                     if type(target) is ast.Tuple or type(target) is ast.List:  # (`a = b, c = x` binds `a` to `x` itself)
                         _note_source(target, value, sources)
+                        _note_slots(target, value, slots)
             if type(value) is Call and type(value.func) is Attribute and value.func.attr in semantics.OUT_OF_PLACE_UPDATE_METHODS:
                 flags.add("update-assigned")
             if len(node.targets) == 1 and type(node.targets[0]) is Name and _strided_contiguous(value):  # type: ignore[attr-defined]
@@ -1208,7 +1269,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                     cached_returns.extend(n.value for n in ast.walk(node) if type(n) is ast.Return and n.value is not None)  # type: ignore[attr-defined]
     # Loop targets and unpacked names: items of what they are taken from; for the tensor questions, at each
     # use only the assignments made before it.
-    itemised = _with_elements(bound, sources, parameters, frozenset(comprehended)) if tensors is not None and sources else bound
+    itemised = _with_elements(bound, sources, parameters, frozenset(comprehended), slots) if tensors is not None and sources else bound
 
     def before(node: ast.AST) -> Bindings:
         return _Before(itemised, node, unordered)  # type: ignore[return-value]
@@ -1540,6 +1601,16 @@ def _note_source(target: ast.AST, source: ast.AST, sources: Bindings) -> None:
             _note_source(element, source, sources)
     elif kind is ast.Starred:
         _note_source(target.value, source, sources)  # type: ignore[attr-defined]
+
+
+def _note_slots(target: ast.AST, source: ast.AST, slots: dict[tuple[str, int], tuple[int, int]]) -> None:
+    """`a, b = f(x)`: `a` is item 0 of 2 of what the call gives, `b` item 1 (names only, no `*rest`)."""
+    elements = target.elts  # type: ignore[attr-defined]
+    if type(source) is not ast.Call or any(type(e) is ast.Starred for e in elements):
+        return
+    for position, element in enumerate(elements):
+        if type(element) is ast.Name:
+            slots[(element.id, id(source))] = (position, len(elements))  # type: ignore[attr-defined]
 
 
 def _root_name(node: ast.AST) -> Optional[str]:
