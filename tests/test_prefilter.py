@@ -913,3 +913,31 @@ def test_host_predicates_in_a_forward_leave_nothing_to_parse():
     )
     reduction, fast = _fast_and_full(source)
     assert reduction is None and fast == []
+
+
+def test_only_hot_path_rules_read_the_flags_judged_only_where_code_may_be_hot():
+    """`collect` leaves `HOT_PATH_FLAGS` out of segments that are not hot: a rule that fires outside hot paths
+    must not need them, and each of them is needed by some rule."""
+    source = "import torch\nx = 1\n"
+    index = build_index_from_ast(ast.parse(source), source)
+    needed_by: dict[str, set[bool]] = {}
+    for rule in all_rules().values():
+        for conjunction in rule_needs(rule, index, Settings()) or ():
+            for kind, value in conjunction:
+                if kind == "flag" and value in features.HOT_PATH_FLAGS:
+                    needed_by.setdefault(value, set()).add(rule.hot_path_only)
+    assert needed_by == {flag: {True} for flag in features.HOT_PATH_FLAGS}
+
+
+def test_a_cold_segment_skips_the_hot_path_flags_and_keeps_the_others():
+    source = "def f(x: torch.Tensor):\n    if x.sum():\n        pass\n    n = x.item()\n    y = x[x > 0]\n    return x.contiguous()\n"
+    tree = ast.parse(source)
+    index = build_index_from_ast(tree, source)
+    context = features.TensorContext(index)
+    hot = features.collect(features.preorder(tree.body[0]), features.RetentionContext(index), tensors=context,
+                           cold=lambda: False).flags
+    cold = features.collect(features.preorder(tree.body[0]), features.RetentionContext(index), tensors=context,
+                            cold=lambda: True).flags
+    assert features.HOT_PATH_FLAGS <= hot
+    assert not features.HOT_PATH_FLAGS & cold
+    assert hot - features.HOT_PATH_FLAGS == cold

@@ -205,7 +205,8 @@ def _literal_elements(statement: ast.stmt, lines: list[tuple[str, str]]) -> Opti
 
 
 
-def _ALWAYS() -> bool:
+def _no_hot_rule() -> bool:
+    """`collect`'s `cold` when no hot-path rule is enabled: the flags only they read are never needed."""
     return True
 
 
@@ -326,7 +327,7 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
     def features_of(segment: _Segment, class_name: Optional[str] = None) -> features.Features:
         node = segment.node
         nodes = nodes_of(node)
-        found = features.collect(nodes, retention, tensors=tensors, cold=(lambda: not is_hot(segment)) if hot_only else _ALWAYS)
+        found = features.collect(nodes, retention, tensors=tensors, cold=(lambda: not is_hot(segment)) if hot_only else _no_hot_rule)
         if class_name is not None:
             found.flags.add(f"class:{class_name}")  # for needs that name the classes a rule can fire in
         if "retains" in found.flags and _is_setup_function(node, nodes):

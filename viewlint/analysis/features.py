@@ -392,13 +392,13 @@ class TensorContext:
         if key in self._returns:
             return self._returns[key]
         position, length = slot
-        items: list[tuple[object, ast.AST]] = []
+        items: list[tuple[Bindings, ast.AST]] = []
         for info in self._returners[name]:
             node = info.node  # type: ignore[attr-defined]
             nodes = self._segments.get(id(node)) or preorder(node)
             for child in nodes:
                 kind = type(child)
-                if kind is ast.Yield or kind is ast.YieldFrom or kind is ast.Lambda:
+                if kind is ast.Yield or kind is ast.YieldFrom:
                     return None
                 if kind is ast.Return and child.value is not None:  # type: ignore[attr-defined]
                     value = child.value  # type: ignore[attr-defined]
@@ -407,18 +407,9 @@ class TensorContext:
                     if type(value) is not ast.Tuple or len(value.elts) != length \
                             or any(type(e) is ast.Starred for e in value.elts):
                         return None
-                    items.append((info, value.elts[position]))
+                    items.append((self._callee_bound(info, nodes), value.elts[position]))
         self._returns[key] = True  # while it is judged: calls of itself may give anything
-        found = False
-        for info, item in items:
-            bound = self._bindings.get(id(info.node))  # type: ignore[attr-defined]
-            if bound is None:
-                nodes = self._segments.get(id(info.node)) or preorder(info.node)  # type: ignore[attr-defined]
-                bound = self._bindings[id(info.node)] = _callee_bindings(info, nodes)  # type: ignore[attr-defined]
-            if judge(item, bound, self, None):
-                found = True
-                break
-        self._returns[key] = found
+        found = self._returns[key] = any(judge(item, bound, self, None) for bound, item in items)
         return found
 
     def _gives(self, info: object, judge: "Callable[[ast.AST, Bindings, TensorContext, Optional[set[str]]], bool]") -> bool:
@@ -433,10 +424,16 @@ class TensorContext:
                 returned.append(child.value)  # type: ignore[attr-defined]
         if not returned:
             return False
+        bound = self._callee_bound(info, nodes)
+        return any(judge(value, bound, self, None) for value in returned)
+
+    def _callee_bound(self, info: object, nodes: list[ast.AST]) -> Bindings:
+        """`_callee_bindings` of a function, once per function."""
+        node = info.node  # type: ignore[attr-defined]
         bound = self._bindings.get(id(node))
         if bound is None:
             bound = self._bindings[id(node)] = _callee_bindings(info, nodes)
-        return any(judge(value, bound, self, None) for value in returned)
+        return bound
 
     def tensor_module(self, head: str) -> bool:
         target = self.aliases.get(head, head)
@@ -1441,13 +1438,15 @@ def _gathered_in_chain(node: ast.AST, bound: Bindings, context: TensorContext, l
     """A subscript the walker may read as a gather (`Evaluator.index_kind`) in the receiver chain of an
     assignment target, through the views it follows (VL202): subscripts, view attributes (`.T`, `.real`)
     and view methods (`.view(...)`, `.transpose(...)`). A subscript of a list or dict the function builds
-    is no gather (`rows = [[None] * n for _ in range(m)]; rows[i][j] = v`); `narrowed`: names an
-    `isinstance` test may turn into something else."""
+    (`_built_here`) is no gather, since `index_kind` never reads a container receiver as gathered
+    (`rows = [[None] * n for _ in range(m)]; rows[i][j] = v`); `narrowed`: names an `isinstance` test may
+    turn into something else."""
     for _ in range(64):
         kind = type(node)
         if kind is ast.Subscript:
-            if not _built_container_name(node.value, bound, context, narrowed) \
-                    and _index_may_gather(node.slice, bound, context, listed):  # type: ignore[attr-defined]
+            receiver = node.value  # type: ignore[attr-defined]
+            built = type(receiver) is ast.Name and receiver.id not in narrowed and _built_here(receiver, bound, context)  # type: ignore[attr-defined]
+            if not built and _index_may_gather(node.slice, bound, context, listed):  # type: ignore[attr-defined]
                 return True
             node = node.value  # type: ignore[attr-defined]
         elif kind is ast.Attribute and node.attr in _CHAIN_VIEW_ATTRIBUTES:  # type: ignore[attr-defined]
@@ -1457,23 +1456,6 @@ def _gathered_in_chain(node: ast.AST, bound: Bindings, context: TensorContext, l
         else:
             return False
     return True
-
-
-_DISPLAYS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-
-
-def _built_container_name(node: ast.AST, bound: Bindings, context: TensorContext, narrowed: frozenset[str]) -> bool:
-    """A name every binding of which (that the use can see) is a display or a comprehension, or an addition to
-    what it holds: the walker holds a container there (`Kind.WRAPPER`, or `INT_LIST`), which `index_kind`
-    never reads as gathered. Not a name bound outside functions or imported (a function that reads it
-    before binding it reads that one), nor one an `isinstance` test narrows."""
-    if type(node) is not ast.Name:
-        return False
-    name = node.id  # type: ignore[attr-defined]
-    if name in narrowed or name in context.outer or name in context.aliases:
-        return False
-    values = bound.get(name)
-    return bool(values) and all(type(v) in _DISPLAYS or type(v) is _Held for v in values)
 
 
 def _index_may_gather(index: ast.AST, bound: Bindings, context: TensorContext, listed: frozenset[str]) -> bool:
