@@ -149,11 +149,31 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
         return Value(kind=Kind.WRAPPER, wrapper="list")
     if last in ("dict", "Dict"):
         return Value(kind=Kind.WRAPPER, wrapper="dict")
+    if nn_module_class(qualified):
+        return Value(kind=Kind.HOST, wrapper=qualified, why=f"annotated `{name}`")  # `encoder: nn.Module`
     if last[:1].isupper() and last not in ("Any", "Callable", "Iterable", "Iterator", "Sequence", "Mapping", "Union",
                                           "Optional", "Type", "TypeVar", "Protocol", "Generic") \
             and not qualified.startswith(("torch.", "numpy.", "np.", "jax.")):
-        return Value(kind=Kind.HOST, why=f"annotated `{name}`")  # an object of another class: not a tensor
+        # An object of another class: not a tensor. Its class is kept (`m: Extractor`): calls of its methods run them.
+        return Value(kind=Kind.HOST, wrapper=last, why=f"annotated `{name}`")
     return UNKNOWN
+
+
+# `torch.nn` classes that are not modules (tensors, containers, helpers).
+_NN_NON_MODULES = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "ModuleList",
+                             "ModuleDict", "ParameterList", "ParameterDict", "Module_", "init", "functional", "utils"})
+# `torch.nn` modules whose call returns a tuple of tensors.
+_NN_TUPLE_MODULES = frozenset({"RNN", "LSTM", "GRU", "MultiheadAttention", "AdaptiveLogSoftmaxWithLoss"})
+# `torch.nn` modules whose call may return its input itself (in eval mode, or always).
+_NN_IDENTITY_MODULES = frozenset({"Identity", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+                                  "FeatureAlphaDropout", "Flatten", "Unflatten"})
+
+
+def nn_module_class(qualified: str) -> bool:
+    """`torch.nn.Linear`, `torch.nn.Module`: a module class of `torch.nn` (not `nn.Parameter`, `nn.ModuleList`)."""
+    parts = qualified.split(".")
+    return len(parts) >= 3 and parts[0] == "torch" and parts[1] == "nn" and parts[-1][:1].isupper() \
+        and parts[-1] not in _NN_NON_MODULES and parts[2] not in ("functional", "init", "utils", "parameter")
 
 
 def _union_value(sides: list[cst.BaseExpression], index: Optional[ModuleIndex], depth: int) -> Value:
@@ -754,6 +774,9 @@ class Evaluator:
                 return self._module_output(node, local, f"`{self.short_source(func)}(…)`")
             return result
         if isinstance(func, cst.Name):
+            held = local[func.value] if func.value in local else self.env.lookup(func.value)
+            if held.kind is Kind.HOST and held.wrapper is not None:
+                return self._object_call(node, held.wrapper, local)
             result = self._builtin_or_constructor(node, func.value, qualified, local)
             if result.kind is Kind.UNKNOWN and func.value not in self.index.aliases and func.value not in sem.BUILTIN_NAMES \
                     and not func.value.startswith(sem.PREDICATE_PREFIXES) \
@@ -792,6 +815,27 @@ class Evaluator:
             return UNKNOWN
         return fresh(contiguous=None, device=_elementwise_device(tensors), origin=MODULE_OUTPUT, why=f"returned by {what}")
 
+    def _object_call(self, node: cst.Call, class_name: str, local: Locals) -> Value:
+        """A call of an object whose class is known but whose `forward` this module does not define: a
+        `torch.nn` layer gives a new tensor on its input's device (a tuple for recurrent layers and attention,
+        its input itself for `Identity`/`Dropout`); a module of unknown kind gives a tensor or a tuple of them."""
+        module = self.index.classes.get(class_name)
+        if not nn_module_class(class_name) and not (module is not None and module.is_module):
+            return UNKNOWN  # an object of another class: its `__call__` is its own business
+        inputs = [self.evaluate(a.value, local) for a in node.args if a.keyword is None and not a.star]
+        tensors = [v for v in inputs if v.is_tensor]
+        device = _elementwise_device(tensors) if tensors else Device.UNKNOWN
+        last = class_name.split(".")[-1]
+        why = f"returned by `{last}` module"
+        output = fresh(contiguous=None, device=device, origin=MODULE_OUTPUT, why=why)
+        if not nn_module_class(class_name) or last in ("Module", "Sequential"):
+            return join(output, Value(kind=Kind.WRAPPER, wrapper="tuple", elements=(output,)))
+        if last in _NN_TUPLE_MODULES:
+            return Value(kind=Kind.WRAPPER, wrapper="tuple", elements=(output,))
+        if last in _NN_IDENTITY_MODULES:
+            return inputs[0] if inputs and inputs[0].is_tensor and last != "Flatten" else UNKNOWN_TENSOR.with_(why=why)
+        return output
+
     def _builtin_or_constructor(self, node: cst.Call, name: str, qualified: Optional[str], local: Locals) -> Value:
         if name in ("max", "min", "sum", "abs", "round"):
             # Over tensors (`max(grid[1], grid[2])`) the result is a 0-dim tensor; over ints an int.
@@ -821,6 +865,8 @@ class Evaluator:
         if name == "replace" or qualified in ("dataclasses.replace", "copy.copy"):
             return self._wrapper(node, name, local)
         cls = self.index.classes.get(name)
+        if cls is not None and cls.is_module:
+            return Value(kind=Kind.HOST, wrapper=name)  # a module of this file: an object whose calls run `forward`
         if (cls is not None and not cls.is_module) or (cls is None and name[:1].isupper() and name not in self.index.aliases):
             return self._wrapper(node, name, local)
         if cls is None and name[:1].isupper():
@@ -937,6 +983,8 @@ class Evaluator:
                          zero_dim=True if reduced else (False if index_like else None), reduced=reduced)
         if qualified.startswith(sem.TENSOR_NAMESPACES) or sem.generic_torch_op(qualified):
             return fresh(contiguous=None, device=input_device)  # some other `torch.<op>(...)`: a new tensor
+        if nn_module_class(qualified):
+            return Value(kind=Kind.HOST, wrapper=qualified)  # `nn.Linear(4, 8)`: a module, whose calls give tensors
         return UNKNOWN  # `sem.torch_call_gives_tensor` (the prefilter's test) is false exactly here
 
     def _tensor_inputs(self, node: cst.Call, local: Locals) -> list[Value]:

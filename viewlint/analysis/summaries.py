@@ -150,8 +150,11 @@ class ModuleSummaries:
         functions = self.functions
         if isinstance(func, cst.Name):
             name = func.value
-            if name in local or evaluator.env.lookup(name).kind is not Kind.UNKNOWN:
-                return None  # a local name shadows the module's function
+            held = local[name] if name in local else evaluator.env.lookup(name)
+            if held.kind is not Kind.UNKNOWN or name in local:
+                # A local name shadows the module's function; an instance of a class of this module
+                # (`extractor = Extractor(); extractor(x)`) runs its `forward` (or `__call__`).
+                return self._called_instance(self.instance_class(held))
             info = functions.get(FunctionKey(None, name))
             if info is not None:
                 return info
@@ -165,6 +168,10 @@ class ModuleSummaries:
         owner: Optional[str] = None
         if receiver in ("self", "cls"):
             owner = self.callgraph.defining_class(evaluator.env.class_name, method)
+            if owner is None and receiver == "self":
+                # `self.encoder(x)`: a submodule of a class of this module runs its `forward`.
+                info = self.index.classes.get(evaluator.env.class_name or "")
+                return self._called_instance(info.attribute_classes.get(method) if info is not None else None)
         elif receiver is not None and receiver in self.index.classes:
             owner = self.callgraph.defining_class(receiver, method)  # `DistSpecManager._shard_as(...)`
         elif receiver is not None and receiver.startswith("self.") and receiver.count(".") == 1:
@@ -174,8 +181,25 @@ class ModuleSummaries:
         elif receiver is not None and "." not in receiver and receiver in self.index.module_instances:
             owner = self.callgraph.defining_class(self.index.module_instances[receiver], method)
         if owner is None and receiver not in ("self", "cls"):
-            owner = self.unique_method_owner(method, evaluator.evaluate(func.value, local))
+            held = evaluator.evaluate(func.value, local)
+            instance = self.instance_class(held)
+            owner = self.callgraph.defining_class(instance, method) if instance is not None \
+                else self.unique_method_owner(method, held)
         return functions.get(FunctionKey(owner, method)) if owner is not None else None
+
+    def _called_instance(self, class_name: Optional[str]) -> Optional[FunctionInfo]:
+        """What calling an instance of `class_name` runs: a module's `forward`, another object's `__call__`."""
+        if class_name is None:
+            return None
+        info = self.index.classes.get(class_name)
+        method = "forward" if info is not None and info.is_module else "__call__"
+        owner = self.callgraph.defining_class(class_name, method)
+        return self.functions.get(FunctionKey(owner, method)) if owner is not None else None
+
+    def instance_class(self, value: Value) -> Optional[str]:
+        """The class of this module `value` is an instance of (`d = Dumper()`, `m: Extractor`), or None."""
+        name = value.wrapper if value.kind in (Kind.WRAPPER, Kind.HOST) else None
+        return name if name is not None and name in self.index.classes else None
 
     def class_named(self, reference: str) -> Optional[ClassInfo]:
         """The class a name in this module refers to: one defined here, or one imported from another
