@@ -26,6 +26,7 @@ from typing import Callable, Optional, Sequence
 from viewlint.analysis import features
 from viewlint.analysis.features import Needs
 from viewlint.analysis.callgraph import callgraph_of, hot_reasons, step_loop
+from viewlint.analysis import semantics as sem
 from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_CALL_NAMES, HOT_FUNCTION_NAMES, HOT_MARKER, SETUP_FUNCTION_NAMES
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.settings import Settings
@@ -80,7 +81,7 @@ def _is_hot_def(node: ast.AST, globs: tuple[str, ...]) -> bool:
     if type(node) is not ast.FunctionDef and type(node) is not ast.AsyncFunctionDef:
         return False
     name = node.name  # type: ignore[attr-defined]
-    if name in HOT_CALL_NAMES or _hot_name_pattern(globs).match(name):
+    if name in HOT_CALL_NAMES or name in sem.OPTIMIZER_STEP_NAMES or _hot_name_pattern(globs).match(name):
         return True
     for decorator in node.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator

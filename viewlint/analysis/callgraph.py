@@ -616,6 +616,8 @@ def _own_hot(graph: "CallGraph", key: FunctionKey, info: FunctionInfo, hot_globs
             return not hands_results_to_host(graph.index.segment_nodes.get(id(node)) or preorder(node))
         if name == "__call__" and owner is not None and owner.is_module:
             return True
+        if name in sem.OPTIMIZER_STEP_NAMES and owner is not None and owner.is_optimizer:
+            return True
     for decorator in getattr(node, "decorator_list", []):
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         last = (dotted(target) or "").split(".")[-1]

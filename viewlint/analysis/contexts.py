@@ -289,6 +289,8 @@ class ContextStack:
                 if found is None or found[0] is not node:  # type: ignore[index]
                     found = self.index.memo[key] = (node, hands_results_to_host(node))
                 return not found[1]  # type: ignore[index]
+            if name in sem.OPTIMIZER_STEP_NAMES and info is not None and info.is_optimizer:
+                return True
             if name in HOT_CALL_NAMES:
                 if info is not None and info.is_module:
                     return True

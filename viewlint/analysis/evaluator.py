@@ -478,6 +478,11 @@ class Evaluator:
             if attr in info.container_attributes:
                 # What it holds is asked of the summaries only when an item is read (`self.queue.get()`).
                 return Value(kind=Kind.WRAPPER, wrapper=ATTRIBUTE_CONTAINER, base=f"{info.name}.{attr}")
+        if info is not None and info.is_optimizer and attr == "param_groups" and attr not in info.assigned_attributes:
+            # `torch.optim.Optimizer.param_groups`: a list of dicts whose "params" are the model's parameters.
+            parameter = UNKNOWN_TENSOR.with_(is_parameter=True, why="a parameter of `self.param_groups`")
+            group = Value(kind=Kind.WRAPPER, wrapper="dict", elements=(_container((parameter,), "list"),), fields=("params",))
+            return _container((group,), "list")
         # (`self.use_bias`, `self.has_bias`, `self.disable_merger_proj`: flags by their prefix, not tensors.)
         if (attr in ("weight", "bias") or attr.endswith(("_weight", "_bias", "_proj"))) and not attr.startswith(sem.FLAG_PREFIXES):
             return UNKNOWN_TENSOR.with_(is_parameter=True, label=f"self.{attr}")

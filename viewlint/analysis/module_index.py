@@ -29,6 +29,7 @@ class ClassInfo:
     # method name -> keyword names it retains.
     retaining_keywords: dict[str, set[str]] = field(default_factory=dict)
     is_module: bool = False  # derives from nn.Module (or a name ending in Module/Layer/Attention)
+    is_optimizer: bool = False  # derives from torch.optim.Optimizer (or a name ending in Optimizer): `step` runs every step
     # self.<attr> names holding a parameter or buffer: `nn.Parameter(...)`, `register_buffer("attr", ...)`.
     tensor_attributes: set[str] = field(default_factory=set)
     # self.<attr> names holding a submodule: `nn.Linear(...)`, or a module class defined here.
@@ -509,6 +510,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
             if info.is_dataclass_like:
                 info.fields = [m.target.id for m in stmt.body if isinstance(m, ast.AnnAssign) and isinstance(m.target, ast.Name)]
             info.is_module = any(b.split(".")[-1] in {"Module", "ModuleList"} or b.endswith(("Module", "Layer", "Attention")) for b in bases)
+            info.is_optimizer = any(b.split(".")[-1].endswith("Optimizer") for b in bases)
             index.classes[info.name] = info
             functions.extend(
                 (m, info, segment_nodes[id(m)]) for m in stmt.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))

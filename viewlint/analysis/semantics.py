@@ -156,6 +156,10 @@ _KNOWN_TORCH_RESULTS = (VIEW_FUNCTIONS | SEQUENCE_VIEW_FUNCTIONS | MAYBE_VIEW_FU
                         | LIKE_FACTORY_FUNCTIONS | FRESH_CONTIGUOUS_FUNCTIONS | FRESH_FUNCTIONS)
 
 
+# Methods of an optimizer (a class deriving from `torch.optim.Optimizer`) that run on every training step.
+OPTIMIZER_STEP_NAMES = frozenset({"step"})
+
+
 def generic_torch_op(qualified: str) -> bool:
     """`torch.<op>` named like an op (lower case, not a predicate, getter or setting): a new tensor."""
     parts = qualified.split(".")
