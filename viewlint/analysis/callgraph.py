@@ -96,6 +96,10 @@ class CallGraph:
         for statement in tree.body:
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._add_function(None, statement)
+            elif isinstance(statement, ast.If) and is_main_guard(statement.test):
+                # The script's entry block calls the module's functions like any caller: what it passes them
+                # is evidence of what their parameters hold (walked as a function named MAIN_BLOCK).
+                self._add_function(None, _main_block_function(statement))
             elif isinstance(statement, ast.ClassDef):
                 for member in statement.body:
                     if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -215,6 +219,29 @@ class CallGraph:
             return None
         owners = self.method_owners.get(method, [])
         return owners[0] if len(owners) == 1 else None
+
+
+# The name under which the body of `if __name__ == "__main__":` is a function of the call graph: a caller only
+# (no call reaches it, and it is never hot).
+MAIN_BLOCK = "<main block>"
+
+
+def is_main_guard(test: ast.AST) -> bool:
+    """`__name__ == "__main__"` (either way round)."""
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) \
+        and any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides)
+
+
+def _main_block_function(statement: ast.If) -> ast.FunctionDef:
+    """The body of a module's `if __name__ == "__main__":` as a function without parameters."""
+    arguments = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+    function = ast.FunctionDef(name=MAIN_BLOCK, args=arguments, body=statement.body, decorator_list=[], returns=None)
+    if "type_params" in ast.FunctionDef._fields:
+        function.type_params = []  # type: ignore[attr-defined]
+    return ast.copy_location(function, statement)
 
 
 def _returns_value(nodes: list[ast.AST]) -> bool:
@@ -648,6 +675,9 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
     switches = frozenset(graph.index.debug_switches)
     for key, info in graph.functions.items():
         scanned = _Regions()
+        if key.name == MAIN_BLOCK:
+            regions[key] = scanned  # a caller only: nothing it calls is hot for being called there
+            continue
         skeleton = graph.skeletons[key]
         # Only calls of this module's functions and training steps are read below: a function with neither
         # keeps empty regions, without classifying its calls.
@@ -659,6 +689,8 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
     # `functools.cache`/`lru_cache` functions (and a project's `*_lru_cache`): once per key, not per call.
     cached = {key for key, info in graph.functions.items() if is_cached(info.node)}
     for key, info in graph.functions.items():
+        if key.name == MAIN_BLOCK:
+            continue
         if _own_hot(graph, key, info, hot_globs):
             hot.append(key)
         elif regions[key].step is not None and not key.name.startswith(_COLD_NAMES_PREFIXES):
