@@ -327,6 +327,10 @@ class ModuleSummaries:
                 continue
             for arguments in self.run(caller, {}).calls.get(key, ()):
                 for parameter, value in arguments.items():
+                    if caller_key.name == MAIN_BLOCK:
+                        # A script's demo runs on whatever device it has at hand: what it passes says what the
+                        # values are (tensors, views), not where the function's real callers keep them.
+                        value = _device_unknown(value)
                     values[parameter] = join(values[parameter], value) if parameter in values else value
                     if value.kind is Kind.TENSOR and value.base is not None:
                         bases.setdefault(parameter, set()).add(value.base)
@@ -557,3 +561,11 @@ def _main_guard(test: cst.BaseExpression) -> bool:
 def _main_block_function(statement: cst.If) -> cst.FunctionDef:
     """`if __name__ == "__main__":`'s body, walked as the function the call graph made of it (MAIN_BLOCK)."""
     return cst.FunctionDef(name=cst.Name("_main_block"), params=cst.Parameters(), body=statement.body)
+
+
+def _device_unknown(value: Value, depth: int = 3) -> Value:
+    """`value` (and what it holds) with the CPU device it was built on forgotten."""
+    elements = tuple(_device_unknown(e, depth - 1) for e in value.elements) if depth > 0 else value.elements
+    if value.device is Device.CPU:
+        return value.with_(device=Device.UNKNOWN, guessed_cpu=False, elements=elements)
+    return value.with_(elements=elements) if elements != value.elements else value

@@ -1,0 +1,246 @@
+"""Evidence from objects and callers that real code gives without annotating: instances of the module's
+classes (their methods and, for modules, their `forward`), `torch.nn` layers, an optimizer's `step` and
+`param_groups`, and the script block `if __name__ == "__main__":` as a caller.
+
+Every case is linted on both paths (the prefilter on and off): the prefilter must never hide what the
+analysis finds. The negative cases hold the same shapes without the evidence."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from viewlint.engine import lint_text
+from viewlint.settings import Settings
+
+
+def codes(source: str) -> list[tuple[int, str]]:
+    """(row, code) of every finding, the same with and without the prefilter (asserted)."""
+    text = textwrap.dedent(source).lstrip("\n")
+    found = []
+    for prefilter in (True, False):
+        diagnostics = lint_text(text, "snippet.py", Settings(select=("ALL",), prefilter=prefilter))
+        found.append(sorted((d.start.row, d.code) for d in diagnostics))
+    assert found[0] == found[1], f"prefilter {found[0]} != full {found[1]}"
+    return found[0]
+
+
+# ---------------------------------------------------------------- calls of the module's classes
+def test_a_module_instance_call_returns_what_its_forward_returns():
+    assert codes("""
+    import torch
+    import torch.nn as nn
+
+
+    class Extractor(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(16, 32)
+
+        def forward(self, x):
+            return self.proj(x)
+
+
+    def run(images, path):
+        extractor = Extractor()
+        out = extractor(images)
+        torch.save(out[0], path)
+    """) == [(17, "VL103")]
+
+
+def test_a_module_whose_forward_returns_a_tuple_gives_whole_tensors():
+    # `out[0]` is the first tensor of the tuple, not a row of a tensor: saving it saves what it holds.
+    assert codes("""
+    import torch
+    import torch.nn as nn
+
+
+    class Pair(nn.Module):
+        def forward(self, x):
+            return x * 2, x + 1
+
+
+    def run(images, path):
+        pair = Pair()
+        out = pair(images)
+        torch.save(out[0], path)
+    """) == []
+
+
+def test_a_method_of_a_constructed_instance_gets_its_callers_arguments():
+    assert codes("""
+    import torch
+
+
+    class Dumper:
+        def dump_first(self, x, path):
+            torch.save(x[0], path)
+
+
+    def main():
+        d = Dumper()
+        batch = torch.randn(64, 1024)
+        d.dump_first(batch, "/tmp/a.pt")
+    """) == [(6, "VL103")]
+
+
+def test_a_method_of_an_instance_of_another_class_is_not_confused_with_a_same_named_one():
+    # `d` is a `Keeper`, whose `dump_first` is not the one that saves a row.
+    assert codes("""
+    import torch
+
+
+    class Dumper:
+        def dump_first(self, x, path):
+            torch.save(x[0], path)
+
+
+    class Keeper:
+        def dump_first(self, x, path):
+            return x
+
+
+    def main():
+        d = Keeper()
+        batch = torch.randn(64, 1024)
+        d.dump_first(batch, "/tmp/a.pt")
+    """) == []
+
+
+# ---------------------------------------------------------------- torch.nn modules held in names
+def test_iterating_an_annotated_modules_output_gives_views():
+    assert codes("""
+    import torch
+    import torch.nn as nn
+
+
+    def save_embeddings(encoder: nn.Module, prompts, ids):
+        for prompt, emb in zip(prompts, encoder(ids)[0]):
+            torch.save(emb, f"/tmp/{prompt}.pt")
+    """) == [(7, "VL103")]
+
+
+def test_an_unknown_callable_is_not_a_module():
+    assert codes("""
+    import torch
+
+
+    def save_embeddings(encoder, prompts, ids):
+        for prompt, emb in zip(prompts, encoder(ids)[0]):
+            torch.save(emb, f"/tmp/{prompt}.pt")
+    """) == []
+
+
+@pytest.mark.parametrize("layer, found", [
+    ("nn.Linear(8, 8)", [(8, "VL103")]),       # a new tensor: `[0]` is a row of it
+    ("nn.LSTM(8, 8)", []),                     # a tuple (output, (h, c)): `[0]` is the whole output
+    ("nn.Identity()", [(8, "VL103")]),         # its input itself, a tensor: `[0]` is a row of `x`
+])
+def test_torch_nn_layers_give_what_their_kind_gives(layer, found):
+    assert codes(f"""
+    import torch
+    import torch.nn as nn
+
+
+    def run(x, path):
+        layer = {layer}
+        out = layer(x)
+        torch.save(out[0], path)
+    """) == found
+
+
+# ---------------------------------------------------------------- optimizers
+def test_an_optimizers_step_is_hot_and_its_param_groups_hold_parameters():
+    assert codes("""
+    import torch
+    from torch.optim import Optimizer
+
+
+    class ClippedSGD(Optimizer):
+        def __init__(self, params, lr=1e-3):
+            super().__init__(params, dict(lr=lr))
+
+        @torch.no_grad()
+        def step(self, closure=None):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    norm = p.grad.norm().item()
+                    p.add_(p.grad, alpha=-group["lr"] / max(norm, 1.0))
+    """) == [(15, "VL401")]
+
+
+def test_step_of_a_class_that_is_no_optimizer_is_not_hot():
+    assert codes("""
+    import torch
+
+
+    class Scheduler:
+        def __init__(self, params):
+            self.param_groups = [{"params": list(params)}]
+
+        def step(self):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    norm = p.grad.norm().item()
+    """) == []
+
+
+# ---------------------------------------------------------------- the script block as a caller
+def test_the_main_block_is_a_caller_whose_arguments_are_evidence():
+    assert codes("""
+    import torch
+
+
+    def dump_first(x, path):
+        torch.save(x[0], path)
+
+
+    if __name__ == "__main__":
+        batch = torch.randn(64, 1024)
+        dump_first(batch, "/tmp/a.pt")
+    """) == [(5, "VL103")]
+
+
+def test_the_main_blocks_cpu_demo_does_not_make_a_function_cpu_only():
+    # The demo builds its batches on the CPU; the function is a training step whose `.item()` syncs on a GPU.
+    assert codes("""
+    import torch
+
+
+    def train_step(model, batch, optimizer):
+        loss = model(batch).sum()
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+
+    def train(model, loader, optimizer):
+        for batch in loader:
+            train_step(model, batch, optimizer)
+
+
+    if __name__ == "__main__":
+        model = torch.nn.Linear(4, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        train(model, [torch.randn(2, 4)], optimizer)
+    """) == [(8, "VL401")]
+
+
+def test_nothing_the_main_block_calls_is_hot_for_being_called_there():
+    assert codes("""
+    import torch
+
+
+    def report(t):
+        return t.sum().item()
+
+
+    if __name__ == "__main__":
+        for step in range(3):
+            loss = torch.randn(4, device="cuda").sum()
+            loss.backward()
+            print(report(loss))
+    """) == []
