@@ -35,7 +35,9 @@ class ViewStoredInLongLivedContainer(Rule):
     dict, that is stored in a long-lived place: a container held by `self` or by the module,
     a receiver named like a cache/pool/store/registry (or listed in `long-lived-names`), a
     same-module function or method that keeps its argument, or the return value of a
-    `functools.cache`/`lru_cache` function.
+    `functools.cache`/`lru_cache` function. Also a list the function builds, fills in a loop
+    and returns (or yields) when each entry is a view of a tensor that iteration makes: the
+    list keeps every iteration's whole tensor (`feats.append(act[:, 0])` per batch).
 
     ## Why it matters
     A view has no storage of its own: it keeps the *whole* storage of its base alive. One
@@ -121,6 +123,8 @@ class ViewStoredInLongLivedContainer(Rule):
                 continue
             if view.base in together:
                 continue  # the same store keeps the view's base itself: nothing extra is pinned
+            if event.loop is not None and not facts.made_in(view.base, event.loop):
+                continue  # a list a loop fills with views of one tensor made before it: that tensor lives anyway
             if event.target.endswith(".data") and facts.partitioned(event.value_node, view.base):
                 continue  # every part of the tensor goes to some parameter: nothing extra is pinned
             if facts.pins_nothing_more(event.value, view):
@@ -137,10 +141,16 @@ class ViewStoredInLongLivedContainer(Rule):
             else:
                 what = "holds a view"
             detach = " `.detach()` does not copy." if view.origin == ".detach()" else ""
-            message = (
-                f"`{stored}` stored in `{event.target}` {what} of `{view.base}` (via `{view.origin}`): "
-                f"the entry keeps all of `{view.base}`'s storage alive.{detach}"
-            )
+            if event.loop is not None:
+                message = (
+                    f"`{stored}` added by `{event.target}` on every iteration {what} of `{view.base}` (via `{view.origin}`), "
+                    f"which each iteration makes anew: the returned list keeps every iteration's whole `{view.base}` alive.{detach}"
+                )
+            else:
+                message = (
+                    f"`{stored}` stored in `{event.target}` {what} of `{view.base}` (via `{view.origin}`): "
+                    f"the entry keeps all of `{view.base}`'s storage alive.{detach}"
+                )
             if inner is not None:
                 self.report(event.value_node, message, fix_message=f"store `{shown}.clone()`",
                             edits=((inner, clone_of(facts.source_for_edit(inner), inner)),))

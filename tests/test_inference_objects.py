@@ -244,3 +244,45 @@ def test_nothing_the_main_block_calls_is_hot_for_being_called_there():
             loss.backward()
             print(report(loss))
     """) == []
+
+
+# ---------------------------------------------------------------- lists a loop fills and the function returns
+ACCUMULATE = """
+import torch
+
+
+def cls_token(act):
+    return act[:, 0, :]
+
+
+def collect(model, loader):
+    feats = []
+    for batch in loader:
+        act = model(batch.cuda())
+        feats.append({stored})
+    return {returned}
+"""
+
+
+@pytest.mark.parametrize("stored, returned, found", [
+    ("cls_token(act)", "feats", [(12, "VL101")]),        # each entry pins one batch's whole activation
+    ("act[:, 0]", "feats, len(feats)", [(12, "VL101")]),  # handed back in a tuple
+    ("cls_token(act).clone()", "feats", []),            # a copy owns just its row
+    ("act", "feats", []),                                # the whole tensor: nothing extra is pinned
+    ("cls_token(act)", "torch.cat(feats)", []),          # the list dies with the call; the result is a copy
+])
+def test_a_returned_list_a_loop_fills_with_views_of_each_iterations_tensor(stored, returned, found):
+    assert codes(ACCUMULATE.format(stored=stored, returned=returned)) == found
+
+
+def test_rows_of_one_tensor_made_before_the_loop_pin_nothing_more():
+    assert codes("""
+    import torch
+
+
+    def rows(x: torch.Tensor):
+        out = []
+        for i in range(x.shape[0]):
+            out.append(x[i])
+        return out
+    """) == []

@@ -63,9 +63,11 @@ class StoreEvent:
     value_node: cst.BaseExpression
     value: Value
     target: str  # e.g. "self.cache[...]", "cache.set(...)"
+    # For a list of this function that collects across a loop and is handed back: the loop. Only views of
+    # tensors each iteration makes pin something: every entry keeps one iteration's whole tensor alive.
+    loop: Optional[cst.CSTNode] = None
 
 
-# Methods that add their arguments to the container they are called on (`pieces.append(p)`).
 
 
 class Facts:
@@ -407,6 +409,40 @@ class Facts:
             return configured or not self._is_local_container(name)
         return False
 
+    def _accumulating_loop(self, receiver: cst.BaseExpression) -> Optional[cst.CSTNode]:
+        """The innermost loop, when `receiver` is a list this function builds before it and returns (or yields):
+        what each iteration adds to it outlives the iteration."""
+        if not isinstance(receiver, cst.Name) or not self._is_local_container(receiver.value) \
+                or self._is_parameter(receiver.value):
+            return None
+        loops = [c.node for c in self.contexts.contexts if c.kind == "loop" and c.node is not None]
+        context = self.contexts.function
+        if not loops or context is None or context.node is None:
+            return None
+        name = receiver.value
+        for node in descendants(loops[-1]):
+            if isinstance(node, (cst.AssignTarget, cst.AnnAssign)) and isinstance(node.target, cst.Name) \
+                    and node.target.value == name:
+                return None  # rebound on each iteration: it holds one iteration's values
+        for node in descendants(context.node):
+            if isinstance(node, (cst.Return, cst.Yield)) and isinstance(node.value, cst.BaseExpression) \
+                    and _holds_directly(node.value, name):
+                return loops[-1]
+        return None
+
+    def made_in(self, base: Optional[str], loop: cst.CSTNode) -> bool:
+        """`base` (a view's base, by its source) is bound by `loop` on each iteration: its target or a name
+        its body assigns."""
+        if base is None or not re.fullmatch(r"[A-Za-z_]\w*", base):
+            return False
+        if isinstance(loop, cst.For) and any(isinstance(n, cst.Name) and n.value == base for n in descendants(loop.target)):
+            return True
+        for node in descendants(loop):
+            if isinstance(node, cst.AssignTarget) and any(isinstance(n, cst.Name) and n.value == base
+                                                          for n in descendants(node.target)):
+                return True
+        return False
+
     def _is_local_container(self, name: str) -> bool:
         """A name bound in this function to a container literal (it dies with the function), or a
         parameter annotated as a plain `dict`/`list` (a per-call container its caller owns)."""
@@ -471,6 +507,11 @@ class Facts:
                     and self.index.classes[known.name] is known:
                 # The receiver's class is defined here: its method says what it keeps.
                 events.extend(self._summary_store_events(node, method, receiver))
+            elif method in sem.ACCUMULATING_METHODS and container_call and self._accumulating_loop(receiver) is not None:
+                loop = self._accumulating_loop(receiver)
+                for arg in node.args:
+                    events.append(StoreEvent(node, arg.value, self.value_of(arg.value),
+                                             f"{self.short_source(receiver)}.{method}(...)", loop=loop))
             elif method in sem.STORING_METHODS and container_call and self._long_lived_receiver(receiver, method):
                 if known is not None and method in known.methods:
                     # Imported from another module of the project: what its method keeps (a `set` that clones

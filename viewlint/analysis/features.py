@@ -77,7 +77,7 @@ _TRUTH_NODES = (ast.If, ast.While, ast.Assert, ast.IfExp, ast.BoolOp)
 # The node kinds `collect` reads (besides names): every other kind is skipped at once.
 _COLLECTED = frozenset({ast.Attribute, ast.Call, ast.Subscript, ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign,
                         ast.NamedExpr, ast.arg, ast.UnaryOp, ast.comprehension, ast.For, ast.AsyncFor, ast.FunctionDef,
-                        ast.AsyncFunctionDef, *_TRUTH_NODES})
+                        ast.AsyncFunctionDef, ast.Return, ast.Yield, *_TRUTH_NODES})
 _CAST_CHAIN_OUTER = semantics.DTYPE_CAST_METHODS | {"to"}
 _CAST_CHAIN_INNER = frozenset({"cuda", "to"})
 _TRANSPOSED_ATTRIBUTES = frozenset({"T", "mT"})
@@ -1087,6 +1087,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     subscripts: list[ast.AST] = []  # subscripts with a maybe-advanced index
     made_contiguous: list[ast.AST] = []  # receivers of `.contiguous()`
     stored: list[ast.AST] = []  # values stored into something that may outlive the function
+    accumulated: list[tuple[str, ast.AST]] = []  # `name.append(...)` calls: stored when `name` is returned
+    handed_back: set[str] = set()  # the names returns and yields hand back (themselves, or in a tuple or list)
     twins: list[ast.AST] = []  # `x.<m>(...)` statements where `m` has an in-place twin
     scalar_reads: list[ast.AST] = []  # what `.item()`/`.tolist()`/`int(...)` and the like read
     inplace_roots: list[str] = []  # names written by in-place statements (`y.add_(1)`, `y[0].zero_()`)
@@ -1112,6 +1114,9 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             continue  # constants, operators, keywords, arguments, displays: nothing below reads them
         if kind is Expr or kind is Assign:
             _note_addition(node, bound)
+        if (kind is ast.Return or kind is ast.Yield) and node.value is not None:  # type: ignore[attr-defined]
+            handed_back.update(n.id for n in _directly_held(node.value) if type(n) is Name)  # type: ignore[attr-defined]
+            continue
         if kind in _BINDING_KINDS:
             _note_binding(node, bound, direct)
             if kind is ast.NamedExpr:
@@ -1150,6 +1155,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                         or name in retention.retaining_methods:
                     flags.add("retains")
                     stored.extend(_arguments(node))
+                elif name in semantics.ACCUMULATING_METHODS and type(func.value) is Name:
+                    accumulated.append((func.value.id, node))  # type: ignore[attr-defined]  # a list a loop may fill
                 inner = func.value
                 if name in _CAST_CHAIN_OUTER and type(inner) is Call and type(inner.func) is Attribute \
                         and inner.func.attr in _CAST_CHAIN_INNER:
@@ -1289,6 +1296,12 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
         flags.add("contiguous-of-contiguous")
     if converted and (tensors is None or any(tensor_may_be(value, before(value), tensors) for value in converted)):
         flags.add("tensor-conversion-chain")
+    if accumulated:
+        # A list the function returns (or yields), filled by `append`: what a loop adds outlives its iteration
+        # (`Facts._accumulating_loop` reads the loop and the list; this is a superset).
+        for receiver, call in accumulated:
+            if receiver in handed_back:
+                stored.extend(_arguments(call))
     if stored or cached_returns:
         if stored and (tensors is None or any(partial_may_be(value, itemised, tensors) for value in stored
                                               if not _part_of_self(value, itemised, tensors))):
@@ -1731,3 +1744,10 @@ def calls(*names: str) -> Needs:
 
 def flag(name: str) -> Atom:
     return ("flag", name)
+
+
+def _directly_held(node: ast.AST) -> list[ast.AST]:
+    """`node` and the items of the tuples and lists it displays (`return feats, n`): what a return hands back."""
+    if type(node) in (ast.Tuple, ast.List):
+        return [n for e in node.elts for n in _directly_held(e)]  # type: ignore[attr-defined]
+    return [node]

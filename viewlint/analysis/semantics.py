@@ -156,6 +156,8 @@ _KNOWN_TORCH_RESULTS = (VIEW_FUNCTIONS | SEQUENCE_VIEW_FUNCTIONS | MAYBE_VIEW_FU
                         | LIKE_FACTORY_FUNCTIONS | FRESH_CONTIGUOUS_FUNCTIONS | FRESH_FUNCTIONS)
 
 
+# Methods that add their arguments to the list they are called on (`pieces.append(p)`).
+ACCUMULATING_METHODS = frozenset({"append", "extend", "insert", "appendleft"})
 # Methods of an optimizer (a class deriving from `torch.optim.Optimizer`) that run on every training step.
 OPTIMIZER_STEP_NAMES = frozenset({"step"})
 
