@@ -720,6 +720,35 @@ def rule_command(code: Optional[str], show_all: bool, output_format: str) -> Non
         click.echo(rule.documentation(), nl=False)
 
 
+@main.command("beliefs")
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
+def beliefs_command(paths: tuple[str, ...]) -> None:
+    """Print, as JSON lines, what the analysis believes of each binding in PATHS (`.py` files or folders):
+    {"path", "line", "target", "tensor", "view", "base", "device", "contiguous", "why"}."""
+    from viewlint.beliefs import beliefs_of_text, package_relative
+
+    files: list[str] = []
+    for path in paths or (".",):
+        if os.path.isdir(path):
+            for folder, dirs, names in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+                files.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".py"))
+        elif os.path.exists(path):
+            files.append(path)
+        else:
+            raise _fail(f"{path}: no such file or folder")
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except (OSError, UnicodeDecodeError) as error:
+            click.echo(f"viewlint: {path}: {error}", err=True)
+            continue
+        display = package_relative(path)
+        for record in beliefs_of_text(text, display):
+            click.echo(json.dumps(record))
+
+
 @main.command("server")
 def server_command() -> None:
     """Run the language server on stdin/stdout, for editors (needs `pip install "viewlint[server]"`)."""

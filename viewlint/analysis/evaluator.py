@@ -149,7 +149,7 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
         return Value(kind=Kind.WRAPPER, wrapper="list")
     if last in ("dict", "Dict"):
         return Value(kind=Kind.WRAPPER, wrapper="dict")
-    if nn_module_class(qualified):
+    if sem.nn_module_class(qualified):
         return Value(kind=Kind.HOST, wrapper=qualified, why=f"annotated `{name}`")  # `encoder: nn.Module`
     if last[:1].isupper() and last not in ("Any", "Callable", "Iterable", "Iterator", "Sequence", "Mapping", "Union",
                                           "Optional", "Type", "TypeVar", "Protocol", "Generic") \
@@ -157,23 +157,6 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
         # An object of another class: not a tensor. Its class is kept (`m: Extractor`): calls of its methods run them.
         return Value(kind=Kind.HOST, wrapper=last, why=f"annotated `{name}`")
     return UNKNOWN
-
-
-# `torch.nn` classes that are not modules (tensors, containers, helpers).
-_NN_NON_MODULES = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "ModuleList",
-                             "ModuleDict", "ParameterList", "ParameterDict", "Module_", "init", "functional", "utils"})
-# `torch.nn` modules whose call returns a tuple of tensors.
-_NN_TUPLE_MODULES = frozenset({"RNN", "LSTM", "GRU", "MultiheadAttention", "AdaptiveLogSoftmaxWithLoss"})
-# `torch.nn` modules whose call may return its input itself (in eval mode, or always).
-_NN_IDENTITY_MODULES = frozenset({"Identity", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
-                                  "FeatureAlphaDropout", "Flatten", "Unflatten"})
-
-
-def nn_module_class(qualified: str) -> bool:
-    """`torch.nn.Linear`, `torch.nn.Module`: a module class of `torch.nn` (not `nn.Parameter`, `nn.ModuleList`)."""
-    parts = qualified.split(".")
-    return len(parts) >= 3 and parts[0] == "torch" and parts[1] == "nn" and parts[-1][:1].isupper() \
-        and parts[-1] not in _NN_NON_MODULES and parts[2] not in ("functional", "init", "utils", "parameter")
 
 
 def _union_value(sides: list[cst.BaseExpression], index: Optional[ModuleIndex], depth: int) -> Value:
@@ -470,6 +453,9 @@ class Evaluator:
         if info is not None:
             if attr in info.tensor_attributes:
                 return UNKNOWN_TENSOR.with_(is_parameter=True, label=f"self.{attr}")  # nn.Parameter(...) or register_buffer
+            if attr in info.module_list_classes:
+                # `self.layers = nn.ModuleList([Layer(...) for ...])`: a list of modules whose calls run `Layer.forward`.
+                return _container((Value(kind=Kind.HOST, wrapper=info.module_list_classes[attr]),), "list")
             if attr in info.submodule_attributes:
                 return UNKNOWN  # `self.q_proj = nn.Linear(...)`
             if attr in info.host_attributes:
@@ -773,6 +759,9 @@ class Evaluator:
             if result is not None:
                 return result
         if isinstance(func, cst.Attribute):
+            held = self._torch_module_attribute(func)
+            if held is not None:
+                return self._object_call(node, held, local)  # `self.proj(x)`, `self.proj = nn.Linear(...)`
             result = self._method(node, func, local)
             if result.kind is Kind.UNKNOWN and self._calls_a_module(func, local) \
                     and not func.attr.value.startswith(sem.PREDICATE_PREFIXES):
@@ -789,6 +778,13 @@ class Evaluator:
                 return self._module_output(node, local, f"`{func.value}(…)`")  # a callable passed in: `f(x)`, `model(x)`
             return result
         return UNKNOWN
+
+    def _torch_module_attribute(self, func: cst.Attribute) -> Optional[str]:
+        """The `torch.nn` class of `self.<attr>` when the class assigns it one (`self.proj = nn.Linear(...)`)."""
+        if not (isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return None
+        info = self.index.classes.get(self.env.class_name or "")
+        return info.torch_module_attributes.get(func.attr.value) if info is not None else None
 
     def _calls_a_module(self, func: cst.Attribute, local: Locals) -> bool:
         """`self.proj(x)`, `self.layers[i](x)`-like calls of something a module holds (not a method of its class)."""
@@ -825,7 +821,8 @@ class Evaluator:
         `torch.nn` layer gives a new tensor on its input's device (a tuple for recurrent layers and attention,
         its input itself for `Identity`/`Dropout`); a module of unknown kind gives a tensor or a tuple of them."""
         module = self.index.classes.get(class_name)
-        if not nn_module_class(class_name) and not (module is not None and module.is_module):
+        torch_layer = sem.nn_module_class(class_name)
+        if not torch_layer and not (module is not None and module.is_module):
             return UNKNOWN  # an object of another class: its `__call__` is its own business
         inputs = [self.evaluate(a.value, local) for a in node.args if a.keyword is None and not a.star]
         tensors = [v for v in inputs if v.is_tensor]
@@ -833,12 +830,12 @@ class Evaluator:
         last = class_name.split(".")[-1]
         why = f"returned by `{last}` module"
         output = fresh(contiguous=None, device=device, origin=MODULE_OUTPUT, why=why)
-        if not nn_module_class(class_name) or last in ("Module", "Sequential"):
+        if not torch_layer or last in ("Module", "Sequential"):
             return join(output, Value(kind=Kind.WRAPPER, wrapper="tuple", elements=(output,)))
-        if last in _NN_TUPLE_MODULES:
+        if last in sem.NN_TUPLE_MODULES:
             return Value(kind=Kind.WRAPPER, wrapper="tuple", elements=(output,))
-        if last in _NN_IDENTITY_MODULES:
-            return inputs[0] if inputs and inputs[0].is_tensor and last != "Flatten" else UNKNOWN_TENSOR.with_(why=why)
+        if last in sem.NN_IDENTITY_MODULES:
+            return inputs[0] if inputs and inputs[0].is_tensor else UNKNOWN_TENSOR.with_(why=why)
         return output
 
     def _builtin_or_constructor(self, node: cst.Call, name: str, qualified: Optional[str], local: Locals) -> Value:
@@ -988,8 +985,14 @@ class Evaluator:
                          zero_dim=True if reduced else (False if index_like else None), reduced=reduced)
         if qualified.startswith(sem.TENSOR_NAMESPACES) or sem.generic_torch_op(qualified):
             return fresh(contiguous=None, device=input_device)  # some other `torch.<op>(...)`: a new tensor
-        if nn_module_class(qualified):
+        if sem.nn_module_class(qualified):
             return Value(kind=Kind.HOST, wrapper=qualified)  # `nn.Linear(4, 8)`: a module, whose calls give tensors
+        if qualified in sem.TENSOR_WRAPPING_CLASSES:
+            # `nn.Parameter(torch.ones(n))`: the same storage, as a module's parameter.
+            data = first_value if first_value.is_tensor else UNKNOWN_TENSOR
+            # Where it lives is where its module is moved (`model.cuda()`), not where its data was made.
+            return data.with_(is_parameter=True, device=Device.UNKNOWN, guessed_cpu=False,
+                              why=data.why or f"`{qualified.split('.')[-1]}(…)`")
         return UNKNOWN  # `sem.torch_call_gives_tensor` (the prefilter's test) is false exactly here
 
     def _tensor_inputs(self, node: cst.Call, local: Locals) -> list[Value]:

@@ -323,7 +323,7 @@ class TensorContext:
     (`called`) and the names of the functions and methods here that return a value."""
 
     __slots__ = ("outer", "tensor_attributes", "tensor_fields", "container_attributes", "aliases", "cpu_names", "called",
-                 "returning", "forwards", "held_callables", "_returners", "_segments", "_returns", "_bindings")
+                 "returning", "forwards", "held_callables", "torch_modules", "_returners", "_segments", "_returns", "_bindings")
 
     def __init__(self, index: object, cpu_names: Iterable[str] = ()) -> None:
         from viewlint.analysis.callgraph import callgraph_of, may_return_tensor
@@ -337,6 +337,8 @@ class TensorContext:
         self.container_attributes = {a for info in classes for a in info.container_attributes}
         # `self.<attr>`s a class assigns: called on tensors, the walker reads what they give as a module's output.
         self.held_callables = {a for info in classes for a in (*info.submodule_attributes, *info.assigned_attributes)}
+        # `self.<attr>`s assigned a `torch.nn` module: the walker reads their calls as tensors whatever they are given.
+        self.torch_modules = {a for info in classes for a in info.torch_module_attributes}
         self.aliases: dict[str, str] = dict(getattr(index, "aliases", {}))
         self.cpu_names = frozenset(cpu_names)
         graph = callgraph_of(index) if getattr(index, "tree", None) is not None else None  # type: ignore[arg-type]
@@ -700,6 +702,8 @@ def _call_tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, 
             # values, modules and NumPy arrays have them too) of something unknown: only with a torch dtype.
             return True
         # `self.proj(x)`, `self.gate(x)`: a submodule or a callable the class holds, applied to a tensor.
+        if type(func.value) is ast.Name and func.value.id == "self" and func.attr in context.torch_modules:
+            return True
         return type(func.value) is ast.Name and func.value.id == "self" and func.attr in context.held_callables \
             and not func.attr.startswith(semantics.PREDICATE_PREFIXES) and _positional_tensor(node, bound, context, seen)
     if type(func) is ast.Name and func.id in ("max", "min", "sum", "abs"):

@@ -33,6 +33,12 @@ class ClassInfo:
     # self.<attr> names holding a parameter or buffer: `nn.Parameter(...)`, `register_buffer("attr", ...)`.
     tensor_attributes: set[str] = field(default_factory=set)
     # self.<attr> names holding a submodule: `nn.Linear(...)`, or a module class defined here.
+    # self.<attr> -> the `torch.nn` module class it is assigned (`self.proj = nn.Linear(...)`; `torch.nn.Module`
+    # when methods assign it different ones).
+    torch_module_attributes: dict[str, str] = field(default_factory=dict)
+    # self.<attr> -> the class of the modules an `nn.ModuleList` it is assigned holds
+    # (`self.layers = nn.ModuleList([DecoderLayer(config, i) for i in range(n)])`).
+    module_list_classes: dict[str, str] = field(default_factory=dict)
     submodule_attributes: set[str] = field(default_factory=set)
     # self.<attr> names whose parameter is a matrix (2-D or more): `nn.Parameter(torch.empty(n, m))`,
     # or the submodules whose `.weight` is one (`nn.Linear`, `*Linear`, `*Embedding`, `Conv*`).
@@ -126,6 +132,33 @@ def _qualify_name(index: "ModuleIndex", name: Optional[str]) -> Optional[str]:
 
 
 _CONTAINER_TAILS = semantics.CONTAINER_CLASS_NAMES
+
+
+def _listed_class(call: ast.Call, index: "ModuleIndex") -> Optional[str]:
+    """The one class whose instances `nn.ModuleList(...)` is built from: `[Layer(c) for ...]`, `[Layer(a), Layer(b)]`
+    (a class of this module by its name, a `torch.nn` one qualified); None when mixed or unknown."""
+    if not call.args:
+        return None
+    items = call.args[0]
+    if isinstance(items, (ast.ListComp, ast.GeneratorExp)):
+        elements = [items.elt]
+    elif isinstance(items, (ast.List, ast.Tuple)):
+        elements = list(items.elts)
+    else:
+        return None
+    found = set()
+    for element in elements:
+        if not isinstance(element, ast.Call):
+            return None
+        name = dotted(element.func)
+        qualified = _qualify_name(index, name) or name
+        if name is not None and name in index.classes:
+            found.add(name)
+        elif qualified is not None and semantics.nn_module_class(qualified):
+            found.add(qualified)
+        else:
+            return None
+    return found.pop() if len(found) == 1 else None
 
 
 def _is_container_expression(node: ast.AST, index: "ModuleIndex") -> bool:
@@ -574,6 +607,13 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                     info.attribute_classes[attribute] = callee
                 qualified = _qualify_name(index, callee) or callee or ""
                 short = qualified.split(".")[-1]
+                if qualified == "torch.nn.ModuleList":
+                    held = _listed_class(value, index)
+                    if held is not None:
+                        info.module_list_classes[attribute] = held
+                if semantics.nn_module_class(qualified):
+                    known = info.torch_module_attributes.get(attribute)
+                    info.torch_module_attributes[attribute] = qualified if known in (None, qualified) else "torch.nn.Module"
                 if qualified in semantics.PARAMETER_CONSTRUCTORS:
                     info.tensor_attributes.add(attribute)
                     if _builds_matrix(value, index):

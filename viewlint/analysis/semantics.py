@@ -169,11 +169,32 @@ def generic_torch_op(qualified: str) -> bool:
         and parts[1] not in NON_TENSOR_TORCH_FUNCTIONS and not parts[1].startswith(NON_TENSOR_TORCH_PREFIXES)
 
 
+# `torch.nn` classes that are not modules (tensors, containers, namespaces).
+_NN_NON_MODULES = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "ModuleList",
+                             "ModuleDict", "ParameterList", "ParameterDict"})
+# `torch.nn` modules whose call returns a tuple of tensors.
+NN_TUPLE_MODULES = frozenset({"RNN", "LSTM", "GRU", "MultiheadAttention", "AdaptiveLogSoftmaxWithLoss"})
+# `torch.nn` modules whose call may return its input itself (in eval mode, or always).
+NN_IDENTITY_MODULES = frozenset({"Identity", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+                                 "FeatureAlphaDropout"})
+# `nn.Parameter(t)`, `nn.Buffer(t)`: the tensor `t`, as a module's parameter or buffer.
+TENSOR_WRAPPING_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
+                                     "torch.nn.parameter.Buffer"})
+
+
+def nn_module_class(qualified: str) -> bool:
+    """`torch.nn.Linear`, `torch.nn.Module`: a module class of `torch.nn` (not `nn.Parameter`, `nn.ModuleList`)."""
+    parts = qualified.split(".")
+    return len(parts) >= 3 and parts[0] == "torch" and parts[1] == "nn" and parts[-1][:1].isupper() \
+        and parts[-1] not in _NN_NON_MODULES and parts[2] not in ("functional", "init", "utils", "parameter")
+
+
 def torch_call_gives_tensor(qualified: str) -> bool:
     """Whether a call of this (fully qualified) `torch` function gives a tensor, or tensors, the walker
     knows of (`Evaluator._torch_function`). Others give nothing known: `torch.cuda.get_device_capability()`,
     `torch.distributed.get_rank()`, `torch.is_tensor(x)`."""
-    return qualified in _KNOWN_TORCH_RESULTS or qualified.startswith(TENSOR_NAMESPACES) or generic_torch_op(qualified)
+    return qualified in _KNOWN_TORCH_RESULTS or qualified.startswith(TENSOR_NAMESPACES) or generic_torch_op(qualified) \
+        or qualified in TENSOR_WRAPPING_CLASSES
 # Tensor methods returning a new tensor (never a view of the receiver).
 FRESH_METHODS = frozenset(
     {
