@@ -12,7 +12,8 @@ It prints, per model and in all:
 - tensor recall: of the bindings that held a tensor every time they ran, the share the analysis
   believes are tensors; tensor precision: of the bindings believed tensors (and run), the share
   that held a tensor every time (`may`: at least once, in brackets);
-- the same for views (`_base is not None`);
+- the same for views (`_base is not None`), and the recall of views of part of their storage (what
+  pins memory; a view that reaches all of its storage, such as `F.linear`'s 3-D output, does not);
 - the wrong claims (believed a tensor, never one; believed a view, never one; believed not a
   tensor or a fresh tensor when it always was one);
 - the largest causes of misses, grouped by the syntactic form of what the binding is bound to.
@@ -45,8 +46,11 @@ MISSING = object()
 
 
 # ---------------------------------------------------------------- what a binding holds at run time
-def observe(value: Any) -> tuple[str, bool, Optional[bool], Optional[str]]:
-    """(kind, view, contiguous, device): kind is "tensor", "tensors" (a tuple or list of them) or "other"."""
+def observe(value: Any) -> tuple[str, bool, bool, Optional[bool], Optional[str]]:
+    """(kind, view, partial, contiguous, device): kind is "tensor", "tensors" (a tuple or list of them) or
+    "other"; view: `_base is not None`; partial: a view that reaches less than all of its storage (keeping it
+    keeps bytes it cannot read). A view that reaches all of it (`F.linear`'s 3-D output, the reshaped result of
+    a matmul) pins nothing: in memory it is a tensor that owns its storage."""
     import torch
 
     if isinstance(value, torch.Tensor):
@@ -54,10 +58,19 @@ def observe(value: Any) -> tuple[str, bool, Optional[bool], Optional[str]]:
             contiguous = bool(value.is_contiguous())
         except RuntimeError:  # sparse or other layouts
             contiguous = None
-        return "tensor", value._base is not None, contiguous, value.device.type
+        view = value._base is not None
+        partial = False
+        if view:
+            try:
+                reach = 0 if value.numel() == 0 else (value.storage_offset() + 1 + sum(
+                    (size - 1) * stride for size, stride in zip(value.shape, value.stride()))) * value.element_size()
+                partial = reach < value.untyped_storage().nbytes() or value.storage_offset() > 0
+            except RuntimeError:
+                partial = True
+        return "tensor", view, partial, contiguous, value.device.type
     if isinstance(value, (tuple, list)) and value and all(isinstance(v, torch.Tensor) for v in value):
-        return "tensors", False, None, None
-    return "other", False, None, None
+        return "tensors", False, False, None, None
+    return "other", False, False, None, None
 
 
 class Statements:
@@ -137,7 +150,7 @@ class Tracer:
     def __init__(self, roots: list[str]) -> None:
         self.roots = tuple(os.path.join(os.path.abspath(r), "") for r in roots)
         self.files: dict[str, Statements] = {}
-        self.seen: dict[tuple[str, int, str], list[tuple[str, bool, Optional[bool], Optional[str]]]] = collections.defaultdict(list)
+        self.seen: dict[tuple[str, int, str], list[tuple[str, bool, bool, Optional[bool], Optional[str]]]] = collections.defaultdict(list)
         self._pending: dict[int, tuple[str, int]] = {}  # id(frame) -> (file, first line of its last statement)
         self._keep: dict[str, bool] = {}
 
@@ -355,10 +368,12 @@ def compare(tracer: Tracer, beliefs: dict[tuple[str, int, str], dict[str, Any]],
         kinds = {o[0] for o in observations}
         always_tensor = kinds == {"tensor"}
         views = [o[1] for o in observations if o[0] == "tensor"]
+        partial = [o[2] for o in observations if o[0] == "tensor"]
         rows.append({
             "path": key[0], "line": line, "target": target, "runs": len(observations),
             "always_tensor": always_tensor, "ever_tensor": "tensor" in kinds,
             "always_view": always_tensor and all(views), "ever_view": any(views),
+            "always_partial": always_tensor and all(partial), "ever_partial": any(partial),
             "believed": belief, "form": form_of(tracer.files[filename].forms.get(line)),
         })
     return {"rows": rows}
@@ -374,6 +389,7 @@ def metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
     believed_tensor = [r for r in judged if r["believed"]["tensor"] is True]
     views = [r for r in judged if r["always_view"]]
     believed_view = [r for r in judged if r["believed"]["view"] is True]
+    partials = [r for r in judged if r["always_partial"]]
     return {
         "bindings": len(rows), "unmatched": len(rows) - len(judged),
         "tensor_recall": (sum(1 for r in tensors if r["believed"]["tensor"] is True), len(tensors)),
@@ -382,7 +398,13 @@ def metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "view_recall": (sum(1 for r in views if r["believed"]["view"] is True), len(views)),
         "view_precision": (sum(1 for r in believed_view if r["always_view"]), len(believed_view)),
         "view_precision_may": (sum(1 for r in believed_view if r["ever_view"]), len(believed_view)),
+        "partial_recall": (sum(1 for r in partials if r["believed"]["view"] is True), len(partials)),
     }
+
+
+def _line(name: str, m: dict[str, Any]) -> str:
+    return (f"{name:<10} {m['bindings']:>8}  {_share(*m['tensor_recall']):>18} {_share(*m['tensor_precision']):>18}  "
+            f"{_share(*m['view_recall']):>16} {_share(*m['partial_recall']):>19} {_share(*m['view_precision']):>16}")
 
 
 def wrong_claims(rows: list[dict[str, Any]]) -> list[str]:
@@ -398,8 +420,8 @@ def wrong_claims(rows: list[dict[str, Any]]) -> list[str]:
             out.append(f"believed not a tensor, always one: {where}")
         elif b["view"] is True and r["ever_tensor"] and not r["ever_view"]:
             out.append(f"believed a view, never one: {where}")
-        elif b["view"] is False and r["always_view"]:
-            out.append(f"believed it owns its storage, always a view: {where}")
+        elif b["view"] is False and r["always_partial"]:
+            out.append(f"believed it owns its storage, always a view of part of one: {where}")
     return sorted(set(out))
 
 
@@ -411,7 +433,7 @@ def miss_causes(rows: list[dict[str, Any]], which: str) -> list[tuple[str, int, 
             continue
         if which == "tensor" and r["always_tensor"] and b["tensor"] is not True:
             groups[r["form"]].append(f"{r['path']}:{r['line']} {r['target']}")
-        if which == "view" and r["always_view"] and b["view"] is not True:
+        if which == "view" and r["always_partial"] and b["view"] is not True:
             groups[r["form"]].append(f"{r['path']}:{r['line']} {r['target']}")
     ranked = sorted(groups.items(), key=lambda item: -len(item[1]))
     return [(form, len(where), where[:3]) for form, where in ranked]
@@ -472,10 +494,11 @@ def main() -> None:
         all_rows.extend(rows)
         per_model.append((name, metrics(rows), elapsed))
 
-    print(f"{'model':<10} {'bindings':>8}  {'tensor recall':>20} {'tensor precision':>20}  {'view recall':>18} {'view precision':>18}")
+    header = (f"{'model':<10} {'bindings':>8}  {'tensor recall':>18} {'tensor precision':>18}  {'view recall':>16} "
+              f"{'partial-view recall':>19} {'view precision':>16}")
+    print(header)
     for name, m, elapsed in per_model:
-        print(f"{name:<10} {m['bindings']:>8}  {_share(*m['tensor_recall']):>20} {_share(*m['tensor_precision']):>20}  "
-              f"{_share(*m['view_recall']):>18} {_share(*m['view_precision']):>18}")
+        print(_line(name, m))
     # A binding of a shared file (`generation/utils.py`) run by several models counts once per model above;
     # in all, each (path, line, target) counts once, with every model's observations.
     merged: dict[tuple[str, int, str], dict[str, Any]] = {}
@@ -487,12 +510,13 @@ def main() -> None:
             old["ever_tensor"] = old["ever_tensor"] or row["ever_tensor"]
             old["always_view"] = old["always_view"] and row["always_view"]
             old["ever_view"] = old["ever_view"] or row["ever_view"]
+            old["always_partial"] = old["always_partial"] and row["always_partial"]
+            old["ever_partial"] = old["ever_partial"] or row["ever_partial"]
         else:
             merged[key] = dict(row)
     rows = list(merged.values())
     m = metrics(rows)
-    print(f"{'all':<10} {m['bindings']:>8}  {_share(*m['tensor_recall']):>20} {_share(*m['tensor_precision']):>20}  "
-          f"{_share(*m['view_recall']):>18} {_share(*m['view_precision']):>18}")
+    print(_line("all", m))
     print(f"(`may` precision: tensors {_share(*m['tensor_precision_may'])}, views {_share(*m['view_precision_may'])}; "
           f"{m['unmatched']} bindings had no belief)")
     for which in ("tensor", "view"):

@@ -18,6 +18,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from viewlint.analysis.callgraph import callgraph_of
+from viewlint.analysis.evaluator import MODULE_OUTPUT
 from viewlint.analysis.facts import Facts
 from viewlint.analysis.module_index import build_index_from_ast
 from viewlint.analysis.project import Project
@@ -38,7 +39,8 @@ def belief(value: Value) -> dict[str, Any]:
         device = {Device.CPU: "cpu", Device.ACCELERATOR: "cuda"}.get(value.device)
         return {"tensor": True, "view": view, "base": value.base if view else None, "device": device,
                 "contiguous": value.contiguous, "why": value.why}
-    tensor = False if value.kind in _NOT_TENSOR else None
+    # A module of unknown kind gives a tensor or a tuple of them (a join, kept as a container): not known.
+    tensor = False if value.kind in _NOT_TENSOR and value.origin != MODULE_OUTPUT else None
     return {"tensor": tensor, "view": None, "base": None, "device": None, "contiguous": None, "why": value.why}
 
 

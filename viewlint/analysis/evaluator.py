@@ -774,7 +774,8 @@ class Evaluator:
             result = self._builtin_or_constructor(node, func.value, qualified, local)
             if result.kind is Kind.UNKNOWN and func.value not in self.index.aliases and func.value not in sem.BUILTIN_NAMES \
                     and not func.value.startswith(sem.PREDICATE_PREFIXES) \
-                    and (func.value in local or self.env.lookup(func.value) is not UNKNOWN or self._is_parameter_name(func.value)):
+                    and (func.value in local or self.env.lookup(func.value) is not UNKNOWN or self._is_parameter_name(func.value)
+                         or self._is_local_name(func.value)):
                 return self._module_output(node, local, f"`{func.value}(…)`")  # a callable passed in: `f(x)`, `model(x)`
             return result
         return UNKNOWN
@@ -802,6 +803,11 @@ class Evaluator:
         # Held in an attribute the class assigns (`self.vae = vae`, `self.proj = nn.Linear(...)`); a name the
         # class never assigns is a method inherited from elsewhere, which may return anything.
         return attr in info.submodule_attributes or attr in info.assigned_attributes
+
+    def _is_local_name(self, name: str) -> bool:
+        """`name` is bound in the current function (`attention_interface = ...`, a loop's `layer`)."""
+        checker = getattr(self.env, "is_local", None)
+        return bool(checker and checker(name))
 
     def _is_parameter_name(self, name: str) -> bool:
         checker = getattr(self.env, "is_parameter", None)
@@ -831,7 +837,7 @@ class Evaluator:
         why = f"returned by `{last}` module"
         output = fresh(contiguous=None, device=device, origin=MODULE_OUTPUT, why=why)
         if not torch_layer or last in ("Module", "Sequential"):
-            return join(output, Value(kind=Kind.WRAPPER, wrapper="tuple", elements=(output,)))
+            return join(output, Value(kind=Kind.WRAPPER, wrapper="tuple", elements=(output,))).with_(origin=MODULE_OUTPUT)
         if last in sem.NN_TUPLE_MODULES:
             return Value(kind=Kind.WRAPPER, wrapper="tuple", elements=(output,))
         if last in sem.NN_IDENTITY_MODULES:
@@ -1323,7 +1329,9 @@ class Evaluator:
                 elif value.kind is Kind.WRAPPER and value.wrapper in ("list", "iterator") and value.elements:
                     item = value.element()
                 elif value.is_tensor and value.origin == MODULE_OUTPUT:
-                    item = value.with_(label=None)  # `out, weights = self.attn(x)`: the module's outputs
+                    # `out, weights = self.attn(x)`: the first item is the module's output; the others may be
+                    # anything (attention weights or None, a count, a cache).
+                    item = value.with_(label=None) if i == 0 else UNKNOWN
                 elif value.is_tensor:
                     item = self.view_of(element.value, value, "iteration").with_(reduced=True)  # unpacking a tensor iterates it
                 else:

@@ -313,6 +313,10 @@ class Facts:
             return True
         return False
 
+    def is_local(self, name: str) -> bool:
+        """`name` is bound in the current function (a parameter, an assignment or loop before this point)."""
+        return self._is_local(name)
+
     def _is_local(self, name: str) -> bool:
         return len(self._scopes) > 1 and name in self._scopes[-1]
 
