@@ -123,8 +123,6 @@ class ViewStoredInLongLivedContainer(Rule):
                 continue
             if view.base in together:
                 continue  # the same store keeps the view's base itself: nothing extra is pinned
-            if event.loop is not None and not facts.made_in(view.base, event.loop):
-                continue  # a list a loop fills with views of one tensor made before it: that tensor lives anyway
             if event.target.endswith(".data") and facts.partitioned(event.value_node, view.base):
                 continue  # every part of the tensor goes to some parameter: nothing extra is pinned
             if facts.pins_nothing_more(event.value, view):

@@ -774,8 +774,7 @@ class Evaluator:
             result = self._builtin_or_constructor(node, func.value, qualified, local)
             if result.kind is Kind.UNKNOWN and func.value not in self.index.aliases and func.value not in sem.BUILTIN_NAMES \
                     and not func.value.startswith(sem.PREDICATE_PREFIXES) \
-                    and (func.value in local or self.env.lookup(func.value) is not UNKNOWN or self._is_parameter_name(func.value)
-                         or self._is_local_name(func.value)):
+                    and (func.value in local or self.env.lookup(func.value) is not UNKNOWN or self._is_parameter_name(func.value)):
                 return self._module_output(node, local, f"`{func.value}(…)`")  # a callable passed in: `f(x)`, `model(x)`
             return result
         return UNKNOWN
@@ -803,11 +802,6 @@ class Evaluator:
         # Held in an attribute the class assigns (`self.vae = vae`, `self.proj = nn.Linear(...)`); a name the
         # class never assigns is a method inherited from elsewhere, which may return anything.
         return attr in info.submodule_attributes or attr in info.assigned_attributes
-
-    def _is_local_name(self, name: str) -> bool:
-        """`name` is bound in the current function (`attention_interface = ...`, a loop's `layer`)."""
-        checker = getattr(self.env, "is_local", None)
-        return bool(checker and checker(name))
 
     def _is_parameter_name(self, name: str) -> bool:
         checker = getattr(self.env, "is_parameter", None)

@@ -313,10 +313,6 @@ class Facts:
             return True
         return False
 
-    def is_local(self, name: str) -> bool:
-        """`name` is bound in the current function (a parameter, an assignment or loop before this point)."""
-        return self._is_local(name)
-
     def _is_local(self, name: str) -> bool:
         return len(self._scopes) > 1 and name in self._scopes[-1]
 
@@ -434,15 +430,33 @@ class Facts:
                 return loops[-1]
         return None
 
-    def made_in(self, base: Optional[str], loop: cst.CSTNode) -> bool:
-        """`base` (a view's base, by its source) is bound by `loop` on each iteration: its target or a name
-        its body assigns."""
-        if base is None or not re.fullmatch(r"[A-Za-z_]\w*", base):
-            return False
-        if isinstance(loop, cst.For) and any(isinstance(n, cst.Name) and n.value == base for n in descendants(loop.target)):
+    def _pins_an_iteration(self, value: Value, loop: cst.CSTNode) -> bool:
+        """What a loop adds to a list it fills holds a view of part of a tensor that iteration computed
+        (`act = model(batch)`, then `act[:, 0]`): each entry keeps one iteration's whole tensor. Not so for
+        views of a tensor read out of something that lives anyway (`buf = buffers[i]`), a leading index
+        (`out[0]` of a batch of one is all of it), or parts of one tensor all added in the iteration
+        (`x[0]` and `x[1]`)."""
+        for view in value.retained_views():
+            base = view.base
+            if not (view.is_view and view.partial and base is not None and re.fullmatch(r"[A-Za-z_]\w*", base)):
+                continue
+            if re.fullmatch(r"\[[^,:\]]+\]", view.origin or ""):
+                continue  # `x[0]`: a leading index, often all of a batch of one
+            if not self.lookup(base).is_fresh or not self._bound_in(base, loop):
+                continue
+            adds = [n for n in descendants(loop) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                    and n.func.attr.value in sem.ACCUMULATING_METHODS
+                    and any(isinstance(m, cst.Name) and m.value == base for a in n.args for m in descendants(a.value))]
+            if len(adds) > 1:
+                continue  # several parts of the same tensor added: together they may cover it
             return True
+        return False
+
+    @staticmethod
+    def _bound_in(name: str, loop: cst.CSTNode) -> bool:
+        """`name` is assigned by the body of `loop` (on each iteration)."""
         for node in descendants(loop):
-            if isinstance(node, cst.AssignTarget) and any(isinstance(n, cst.Name) and n.value == base
+            if isinstance(node, cst.AssignTarget) and any(isinstance(n, cst.Name) and n.value == name
                                                           for n in descendants(node.target)):
                 return True
         return False
@@ -514,8 +528,12 @@ class Facts:
             elif method in sem.ACCUMULATING_METHODS and container_call and self._accumulating_loop(receiver) is not None:
                 loop = self._accumulating_loop(receiver)
                 for arg in node.args:
-                    events.append(StoreEvent(node, arg.value, self.value_of(arg.value),
-                                             f"{self.short_source(receiver)}.{method}(...)", loop=loop))
+                    if isinstance(arg.value, (cst.ListComp, cst.GeneratorExp)):
+                        continue  # `out.extend(x[i:i + n] for i in ...)`: pieces that together cover their base
+                    value = self.value_of(arg.value)
+                    if self._pins_an_iteration(value, loop):
+                        events.append(StoreEvent(node, arg.value, value, f"{self.short_source(receiver)}.{method}(...)",
+                                                 loop=loop))
             elif method in sem.STORING_METHODS and container_call and self._long_lived_receiver(receiver, method):
                 if known is not None and method in known.methods:
                     # Imported from another module of the project: what its method keeps (a `set` that clones
