@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import sys
+import logging
 import threading
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Optional, Sequence
@@ -37,12 +38,13 @@ from viewlint.lsp.client_settings import ClientSettings, parse_settings
 from viewlint.lsp.commands import register_commands, rule_docs_url
 from viewlint.lsp.documents import LintedDocument, fix_all_edits, fix_edits, lint_document, noqa_edit
 from viewlint.lsp.notebooks import EditorCell, LintedNotebook, lint_notebook
-from viewlint.lsp.scheduler import LintScheduler
+from viewlint.lsp.scheduler import SUPERSEDED, LintScheduler
 from viewlint.lsp.transport import serve_stream
 from viewlint.notebook import JoinedCells
 from viewlint.lsp.positions import UTF16, Position, PositionEncoder
 from viewlint.registry import all_rules
 
+logger = logging.getLogger(__name__)
 FIX_ALL_KIND = "source.fixAll.viewlint"
 CONFIGURATION_FILES = ("pyproject.toml", "viewlint.toml")
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -73,6 +75,14 @@ class ViewlintServer(LanguageServer):
         self.pull = False  # the client pulls diagnostics (textDocument/diagnostic): nothing is pushed
         self.generation = 0  # bumped when settings or configuration files change: every lint is stale
         self._generations: dict[str, int] = {}  # key -> generation of its remembered lint
+        self.exiting = False  # `shutdown` received: no more lints, nothing more is published
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Log the error; show it in the editor only while the connection is open (a failed send
+        reported by sending would fail again, and again)."""
+        logger.error("%s", error)
+        if not self.exiting and not isinstance(error, (OSError, ValueError)):
+            super().report_server_error(error, source)
 
     def start_io(self, stdin: Optional[BinaryIO] = None, stdout: Optional[BinaryIO] = None) -> None:
         """Serve on stdin/stdout with a reader that survives malformed messages (``viewlint.lsp.transport``)."""
@@ -141,7 +151,7 @@ class ViewlintServer(LanguageServer):
         return True
 
     def publish(self, uri: str, linted: LintedDocument) -> None:
-        if self.pull:
+        if self.pull or self.exiting:
             return
         encoder = self.encoder(linted.text)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
@@ -166,7 +176,7 @@ class ViewlintServer(LanguageServer):
 
     async def current(self, uri: str) -> Optional[LintedDocument]:
         """The lint of the document's current text (linted now when it moved on), or None when not open."""
-        while uri in self.documents:
+        while uri in self.documents and not self.exiting:
             fresh = self._fresh(uri)
             if fresh is not None:
                 return fresh
@@ -213,7 +223,7 @@ class ViewlintServer(LanguageServer):
     def publish_notebook(self, linted: LintedNotebook, previous: Optional[LintedNotebook]) -> None:
         """Publish each cell's diagnostics (an empty list for a cell without findings, and for a cell
         that left the notebook)."""
-        if self.pull:
+        if self.pull or self.exiting:
             return
         for cell in linted.cells:
             encoder = self.encoder(cell.text)
@@ -251,7 +261,7 @@ class ViewlintServer(LanguageServer):
     async def current_cell(self, uri: str) -> Optional[tuple[LintedNotebook, LintedDocument, str]]:
         """The notebook holding a cell, the cell's lint and its text (linted now when the notebook
         moved on), or None when the cell is not linted."""
-        while True:
+        while not self.exiting:
             notebook = self.workspace.get_notebook_document(cell_uri=uri)
             if notebook is None or notebook.uri not in self.notebooks:
                 return None
@@ -264,6 +274,8 @@ class ViewlintServer(LanguageServer):
             if not finished:
                 continue
             self._remember_notebook(notebook.uri, result, generation)
+        else:
+            return None
         document = linted.cell_document(uri)
         number = linted.number(uri)
         if document is None or number is None:
@@ -273,13 +285,9 @@ class ViewlintServer(LanguageServer):
 
 async def _outcome(future: "asyncio.Future[Any]") -> tuple[bool, Any]:
     """(True, the lint's result), or (False, None) when the lint was superseded; the request's own
-    cancellation (``$/cancelRequest``) propagates."""
-    try:
-        return True, await asyncio.shield(future)
-    except asyncio.CancelledError:
-        if future.cancelled():
-            return False, None
-        raise
+    cancellation (``$/cancelRequest``, shutdown) propagates."""
+    result = await asyncio.shield(future)
+    return (False, None) if result is SUPERSEDED else (True, result)
 
 
 def _unlinted_notebook(cells: tuple[EditorCell, ...]) -> LintedNotebook:
@@ -416,6 +424,12 @@ def create_server() -> ViewlintServer:
 
     @server.feature(types.SHUTDOWN)
     def on_shutdown(ls: ViewlintServer, params: Any) -> None:
+        ls.exiting = True
+        ls.scheduler.cancel_all()
+
+    @server.feature(types.EXIT)
+    def on_exit(ls: ViewlintServer, params: Any) -> None:
+        ls.exiting = True
         ls.scheduler.cancel_all()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)

@@ -23,6 +23,9 @@ from typing import Any, Callable, Optional
 logger = logging.getLogger(__name__)
 
 
+SUPERSEDED = object()  # what the future of a lint that was cancelled holds (the future itself is not cancelled)
+
+
 class LintCancelled(BaseException):
     """Raised inside a lint's thread when its result is no longer wanted (a BaseException, so the
     engine's ``except Exception`` guards do not swallow it)."""
@@ -65,13 +68,14 @@ class LintScheduler:
             self._timers.pop(key, None)
             future = self.start(key, work)
             future.add_done_callback(lambda done: on_result(done.result())
-                                     if not done.cancelled() and done.exception() is None else None)
+                                     if not done.cancelled() and done.exception() is None
+                                     and done.result() is not SUPERSEDED else None)
 
         self._timers[key] = loop.call_later(self.debounce if delay is None else delay, start)
 
     def start(self, key: str, work: Callable[[], Any]) -> "asyncio.Future[Any]":
         """Lint now, cancelling this key's pending or running lint; a future of what ``work`` returns
-        (cancelled when superseded)."""
+        (``SUPERSEDED`` when cancelled)."""
         loop = asyncio.get_running_loop()
         timer = self._timers.pop(key, None)
         if timer is not None:
@@ -101,8 +105,13 @@ class LintScheduler:
             job.cancelled = True
             if job.running and job.thread is not None:
                 _raise_in(job.thread)
+                # A file too deep for the lint thread's stack is linted on a deep-stack thread of its
+                # own (`viewlint.engine`); lints run one at a time, so any such thread is this lint's.
+                for thread in threading.enumerate():
+                    if thread.name == "viewlint-deep":
+                        _raise_in(thread)
         if not job.future.done():
-            job.future.cancel()
+            job.future.set_result(SUPERSEDED)
 
     def cancel_all(self) -> None:
         for key in list({*self._jobs, *self._timers}):

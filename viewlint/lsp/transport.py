@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
 import threading
 from dataclasses import dataclass
@@ -152,8 +153,16 @@ def dispatch(protocol: Any, body: bytes, send: Callable[[dict[str, Any]], None])
 
 
 def start_reader(stream: BinaryIO, deliver: Callable[[bytes], None]) -> threading.Thread:
-    """Read ``stream`` on a daemon thread, handing each chunk to ``deliver`` (b"" at the end)."""
-    read = getattr(stream, "read1", None) or stream.read
+    """Read ``stream`` on a daemon thread, handing each chunk to ``deliver`` (b"" at the end).
+    A file descriptor is read directly: a daemon thread blocked inside a buffered reader's lock
+    aborts the interpreter at exit."""
+    try:
+        descriptor = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        descriptor = -1
+
+    def read(size: int) -> bytes:
+        return os.read(descriptor, size) if descriptor >= 0 else stream.read(size)
 
     def run() -> None:
         while True:
