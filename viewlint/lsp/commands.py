@@ -89,25 +89,25 @@ def register_commands(server: "ViewlintServer") -> None:
     """Register every command on ``server`` (advertised in its ``executeCommandProvider``)."""
 
     @server.command(APPLY_AUTOFIX)
-    async def apply_autofix(ls: "ViewlintServer", *arguments: Any) -> None:
+    async def apply_autofix(ls: Any, *arguments: Any) -> None:
         await _edit_documents(ls, arguments, "viewlint: Fix all", lambda linted: fix_all_edits(linted))
 
     @server.command(APPLY_SAFE_FIXES)
-    async def apply_safe_fixes(ls: "ViewlintServer", *arguments: Any) -> None:
+    async def apply_safe_fixes(ls: Any, *arguments: Any) -> None:
         await _edit_documents(ls, arguments, "viewlint: Apply safe fixes",
                               lambda linted: fix_all_edits(linted, unsafe_fixes=False))
 
     @server.command(APPLY_ALL_FIXES)
-    async def apply_all_fixes(ls: "ViewlintServer", *arguments: Any) -> None:
+    async def apply_all_fixes(ls: Any, *arguments: Any) -> None:
         await _edit_documents(ls, arguments, "viewlint: Apply all fixes (unsafe included)",
                               lambda linted: fix_all_edits(linted, unsafe_fixes=True))
 
     @server.command(ADD_NOQA)
-    async def add_noqa(ls: "ViewlintServer", *arguments: Any) -> None:
+    async def add_noqa(ls: Any, *arguments: Any) -> None:
         await _edit_documents(ls, arguments, "viewlint: Add noqa comments", noqa_all_edits)
 
     @server.command(PRINT_DEBUG_INFORMATION)
-    def print_debug_information(ls: "ViewlintServer", *arguments: Any) -> str:
+    def print_debug_information(ls: Any, *arguments: Any) -> str:
         options = ls.settings.options
         lines = [
             f"viewlint {__version__}",
