@@ -37,6 +37,7 @@ from viewlint.fix import is_applicable
 from viewlint.lsp.client_settings import ClientSettings, parse_settings
 from viewlint.lsp.commands import register_commands, rule_docs_url
 from viewlint.lsp.documents import LintedDocument, fix_all_edits, fix_edits, lint_document, noqa_edit
+from viewlint.lsp import incremental
 from viewlint.lsp.notebooks import EditorCell, LintedNotebook, lint_notebook
 from viewlint.lsp.scheduler import SUPERSEDED, LintScheduler
 from viewlint.lsp.transport import serve_stream
@@ -89,7 +90,8 @@ class ViewlintServer(LanguageServer):
         self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         try:
-            asyncio.run(serve_stream(stdin or sys.stdin.buffer, self.protocol, self._stop_event))
+            with incremental.enabled(incremental.StatementCache()):
+                asyncio.run(serve_stream(stdin or sys.stdin.buffer, self.protocol, self._stop_event))
         except BrokenPipeError:
             pass
         except (KeyboardInterrupt, SystemExit):
@@ -511,12 +513,18 @@ def create_server() -> ViewlintServer:
         cell = await ls.current_cell(uri)
         if cell is not None:
             notebook, document, text = cell
-            return code_actions(uri, document, params.range, only, ls.encoder(text),
-                                lambda: _as_list(notebook.fix_all_edit(uri)))
-        linted = await ls.current(uri)
-        if linted is None:
-            return []
-        return code_actions(uri, linted, params.range, only, ls.encoder(linted.text))
+            encoder = ls.encoder(text)
+            work = lambda: code_actions(uri, document, params.range, only, encoder,  # noqa: E731
+                                        lambda: _as_list(notebook.fix_all_edit(uri)))
+        else:
+            linted = await ls.current(uri)
+            if linted is None:
+                return []
+            encoder = ls.encoder(linted.text)
+            work = lambda: code_actions(uri, linted, params.range, only, encoder)  # noqa: E731
+        # Fix-all lints the fixed text again, to a fixpoint: off the message loop, as every lint.
+        finished, actions = await _outcome(ls.scheduler.start(f"code actions: {uri}", work))
+        return actions if finished else []
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def on_hover(ls: ViewlintServer, params: types.HoverParams) -> Optional[types.Hover]:

@@ -66,7 +66,7 @@ def _uris(arguments: tuple[Any, ...]) -> list[str]:
 async def _edit_documents(ls: "ViewlintServer", arguments: tuple[Any, ...], label: str,
                           make: Any) -> Optional[types.ApplyWorkspaceEditResult]:
     """Compute ``make(linted)`` edits for each document named and send them to the editor as one edit."""
-    from viewlint.server import _text_edit
+    from viewlint.server import _outcome, _text_edit
 
     changes: dict[str, list[types.TextEdit]] = {}
     for uri in _uris(arguments):
@@ -75,8 +75,9 @@ async def _edit_documents(ls: "ViewlintServer", arguments: tuple[Any, ...], labe
         if linted is None:
             continue
         text = cell[2] if cell is not None else linted.text
-        edits: list[Edit] = make(linted)
-        if edits:
+        document = linted
+        finished, edits = await _outcome(ls.scheduler.start(f"command: {uri}", lambda: make(document)))
+        if finished and edits:
             encoder = ls.encoder(text)
             changes[uri] = [_text_edit(edit, encoder) for edit in edits]
     if not changes:
