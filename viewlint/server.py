@@ -17,6 +17,7 @@ module, as for an .ipynb file, and each cell gets its own diagnostics, code acti
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import json
 import os
@@ -33,6 +34,7 @@ from pygls.uris import to_fs_path
 
 from viewlint import __version__
 from viewlint.diagnostics import RESERVED_CODES, Diagnostic, Edit, Location
+from viewlint.engine import few_collections
 from viewlint.fix import is_applicable
 from viewlint.lsp.client_settings import ClientSettings, parse_settings
 from viewlint.lsp.commands import register_commands, rule_docs_url
@@ -72,7 +74,7 @@ class ViewlintServer(LanguageServer):
         self.documents: dict[str, LintedDocument] = {}
         self.notebooks: dict[str, LintedNotebook] = {}
         self.settings = ClientSettings()
-        self.scheduler = LintScheduler(self.settings.lint_delay)
+        self.scheduler = LintScheduler(self.settings.lint_delay, after_each=_collector_back_on)
         self.pull = False  # the client pulls diagnostics (textDocument/diagnostic): nothing is pushed
         self.generation = 0  # bumped when settings or configuration files change: every lint is stale
         self._generations: dict[str, int] = {}  # key -> generation of its remembered lint
@@ -135,7 +137,7 @@ class ViewlintServer(LanguageServer):
         """The document's current text and the work that lints it (run on a lint thread)."""
         text = self.workspace.get_text_document(uri).source
         path, root, options = _path(uri), self.workspace_root(), self.settings.options
-        return text, lambda: lint_document(text, path, root, options=options)
+        return text, lambda: _without_collections(lambda: lint_document(text, path, root, options=options))
 
     def _fresh(self, uri: str) -> Optional[LintedDocument]:
         linted = self.documents.get(uri)
@@ -210,7 +212,7 @@ class ViewlintServer(LanguageServer):
 
     def _notebook_work(self, notebook_uri: str) -> Callable[[], LintedNotebook]:
         cells, path, root, options = self._editor_cells(notebook_uri), _path(notebook_uri), self.workspace_root(), self.settings.options
-        return lambda: lint_notebook(cells, path, root, options)
+        return lambda: _without_collections(lambda: lint_notebook(cells, path, root, options))
 
     def _remember_notebook(self, notebook_uri: str, linted: LintedNotebook, generation: int) -> bool:
         if generation != self.generation or notebook_uri not in self.notebooks \
@@ -283,6 +285,20 @@ class ViewlintServer(LanguageServer):
         if document is None or number is None:
             return None
         return linted, document, linted.cells[number - 1].text
+
+
+def _without_collections(work: Callable[[], Any]) -> Any:
+    """``work()`` with the cyclic garbage collector held off, as the command line lints (see
+    ``viewlint.engine.few_collections``: a third of a lint's time goes to scanning young nodes)."""
+    with few_collections():
+        return work()
+
+
+def _collector_back_on() -> None:
+    """After a lint, even a cancelled one: the collector is on again."""
+    if not gc.isenabled():
+        gc.unfreeze()
+        gc.enable()
 
 
 async def _outcome(future: "asyncio.Future[Any]") -> tuple[bool, Any]:

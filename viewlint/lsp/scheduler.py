@@ -48,8 +48,9 @@ class _Job:
 class LintScheduler:
     """Runs lints for keys on worker threads, for one asyncio loop (the server's)."""
 
-    def __init__(self, debounce: float = 0.05) -> None:
+    def __init__(self, debounce: float = 0.05, after_each: Optional[Callable[[], None]] = None) -> None:
         self.debounce = debounce
+        self.after_each = after_each  # run on the lint's thread after each lint, where no cancel can land
         self._jobs: dict[str, _Job] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._state = threading.Lock()  # guards `running`/`cancelled` against the raise
@@ -131,6 +132,8 @@ class LintScheduler:
                 finally:
                     with self._state:
                         job.running = False
+                    if self.after_each is not None:
+                        self.after_each()
         except LintCancelled:
             return
         except Exception as failure:  # noqa: BLE001 - handed to whoever awaits the lint
