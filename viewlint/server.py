@@ -1,12 +1,21 @@
 """`viewlint server`: a Language Server on stdin/stdout (``pip install "viewlint[server]"``).
 
-It publishes the findings `viewlint check` would report for each open Python document when it
-is opened, changed or saved; offers each finding's fix as a quick fix (safe fixes preferred,
-unsafe ones not, display-only ones never), a ``# noqa: CODE`` quick fix, and a
-``source.fixAll.viewlint`` action that applies every safe fix; and shows a rule's documentation
-when hovering a finding. Settings come from the ``[tool.viewlint]`` above each document, as for
-the command line. Positions are converted in the encoding the client agreed to (UTF-16 by
+It reports the findings `viewlint check` would report for each open Python document, pushed
+when it is opened, changed or saved, or pulled (``textDocument/diagnostic``) by a client that
+pulls; offers each finding's fix as a quick fix that edits only what changes (safe fixes
+preferred, unsafe ones not, display-only ones never), a ``# noqa: CODE`` quick fix, a
+``source.fixAll.viewlint`` action and ``workspace/executeCommand`` commands
+(``viewlint.lsp.commands``); and shows a rule's documentation when hovering a finding. Settings
+come from the ``[tool.viewlint]`` above each document, as for the command line, overridden by
+the editor's settings (``viewlint.lsp.client_settings``); a changed configuration file re-lints
+every open document. Positions are converted in the encoding the client agreed to (UTF-16 by
 default). The analysis is viewlint's static path: torch is never imported.
+
+The message loop never lints: lints run one at a time on worker threads, debounced after
+changes and stopped when their text is superseded (``viewlint.lsp.scheduler``), reusing the
+statements parsed by earlier lints (``viewlint.lsp.incremental``). Messages are read by
+``viewlint.lsp.transport``, which survives malformed headers and answers unreadable requests
+with JSON-RPC errors.
 
 Documents are held by URI as ``LintedDocument``s (``viewlint.lsp.documents``). Notebooks opened
 in an editor that supports LSP 3.17 notebook documents (``notebookDocument/didOpen``…) are held
@@ -176,7 +185,7 @@ class ViewlintServer(LanguageServer):
         if uri not in self.documents:
             self.documents[uri] = LintedDocument(text, "", "", None, ())  # open, not linted yet
             self._generations[uri] = -1
-        self.scheduler.schedule(uri, work, done, delay)
+        self.scheduler.schedule(uri, work, done, delay, tag=(text, generation))
 
     async def current(self, uri: str) -> Optional[LintedDocument]:
         """The lint of the document's current text (linted now when it moved on), or None when not open."""
@@ -184,9 +193,11 @@ class ViewlintServer(LanguageServer):
             fresh = self._fresh(uri)
             if fresh is not None:
                 return fresh
-            _, work = self._document_work(uri)
+            text, work = self._document_work(uri)
             generation = self.generation
-            finished, linted = await _outcome(self.scheduler.start(uri, work))
+            # The lint of this very text may be running already (a change's): wait for it.
+            future = self.scheduler.running(uri, (text, generation)) or self.scheduler.start(uri, work, (text, generation))
+            finished, linted = await _outcome(future)
             if not finished:
                 continue  # superseded by a newer change: lint that
             if self._remember(uri, linted, generation):
@@ -211,7 +222,8 @@ class ViewlintServer(LanguageServer):
         return cells
 
     def _notebook_work(self, notebook_uri: str) -> Callable[[], LintedNotebook]:
-        cells, path, root, options = self._editor_cells(notebook_uri), _path(notebook_uri), self.workspace_root(), self.settings.options
+        cells, path = self._editor_cells(notebook_uri), _path(notebook_uri)
+        root, options = self.workspace_root(), self.settings.options
         return lambda: _without_collections(lambda: lint_notebook(cells, path, root, options))
 
     def _remember_notebook(self, notebook_uri: str, linted: LintedNotebook, generation: int) -> bool:

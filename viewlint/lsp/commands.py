@@ -21,7 +21,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from viewlint import __version__
-from viewlint.diagnostics import Edit, rule_url
+from viewlint.diagnostics import rule_url
 from viewlint.lsp.documents import LintedDocument, fix_all_edits, noqa_all_edits
 
 if TYPE_CHECKING:

@@ -38,8 +38,8 @@ def _raise_in(thread: threading.Thread) -> None:
 
 
 class _Job:
-    def __init__(self, key: str, work: Callable[[], Any], future: "asyncio.Future[Any]") -> None:
-        self.key, self.work, self.future = key, work, future
+    def __init__(self, key: str, work: Callable[[], Any], future: "asyncio.Future[Any]", tag: Any) -> None:
+        self.key, self.work, self.future, self.tag = key, work, future, tag
         self.thread: Optional[threading.Thread] = None
         self.cancelled = False
         self.running = False  # between the start and the end of `work`: where cancelling raises
@@ -57,7 +57,7 @@ class LintScheduler:
         self._one_at_a_time = threading.Lock()
 
     def schedule(self, key: str, work: Callable[[], Any], on_result: Callable[[Any], None],
-                 delay: Optional[float] = None) -> None:
+                 delay: Optional[float] = None, tag: Any = None) -> None:
         """Lint later (after ``delay``, the debounce by default): ``work`` is called on a worker
         thread then, and ``on_result`` on the loop with what it returned (not when superseded)."""
         loop = asyncio.get_running_loop()
@@ -67,32 +67,34 @@ class LintScheduler:
 
         def start() -> None:
             self._timers.pop(key, None)
-            future = self.start(key, work)
+            future = self.start(key, work, tag)
             future.add_done_callback(lambda done: on_result(done.result())
                                      if not done.cancelled() and done.exception() is None
                                      and done.result() is not SUPERSEDED else None)
 
         self._timers[key] = loop.call_later(self.debounce if delay is None else delay, start)
 
-    def start(self, key: str, work: Callable[[], Any]) -> "asyncio.Future[Any]":
+    def start(self, key: str, work: Callable[[], Any], tag: Any = None) -> "asyncio.Future[Any]":
         """Lint now, cancelling this key's pending or running lint; a future of what ``work`` returns
-        (``SUPERSEDED`` when cancelled)."""
+        (``SUPERSEDED`` when cancelled). ``tag`` names what is linted (see ``running``)."""
         loop = asyncio.get_running_loop()
         timer = self._timers.pop(key, None)
         if timer is not None:
             timer.cancel()
         self.cancel(key)
         future: asyncio.Future[Any] = loop.create_future()
-        job = _Job(key, work, future)
+        job = _Job(key, work, future, tag)
         self._jobs[key] = job
         job.thread = threading.Thread(target=self._run, args=(job, loop), name=f"viewlint-lint-{key}", daemon=True)
         job.thread.start()
         return future
 
-    def running(self, key: str) -> Optional["asyncio.Future[Any]"]:
-        """The future of this key's lint in progress, if any."""
+    def running(self, key: str, tag: Any) -> Optional["asyncio.Future[Any]"]:
+        """The future of this key's lint in progress when it lints ``tag`` (the same text), else None."""
         job = self._jobs.get(key)
-        return job.future if job is not None and not job.future.done() else None
+        if job is None or job.future.done() or job.tag is None or job.tag != tag:
+            return None
+        return job.future
 
     def cancel(self, key: str) -> None:
         """Forget this key's pending lint and stop its running one."""
