@@ -1,7 +1,7 @@
 """Language-server re-lint latency: a 4,000-line model file, opened, then edited one line at a time.
 
 Usage:
-    python bench/lsp_relint.py [--lines 4000] [--edits 5] [--lint-delay 50] [--file PATH]
+    python bench/lsp_relint.py [--lines 4000] [--edits 5] [--lint-delay 50] [--file PATH] [--pull]
 
 Starts `viewlint server` over stdio, opens a generated file of realistic PyTorch code (model
 blocks with attention, MLPs, caches, samplers, training steps, helpers: distinct names, findings
@@ -10,7 +10,8 @@ functions spread over the file and times each from `didChange` sent to `publishD
 received for that version (the debounce, `--lint-delay` ms, included). Then a burst of five edits
 20 ms apart, timed to the diagnostics of the last. The baseline is a lint from scratch of the
 same text in this process (`viewlint check`'s path), measured in the same run; the findings the
-server published last are checked against it. `--file` times a real file instead.
+server published last are checked against it. `--file` times a real file instead; `--pull`
+plays a client that pulls diagnostics (`textDocument/diagnostic` sent right after each change).
 """
 
 from __future__ import annotations
@@ -214,9 +215,20 @@ class Client:
             if predicate(message):
                 return message
 
+    pull = False
+    uri = ""
+    requests = 100
+
     def published(self, version: int) -> dict[str, Any]:
-        return self.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
-                         and m["params"].get("version") == version)
+        """The diagnostics of ``version``: pushed, or (``pull``) the answer to a pull sent now."""
+        if not self.pull:
+            return self.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                             and m["params"].get("version") == version)
+        self.requests += 1
+        number = self.requests
+        self.send({"id": number, "method": "textDocument/diagnostic", "params": {"textDocument": {"uri": self.uri}}})
+        answer = self.wait(lambda m: m.get("id") == number)
+        return {"params": {"diagnostics": answer["result"]["items"]}}
 
 
 def main() -> None:
@@ -225,6 +237,7 @@ def main() -> None:
     parser.add_argument("--edits", type=int, default=5)
     parser.add_argument("--lint-delay", type=int, default=50, help="the server's debounce, in ms")
     parser.add_argument("--file", type=Path, default=None, help="a real file to open instead of the generated one")
+    parser.add_argument("--pull", action="store_true", help="pull diagnostics instead of waiting for pushed ones")
     args = parser.parse_args()
 
     from viewlint.engine import few_collections
@@ -237,9 +250,11 @@ def main() -> None:
         path.write_text(text)
         uri = path.as_uri()
         client = Client(root)
+        client.pull, client.uri = args.pull, uri
+        capabilities = {"textDocument": {"diagnostic": {}}} if args.pull else {}
         try:
             client.send({"id": 1, "method": "initialize", "params": {
-                "processId": None, "rootUri": root.as_uri(), "capabilities": {},
+                "processId": None, "rootUri": root.as_uri(), "capabilities": capabilities,
                 "initializationOptions": {"settings": {"lintDelay": args.lint_delay}}}})
             client.wait(lambda m: m.get("id") == 1)
             client.send({"method": "initialized", "params": {}})
@@ -294,7 +309,8 @@ def main() -> None:
         print(f"file: {len(text.splitlines())} lines, {len(opened['params']['diagnostics'])} findings at open")
         print(f"lint from scratch (in process, median of 3): {cold:.3f} s")
         print(f"server: open -> diagnostics: {server_cold:.3f} s")
-        print(f"server: one-line edit -> diagnostics (debounce {args.lint_delay} ms included): "
+        mode = "pull answered" if args.pull else f"diagnostics pushed, debounce {args.lint_delay} ms included"
+        print(f"server: one-line edit -> diagnostics ({mode}): "
               f"median {median:.3f} s over {len(latencies)} edits ({', '.join(f'{t:.3f}' for t in latencies)})")
         print(f"ratio re-lint / lint from scratch: {median / cold:.2f}")
         print(f"server: burst of 5 edits 20 ms apart -> diagnostics of the last: {burst:.3f} s")
