@@ -26,6 +26,7 @@ module, as for an .ipynb file, and each cell gets its own diagnostics, code acti
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import hashlib
 import json
@@ -108,7 +109,9 @@ class ViewlintServer(LanguageServer):
         except (KeyboardInterrupt, SystemExit):
             pass
         finally:
-            self.scheduler.cancel_all()
+            self.exiting = True
+            with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits for a lint
+                self.scheduler.cancel_all()
             self.shutdown()
 
     def encoder(self, text: str) -> PositionEncoder:
