@@ -199,8 +199,10 @@ def test_a_quick_fix_applied_by_the_editor_clears_the_finding(tmp_path: Path) ->
         }
         assert lost_write["severity"] == types.DiagnosticSeverity.Warning
         assert lost_write["source"] == "viewlint"
-        # No link until the rules' documentation has a published address (RULES_DOCS_URL); hover has the docs.
-        assert "codeDescription" not in lost_write or lost_write["codeDescription"] is None
+        # A link to the rule's anchor in docs/rules.md (this checkout's until the docs are published).
+        href = lost_write["codeDescription"]["href"]
+        assert href.endswith("/docs/rules.md#vl201")
+        assert '<a id="vl201"></a>' in (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
         assert lost_write["message"] == "`buf[rows].copy_(…)` writes into a temporary copy: advanced indexing gathers, so `buf` is unchanged"
 
         actions = await session.code_actions(uri, lost_write)
@@ -351,7 +353,7 @@ def test_syntax_errors_are_errors_and_closing_a_document_clears_its_diagnostics(
         (syntax_error,) = await session.open(path, "def f(:\n    pass\n")
         assert syntax_error["code"] == "VL000"
         assert syntax_error["severity"] == types.DiagnosticSeverity.Error
-        assert "codeDescription" not in syntax_error
+        assert syntax_error["codeDescription"]["href"].endswith("/docs/rules.md#vl000")  # reserved codes have anchors too
         start = syntax_error["range"]["start"]
         hover = await session.hover(uri, start["line"], start["character"])
         assert hover is not None

@@ -24,6 +24,7 @@ from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionPr
 
 from viewlint.analysis import stack
 from viewlint.analysis.module_index import build_index_from_ast
+from viewlint.analysis import tree as tree_module
 from viewlint.analysis.tree import parse_module
 from viewlint.analysis.callgraph import callgraph_of
 from viewlint.analysis.facts import Facts, Report
@@ -271,7 +272,10 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
     module: Optional[cst.Module] = None
     if len(reduced) <= PIECE_BYTES:
         try:
-            module = parse_module(reduced)
+            if tree_module.PARSE_CACHE is None:
+                module = parse_module(reduced)
+            else:  # the language server: statements parsed in an earlier lint are reused
+                module = tree_module.PARSE_CACHE.module(reduced, _piece_starts(reduced, tree, reduction), parse_module)
         except cst.ParserSyntaxError as error:
             if _compiles(text):
                 module = None  # valid Python that libcst cannot read: lint it statement by statement
@@ -584,7 +588,8 @@ def _statement_positions(module: cst.Module, reports: list[Report], tree: ast.Mo
             continue
         done.add(id(unit))
         alone = module.with_changes(header=(), body=(wrapper,), footer=())
-        table = positions_of(alone)
+        cache = tree_module.PARSE_CACHE
+        table = positions_of(alone) if cache is None else cache.positions(top, unit, lambda alone=alone: positions_of(alone))
         tables.append((table, start - table[unit].start.line))
     positions = _Positions(tables)
     needed = [node for report in reports for node in (report.node, *(n for n, _ in report.edits))]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 import re
 import typing
-from typing import Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import libcst as cst
 from libcst import MaybeSentinel
@@ -150,7 +150,19 @@ def _skip_validation(self: cst.CSTNode) -> None:
     pass
 
 
+# The language server's cache of parsed texts across lints (`viewlint.lsp.incremental`); None: off.
+PARSE_CACHE: Optional[Any] = None
+
+
 def parse_module(source: str) -> cst.Module:
+    """`libcst.parse_module`, without re-validating every node the parser builds (from
+    `PARSE_CACHE` when the language server has installed one and parsed this text before)."""
+    if PARSE_CACHE is not None:
+        return PARSE_CACHE.parsed(source, _parse_module)
+    return _parse_module(source)
+
+
+def _parse_module(source: str) -> cst.Module:
     """`libcst.parse_module`, without re-validating every node the parser builds.
 
     Each libcst node checks its own invariants in `__post_init__` (`_validate`). For a tree the

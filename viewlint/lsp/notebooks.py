@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Optional
 
 from viewlint.diagnostics import Diagnostic, Edit
-from viewlint.lsp.documents import LintedDocument, fix_all_text, lint_document, replacement
+from viewlint.lsp.documents import LintedDocument, LintOptions, fix_all_text, lint_document, replacement
 from viewlint.notebook import JoinedCells, NotebookError
 
 
@@ -62,7 +62,8 @@ class LintedNotebook:
         if code is None:
             return None
         module = self.module
-        return LintedDocument(code.python, module.display, module.relative, module.settings, self.diagnostics(uri))
+        return LintedDocument(code.python, module.display, module.relative, module.settings, self.diagnostics(uri),
+                              module.unsafe_fixes)
 
     def fix_all_edit(self, uri: str) -> Optional[Edit]:
         """The edit to one cell that applying every safe fix to the notebook makes; None when it changes nothing."""
@@ -79,11 +80,12 @@ class LintedNotebook:
         return None if source == code.source else replacement(code.source, source)
 
 
-def lint_notebook(cells: list[EditorCell], path: Optional[Path], workspace_root: Path) -> LintedNotebook:
+def lint_notebook(cells: list[EditorCell], path: Optional[Path], workspace_root: Path,
+                  options: Optional[LintOptions] = None) -> LintedNotebook:
     """Lint a notebook's cells as ``viewlint check`` lints the .ipynb file at ``path``
     (None for an unsaved notebook)."""
     joined = JoinedCells([cell.text if cell.is_python else None for cell in cells])
-    module = lint_document(joined.python_source, path, workspace_root, untitled="untitled.ipynb")
+    module = lint_document(joined.python_source, path, workspace_root, untitled="untitled.ipynb", options=options)
     located = (joined.locate(d) for d in module.diagnostics)
     # A finding outside every linted cell (a broken configuration in a notebook without one) has nowhere to go.
     kept = tuple(d for d in located if d.cell is not None and joined.cell(d.cell) is not None)

@@ -1,0 +1,74 @@
+"""The language server's re-lint after an edit reuses parsed statements (`viewlint.lsp.incremental`):
+its findings must be those of a lint from scratch, edit after edit, on real multi-function files."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from conftest import ROOT
+from viewlint.analysis import tree
+from viewlint.lsp.documents import lint_document
+from viewlint.lsp.incremental import StatementCache, enabled, join_pieces
+from viewlint.prefilter import split_lines
+
+FIXTURES = sorted((ROOT / "fixtures").glob("*/*.py"))
+# Every fixture of a few families in one module: many functions and classes, findings of every kind.
+PROJECT_FILE = "".join(path.read_text(encoding="utf-8") + "\n\n" for path in FIXTURES if path.parent.name in
+                       ("VL101", "VL201", "VL301", "VL401"))
+
+
+def statement_starts(text: str) -> list[int]:
+    import ast
+
+    return sorted({min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))])
+                   for s in ast.parse(text).body if s.col_offset == 0})
+
+
+@pytest.mark.parametrize("path", FIXTURES[::7], ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_statements_parsed_apart_and_joined_equal_the_whole_parse(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    lines = [content + ending for content, ending in split_lines(text)]
+    bounds = [1, *[row for row in statement_starts(text) if row > 1], len(lines) + 1]
+    pieces = [cst.parse_module("".join(lines[a - 1:b - 1])) for a, b in zip(bounds, bounds[1:])]
+    joined = join_pieces(pieces)
+    assert joined.code == text
+    assert joined.deep_equals(cst.parse_module(text))
+
+
+def one_line_edits(text: str, count: int, seed: int) -> list[str]:
+    """Successive texts, each one line away from the one before: a line changed, added or removed."""
+    generator = random.Random(seed)
+    texts = []
+    lines = text.splitlines(keepends=True)
+    for step in range(count):
+        candidates = [k for k, line in enumerate(lines) if line.startswith("        ") and line.strip()
+                      and not line.rstrip().endswith(("(", ",", "[", "{", "\\", ":")) and '"""' not in line]
+        k = generator.choice(candidates)
+        indent = lines[k][: len(lines[k]) - len(lines[k].lstrip())]
+        kind = step % 3
+        if kind == 0:  # a line changed: now it stores a view in a long-lived place, or is left as it was plus a comment
+            lines[k] = lines[k].rstrip("\n") + f"  # edit {step}\n"
+        elif kind == 1:  # a line added
+            lines.insert(k + 1, f"{indent}self.cache_{step} = x[:, :2] if False else None\n")
+        else:  # a line removed (a `pass` keeps the block)
+            lines[k] = f"{indent}pass\n"
+        texts.append("".join(lines))
+    return texts
+
+
+def test_relints_after_edits_equal_lints_from_scratch(tmp_path: Path) -> None:
+    path = tmp_path / "project.py"
+    cache = StatementCache()
+    texts = [PROJECT_FILE, *one_line_edits(PROJECT_FILE, 12, seed=7)]
+    with enabled(cache):
+        relinted = [lint_document(text, path, tmp_path).diagnostics for text in texts]
+    assert tree.PARSE_CACHE is None
+    scratch = [lint_document(text, path, tmp_path).diagnostics for text in texts]
+    assert relinted == scratch
+    assert len(scratch[0]) > 20  # a file with findings of several rules
+    assert {d.code for d in scratch[0]} >= {"VL101", "VL201", "VL301"}
+    assert cache.hits > cache.misses  # statements were reused, not parsed again
