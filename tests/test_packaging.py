@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -122,6 +123,21 @@ def test_wheel_ships_the_language_server_its_extra_and_the_license(wheel: Path) 
     assert "Project-URL" not in metadata  # no address we know to exist
     license_text = archive.read(next(name for name in names if name.endswith(".dist-info/licenses/LICENSE"))).decode()
     assert license_text.startswith("MIT License\n\nCopyright (c) the viewlint developers\n")
+
+
+def test_wheel_metadata_names_authors_pythons_and_license(wheel: Path) -> None:
+    archive = zipfile.ZipFile(wheel)
+    metadata = archive.read(next(name for name in archive.namelist() if name.endswith(".dist-info/METADATA"))).decode()
+    headers = [line for line in metadata.split("\n\n", 1)[0].splitlines()]
+    classifiers = {line.split(": ", 1)[1] for line in headers if line.startswith("Classifier: ")}
+    # Every Python CI tests (3.9-3.13), and nothing else.
+    versions = sorted(c.rsplit(" :: ", 1)[1] for c in classifiers if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c))
+    assert versions == ["3.10", "3.11", "3.12", "3.13", "3.9"]
+    assert "Requires-Python: >=3.9" in headers
+    assert "Author: the viewlint developers" in headers
+    assert "License-Expression: MIT" in headers
+    assert any(line.startswith("Keywords: ") and "pytorch" in line for line in headers)
+    assert "Development Status :: 3 - Alpha" in classifiers
 
 
 def _setuptools_for_the_backend() -> bool:
