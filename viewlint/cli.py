@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any, BinaryIO, Optional, Sequence
 
@@ -278,7 +277,10 @@ def run_check(
             noun = "finding" if len(diagnostics) == 1 else "findings"
             click.echo(f"Found {len(diagnostics)} {noun} ({fixable} fixable).", err=True)
             if not statistics:
-                _per_rule_summary(diagnostics, unsafe_fixes)
+                from viewlint.summary import per_rule_lines
+
+                for line in per_rule_lines(diagnostics, unsafe_fixes):
+                    click.echo(line, err=True)
             _hidden_fixes_note(diagnostics, unsafe_fixes)
         else:
             click.echo("All checks passed!", err=True)
@@ -409,11 +411,12 @@ def _emit(diagnostics: list, results: list, output_format: str, output_file: Opt
           *, unsafe_fixes: bool = False, to_stderr: bool = False, color: str = "auto") -> None:
     from viewlint.output import render
     from viewlint.registry import all_rules
+    from viewlint.summary import statistics_text
     from viewlint.terminal import colour_enabled
 
     colour = False
     if statistics:
-        text = _statistics(diagnostics, output_format, unsafe_fixes)
+        text = statistics_text(diagnostics, output_format, unsafe_fixes)
     else:
         sources = {r.path: r.source for r in results if r.source is not None} if output_format == "full" else None
         # Colour only where a reader sees it: never in an output file.
@@ -435,43 +438,6 @@ def _write_output_file(output_file: str, text: str) -> None:
     from viewlint.console import ERRORS
 
     Path(output_file).write_text(text, encoding="utf-8", errors=ERRORS)
-
-
-def _statistics(diagnostics: list, output_format: str, unsafe_fixes: bool = False) -> str:
-    """Findings per rule, as Ruff: `[*]` when `--fix` would fix all of them, `[~]` when some
-    (safe fixes, and unsafe ones only under `--unsafe-fixes`); JSON `fixable_count` (and
-    `fixable`: whether any is)."""
-    from viewlint.fix import is_applicable
-
-    counts = Counter(d.code for d in diagnostics)
-    names = {d.code: d.name for d in diagnostics}
-    fixable = Counter(d.code for d in diagnostics if is_applicable(d, unsafe_fixes))
-    if output_format == "json":
-        rows = [{"code": code, "name": names[code], "count": count, "fixable": fixable[code] > 0, "fixable_count": fixable[code]}
-                for code, count in sorted(counts.items())]
-        return json.dumps(rows, indent=2) + "\n"
-
-    def marker(code: str) -> str:
-        return "" if not fixable[code] else "[*] " if fixable[code] == counts[code] else "[~] "
-
-    lines = [f"{count:>5}\t{code}\t{marker(code)}{names[code]}" for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
-    return "\n".join(lines) + ("\n" if lines else "")
-
-
-def _per_rule_summary(diagnostics: Sequence[Any], unsafe_fixes: bool) -> None:
-    """Under `Found N findings`, when more than one rule fired: the count per rule (most first)
-    and how many of each `--fix` would fix, on stderr."""
-    from viewlint.fix import is_applicable
-
-    counts = Counter(d.code for d in diagnostics)
-    if len(counts) < 2:
-        return
-    names = {d.code: d.name for d in diagnostics}
-    fixable = Counter(d.code for d in diagnostics if is_applicable(d, unsafe_fixes))
-    width = len(str(max(counts.values())))
-    lines = [f"  {count:>{width}}  {code}  {names[code]}" + (f" ({fixable[code]} fixable)" if fixable[code] else "")
-             for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
-    click.echo("\n".join(lines), err=True)
 
 
 # ---------------------------------------------------------------------------- --fix, --diff
