@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from readme_blocks import checked_block
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="the CI script is a bash script")
 
@@ -45,3 +46,14 @@ def test_the_newest_build_of_each_python_is_used_and_a_missing_one_is_skipped(tm
 
 def test_no_pyenv_at_all_skips_every_static_run(tmp_path: Path) -> None:
     assert _plan(tmp_path / "absent") == ["3.9 none", "3.10 none", "3.12 none", "3.13 none"]
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    """CI's full suite runs the README's test command verbatim, after the command's own venv steps."""
+    readme = checked_block("setup-test").strip()
+    venv, activate, rest = readme.split(" && ", 2)
+    assert (venv, activate) == ("python3 -m venv .venv", ". .venv/bin/activate")
+    script = (ROOT / ".ci" / "run").read_text().splitlines()
+    marker = script.index("# The README's test command, after its venv lines.")
+    assert script[marker + 1] == "set +e"
+    assert script[marker + 2] == rest

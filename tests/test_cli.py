@@ -256,7 +256,8 @@ def test_statistics_counts_per_rule(project: Path) -> None:
     assert result.returncode == 1
     assert result.stdout.split("\t") == ["    3", "VL201", "[*] inplace-on-advanced-index\n"]
     as_json = viewlint_in(project, "--statistics", "--output-format", "json", "two.py", "bad.py")
-    assert json.loads(as_json.stdout) == [{"code": "VL201", "name": "inplace-on-advanced-index", "count": 3, "fixable": True}]
+    assert json.loads(as_json.stdout) == [{"code": "VL201", "name": "inplace-on-advanced-index", "count": 3, "fixable": True,
+                                              "fixable_count": 3}]
 
 
 def test_output_file_takes_the_findings_and_stdout_stays_empty(project: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -48,13 +49,21 @@ def test_wheel_ships_the_rules_inside_the_package(wheel: Path) -> None:
     assert "VL = viewlint.flake8_plugin:ViewlintChecker" in text
 
 
-def test_installed_wheel_lints_a_fixture_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
-    venv = tmp_path / "venv"
+@pytest.fixture(scope="module")
+def installed_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with the wheel installed (not editable), and its dependencies."""
+    venv = tmp_path_factory.mktemp("installed") / "venv"
     created = _run([sys.executable, "-m", "venv", str(venv)])
     assert created.returncode == 0, created.stderr
     bin_dir = venv / ("Scripts" if os.name == "nt" else "bin")
     installed = _run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", str(wheel)])
     assert installed.returncode == 0, installed.stdout + installed.stderr
+    return venv
+
+
+def test_installed_wheel_lints_a_fixture_in_a_fresh_venv(installed_venv: Path, tmp_path: Path) -> None:
+    venv = installed_venv
+    bin_dir = venv / ("Scripts" if os.name == "nt" else "bin")
     # Run outside the checkout so nothing can be imported from the source tree.
     outside = tmp_path / "elsewhere"
     outside.mkdir()
@@ -70,6 +79,20 @@ def test_installed_wheel_lints_a_fixture_in_a_fresh_venv(wheel: Path, tmp_path: 
     assert "VL201" in codes
     module = _run([str(bin_dir / "python"), "-m", "viewlint", "rule", "VL201"], cwd=outside)
     assert module.returncode == 0 and module.stdout.startswith("# inplace-on-advanced-index (VL201)")
+
+
+def test_a_source_tree_run_from_its_root_finds_its_rules_ahead_of_the_installed_copy(installed_venv: Path, wheel: Path) -> None:
+    """From an unpacked sdist's root, `python -m viewlint` (as the tests run it) imports the source
+    folder `viewlint/`, not the installed package; its rules are the `rules/` folder beside it."""
+    source = wheel.parent.parent / "source"  # the copy the wheel was built from: the sdist's layout
+    assert not (source / "viewlint" / "rules").exists() and (source / "rules" / "__init__.py").is_file()
+    python = str(installed_venv / ("Scripts" if os.name == "nt" else "bin") / "python")
+    where = _run([python, "-c", "import viewlint.rules as r; print(r.__file__)"], cwd=source)
+    assert where.returncode == 0, where.stderr
+    assert Path(where.stdout.strip()) == source / "rules" / "__init__.py"
+    result = _run([python, "-m", "viewlint", "--no-cache", "--isolated", f"fixtures/VL201/{FIXTURE.name}"], cwd=source)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"fixtures/VL201/{FIXTURE.name}:8:5: VL201" in result.stdout
 
 
 def test_the_static_path_never_imports_torch(tmp_path: Path) -> None:
@@ -100,6 +123,21 @@ def test_wheel_ships_the_language_server_its_extra_and_the_license(wheel: Path) 
     assert "Project-URL" not in metadata  # no address we know to exist
     license_text = archive.read(next(name for name in names if name.endswith(".dist-info/licenses/LICENSE"))).decode()
     assert license_text.startswith("MIT License\n\nCopyright (c) the viewlint developers\n")
+
+
+def test_wheel_metadata_names_authors_pythons_and_license(wheel: Path) -> None:
+    archive = zipfile.ZipFile(wheel)
+    metadata = archive.read(next(name for name in archive.namelist() if name.endswith(".dist-info/METADATA"))).decode()
+    headers = [line for line in metadata.split("\n\n", 1)[0].splitlines()]
+    classifiers = {line.split(": ", 1)[1] for line in headers if line.startswith("Classifier: ")}
+    # Every Python CI tests (3.9-3.13), and nothing else.
+    versions = sorted(c.rsplit(" :: ", 1)[1] for c in classifiers if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c))
+    assert versions == ["3.10", "3.11", "3.12", "3.13", "3.9"]
+    assert "Requires-Python: >=3.9" in headers
+    assert "Author: the viewlint developers" in headers
+    assert "License-Expression: MIT" in headers
+    assert any(line.startswith("Keywords: ") and "pytorch" in line for line in headers)
+    assert "Development Status :: 3 - Alpha" in classifiers
 
 
 def _setuptools_for_the_backend() -> bool:

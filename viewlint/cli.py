@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any, BinaryIO, Optional, Sequence
 
@@ -54,6 +53,12 @@ class DefaultGroup(click.Group):
                     return super().invoke(ctx)
                 finally:
                     raise_if_stopped()  # a stop whose exception Python dropped (a finaliser ran the handler)
+        except BrokenPipeError:
+            # The reader of stdout went away (`| head`) where no exit code was settled yet: as Ruff, 0.
+            from viewlint.console import silence_stdout
+
+            silence_stdout()
+            raise click.exceptions.Exit(EXIT_OK) from None
         except KeyboardInterrupt:
             raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
         except Terminated:
@@ -75,7 +80,10 @@ def _fail(message: str) -> "click.exceptions.Exit":
 @click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="viewlint", message="%(prog)s %(version)s")
 def main() -> None:
-    """viewlint: find the memory and speed bugs that come from PyTorch tensor views and copies."""
+    """viewlint: find the memory and speed bugs that come from PyTorch tensor views and copies.
+
+    `viewlint PATHS` is short for `viewlint check PATHS` (`viewlint check --help` lists its options).
+    """
     from viewlint.console import protect_standard_streams
 
     protect_standard_streams()
@@ -98,7 +106,8 @@ def main() -> None:
 @click.option("--show-files", is_flag=True, help="List the files that would be linted, and exit.")
 @click.option("--show-settings", is_flag=True, help="Print the settings used for the first file that would be linted (or the current folder), and exit.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
-@click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only: no summary, no progress bar.")
+@click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True, help="Colour the findings (auto: on a terminal, unless $NO_COLOR; $FORCE_COLOR forces it).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: all cores).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
 @click.option("--cache-dir", type=click.Path(readable=False), default=None, help="Cache folder (default: .viewlint_cache).")
@@ -143,6 +152,7 @@ def run_check(
     show_settings: bool = False,
     exit_zero: bool = False,
     quiet: bool = False,
+    color: str = "auto",
     jobs: Optional[int] = None,
     no_cache: bool = False,
     cache_dir: Optional[str] = None,
@@ -232,7 +242,14 @@ def run_check(
                 click.echo("viewlint: warning: no Python files found", err=True)
                 return EXIT_OK
             cache_directory = None if no_cache else _usable_cache(Path(cache_dir or ".viewlint_cache"))
-            results = run(files, jobs or os.cpu_count() or 1, cache_directory)
+            from viewlint.terminal import ProgressBar
+
+            bar = ProgressBar.for_stderr(len(files), quiet=quiet)
+            try:
+                results = run(files, jobs or os.cpu_count() or 1, cache_directory, bar.advance if bar else None)
+            finally:
+                if bar is not None:
+                    bar.close()
     except ConfigError as error:
         raise _fail(str(error))
     except PathNotFoundError as error:
@@ -250,7 +267,7 @@ def run_check(
                               roots=verify_roots, cwd=verify_cwd)
     if add_noqa:
         return _add_noqa(results, quiet)
-    _emit(diagnostics, results, output_format, output_file, statistics, unsafe_fixes=unsafe_fixes)
+    _emit(diagnostics, results, output_format, output_file, statistics, unsafe_fixes=unsafe_fixes, color=color)
     internal = [d for d in diagnostics if d.is_internal_error]
     if not quiet:
         from viewlint.fix import is_applicable
@@ -259,6 +276,11 @@ def run_check(
         if diagnostics:
             noun = "finding" if len(diagnostics) == 1 else "findings"
             click.echo(f"Found {len(diagnostics)} {noun} ({fixable} fixable).", err=True)
+            if not statistics:
+                from viewlint.summary import per_rule_lines
+
+                for line in per_rule_lines(diagnostics, unsafe_fixes):
+                    click.echo(line, err=True)
             _hidden_fixes_note(diagnostics, unsafe_fixes)
         else:
             click.echo("All checks passed!", err=True)
@@ -285,9 +307,10 @@ def _show(files: Sequence[Any], resolver: Any, show_settings: bool) -> int:
     """`--show-files`: one path a line; `--show-settings`: the resolved settings of the first file."""
     from dataclasses import fields
 
+    from viewlint.console import write_stdout
+
     if not show_settings:
-        for source_file in files:
-            click.echo(str(source_file.path))
+        write_stdout("".join(f"{source_file.path}\n" for source_file in files))
         return EXIT_OK
     target = files[0].path if files else Path(".")
     settings = files[0].settings if files else resolver.root_settings()
@@ -299,7 +322,7 @@ def _show(files: Sequence[Any], resolver: Any, show_settings: bool) -> int:
             continue
         lines.append(f"{item.name.replace('_', '-')} = {json.dumps(_plain(value))}")
     lines.append(f"enabled-rules = {json.dumps(sorted(settings.codes_for(os.path.relpath(Path(target).absolute(), settings.project_root))))}")
-    click.echo("\n".join(lines))
+    write_stdout("\n".join(lines) + "\n")
     return EXIT_OK
 
 
@@ -385,19 +408,29 @@ def _read_stdin(display: str) -> tuple[str, Any]:
 
 
 def _emit(diagnostics: list, results: list, output_format: str, output_file: Optional[str], statistics: bool,
-          *, unsafe_fixes: bool = False, to_stderr: bool = False) -> None:
+          *, unsafe_fixes: bool = False, to_stderr: bool = False, color: str = "auto") -> None:
     from viewlint.output import render
     from viewlint.registry import all_rules
+    from viewlint.summary import statistics_text
+    from viewlint.terminal import colour_enabled
 
+    colour = False
     if statistics:
-        text = _statistics(diagnostics, output_format, unsafe_fixes)
+        text = statistics_text(diagnostics, output_format, unsafe_fixes)
     else:
         sources = {r.path: r.source for r in results if r.source is not None} if output_format == "full" else None
-        text = render(output_format, diagnostics, rules=all_rules(), sources=sources, root=Path.cwd(), unsafe_fixes=unsafe_fixes)
+        # Colour only where a reader sees it: never in an output file.
+        colour = not output_file and colour_enabled(color, sys.stderr if to_stderr else sys.stdout)
+        text = render(output_format, diagnostics, rules=all_rules(), sources=sources, root=Path.cwd(), unsafe_fixes=unsafe_fixes,
+                      colour=colour)
     if output_file:
         _write_output_file(output_file, text)
+    elif text and to_stderr:
+        click.echo(text, nl=False, err=True)
     elif text:
-        click.echo(text, nl=False, err=to_stderr)
+        from viewlint.console import write_stdout
+
+        write_stdout(text, colour=colour)  # `| head` ends the output; the exit code stays that of the findings
 
 
 def _write_output_file(output_file: str, text: str) -> None:
@@ -405,21 +438,6 @@ def _write_output_file(output_file: str, text: str) -> None:
     from viewlint.console import ERRORS
 
     Path(output_file).write_text(text, encoding="utf-8", errors=ERRORS)
-
-
-def _statistics(diagnostics: list, output_format: str, unsafe_fixes: bool = False) -> str:
-    """Findings per rule; `[*]` (and JSON `fixable`) when `--fix` would fix some of them: safe
-    fixes, and unsafe ones only under `--unsafe-fixes` (as Ruff)."""
-    from viewlint.fix import is_applicable
-
-    counts = Counter(d.code for d in diagnostics)
-    names = {d.code: d.name for d in diagnostics}
-    fixable = Counter(d.code for d in diagnostics if is_applicable(d, unsafe_fixes))
-    if output_format == "json":
-        rows = [{"code": code, "name": names[code], "count": count, "fixable": fixable[code] > 0} for code, count in sorted(counts.items())]
-        return json.dumps(rows, indent=2) + "\n"
-    lines = [f"{count:>5}\t{code}\t{'[*] ' if fixable[code] else ''}{names[code]}" for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
-    return "\n".join(lines) + ("\n" if lines else "")
 
 
 # ---------------------------------------------------------------------------- --fix, --diff
@@ -682,32 +700,36 @@ def _add_noqa_to_notebook(result: Any) -> int:
 
 @main.command("rule")
 @click.argument("code", required=False)
-@click.option("--all", "show_all", is_flag=True, help="List every rule.")
+@click.option("--all", "show_all", is_flag=True, help="List every code: the reserved VL000-VL002, then the rules.")
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
 def rule_command(code: Optional[str], show_all: bool, output_format: str) -> None:
     """Show a rule's documentation (`viewlint rule VL201`) or list them all (`--all`)."""
+    from viewlint.console import write_stdout
+    from viewlint.diagnostics import RESERVED_CODES
     from viewlint.registry import all_rules
+    from viewlint.reserved import RESERVED_DOCUMENTATION, RESERVED_SUMMARIES
+
+    def reserved_metadata(reserved: str) -> dict[str, Any]:
+        return {"code": reserved, "name": RESERVED_CODES[reserved], "summary": RESERVED_SUMMARIES[reserved],
+                "default_enabled": True, "fix": "none", "options": {}}
 
     rules = all_rules()
     if show_all or code is None:
+        # Every code a run can report: the reserved ones (always on, never fixable) and the rules.
+        rows = [reserved_metadata(reserved) for reserved in sorted(RESERVED_CODES)]
+        rows += [rule.metadata() for rule in rules.values()]
         if output_format == "json":
-            click.echo(json.dumps([rule.metadata() for rule in rules.values()], indent=2))
+            write_stdout(json.dumps(rows, indent=2) + "\n")
         else:
-            for rule in rules.values():
-                state = "on " if rule.default_enabled else "off"
-                fix = rule.fix_applicability.value if rule.fix_applicability else "none"
-                click.echo(f"{rule.code}  {state}  fix:{fix:<7} {rule.name}: {rule.summary}")
+            write_stdout("".join(f"{row['code']}  {'on ' if row['default_enabled'] else 'off'}  fix:{row['fix']:<7} "
+                                 f"{row['name']}: {row['summary']}\n" for row in rows))
         return
-    from viewlint.diagnostics import RESERVED_CODES
-    from viewlint.reserved import RESERVED_DOCUMENTATION, RESERVED_SUMMARIES
 
     upper = code.upper()
     if upper in RESERVED_CODES:
         documentation = RESERVED_DOCUMENTATION[upper]
         if output_format == "json":
-            click.echo(json.dumps({"code": upper, "name": RESERVED_CODES[upper], "summary": RESERVED_SUMMARIES[upper],
-                                   "default_enabled": True, "fix": "none", "options": {},
-                                   "explanation": documentation}, indent=2))
+            click.echo(json.dumps({**reserved_metadata(upper), "explanation": documentation}, indent=2))
         else:
             click.echo(documentation, nl=False)
         return

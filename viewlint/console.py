@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import codecs
 import io
+import os
 import sys
 from typing import Optional
 
-__all__ = ["ERRORS", "protect_standard_streams"]
+__all__ = ["ERRORS", "protect_standard_streams", "silence_stdout", "write_stdout"]
 
 ERRORS = "viewlint-output"
 
@@ -51,3 +52,31 @@ def protect_standard_streams() -> None:
     """Make stdout and stderr use the ``viewlint-output`` error handler (keeping their encoding)."""
     _protect(sys.stdout)
     _protect(sys.stderr)
+
+
+def silence_stdout() -> None:
+    """The reader of stdout went away (`viewlint ... | head`): send the rest to the null device,
+    so neither later writes nor the flush at exit fail."""
+    try:
+        descriptor = sys.stdout.fileno() if sys.stdout is not None else None
+    except (AttributeError, ValueError, OSError):  # not a real file (a test's capture)
+        descriptor = None
+    if descriptor is None:
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, descriptor)
+    finally:
+        os.close(null)
+
+
+def write_stdout(text: str, *, colour: bool = False) -> None:
+    """Write ``text`` to stdout; a closed pipe ends the output quietly, not the run (its exit code stays).
+    ``colour``: keep its ANSI codes (click strips them when stdout is no terminal)."""
+    import click
+
+    try:
+        click.echo(text, nl=False, color=True if colour else None)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()

@@ -777,13 +777,16 @@ def _after_file() -> None:
         gc.collect(0)
 
 
-def run(files: Sequence["SourceFile"], jobs: int, cache_directory: Optional[Path]) -> list[FileResult]:
-    """Lint files in parallel; results come back in the order of `files` whatever `jobs` is."""
+def run(files: Sequence["SourceFile"], jobs: int, cache_directory: Optional[Path],
+        progress: Optional[Callable[[int], None]] = None) -> list[FileResult]:
+    """Lint files in parallel; results come back in the order of `files` whatever `jobs` is.
+    ``progress(n)`` is called as each n more files are done (for a progress bar)."""
     with few_collections():
-        return _run(files, jobs, cache_directory)
+        return _run(files, jobs, cache_directory, progress)
 
 
-def _run(files: Sequence["SourceFile"], jobs: int, cache_directory: Optional[Path]) -> list[FileResult]:
+def _run(files: Sequence["SourceFile"], jobs: int, cache_directory: Optional[Path],
+         progress: Optional[Callable[[int], None]]) -> list[FileResult]:
     directory = str(cache_directory) if cache_directory else None
     jobs = max(1, jobs)
     if directory is not None and jobs > 1:
@@ -794,10 +797,18 @@ def _run(files: Sequence["SourceFile"], jobs: int, cache_directory: Optional[Pat
         hits = [cached(source_file, cache) for source_file in files]
         missing = [source_file for source_file, hit in zip(files, hits) if hit is None]
         if len(missing) < len(files):
-            linted = iter(_run(missing, jobs, cache_directory) if missing else [])
+            if progress is not None:
+                progress(len(files) - len(missing))
+            linted = iter(_run(missing, jobs, cache_directory, progress) if missing else [])
             return [hit if hit is not None else next(linted) for hit in hits]
     if jobs == 1 or len(files) < 4:
-        return _process_batch(list(files), directory)
+        if progress is None:
+            return _process_batch(list(files), directory)
+        results = []
+        for start in range(0, len(files), 16):  # in pieces, for the progress bar
+            results.extend(_process_batch(list(files[start:start + 16]), directory))
+            progress(len(files[start:start + 16]))
+        return results
     # Small batches keep both workers busy to the end; large enough to amortise pickling.
     size = max(1, min(32, len(files) // (jobs * 8) or 1))
     batches = [list(files[i:i + size]) for i in range(0, len(files), size)]
@@ -807,6 +818,8 @@ def _run(files: Sequence["SourceFile"], jobs: int, cache_directory: Optional[Pat
         results: list[FileResult] = []
         for batch_result in pool.map(_process_batch, batches, [directory] * len(batches)):
             results.extend(batch_result)
+            if progress is not None:
+                progress(len(batch_result))
     return results
 
 

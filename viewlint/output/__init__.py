@@ -39,6 +39,7 @@ def render(
     root: Optional[Path] = None,
     show_fix_hints: bool = True,
     unsafe_fixes: bool = False,
+    colour: bool = False,
 ) -> str:
     """Render already-sorted ``diagnostics`` in format ``fmt`` (one of ``FORMATS``).
 
@@ -46,6 +47,7 @@ def render(
     text for ``full``; ``root`` is what SARIF URIs are relative to (default: the cwd).
     ``show_fix_hints`` controls the ``[*]`` marker and ``full``'s ``= help:`` line;
     ``unsafe_fixes`` makes unsafe fixes carry ``[*]`` too, as they do under ``--unsafe-fixes``.
+    ``colour`` colours the ``concise`` and ``full`` headlines with ANSI codes, as Ruff does on a terminal.
     """
     try:
         renderer = _RENDERERS[fmt]
@@ -57,5 +59,6 @@ def render(
         root=root if root is not None else Path.cwd(),
         show_fix_hints=show_fix_hints,
         unsafe_fixes=unsafe_fixes,
+        colour=colour,
     )
     return renderer(diagnostics, ctx)

@@ -22,6 +22,7 @@ class RenderContext:
     root: Path = field(default_factory=Path.cwd)
     show_fix_hints: bool = True
     unsafe_fixes: bool = False
+    colour: bool = False  # ANSI colours in human-readable formats (a terminal)
 
     def source_lines(self, path: str) -> Optional[list[str]]:
         """The lines of ``path``'s text from ``sources``, or None when it was not given."""

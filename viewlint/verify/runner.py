@@ -92,8 +92,10 @@ class VerifyResult:
         if include_summary:
             order = ("confirmed", "refuted", "cpu-only", "not reached", "error")
             counts = self.counts()
-            parts = [f"{counts[status]} {status}" for status in order if counts.get(status)]
-            lines.append(f"{', '.join(parts) or 'nothing to verify'} (device: {self.device or 'none'})")
+            parts = [f"{counts[status]} {'errors' if status == 'error' and counts[status] > 1 else status}"
+                     for status in order if counts.get(status)]
+            where = f"device: {self.device}" if self.device else "no flagged code ran on a device"
+            lines.append(f"{', '.join(parts) or 'nothing to verify'} ({where})")
         return lines
 
 
