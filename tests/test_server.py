@@ -420,3 +420,25 @@ def test_one_edit_turns_the_old_text_into_the_new(old: str, new: str) -> None:
     start, end = index.offset(edit.start), index.offset(edit.end)
     assert old[:start] + edit.content + old[end:] == new
     assert "\r" not in old[start - 1:start] or old[start:start + 1] != "\n"
+
+
+def test_hover_on_a_binding_shows_what_the_analysis_believes(tmp_path: Path) -> None:
+    source = textwrap.dedent('''\
+        import torch
+
+
+        def heads(qkv: torch.Tensor):
+            q, k, v = qkv.unbind(0)
+            return q
+    ''')
+
+    async def scenario(session: Session, root: Path) -> None:
+        path = root / "heads.py"
+        uri = from_fs_path(str(path))
+        await session.open(path, source)
+        hover = await session.hover(uri, 4, source.splitlines()[4].index("k"))
+        assert hover is not None
+        assert hover["contents"]["value"].startswith("`k`: tensor, view of qkv (via .unbind())")
+        assert await session.hover(uri, 5, 12) is None  # `return q`: no binding, no finding
+
+    run_session(tmp_path, scenario)

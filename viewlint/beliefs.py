@@ -11,6 +11,7 @@ at run time.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 from typing import Any, Iterator, Optional
 
@@ -115,8 +116,10 @@ def _names(target: cst.BaseExpression) -> Iterator[str]:
                 yield from _names(element.value)
 
 
-def beliefs_of_text(text: str, display: str, settings: Optional[Settings] = None) -> list[dict[str, Any]]:
-    """The records for one module's source (empty when it does not parse)."""
+def beliefs_of_text(text: str, display: str, settings: Optional[Settings] = None,
+                    summaries: bool = False) -> list[dict[str, Any]]:
+    """The records for one module's source (empty when it does not parse); `summaries`: each record also
+    gets `summary`, the one line a hover shows (`describe`)."""
     settings = settings if settings is not None else Settings()
     try:
         tree = ast.parse(text)
@@ -137,8 +140,41 @@ def beliefs_of_text(text: str, display: str, settings: Optional[Settings] = None
     index.memo.clear()
     out = []
     for row, target, value in recorder.records:
-        out.append({"path": display, "line": row, "target": target, **belief(value)})
+        record = {"path": display, "line": row, "target": target, **belief(value)}
+        if summaries:
+            record["summary"] = describe(value)
+        out.append(record)
     return out
+
+
+@functools.lru_cache(maxsize=8)
+def _bindings_by_row(text: str) -> dict[int, list[tuple[str, str]]]:
+    found: dict[int, list[tuple[str, str]]] = {}
+    for record in beliefs_of_text(text, "<editor>", summaries=True):
+        found.setdefault(record["line"], []).append((record["target"], record["summary"]))
+    return found
+
+
+def hover_text(text: str, row: int, column: int) -> Optional[str]:
+    """What the analysis believes of the binding under (1-based `row`, 0-based `column`), for a hover:
+    `` `qk`: tensor, view of qkv (via .unbind()), device: unknown, contiguous: unknown``."""
+    lines = text.splitlines()
+    if not 1 <= row <= len(lines):
+        return None
+    line = lines[row - 1]
+    start = column
+    while start > 0 and (line[start - 1].isalnum() or line[start - 1] in "_."):
+        start -= 1
+    end = column
+    while end < len(line) and (line[end].isalnum() or line[end] == "_"):
+        end += 1
+    word = line[start:end]
+    if not word:
+        return None
+    for target, summary in _bindings_by_row(text).get(row, ()):
+        if target == word or target.endswith("." + word):
+            return f"`{target}`: {summary}"
+    return None
 
 
 def package_relative(path: str) -> str:

@@ -415,10 +415,13 @@ def hover(linted: LintedDocument, position: types.Position, encoder: PositionEnc
     """The documentation of the rules whose findings cover ``position``."""
     location = encoder.to_location(Position(position.line, position.character))
     covering = [d for d in linted.diagnostics if _overlaps(d, location, location)]
-    if not covering:
-        return None
-    rules = all_rules()
     parts = []
+    believed = _belief_at(linted.text, location)
+    if believed is not None:
+        parts.append(believed + "\n")
+    if not covering:
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=parts[0])) if parts else None
+    rules = all_rules()
     for diagnostic in dict((d.code, d) for d in covering).values():
         rule = rules.get(diagnostic.code)
         if rule is not None:
@@ -430,6 +433,16 @@ def hover(linted: LintedDocument, position: types.Position, encoder: PositionEnc
         contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n---\n\n".join(parts)),
         range=_range(first.start, first.end, encoder),
     )
+
+
+def _belief_at(text: str, location: Location) -> Optional[str]:
+    """What the analysis believes of the binding under the cursor (`viewlint beliefs`), or None."""
+    from viewlint.beliefs import hover_text
+
+    try:
+        return hover_text(text, location.row, location.column - 1)
+    except Exception:  # a hover never fails for what the analysis could not read
+        return None
 
 
 def create_server() -> ViewlintServer:

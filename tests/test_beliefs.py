@@ -1,0 +1,88 @@
+"""`viewlint beliefs`: what the analysis believes of each binding, as JSON lines, and the same on hover."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from viewlint.beliefs import beliefs_of_text, hover_text, package_relative
+
+SOURCE = textwrap.dedent("""\
+    import torch
+
+
+    class Attention(torch.nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.qkv = torch.nn.Linear(dim, 3 * dim)
+            self.scale = dim ** -0.5
+
+        def forward(self, x):
+            qkv = self.qkv(x)
+            q, k, v = qkv.unbind(-1)
+            rows = [r for r in q]
+            for head in k.split(2):
+                pass
+            n = q.shape[0]
+            return q.contiguous() * self.scale
+""")
+
+
+def records(source: str = SOURCE) -> dict[tuple[int, str], dict]:
+    return {(r["line"], r["target"]): r for r in beliefs_of_text(source, "model.py")}
+
+
+def test_each_binding_gets_what_the_analysis_believes():
+    found = records()
+    assert found[(7, "self.qkv")]["tensor"] is False  # a module, not a tensor
+    assert (found[(11, "qkv")]["tensor"], found[(11, "qkv")]["view"]) == (True, False)
+    q = found[(12, "q")]
+    assert (q["tensor"], q["view"], q["base"]) == (True, True, "qkv")
+    assert found[(13, "rows")]["tensor"] is False  # a list of rows
+    head = found[(14, "head")]
+    assert (head["tensor"], head["view"], head["base"]) == (True, True, "qkv")  # the storage `k` views
+    assert found[(16, "n")]["tensor"] is False  # a shape entry: an int
+    assert set(found[(12, "k")]) == {"path", "line", "target", "tensor", "view", "base", "device", "contiguous", "why"}
+
+
+def test_unknown_stays_null_and_module_level_code_is_not_recorded():
+    found = records("import torch\nx = torch.zeros(3)\n\ndef f(a):\n    b = a\n    return b\n")
+    assert list(found) == [(5, "b")]
+    assert found[(5, "b")]["tensor"] is None and found[(5, "b")]["view"] is None
+
+
+def test_the_cli_prints_json_lines_with_paths_relative_to_the_top_package(tmp_path: Path):
+    package = tmp_path / "pkg" / "models"
+    package.mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "attn.py").write_text(SOURCE, encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "viewlint", "beliefs", str(tmp_path / "pkg")],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert {line["path"] for line in lines} == {"pkg/models/attn.py"}
+    assert any(line["target"] == "q" and line["view"] is True for line in lines)
+    assert package_relative(str(package / "attn.py")) == "pkg/models/attn.py"
+
+
+def test_a_missing_path_is_an_error_not_a_traceback(tmp_path: Path):
+    result = subprocess.run([sys.executable, "-m", "viewlint", "beliefs", str(tmp_path / "nope.py")],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("row, word, expected", [
+    (12, "q", "`q`: tensor, view of qkv (via .unbind()), device: unknown, contiguous: unknown, returned by `Linear` module"),
+    (11, "qkv", "`qkv`: tensor, owns its storage, device: unknown, contiguous: unknown, returned by `Linear` module"),
+    (7, "qkv", "`self.qkv`: not a tensor"),
+    (17, "scale", None),  # not a binding on this row
+])
+def test_hover_shows_the_belief_of_the_binding_under_the_cursor(row, word, expected):
+    line = SOURCE.splitlines()[row - 1]
+    assert hover_text(SOURCE, row, line.index(word) + 1) == expected
