@@ -345,3 +345,60 @@ def test_work_on_a_cache_miss_runs_once_per_key(lint_source):
     )
     # The second test fills nothing: its body runs on every call.
     assert [(row, code) for row, code, _ in lint_source(source, select=("VL401",))] == [(14, "VL401")]
+
+
+# ---------------------------------------------------------------- scripts and notebooks: step loops at the top level
+TOP_LEVEL_LOOP = """
+model = torch.nn.Linear(4, 1).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = [torch.randn(8, 4) for _ in range(3)]
+
+for batch in loader:
+    loss = model(batch.cuda()).sum()
+    loss.backward()
+    opt.step()
+    print(loss.item())
+    if torch.isnan(loss):
+        break
+"""
+
+
+def _codes(lint_source, source: str, prefilter: bool) -> list[tuple[int, str]]:
+    source = "import torch\n\n" + textwrap.dedent(source).lstrip("\n")
+    return [(row, code) for row, code, _ in lint_source(source, select=("VL4",), prefilter=prefilter)]
+
+
+def test_a_training_loop_at_the_top_of_a_script_is_a_step_loop(lint_source):
+    inside = "def main():\n" + textwrap.indent(textwrap.dedent(TOP_LEVEL_LOOP).lstrip("\n"), "    ")
+    for prefilter in (True, False):
+        top = _codes(lint_source, TOP_LEVEL_LOOP, prefilter)
+        assert top == [(11, "VL401"), (12, "VL403")]
+        # The same loop inside a function gets the same findings, one row lower (the `def` line).
+        assert [(row - 1, code) for row, code in _codes(lint_source, inside, prefilter)] == top
+
+
+def test_a_top_level_loop_that_runs_no_step_and_a_script_block_stay_cold(lint_source):
+    plain = """
+    values = [torch.randn(3).cuda() for _ in range(3)]
+    for v in values:
+        print(v.sum().item())
+    """
+    guarded = "if __name__ == \"__main__\":\n" + textwrap.indent(textwrap.dedent(TOP_LEVEL_LOOP).lstrip("\n"), "    ")
+    for prefilter in (True, False):
+        assert _codes(lint_source, plain, prefilter) == []
+        assert _codes(lint_source, guarded, prefilter) == []  # a script's demo block: silent, as everywhere
+
+
+def test_a_training_loop_in_a_notebook_cell_is_a_step_loop(tmp_path: Path):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    setup, loop = textwrap.dedent(TOP_LEVEL_LOOP).lstrip("\n").split("\n\n", 1)
+    notebook = new_notebook(cells=[new_code_cell("import torch\n" + setup), new_code_cell(loop)])
+    path = tmp_path / "train.ipynb"
+    nbformat.write(notebook, str(path))
+    result = run_viewlint("--isolated", "--no-cache", "--select", "VL4", "--output-format", "json", str(path))
+    import json
+
+    found = [(d["cell"], d["location"]["row"], d["code"]) for d in json.loads(result.stdout)]
+    assert found == [(2, 5, "VL401"), (2, 6, "VL403")], result.stdout

@@ -227,7 +227,7 @@ class ContextStack:
         self.contexts.pop()
 
     def enter_loop(self, node: cst.CSTNode) -> None:
-        reason = step_loop(node, self) if self.function is not None else None
+        reason = step_loop(node, self)
         self.contexts.append(Context(kind="loop", node=node, hot=self.has_hot_marker(node) or reason is not None,
                                      reason=reason))
 
