@@ -72,7 +72,9 @@ class OutOfPlaceUpdateAssignedBack(Rule):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._private.append({})
         decorators = " ".join(self.facts.module.code_for_node(d.decorator) for d in node.decorators)
-        self._functional.append(any(word in decorators for word in ("decomposition", "register_lowering", "out_wrapper")))
+        # Export code is functional too: what ONNX and TorchScript tracing record (`_onnx_merge_levels`).
+        self._functional.append(any(word in decorators for word in ("decomposition", "register_lowering", "out_wrapper"))
+                                or any(word in node.name.value.lower() for word in ("onnx", "export")))
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._private.pop()
@@ -123,7 +125,10 @@ class OutOfPlaceUpdateAssignedBack(Rule):
 
     @staticmethod
     def _cache_like(name: str) -> bool:
-        return any(part in name.split(".")[-1].lower() for part in ("cache", "buffer", "buf", "pool", "state"))
+        last = name.split(".")[-1].lower()
+        if "hidden" in last:
+            return False  # `last_hidden_state`: a model's activations, not a cache it keeps
+        return any(part in last for part in ("cache", "buffer", "buf", "pool", "state"))
 
     @staticmethod
     def _target_names(target: cst.BaseExpression) -> list[str]:

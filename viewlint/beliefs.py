@@ -42,7 +42,9 @@ def belief(value: Value) -> dict[str, Any]:
                 "contiguous": value.contiguous, "why": value.why}
     # A module of unknown kind gives a tensor or a tuple of them (a join, kept as a container): not known.
     tensor = False if value.kind in _NOT_TENSOR and value.origin != MODULE_OUTPUT else None
-    return {"tensor": tensor, "view": None, "base": None, "device": None, "contiguous": None, "why": value.why}
+    # Of a value not known to be a tensor, only where it is, when the code says (`meta.lens.cpu()`).
+    device = {Device.CPU: "cpu", Device.ACCELERATOR: "cuda"}.get(value.device) if tensor is None else None
+    return {"tensor": tensor, "view": None, "base": None, "device": device, "contiguous": None, "why": value.why}
 
 
 def describe(value: Value) -> str:

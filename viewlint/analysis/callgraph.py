@@ -405,7 +405,7 @@ def cold_test(test: ast.AST, switches: frozenset[str] = frozenset()) -> bool:
         if isinstance(modulus, ast.Constant) and isinstance(modulus.value, int):
             return modulus.value >= 10
         return any(word in _ast_words(test.left).lower() for word in sem.INTERVAL_WORDS)
-    return any(word in words.lower() for word in sem.LOGGING_WORDS)
+    return any(word in words.lower() for word in sem.COLD_GUARD_WORDS)
 
 
 def debug_only_rest(function: ast.AST) -> Optional[list[ast.stmt]]:
@@ -477,8 +477,8 @@ def runs_once(node: ast.AST) -> bool:
         flag = dotted(test.left)
     else:
         return False
-    if flag is None or not flag.startswith("self."):
-        return False
+    if flag is None or "." not in flag:
+        return False  # a local: set anew on every call (an attribute of `self` or another object persists)
     for statement in node.body:  # type: ignore[attr-defined]
         for child in ast.walk(statement):
             if isinstance(child, ast.Assign) and any(dotted(t) == flag for t in child.targets) \

@@ -234,7 +234,7 @@ class ContextStack:
     def enter_if(self, node: cst.If) -> None:
         text = self.words(node.test)
         main_guard = "__name__" in text and "__main__" in text
-        cold = main_guard or self.is_cold_condition(node.test) or runs_once(node)
+        cold = main_guard or self.is_cold_condition(node.test) or runs_once(node) or ends_in_error(node.body)
         self.contexts.append(Context(kind="block", node=node, cold=cold, hot=self.has_hot_marker(node), cold_all=main_guard))
 
     def enter_with(self, node: cst.With, allowed: tuple[str, ...]) -> None:
@@ -352,7 +352,7 @@ class ContextStack:
         if isinstance(test, cst.Name) and (test.value in self.index.debug_switches or test.value in self._debug_names()):
             return True  # `if _validate_replay:`, an opt-in check switched on from the environment
         lowered = self.words(test).lower()
-        return any(word in lowered for word in sem.LOGGING_WORDS)
+        return any(word in lowered for word in sem.COLD_GUARD_WORDS)
 
     def _debug_names(self) -> frozenset[str]:
         """The current function's local names set to a debug switch, alone or as a condition of an `and`
@@ -483,6 +483,24 @@ def _fills(node: cst.CSTNode, memos: set[str]) -> bool:
         and dotted_name(node.func.value) in memos
 
 
+def ends_in_error(body: cst.BaseSuite) -> bool:
+    """A block whose last statement raises (`raise`, `assert False`, `torch._assert(False, ...)`): what it
+    computes first (the bad index, for the message) runs only on the error path."""
+    statements = list(body.body) if isinstance(body, cst.IndentedBlock) else [body]
+    last = statements[-1] if statements else None
+    small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
+    if isinstance(small, cst.Raise):
+        return True
+    if isinstance(small, cst.Assert) and isinstance(small.test, cst.Name) and small.test.value == "False":
+        return True
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        call = small.value
+        name = (dotted_name(call.func) or "").split(".")[-1]
+        first = call.args[0].value if call.args else None
+        return name == "_assert" and isinstance(first, cst.Name) and first.value == "False"
+    return False
+
+
 def runs_once(node: cst.If) -> bool:
     """`if not self.ready: ...; self.ready = True` (or `if self.packed is None: self.packed = ...`): the body
     runs on the first call only. `if key not in self.cache: ...; self.cache[key] = ...`: once per key."""
@@ -497,8 +515,8 @@ def runs_once(node: cst.If) -> bool:
         flag = dotted_name(test.left)
     else:
         return False
-    if flag is None or not flag.startswith("self."):
-        return False
+    if flag is None or "." not in flag:
+        return False  # a local: set anew on every call (an attribute of `self` or another object persists)
     for child in descendants(node.body):
         if isinstance(child, cst.Assign) and any(dotted_name(t.target) == flag for t in child.targets) \
                 and not (isinstance(child.value, cst.Name) and child.value.value in ("False", "None")):

@@ -149,7 +149,7 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
         return Value(kind=Kind.WRAPPER, wrapper="list")
     if last in ("dict", "Dict"):
         return Value(kind=Kind.WRAPPER, wrapper="dict")
-    if sem.nn_module_class(qualified):
+    if sem.nn_module_class(qualified) or (qualified.startswith("torch.optim.") and last[:1].isupper()):
         return Value(kind=Kind.HOST, wrapper=qualified, why=f"annotated `{name}`")  # `encoder: nn.Module`
     if last[:1].isupper() and last not in ("Any", "Callable", "Iterable", "Iterator", "Sequence", "Mapping", "Union",
                                           "Optional", "Type", "TypeVar", "Protocol", "Generic") \
@@ -157,6 +157,18 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
         # An object of another class: not a tensor. Its class is kept (`m: Extractor`): calls of its methods run them.
         return Value(kind=Kind.HOST, wrapper=last, why=f"annotated `{name}`")
     return UNKNOWN
+
+
+def optimizer_attribute(attr: str) -> Optional[Value]:
+    """What `torch.optim.Optimizer` keeps in `attr`: `param_groups`, a list of dicts whose "params" are the
+    model's parameters; `state`, a dict keyed by parameter (`state[p]["exp_avg"]`: no tensor indexing)."""
+    if attr == "param_groups":
+        parameter = UNKNOWN_TENSOR.with_(is_parameter=True, why="a parameter of `param_groups`")
+        group = Value(kind=Kind.WRAPPER, wrapper="dict", elements=(_container((parameter,), "list"),), fields=("params",))
+        return _container((group,), "list")
+    if attr == "state":
+        return Value(kind=Kind.WRAPPER, wrapper="defaultdict")
+    return None
 
 
 def _union_value(sides: list[cst.BaseExpression], index: Optional[ModuleIndex], depth: int) -> Value:
@@ -380,6 +392,9 @@ class Evaluator:
                          reduced=all(v.reduced or v.zero_dim for v in tensors), why=tensors[0].why)
         if any(v.kind is Kind.ARRAY for v in operands):
             return Value(kind=Kind.ARRAY)
+        if any(v.device is Device.CPU for v in operands) and all(
+                v.device is Device.CPU or v.kind in (Kind.INT, Kind.HOST) for v in operands):
+            return UNKNOWN.with_(device=Device.CPU)  # `query_lens_cpu == 1`: whatever it is, it is on the host
         return UNKNOWN
 
     # ------------------------------------------------------------------ attributes
@@ -414,6 +429,10 @@ class Evaluator:
         if receiver.kind is Kind.WRAPPER and receiver.fields:
             # A field of a dataclass or namedtuple built here (`Entry(embedding=piece).embedding`).
             return receiver.field(attr)
+        if receiver.kind is Kind.HOST and (receiver.wrapper or "").startswith("torch.optim."):
+            known = optimizer_attribute(attr)  # `loaded.state` of `loaded: torch.optim.Optimizer`
+            if known is not None:
+                return known
         if name is not None and name.startswith("self.") and name.count(".") == 1:
             return self._self_attribute(attr)
         if receiver.kind is Kind.UNKNOWN:
@@ -464,11 +483,10 @@ class Evaluator:
             if attr in info.container_attributes:
                 # What it holds is asked of the summaries only when an item is read (`self.queue.get()`).
                 return Value(kind=Kind.WRAPPER, wrapper=ATTRIBUTE_CONTAINER, base=f"{info.name}.{attr}")
-        if info is not None and info.is_optimizer and attr == "param_groups" and attr not in info.assigned_attributes:
-            # `torch.optim.Optimizer.param_groups`: a list of dicts whose "params" are the model's parameters.
-            parameter = UNKNOWN_TENSOR.with_(is_parameter=True, why="a parameter of `self.param_groups`")
-            group = Value(kind=Kind.WRAPPER, wrapper="dict", elements=(_container((parameter,), "list"),), fields=("params",))
-            return _container((group,), "list")
+        if info is not None and info.is_optimizer and attr not in info.assigned_attributes:
+            known = optimizer_attribute(attr)
+            if known is not None:
+                return known
         # (`self.use_bias`, `self.has_bias`, `self.disable_merger_proj`: flags by their prefix, not tensors.)
         if (attr in ("weight", "bias") or attr.endswith(("_weight", "_bias", "_proj"))) and not attr.startswith(sem.FLAG_PREFIXES):
             return UNKNOWN_TENSOR.with_(is_parameter=True, label=f"self.{attr}")
@@ -660,7 +678,8 @@ class Evaluator:
         tensor_like = receiver.is_tensor or (receiver.kind is Kind.UNKNOWN and (
             self._tensor_style_index(node) or self._indexed_by_tensor(node, local)))
         if not tensor_like:
-            return UNKNOWN
+            # `lens_cpu[1:]` of a value known only to be on the host: whatever it is, it stays there.
+            return UNKNOWN.with_(device=Device.CPU) if receiver.kind is Kind.UNKNOWN and receiver.device is Device.CPU else UNKNOWN
         if kind is IndexKind.BASIC:
             view = self.view_of(node.value, receiver, "[" + self.short_source(node, 200).split("[", 1)[-1],
                                 partial=not self._whole_index(node))
@@ -963,6 +982,8 @@ class Evaluator:
                          bool_mask=self._dtype_is_bool(node) or (first_value.bool_mask and self.keyword(node, "dtype") is None))
         inputs = self._tensor_inputs(node, local)
         input_device = _elementwise_device(inputs) if inputs else Device.UNKNOWN
+        if not inputs and first_value.device is Device.CPU:
+            input_device = Device.CPU  # `torch.any(lens_cpu == 1)`: of a value known only to be on the host
         if qualified in sem.FRESH_CONTIGUOUS_FUNCTIONS:
             index_like = qualified in ("torch.nonzero", "torch.argwhere")
             # nonzero/argwhere come back transposed (stride (1, n)); cat/stack keep their inputs' layout.
@@ -987,6 +1008,14 @@ class Evaluator:
             return fresh(contiguous=None, device=input_device)  # some other `torch.<op>(...)`: a new tensor
         if sem.nn_module_class(qualified):
             return Value(kind=Kind.HOST, wrapper=qualified)  # `nn.Linear(4, 8)`: a module, whose calls give tensors
+        if qualified.startswith("torch.distributions.") and qualified.split(".")[-1][:1].isupper():
+            # `Beta(0.4, 0.4)`: a distribution; its samples live where its parameters do (Python numbers: the CPU).
+            parameters = [self.evaluate(a.value, local) for a in node.args]
+            tensors = [v for v in parameters if v.is_tensor]
+            device = _elementwise_device(tensors) if tensors else (
+                Device.CPU if all(v.kind in (Kind.INT, Kind.HOST) or v.device is Device.CPU or isinstance(a.value, (cst.Integer, cst.Float))
+                                  for v, a in zip(parameters, node.args)) else Device.UNKNOWN)
+            return Value(kind=Kind.HOST, wrapper=qualified, device=device)
         if qualified in sem.TENSOR_WRAPPING_CLASSES:
             # `nn.Parameter(torch.ones(n))`: the same storage, as a module's parameter.
             data = first_value if first_value.is_tensor else UNKNOWN_TENSOR
@@ -1078,6 +1107,9 @@ class Evaluator:
             return UNKNOWN
         if receiver.kind is Kind.WRAPPER:
             return self._container_method(node, method, receiver, local)
+        if receiver.kind is Kind.HOST and (receiver.wrapper or "").startswith("torch.distributions.") \
+                and method in ("sample", "rsample", "sample_n", "log_prob", "entropy", "cdf", "icdf"):
+            return fresh(device=receiver.device)  # a distribution's sample, where its parameters live
         if receiver.kind is Kind.TENSOR_SEQUENCE and method in ("index", "count"):
             return INT
         tensor = receiver.is_tensor
@@ -1234,7 +1266,8 @@ class Evaluator:
             return self._device_expression(node.args[0].value, local)
         if isinstance(node, cst.Attribute) and node.attr.value == "device":
             receiver = self.evaluate(node.value, local)
-            return receiver.device if receiver.is_tensor else Device.UNKNOWN
+            # `device=ext.device` of a value known to be on the host (even if not known to be a tensor).
+            return receiver.device if receiver.is_tensor or receiver.device is Device.CPU else Device.UNKNOWN
         name = dotted_name(node) or ""
         if "cpu" in name.split(".")[-1].lower():
             return Device.CPU

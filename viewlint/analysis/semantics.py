@@ -455,6 +455,11 @@ def is_module_input(name: str, has_annotation: bool, default_is_none_or_absent: 
 INTERVAL_WORDS = ("step", "iter", "epoch", "interval", "every", "freq", "period", "log")
 LOGGING_WORDS = ("log_interval", "logging_steps", "print_freq", "log_every", "debug", "verbose", "should_log", "epoch",
                  "diagnostic")
+# Words in an `if` test whose branch exists for a purpose other than the step itself: export and tracing
+# (`if torchvision._is_tracing():`, `torch.onnx.is_in_onnx_export()`), where what ONNX needs is run, and moving
+# to the host on request (`if force_cpu:`, `if cpu_offload:`), where the copy is the point.
+PURPOSE_WORDS = ("is_tracing", "is_scripting", "onnx", "force_cpu", "offload")
+COLD_GUARD_WORDS = LOGGING_WORDS + PURPOSE_WORDS
 # Words in the name (or environment variable) of a module-level environment switch that turns on checks:
 # what it guards is opt-in validation (`SGLANG_VALIDATE_REPLAY_STATE_INDICES`, `..._VERIFY_REAL_TENSORS`).
 DEBUG_SWITCH_WORDS = ("debug", "validate", "validation", "verify", "sanity", "check")
