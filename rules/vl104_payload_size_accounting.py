@@ -182,17 +182,44 @@ def _reads_sizes(info: Any, index: Any) -> bool:
     return bool(index.memo[key])
 
 
+def _host_value(node: ast.AST, host: set[str]) -> bool:
+    """A Python value, not a tensor: a literal, `t.data_ptr()`/`t.numel()`/..., arithmetic and tuples of
+    them, or a name this method bound to one (`total_bytes = src.numel() * src.element_size()`)."""
+    kind = type(node)
+    if kind is ast.Constant or kind is ast.JoinedStr:
+        return True
+    if kind is ast.Name:
+        return node.id in host  # type: ignore[attr-defined]
+    if kind is ast.Call and type(node.func) is ast.Attribute:  # type: ignore[attr-defined]
+        return node.func.attr in semantics.HOST_VALUE_METHODS or node.func.attr == "data_ptr"  # type: ignore[attr-defined]
+    if kind is ast.BinOp:
+        return _host_value(node.left, host) and _host_value(node.right, host)  # type: ignore[attr-defined]
+    if kind in (ast.Tuple, ast.List):
+        return all(_host_value(e, host) for e in node.elts)  # type: ignore[attr-defined]
+    return False
+
+
 def _fills_own_containers(info: Any, index: Any) -> bool:
+    """A method stores into one of the class's own containers something that may be a tensor (not
+    bookkeeping: `self._copies.append((src.data_ptr(), dst_ptr, nbytes))`, `self._resident[k] = None`)."""
     if not info.container_attributes:
         return False
     for nodes in index.class_member_nodes(info.name):
+        host: set[str] = set()
         for node in nodes:
             kind = type(node)
+            stored: list[ast.AST] = []
             if kind is ast.Assign:
                 receivers = [t.value for t in node.targets if type(t) is ast.Subscript]
+                stored = [node.value]
+                if len(node.targets) == 1 and type(node.targets[0]) is ast.Name and _host_value(node.value, host):
+                    host.add(node.targets[0].id)
             elif kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in semantics.STORING_METHODS:
                 receivers = [node.func.value]
+                stored = [*node.args, *(k.value for k in node.keywords)]
             else:
+                continue
+            if stored and all(_host_value(value, host) for value in stored):
                 continue
             for receiver in receivers:
                 if type(receiver) is ast.Attribute and type(receiver.value) is ast.Name and receiver.value.id == "self" \
