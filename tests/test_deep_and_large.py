@@ -220,3 +220,71 @@ def test_a_backslash_line_that_continues_a_statement_stays() -> None:
     compile(source, "a.py", "exec")
     tree = engine.ast.parse(source)
     assert engine._without_lone_continuations(source, tree) == "x = 1 + \\\n    \\\n    2\n\n\ny = x\n"
+
+
+# ----------------------------------------------------------------------------- long chains (issue 29)
+
+_FORWARD = "import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n        y = {}\n        return y\n"
+# Two hundred links of each shape of expression the analysis recurses through.
+CHAINS = {
+    "subscripts": "torch.randn(2)" + ".contiguous()[0]" * 200,
+    "methods": "x" + ".float()" * 200,
+    "views": "x" + ".t().contiguous()[:, 0].view(-1).cuda()" * 40,
+    "attributes": "x" + ".T" * 200,
+    "nested calls": "torch.relu(" * 200 + "x" + ")" * 200,
+    "nested subscripts": "x[" * 200 + "0" + "]" * 200,
+    "binary operations": "x" + " + x.max().item()" * 200,
+    "boolean operations": "x" + " and x.any()" * 200,
+    "conditionals": "(x if x.any() else " * 100 + "x" + ")" * 100,
+}
+_TIME_CHAINS = """
+import json, sys, time
+import viewlint.engine as engine
+from viewlint.settings import Settings
+found = {}
+for name, expression in json.loads(sys.argv[1]).items():
+    for prefilter in (True, False):
+        start = time.process_time()  # CPU time: the machine may be busy with other work
+        diagnostics = engine.lint_text(sys.argv[2].format(expression), "chain.py", Settings(select=("ALL",), prefilter=prefilter))
+        found[f"{name}, prefilter={prefilter}"] = [time.process_time() - start, sorted(d.code for d in diagnostics)]
+print(json.dumps(found))
+"""
+
+
+def test_every_200_link_chain_is_linted_in_under_a_second() -> None:
+    # `torch.randn(2).contiguous()[0]` chained: each subscript read its receiver twice (2**n steps: 16 links took
+    # 11 s, 25 never ended); each link asked about rendered the whole chain (n**2), and every link was evaluated
+    # anew for each rule's question (n**2).
+    import json
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", _TIME_CHAINS, json.dumps(CHAINS), _FORWARD], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    found = json.loads(result.stdout)
+    slow = {case: round(seconds, 2) for case, (seconds, _) in found.items() if seconds >= 1.0}
+    assert not slow, slow
+    for name in CHAINS:  # the same findings on both paths
+        assert found[f"{name}, prefilter=True"][1] == found[f"{name}, prefilter=False"][1], name
+    assert found["subscripts, prefilter=True"][1] == ["VL301"]
+    assert found["binary operations, prefilter=True"][1] == ["VL401"] * 200
+    assert found["boolean operations, prefilter=True"][1] == ["VL403"] * 200
+
+
+def test_a_long_chain_is_printed_link_by_link_as_libcst_prints_it() -> None:
+    import libcst as cst
+
+    from viewlint.analysis.tree import chain_text, short_text
+
+    source = "y = (a).b" + "( 1,\n 2 )[ i ] . c" * 30 + ".d(x)[0]\n"
+    module = cst.parse_module(source)
+    node = module.body[0].body[0].value  # type: ignore[attr-defined]
+    links, prefixes = {}, {}
+    while isinstance(node, (cst.Call, cst.Attribute, cst.Subscript)):
+        assert chain_text(node, module.code_for_node, links) == module.code_for_node(node)
+        for limit in (20, 60, 200):
+            text = " ".join(module.code_for_node(node).split())
+            assert short_text(node, module.code_for_node, limit, prefixes) == (
+                text if len(text) <= limit else text[: limit - 1] + "…")
+        node = node.func if isinstance(node, cst.Call) else node.value

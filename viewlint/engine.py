@@ -171,14 +171,16 @@ def lint_text_with_dependencies(text: str, display: str, settings: Settings,
     """
     project = Project(display)
     stack.reset()
+    parsed: dict[str, cst.Module] = {}  # what libcst read in the first try, for the second
     try:
-        diagnostics = _lint_text(text, display, settings, relative, project, deep=False)
+        with stack.giving_up():
+            diagnostics = _lint_text(text, display, settings, relative, project, deep=False, parsed=parsed)
         if not stack.reset():
             return diagnostics, project.dependencies
-    except Exception:  # noqa: BLE001 - RecursionError, or an error it left behind (libcst positions)
+    except (Exception, stack.Exhausted):  # noqa: BLE001 - RecursionError, or an error it left behind (libcst positions)
         pass
     project = Project(display)
-    outcome = _on_deep_stack(lambda: _lint_text(text, display, settings, relative, project, deep=True))
+    outcome = _on_deep_stack(lambda: _lint_text(text, display, settings, relative, project, deep=True, parsed=parsed))
     stack.reset()
     if isinstance(outcome, BaseException):
         message = ("internal error: code nested too deeply to analyse" if isinstance(outcome, RecursionError)
@@ -227,7 +229,9 @@ class _TooDeep(Exception):
 
 
 def _lint_text(text: str, display: str, settings: Settings, relative: Optional[str], project: Project,
-               deep: bool = True) -> list[Diagnostic]:
+               deep: bool = True, parsed: Optional[dict[str, cst.Module]] = None) -> list[Diagnostic]:
+    """`parsed`: libcst modules by source text, shared by the two tries of `lint_text_with_dependencies` (libcst
+    takes time quadratic in the length of a chain of calls to read one: it is read once)."""
     codes = settings.codes_for(relative if relative is not None else display)
     registry = all_rules()
     rule_classes = [registry[code] for code in sorted(codes) if code in registry]
@@ -271,7 +275,12 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
     module: Optional[cst.Module] = None
     if len(reduced) <= PIECE_BYTES:
         try:
-            module = parse_module(reduced)
+            module = parsed.get(reduced) if parsed is not None else None
+            if module is None:
+                module = parse_module(reduced)
+                if parsed is not None:
+                    parsed.clear()
+                    parsed[reduced] = module
         except cst.ParserSyntaxError as error:
             if _compiles(text):
                 module = None  # valid Python that libcst cannot read: lint it statement by statement
