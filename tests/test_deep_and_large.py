@@ -130,8 +130,38 @@ def test_valid_code_libcst_cannot_parse_is_left_out_alone() -> None:
         "    x[idx].copy_(x[:1])\n"
     )
     compile(source, "a.py", "exec")
-    assert lint(source) == [(9, 5, "VL201")]
-    assert lint(source, prefilter=False) == [(9, 5, "VL201")]
+    assert lint(source) == [(9, 5, "VL201")]  # no rule can fire in `class A`: the prefilter never parses it
+    # The full path parses it, and says it could not (issue 29: it was left out silently).
+    assert lint(source, prefilter=False) == [(3, 1, "VL000"), (9, 5, "VL201")]
+
+
+@pytest.mark.parametrize("prefilter", [True, False])
+def test_a_statement_libcst_cannot_parse_is_named_by_a_vl000_not_left_out_silently(prefilter: bool) -> None:
+    source = (
+        "import torch\n"
+        "\n"
+        "\n"
+        "class Cache:\n"
+        "    (size): int = 1\n"
+        "\n"
+        "    def put(self, x):\n"
+        "        idx = torch.tensor([0])\n"
+        "        x[idx].copy_(x[:1])\n"
+        "\n"
+        "\n"
+        "def f(x):\n"
+        "    idx = torch.tensor([0])\n"
+        "    x[idx].copy_(x[:1])\n"
+    )
+    compile(source, "a.py", "exec")
+    diagnostics = engine.lint_text(source, "a.py", Settings(select=("ALL",), prefilter=prefilter))
+    found = [(d.start.row, d.start.column, d.code) for d in diagnostics]
+    if prefilter:  # the prefilter parses the class member by member, and no rule can fire in `(size): int = 1`
+        assert found == [(9, 9, "VL201"), (14, 5, "VL201")]
+        return
+    assert found == [(4, 1, "VL000"), (14, 5, "VL201")]
+    message = diagnostics[0].message
+    assert "lines 4-9" in message and "`class Cache:`" in message and "libcst" in message and "not reported" in message
 
 
 def _compiles_or_skip(source: str) -> None:

@@ -430,6 +430,8 @@ def _lint_pieces(text: str, tree: ast.Module, reduction: Optional[Reduction], di
             if inner:  # try the statements one at a time, to leave out only the one libcst cannot read
                 cuts = [first, *inner, last]
                 pending.extend(reversed(list(zip(cuts, cuts[1:]))))
+            else:
+                diagnostics.append(_left_out(display, lines, first, last, reduction))
             continue
         facts = _walk(module, settings, index, project, rule_classes, None, module_values)
         module_values = dict(facts._scopes[0])
@@ -442,6 +444,19 @@ def _lint_pieces(text: str, tree: ast.Module, reduction: Optional[Reduction], di
             diagnostics.extend(_resolve(module, facts.reports, display, file_row=file_row))
         facts.close()
     return diagnostics
+
+
+def _left_out(display: str, lines: list[str], first: int, last: int, reduction: Optional[Reduction]) -> Diagnostic:
+    """The VL000 that says a statement was left out (rows `first` to `last`, excluded, of the linted text), and why:
+    its findings are missing, and the file must not look clean for them."""
+    rows = [row for row in range(first, last) if lines[row - 1].strip()] or [first]
+    start, end = (reduction.file_row(rows[0]), reduction.file_row(rows[-1])) if reduction is not None else (rows[0], rows[-1])
+    text = " ".join(lines[rows[0] - 1].split())
+    shown = text if len(text) <= 40 else text[:39] + "…"
+    span = f"line {start}" if start == end else f"lines {start}-{end}"
+    message = (f"statement not analysed ({span}: `{shown}`): Python accepts it but viewlint's parser (libcst) "
+               f"cannot read it; findings in it are not reported")
+    return _reserved(display, SYNTAX_ERROR, message, start, len(lines[rows[0] - 1]) - len(lines[rows[0] - 1].lstrip()) + 1)
 
 
 def _syntax_error_details(text: str, error: cst.ParserSyntaxError, reduction: Optional[Reduction] = None) -> tuple[int, int, str]:
