@@ -318,3 +318,29 @@ def test_a_long_chain_is_printed_link_by_link_as_libcst_prints_it() -> None:
             assert short_text(node, module.code_for_node, limit, prefixes) == (
                 text if len(text) <= limit else text[: limit - 1] + "…")
         node = node.func if isinstance(node, cst.Call) else node.value
+
+
+def test_a_generated_file_four_times_larger_costs_about_four_times_more() -> None:
+    # bench/large_file.py's realistic file: an 8 MB one took 5-8 minutes (issue 29); the cost must grow linearly.
+    import gc
+    import importlib.util
+    import tempfile
+    import time
+
+    spec = importlib.util.spec_from_file_location("large_file", Path(__file__).resolve().parents[1] / "bench" / "large_file.py")
+    assert spec is not None and spec.loader is not None
+    large_file = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(large_file)
+    seconds = {}
+    with tempfile.TemporaryDirectory() as directory:
+        for megabytes in (0.05, 0.2):
+            path = Path(directory) / "large.py"
+            large_file.generate(path, megabytes)
+            source = path.read_text()
+            gc.collect()
+            start = time.process_time()
+            with engine.few_collections():  # as the command line lints
+                diagnostics = engine.lint_text(source, "large.py", Settings(select=("ALL",)))
+            seconds[megabytes] = time.process_time() - start
+            assert len(diagnostics) > 50 * megabytes * 10
+    assert seconds[0.2] < 6 * seconds[0.05], seconds
