@@ -130,8 +130,38 @@ def test_valid_code_libcst_cannot_parse_is_left_out_alone() -> None:
         "    x[idx].copy_(x[:1])\n"
     )
     compile(source, "a.py", "exec")
-    assert lint(source) == [(9, 5, "VL201")]
-    assert lint(source, prefilter=False) == [(9, 5, "VL201")]
+    assert lint(source) == [(9, 5, "VL201")]  # no rule can fire in `class A`: the prefilter never parses it
+    # The full path parses it, and says it could not (issue 29: it was left out silently).
+    assert lint(source, prefilter=False) == [(3, 1, "VL000"), (9, 5, "VL201")]
+
+
+@pytest.mark.parametrize("prefilter", [True, False])
+def test_a_statement_libcst_cannot_parse_is_named_by_a_vl000_not_left_out_silently(prefilter: bool) -> None:
+    source = (
+        "import torch\n"
+        "\n"
+        "\n"
+        "class Cache:\n"
+        "    (size): int = 1\n"
+        "\n"
+        "    def put(self, x):\n"
+        "        idx = torch.tensor([0])\n"
+        "        x[idx].copy_(x[:1])\n"
+        "\n"
+        "\n"
+        "def f(x):\n"
+        "    idx = torch.tensor([0])\n"
+        "    x[idx].copy_(x[:1])\n"
+    )
+    compile(source, "a.py", "exec")
+    diagnostics = engine.lint_text(source, "a.py", Settings(select=("ALL",), prefilter=prefilter))
+    found = [(d.start.row, d.start.column, d.code) for d in diagnostics]
+    if prefilter:  # the prefilter parses the class member by member, and no rule can fire in `(size): int = 1`
+        assert found == [(9, 9, "VL201"), (14, 5, "VL201")]
+        return
+    assert found == [(4, 1, "VL000"), (14, 5, "VL201")]
+    message = diagnostics[0].message
+    assert "lines 4-9" in message and "`class Cache:`" in message and "libcst" in message and "not reported" in message
 
 
 def _compiles_or_skip(source: str) -> None:
@@ -220,3 +250,97 @@ def test_a_backslash_line_that_continues_a_statement_stays() -> None:
     compile(source, "a.py", "exec")
     tree = engine.ast.parse(source)
     assert engine._without_lone_continuations(source, tree) == "x = 1 + \\\n    \\\n    2\n\n\ny = x\n"
+
+
+# ----------------------------------------------------------------------------- long chains (issue 29)
+
+_FORWARD = "import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n        y = {}\n        return y\n"
+# Two hundred links of each shape of expression the analysis recurses through.
+CHAINS = {
+    "subscripts": "torch.randn(2)" + ".contiguous()[0]" * 200,
+    "methods": "x" + ".float()" * 200,
+    "views": "x" + ".t().contiguous()[:, 0].view(-1).cuda()" * 40,
+    "attributes": "x" + ".T" * 200,
+    "nested calls": "torch.relu(" * 200 + "x" + ")" * 200,
+    "nested subscripts": "x[" * 200 + "0" + "]" * 200,
+    "binary operations": "x" + " + x.max().item()" * 200,
+    "boolean operations": "x" + " and x.any()" * 200,
+    "conditionals": "(x if x.any() else " * 100 + "x" + ")" * 100,
+}
+_TIME_CHAINS = """
+import json, sys, time
+import viewlint.engine as engine
+from viewlint.settings import Settings
+found = {}
+for name, expression in json.loads(sys.argv[1]).items():
+    for prefilter in (True, False):
+        start = time.process_time()  # CPU time: the machine may be busy with other work
+        diagnostics = engine.lint_text(sys.argv[2].format(expression), "chain.py", Settings(select=("ALL",), prefilter=prefilter))
+        found[f"{name}, prefilter={prefilter}"] = [time.process_time() - start, sorted(d.code for d in diagnostics)]
+print(json.dumps(found))
+"""
+
+
+def test_every_200_link_chain_is_linted_in_under_a_second() -> None:
+    # `torch.randn(2).contiguous()[0]` chained: each subscript read its receiver twice (2**n steps: 16 links took
+    # 11 s, 25 never ended); each link asked about rendered the whole chain (n**2), and every link was evaluated
+    # anew for each rule's question (n**2).
+    import json
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", _TIME_CHAINS, json.dumps(CHAINS), _FORWARD], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    found = json.loads(result.stdout)
+    slow = {case: round(seconds, 2) for case, (seconds, _) in found.items() if seconds >= 1.0}
+    assert not slow, slow
+    for name in CHAINS:  # the same findings on both paths
+        assert found[f"{name}, prefilter=True"][1] == found[f"{name}, prefilter=False"][1], name
+    assert found["subscripts, prefilter=True"][1] == ["VL301"]
+    assert found["binary operations, prefilter=True"][1] == ["VL401"] * 200
+    assert found["boolean operations, prefilter=True"][1] == ["VL403"] * 200
+
+
+def test_a_long_chain_is_printed_link_by_link_as_libcst_prints_it() -> None:
+    import libcst as cst
+
+    from viewlint.analysis.tree import chain_text, short_text
+
+    source = "y = (a).b" + "( 1,\n 2 )[ i ] . c" * 30 + ".d(x)[0]\n"
+    module = cst.parse_module(source)
+    node = module.body[0].body[0].value  # type: ignore[attr-defined]
+    links, prefixes = {}, {}
+    while isinstance(node, (cst.Call, cst.Attribute, cst.Subscript)):
+        assert chain_text(node, module.code_for_node, links) == module.code_for_node(node)
+        for limit in (20, 60, 200):
+            text = " ".join(module.code_for_node(node).split())
+            assert short_text(node, module.code_for_node, limit, prefixes) == (
+                text if len(text) <= limit else text[: limit - 1] + "…")
+        node = node.func if isinstance(node, cst.Call) else node.value
+
+
+def test_a_generated_file_four_times_larger_costs_about_four_times_more() -> None:
+    # bench/large_file.py's realistic file: an 8 MB one took 5-8 minutes (issue 29); the cost must grow linearly.
+    import gc
+    import importlib.util
+    import tempfile
+    import time
+
+    spec = importlib.util.spec_from_file_location("large_file", Path(__file__).resolve().parents[1] / "bench" / "large_file.py")
+    assert spec is not None and spec.loader is not None
+    large_file = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(large_file)
+    seconds = {}
+    with tempfile.TemporaryDirectory() as directory:
+        for megabytes in (0.05, 0.2):
+            path = Path(directory) / "large.py"
+            large_file.generate(path, megabytes)
+            source = path.read_text()
+            gc.collect()
+            start = time.process_time()
+            with engine.few_collections():  # as the command line lints
+                diagnostics = engine.lint_text(source, "large.py", Settings(select=("ALL",)))
+            seconds[megabytes] = time.process_time() - start
+            assert len(diagnostics) > 50 * megabytes * 10
+    assert seconds[0.2] < 6 * seconds[0.05], seconds

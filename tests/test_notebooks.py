@@ -19,7 +19,7 @@ from conftest import ROOT, run_viewlint
 
 import viewlint.engine as engine
 from viewlint.cli import run_check
-from viewlint.notebook import Notebook, NotebookError
+from viewlint.notebook import JoinedCells, Notebook, NotebookError
 
 IMPORTS = "import torch\nimport torch.nn as nn"
 LOST_WRITE = (
@@ -353,3 +353,42 @@ def test_a_fix_that_breaks_a_cell_boundary_is_refused() -> None:
     with pytest.raises(NotebookError, match="boundary before cell 2"):
         notebook.with_sources(notebook.python_source.replace("\n# viewlint-cell 2\n", "\n"))
 
+
+
+# ---------------------------------------------------------------------------- indented cells (issue 29)
+
+INDENTED = (
+    "\n"
+    "    buf = torch.zeros(4, 4)\n"
+    "    buf[[1]].zero_()\n"
+    "\n"
+    "    y = torch.zeros(4).contiguous()\n"
+    "  # a comment less indented, as IPython leaves it"
+)
+
+
+def test_an_indented_cell_is_dedented_as_ipython_runs_it(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # IPython takes the first code line's indentation off every line that starts with it (a cell pasted from
+    # inside a function runs); read as it is written, the cell was a syntax error that hid every finding.
+    write_notebook(in_tmp / "pasted.ipynb", "import torch", INDENTED, "buf2 = torch.zeros(2)\nbuf2[[0]].zero_()")
+    code, out, _ = check(capsys, "pasted.ipynb", select=("VL000", "VL201", "VL301"))
+    assert code == 1
+    # Reported in the cell's own columns.
+    assert heads(out) == ["pasted.ipynb:cell 2:3:5: VL201", "pasted.ipynb:cell 2:5:9: VL301",
+                          "pasted.ipynb:cell 3:2:1: VL201"]
+
+
+def test_a_fix_in_an_indented_cell_is_written_back_indented(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_notebook(in_tmp / "pasted.ipynb", "import torch", INDENTED)
+    check(capsys, "pasted.ipynb", fix=True, unsafe_fixes=True, select=("VL301",))
+    cell = nbformat.read(path, as_version=4).cells[1].source
+    assert cell == INDENTED.replace("torch.zeros(4).contiguous()", "torch.zeros(4)")
+
+
+@pytest.mark.parametrize("cell", [INDENTED, "\tx = 1\n\tif x:\n\t\ty = 2\n", "  a = 1\n   b = 2\n", "x = 1\n    y = 2\n"])
+def test_cells_are_dedented_as_ipython_dedents_them(cell: str) -> None:
+    transformer = pytest.importorskip("IPython.core.inputtransformer2").TransformerManager()
+    python = JoinedCells([cell]).cells[0].python
+    # IPython also drops the leading blank lines (we keep them, so rows stay): compare from the first code line.
+    expected = transformer.transform_cell(cell)
+    assert python.lstrip("\n").rstrip("\n") == expected.rstrip("\n")

@@ -177,6 +177,7 @@ def run_check(
     """The `check` command; returns the exit code."""
     from viewlint.config import CliOverrides, ConfigError, SettingsResolver
     from viewlint.engine import FileResult, lint_notebook, lint_text, run
+    from viewlint.interrupts import in_worker
     from viewlint.notebook import is_notebook
     from viewlint.files import PathNotFoundError, SourceFile, discover
     from viewlint.files import _force_excluded as force_excluded
@@ -233,7 +234,8 @@ def run_check(
                     if problem is not None:
                         results = [FileResult(display, [problem], None)]
                     else:
-                        results = [FileResult(display, lint_text(text, display, settings, relative), text)]
+                        found = in_worker(lint_text, text, display, settings, relative)
+                        results = [FileResult(display, found, text)]
         else:
             files = discover(list(paths) or ["."], resolver, force_exclude=force_exclude)
             if show_files or show_settings:

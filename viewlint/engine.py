@@ -172,14 +172,16 @@ def lint_text_with_dependencies(text: str, display: str, settings: Settings,
     """
     project = Project(display)
     stack.reset()
+    parsed: dict[str, cst.Module] = {}  # what libcst read in the first try, for the second
     try:
-        diagnostics = _lint_text(text, display, settings, relative, project, deep=False)
+        with stack.giving_up():
+            diagnostics = _lint_text(text, display, settings, relative, project, deep=False, parsed=parsed)
         if not stack.reset():
             return diagnostics, project.dependencies
-    except Exception:  # noqa: BLE001 - RecursionError, or an error it left behind (libcst positions)
+    except (Exception, stack.Exhausted):  # noqa: BLE001 - RecursionError, or an error it left behind (libcst positions)
         pass
     project = Project(display)
-    outcome = _on_deep_stack(lambda: _lint_text(text, display, settings, relative, project, deep=True))
+    outcome = _on_deep_stack(lambda: _lint_text(text, display, settings, relative, project, deep=True, parsed=parsed))
     stack.reset()
     if isinstance(outcome, BaseException):
         message = ("internal error: code nested too deeply to analyse" if isinstance(outcome, RecursionError)
@@ -228,7 +230,9 @@ class _TooDeep(Exception):
 
 
 def _lint_text(text: str, display: str, settings: Settings, relative: Optional[str], project: Project,
-               deep: bool = True) -> list[Diagnostic]:
+               deep: bool = True, parsed: Optional[dict[str, cst.Module]] = None) -> list[Diagnostic]:
+    """`parsed`: libcst modules by source text, shared by the two tries of `lint_text_with_dependencies` (libcst
+    takes time quadratic in the length of a chain of calls to read one: it is read once)."""
     codes = settings.codes_for(relative if relative is not None else display)
     registry = all_rules()
     rule_classes = [registry[code] for code in sorted(codes) if code in registry]
@@ -272,10 +276,15 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
     module: Optional[cst.Module] = None
     if len(reduced) <= PIECE_BYTES:
         try:
-            if tree_module.PARSE_CACHE is None:
-                module = parse_module(reduced)
-            else:  # the language server: statements parsed in an earlier lint are reused
+            if tree_module.PARSE_CACHE is not None:  # the language server: statements parsed in an earlier lint are reused
                 module = tree_module.PARSE_CACHE.module(reduced, _piece_starts(reduced, tree, reduction), parse_module)
+            else:
+                module = parsed.get(reduced) if parsed is not None else None
+                if module is None:
+                    module = parse_module(reduced)
+                    if parsed is not None:
+                        parsed.clear()
+                        parsed[reduced] = module
         except cst.ParserSyntaxError as error:
             if _compiles(text):
                 module = None  # valid Python that libcst cannot read: lint it statement by statement
@@ -425,6 +434,8 @@ def _lint_pieces(text: str, tree: ast.Module, reduction: Optional[Reduction], di
             if inner:  # try the statements one at a time, to leave out only the one libcst cannot read
                 cuts = [first, *inner, last]
                 pending.extend(reversed(list(zip(cuts, cuts[1:]))))
+            else:
+                diagnostics.append(_left_out(display, lines, first, last, reduction))
             continue
         facts = _walk(module, settings, index, project, rule_classes, None, module_values)
         module_values = dict(facts._scopes[0])
@@ -434,9 +445,27 @@ def _lint_pieces(text: str, tree: ast.Module, reduction: Optional[Reduction], di
             shift = first - 1
             file_row = (lambda row, shift=shift: reduction.file_row(row + shift)) if reduction is not None \
                 else (lambda row, shift=shift: row + shift)
-            diagnostics.extend(_resolve(module, facts.reports, display, file_row=file_row))
+            # Positions statement by statement, as for a file in one piece: printing the whole piece to find them
+            # cost a third of the time of a large file.
+            low, high = file_row(1), file_row(last - first)
+            statements = [statement for statement in tree.body if low <= statement.lineno <= high]
+            located = (ast.Module(body=statements, type_ignores=[]), reduction.rows if reduction is not None else None)
+            diagnostics.extend(_resolve(module, facts.reports, display, located, reduction, file_row=file_row))
         facts.close()
     return diagnostics
+
+
+def _left_out(display: str, lines: list[str], first: int, last: int, reduction: Optional[Reduction]) -> Diagnostic:
+    """The VL000 that says a statement was left out (rows `first` to `last`, excluded, of the linted text), and why:
+    its findings are missing, and the file must not look clean for them."""
+    rows = [row for row in range(first, last) if lines[row - 1].strip()] or [first]
+    start, end = (reduction.file_row(rows[0]), reduction.file_row(rows[-1])) if reduction is not None else (rows[0], rows[-1])
+    text = " ".join(lines[rows[0] - 1].split())
+    shown = text if len(text) <= 40 else text[:39] + "…"
+    span = f"line {start}" if start == end else f"lines {start}-{end}"
+    message = (f"statement not analysed ({span}: `{shown}`): Python accepts it but viewlint's parser (libcst) "
+               f"cannot read it; findings in it are not reported")
+    return _reserved(display, SYNTAX_ERROR, message, start, len(lines[rows[0] - 1]) - len(lines[rows[0] - 1].lstrip()) + 1)
 
 
 def _syntax_error_details(text: str, error: cst.ParserSyntaxError, reduction: Optional[Reduction] = None) -> tuple[int, int, str]:
@@ -802,11 +831,13 @@ def _run(files: Sequence["SourceFile"], jobs: int, cache_directory: Optional[Pat
             linted = iter(_run(missing, jobs, cache_directory, progress) if missing else [])
             return [hit if hit is not None else next(linted) for hit in hits]
     if jobs == 1 or len(files) < 4:
+        from viewlint.interrupts import in_worker
+
         if progress is None:
-            return _process_batch(list(files), directory)
+            return in_worker(_process_batch, list(files), directory)  # type: ignore[no-any-return]
         results = []
         for start in range(0, len(files), 16):  # in pieces, for the progress bar
-            results.extend(_process_batch(list(files[start:start + 16]), directory))
+            results.extend(in_worker(_process_batch, list(files[start:start + 16]), directory))
             progress(len(files[start:start + 16]))
         return results
     # Small batches keep both workers busy to the end; large enough to amortise pickling.

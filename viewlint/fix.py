@@ -534,9 +534,10 @@ def fix_files(files: Sequence["SourceFile"], jobs: int, unsafe_fixes: bool) -> l
     from viewlint.engine import _relative
 
     tasks = [(f.path, str(f.path), f.settings, _relative(f.path, f.settings)) for f in files]
+    from viewlint.interrupts import in_worker, worker_pool
+
     if jobs <= 1 or len(tasks) < 4:
-        return _fix_batch(tasks, unsafe_fixes)
-    from viewlint.interrupts import worker_pool
+        return in_worker(_fix_batch, tasks, unsafe_fixes)  # type: ignore[no-any-return]
 
     size = max(1, min(16, len(tasks) // (jobs * 4) or 1))
     batches = [tasks[i:i + size] for i in range(0, len(tasks), size)]

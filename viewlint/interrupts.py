@@ -9,6 +9,11 @@
   main process decides), die on SIGTERM, and leave by themselves when the main process is
   gone, even killed with SIGKILL: they are never orphaned.
 - ``signals_deferred`` holds SIGINT and SIGTERM while a fixed file is written.
+- ``in_worker``: the command line lints even one file in a worker process, so that its main
+  process only waits and honours a stop signal within ``POLL_SECONDS`` in every phase. In a
+  single process a signal waits for the interpreter: libcst's parser holds it for seconds on
+  deeply nested code (its cost is quadratic in the nesting), and an interpreter that exits while
+  the deep-stack thread (``engine._on_deep_stack``) is inside that parser aborts (SIGABRT).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ __all__ = [
     "Terminated",
     "WorkerPool",
     "handle_stop_signals",
+    "in_worker",
     "raise_if_stopped",
     "signals_deferred",
     "worker_pool",
@@ -52,6 +58,7 @@ _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _received: list[int] = []  # stop signals received while `handle_stop_signals` is in effect
 _main_pid: Optional[int] = None
 _pool_running = False
+_handling = 0  # how many `handle_stop_signals` blocks are open in the main thread
 
 
 def _exception_for(signum: int) -> BaseException:
@@ -76,18 +83,29 @@ def raise_if_stopped() -> None:
 def handle_stop_signals() -> Iterator[None]:
     """Within the block, SIGINT raises KeyboardInterrupt and SIGTERM raises ``Terminated`` in the
     main thread, unless the signal is ignored (a background job, `nohup`). Elsewhere: no change."""
-    global _main_pid
+    global _main_pid, _handling
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     _received.clear()
     _main_pid = os.getpid()
     previous = _install(_stop)
+    _handling += 1
     try:
         yield
     finally:
+        _handling -= 1
         _restore(previous)
         _received.clear()  # handled: the block raised for it, or its caller did
+
+
+def in_worker(function: Callable[..., Any], *arguments: Any) -> Any:
+    """``function(*arguments)`` in a worker process while ``handle_stop_signals`` is in effect in this (main)
+    process, else here. The function and its arguments and result must pickle (a module-level function)."""
+    if not _handling or os.getpid() != _main_pid or threading.current_thread() is not threading.main_thread():
+        return function(*arguments)
+    with worker_pool(1) as pool:
+        return next(iter(pool.map(function, *([argument] for argument in arguments))))
 
 
 @contextlib.contextmanager

@@ -13,7 +13,10 @@ language server alike:
   ``files = !ls``, a help request ``model?`` — becomes ``pass`` (or ``files = None``) followed by a
   placeholder comment on the same row; the rows of a backslash-continued escape become comments;
 * a cell magic that times or captures Python (``%%time``, ``%%timeit``, ``%%capture``, ``%%prun``,
-  ``%%debug``) keeps its body; a cell in another language (``%%bash``, ``%%html``…) is left out.
+  ``%%debug``) keeps its body; a cell in another language (``%%bash``, ``%%html``…) is left out;
+* a cell whose first line of code is indented is dedented as IPython runs it (its ``leading_indent``
+  step): that indentation is taken off every line that starts with it. Findings and fixes in such a
+  cell are moved back to its own columns, and a fixed cell is written back indented.
 
 `Notebook.with_sources` takes that module back after fixes: it splits it at the boundaries,
 restores the escapes, and changes the ``source`` of the cells whose text changed, nothing else.
@@ -68,6 +71,8 @@ class CodeCell:
     python: str  # the text linted: escapes replaced, same rows and columns
     first_row: int  # the row of `Notebook.python_source` where the cell starts
     rows: int
+    indent: str = ""  # the indentation IPython takes off the cell's lines (see `_leading_indent`)
+    dedented: frozenset[int] = frozenset()  # the rows of the cell (from 1) it was taken off
 
 
 @dataclass(frozen=True)
@@ -194,6 +199,31 @@ def _scan(line: str, quote: Optional[str], depth: int) -> tuple[Optional[str], i
     return quote, depth, quote is None and line.endswith("\\")
 
 
+def _leading_indent(text: str) -> str:
+    """The indentation of a cell's first line that is not blank: IPython takes it off each line that starts
+    with it before it runs the cell (an indented cell, pasted from inside a function, runs)."""
+    for line in _lines(text):
+        if line.strip():
+            return line[: len(line) - len(line.lstrip(" \t"))]
+    return ""
+
+
+def _dedent(text: str, indent: str) -> tuple[str, frozenset[int]]:
+    """`text` with `indent` taken off each line that starts with it, and the rows (from 1) it was taken off."""
+    lines = _lines(text)
+    rows = frozenset(row for row, line in enumerate(lines, start=1) if line.startswith(indent))
+    return "".join(line[len(indent):] if row in rows else line for row, line in enumerate(lines, start=1)), rows
+
+
+def _reindent(text: str, cell: CodeCell) -> str:
+    """Undo `_dedent` on a (fixed) cell: the rows that lost the indentation get it back. A fix that changed
+    the number of rows leaves no row map: every line that is not blank gets it back."""
+    lines = _lines(text)
+    if _row_count(text) == cell.rows:
+        return "".join(cell.indent + line if row in cell.dedented else line for row, line in enumerate(lines, start=1))
+    return "".join(cell.indent + line if line.strip() else line for line in lines)
+
+
 def _unused_marker(base: str, texts: Sequence[str]) -> str:
     """`base`, or `base-N`: a word that occurs in none of the texts."""
     marker, number = base, 0
@@ -231,14 +261,16 @@ class JoinedCells:
             if text is None:
                 continue
             self.code_cell_count += 1
-            magic = _CELL_MAGIC.match(text)
+            indent = _leading_indent(text)
+            dedented_text, dedented = _dedent(text, indent) if indent else (text, frozenset())
+            magic = _CELL_MAGIC.match(dedented_text)
             if magic is not None and magic.group(1) not in PYTHON_CELL_MAGICS:
                 continue  # another language (%%bash, %%html, %%writefile…)
-            python = self.escapes.neutralise(text)
+            python = self.escapes.neutralise(dedented_text)
             if pieces:
                 pieces.append(f"# {self.boundary} {number}\n")
                 row += 1
-            code_cell = CodeCell(number, text, python, row, _row_count(python))
+            code_cell = CodeCell(number, text, python, row, _row_count(python), indent, dedented)
             self.cells.append(code_cell)
             pieces.append(python + "\n")
             row += code_cell.rows
@@ -271,7 +303,8 @@ class JoinedCells:
         shift = cell.first_row - 1
 
         def move(location: Location) -> Location:
-            return Location(max(location.row - shift, 1), location.column)
+            row = max(location.row - shift, 1)
+            return Location(row, location.column + (len(cell.indent) if row in cell.dedented else 0))
 
         fix = diagnostic.fix
         if fix is not None:
@@ -302,7 +335,8 @@ class JoinedCells:
         if not rest.endswith("\n"):
             raise NotebookError("a fix removed the end of the last cell")
         texts.append(rest[:-1])
-        return [self.escapes.restore(text) for text in texts]
+        restored = [self.escapes.restore(text) for text in texts]
+        return [_reindent(text, cell) if cell.indent else text for text, cell in zip(restored, self.cells)]
 
 
 class Notebook:

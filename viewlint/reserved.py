@@ -29,6 +29,11 @@ def forward(self, x)
     return x
 ```
 gives `VL000 syntax error: expected ':'`.
+
+It also names a statement that Python accepts but viewlint's parser (libcst) cannot read,
+such as `(size): int = 1` in a class: the rest of the file is linted, and the VL000 says
+which lines were not (`statement not analysed (lines 4-9: `class Cache:`)…`), since their
+findings are missing.
 """,
     IO_ERROR: """## What it does
 Reports a file that viewlint could not read as source: permission denied, a broken symbolic

@@ -250,9 +250,23 @@ class Evaluator:
         # calls would otherwise be evaluated 2**depth times. Keyed by node and locals identity; the entry
         # keeps both alive so their ids cannot be reused.
         self._memo: Optional[dict[tuple[int, int], tuple[Value, cst.CSTNode, Locals]]] = None
+        # The same values kept from one outermost `evaluate` to the next while the flow stands still (see
+        # `keep_values`): rules ask for each link of a chain in turn, and each would evaluate the links below.
+        self._kept: Optional[dict[tuple[int, int], tuple[Value, cst.CSTNode, Locals]]] = None
+        self._long_prefixes: dict[tuple[int, int], tuple[cst.CSTNode, str]] = {}  # for `short_source`
 
     def configure(self, cpu_names: frozenset[str]) -> None:
         self._cpu_names = cpu_names
+
+    def keep_values(self) -> None:
+        """Keep computed values across evaluations until `forget_values`: the walker calls this while rules
+        read the expressions of one statement, where nothing is bound and no context changes."""
+        if self._kept is None:
+            self._kept = {}
+
+    def forget_values(self) -> None:
+        """The flow is about to change (a binding, a statement, a context): values kept so far may be stale."""
+        self._kept = None
 
     # ------------------------------------------------------------------ names and text
     def qualify(self, node: cst.BaseExpression) -> Optional[str]:
@@ -264,7 +278,7 @@ class Evaluator:
         return name if name is not None else _text(node)
 
     def short_source(self, node: cst.CSTNode, limit: int = 60) -> str:
-        return short_text(node, self.source, limit)
+        return short_text(node, self.source, limit, self._long_prefixes)
 
     # ------------------------------------------------------------------ entry points
     def value_of(self, node: cst.BaseExpression) -> Value:
@@ -277,12 +291,14 @@ class Evaluator:
     def evaluate(self, node: cst.BaseExpression, local: Locals) -> Value:
         memo = self._memo
         if memo is None:
-            self._memo = {}
+            self._memo = self._kept if self._kept is not None else {}
             try:
-                return self._evaluate(node, local)
+                return self.evaluate(node, local)
             finally:
                 self._memo = None
-        key = (id(node), id(local))
+        # Every empty scope is the same scope: callers pass a fresh `{}` (`local or {}`), and keying those
+        # apart re-evaluated a receiver once per caller, 2**depth times down a chain of subscripts.
+        key = (id(node), id(local) if local else 0)
         hit = memo.get(key)
         if hit is not None:
             return hit[0]

@@ -21,7 +21,7 @@ from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.contexts import DEFAULT_SYNC_ALLOWED_CONTEXTS, ContextStack, is_setup_name, warns_and_leaves
 from viewlint.analysis.evaluator import Evaluator, annotation_value, collect_usage, docstring_value, labelled
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class, build_index
-from viewlint.analysis.tree import descendants, dotted_name, source_in_place, short_text
+from viewlint.analysis.tree import chain_text, descendants, dotted_name, source_in_place, short_text
 from viewlint.analysis.values import (
     ADVANCED_INDEX,
     INT,
@@ -92,6 +92,9 @@ class Facts:
         self._scope_nodes: list[cst.CSTNode] = []
         self._reads_cache: dict[int, tuple[dict[str, list[cst.Name]], dict[int, int]]] = {}
         self._usage_cache: dict[int, dict[str, frozenset[str]]] = {}
+        self._long_prefixes: dict[tuple[int, int], tuple[cst.CSTNode, str]] = {}  # for `short_source`
+        self._link_texts: dict[int, tuple[cst.CSTNode, str]] = {}  # for `source`
+        self._subtree_cache: dict[tuple[str, int], tuple[cst.CSTNode, Any]] = {}  # keeps each node its id names
         self._cpu_names = frozenset(settings.cpu_names)
         self._sync_allowed = DEFAULT_SYNC_ALLOWED_CONTEXTS + tuple(getattr(settings, "sync_allowed_contexts", ()))
         self._parameter_classes: dict[str, str] = {}  # annotated parameters of the innermost function -> class
@@ -131,7 +134,7 @@ class Facts:
         name = dotted_name(node) if isinstance(node, cst.BaseExpression) else None
         if name is not None:
             return name
-        return self.module.code_for_node(node)
+        return chain_text(node, self.module.code_for_node, self._link_texts)
 
     def source_for_edit(self, node: cst.CSTNode) -> str:
         """The source text of a node inside the current statement, continuation lines indented as in the file."""
@@ -141,7 +144,7 @@ class Facts:
         return text
 
     def short_source(self, node: cst.CSTNode, limit: int = 60) -> str:
-        return short_text(node, self.source, limit)
+        return short_text(node, self.source, limit, self._long_prefixes)
 
     # ------------------------------------------------------------------ contexts
     @property
@@ -224,6 +227,7 @@ class Facts:
         return found
 
     def bind(self, name: str, value: Value) -> None:
+        self.evaluator.forget_values()
         self._scopes[-1][name] = value
 
     def usage_of(self, name: str) -> frozenset[str]:
@@ -297,6 +301,7 @@ class Facts:
         return not (value.is_parameter and value.provenance is Provenance.UNKNOWN)
 
     def bind_target(self, target: cst.BaseExpression, value: Value) -> None:
+        self.evaluator.forget_values()
         self.evaluator.bind_target_into(target, value, self._scopes[-1])
 
     # ------------------------------------------------------------------ stores into long-lived places
@@ -826,7 +831,7 @@ class Facts:
         every call)."""
         ifs = [c.node for c in self.contexts.contexts if isinstance(c.node, cst.If)]
         statement = self.current_statement
-        expressions = [n for n in descendants(statement) if isinstance(n, cst.IfExp)] if statement is not None else []
+        expressions = self._conditionals_in(statement) if statement is not None else []
         for branch in (*ifs, *expressions):
             if isinstance(branch, cst.If) and warns_and_leaves(branch):
                 fallback: Optional[cst.CSTNode] = branch.body
@@ -835,9 +840,24 @@ class Facts:
                 if present is None:
                     continue
                 fallback = branch.orelse if present else branch.body
-            if fallback is not None and any(n is node for n in descendants(fallback)):
+            if fallback is not None and id(node) in self._ids_within(fallback):
                 return True
         return False
+
+    def _conditionals_in(self, statement: cst.CSTNode) -> list[cst.IfExp]:
+        """The `a if c else b` expressions in a statement, found once per statement (rules ask at every node)."""
+        found = self._subtree_cache.get(("conditionals", id(statement)))
+        if found is None:
+            found = self._subtree_cache[("conditionals", id(statement))] = (
+                statement, [n for n in descendants(statement) if isinstance(n, cst.IfExp)])
+        return found[1]  # type: ignore[return-value]
+
+    def _ids_within(self, node: cst.CSTNode) -> frozenset[int]:
+        """The ids of `node` and of every node under it, collected once per node."""
+        found = self._subtree_cache.get(("within", id(node)))
+        if found is None:
+            found = self._subtree_cache[("within", id(node))] = (node, frozenset(id(n) for n in descendants(node)))
+        return found[1]  # type: ignore[return-value]
 
     def after_assert(self, node: cst.Assert) -> None:
         """`assert x.is_contiguous()`, `assert isinstance(x, torch.Tensor)`: what holds after it."""

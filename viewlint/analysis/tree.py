@@ -181,13 +181,19 @@ def _parse_module(source: str) -> cst.Module:
         node_class.__post_init__ = original  # type: ignore[method-assign]
 
 
-def short_text(node: cst.CSTNode, render: Callable[[cst.CSTNode], str], limit: int = 60) -> str:
+def short_text(node: cst.CSTNode, render: Callable[[cst.CSTNode], str], limit: int = 60,
+               long_prefixes: Optional[dict[tuple[int, int], tuple[cst.CSTNode, str]]] = None) -> str:
     """`render(node)` on one line, cut to `limit` characters with `…`.
 
     A chain of calls, attributes and subscripts too deep for libcst's code generation (which
     recurses through C frames that no recursion limit lifts on Python 3.12 and later) is spelled
     from its innermost name outwards, without rendering: `x.float().float()…`.
+
+    `long_prefixes`: a cache, kept by the caller for one tree, of what `_long_prefix` found.
     """
+    prefix = _long_prefix(node, limit, long_prefixes if long_prefixes is not None else {})
+    if prefix is not None:
+        return prefix[: limit - 1] + "…"
     try:
         text = " ".join(render(node).split())
     except RecursionError:
@@ -208,3 +214,98 @@ def short_text(node: cst.CSTNode, render: Callable[[cst.CSTNode], str], limit: i
         base = current.value if isinstance(current, cst.Name) else "…"
         text = base + "".join(reversed(parts))
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# A chain at least this long has its short text read off a link near its start (see `_long_prefix`).
+_LONG_CHAIN = 16
+
+
+def _long_prefix(node: cst.CSTNode, limit: int, found: dict[tuple[int, int], tuple[cst.CSTNode, str]]) -> Optional[str]:
+    """For a long chain of calls, attributes and subscripts: the text (on one line) of the innermost link
+    that already holds more than `limit` characters, or None.
+
+    The text of `a.f()` starts with the text of `a` (unless it is parenthesised), so that link decides
+    what `short_text` shows. Rendering the whole chain for each link asked about cost time quadratic in
+    its length (cubic over a statement whose every link is asked about); this renders a few links once
+    (a galloping search), and a link whose chain below was searched before takes the answer from `found`.
+    """
+    chain: list[cst.CSTNode] = []
+    current: cst.CSTNode = node
+    while isinstance(current, (cst.Call, cst.Attribute, cst.Subscript)) and not current.lpar:
+        current = current.func if isinstance(current, cst.Call) else current.value
+        known = found.get((id(current), limit))
+        if known is not None:
+            found[(id(node), limit)] = (node, known[1])
+            return known[1]
+        chain.append(current)
+    if len(chain) < _LONG_CHAIN or dotted_name(node) is not None:  # type: ignore[arg-type]
+        return None
+    printer = cst.Module(body=[])
+    texts: dict[int, str] = {}
+
+    def text_of(position: int) -> str:  # position 0 is the innermost link
+        if position not in texts:
+            texts[position] = " ".join(printer.code_for_node(chain[len(chain) - 1 - position]).split())
+        return texts[position]
+
+    try:
+        # From the innermost link outwards, doubling the step; then halving back to the first long enough link.
+        low, high = 0, 0
+        while len(text_of(high)) <= limit:
+            if high == len(chain) - 1:
+                return None
+            low, high = high + 1, min(2 * high + 1, len(chain) - 1)
+        while low < high:
+            middle = (low + high) // 2
+            if len(text_of(middle)) > limit:
+                high = middle
+            else:
+                low = middle + 1
+    except RecursionError:
+        return None
+    text = text_of(high)
+    found[(id(node), limit)] = (node, text)
+    for link in chain[: len(chain) - 1 - high]:  # each link above the one found starts with the same text
+        found[(id(link), limit)] = (link, text)
+    return text
+
+
+def _inner_link(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """What the text of an unparenthesised call, attribute or subscript starts with (`a` in `a.f()[0]`)."""
+    if isinstance(node, cst.Call) and not node.lpar:
+        return node.func
+    if isinstance(node, (cst.Attribute, cst.Subscript)) and not node.lpar:
+        return node.value
+    return None
+
+
+def chain_text(node: cst.CSTNode, print_node: Callable[[cst.CSTNode], str],
+               suffixes: dict[int, tuple[cst.CSTNode, str]]) -> str:
+    """`print_node(node)`, for a long chain of calls, attributes and subscripts without rendering the chain
+    again for each link asked about: each link's own text (`.f()` of `a.f()`) is printed once and kept in
+    `suffixes` (a cache the caller keeps for one tree); a chain is the join of its links' texts. libcst's
+    printer recurses once per link, so a long chain is also printed where it would run out of stack."""
+    links: list[cst.CSTNode] = []
+    current: Optional[cst.CSTNode] = node
+    base: cst.CSTNode = node
+    while current is not None:
+        base = current
+        inner = _inner_link(current)
+        if inner is not None:
+            links.append(current)
+        current = inner
+    if len(links) < _LONG_CHAIN:
+        return print_node(node)
+    parts: list[str] = []
+    for link in (base, *reversed(links)):
+        known = suffixes.get(id(link))
+        if known is None:
+            if link is base:
+                text = print_node(link)
+            else:
+                placeholder = cst.Name("_")  # printed as `_`, the first character of the link's text
+                bare = link.with_changes(**{"func" if isinstance(link, cst.Call) else "value": placeholder})
+                text = print_node(bare)[1:]
+            known = suffixes[id(link)] = (link, text)
+        parts.append(known[1])
+    return "".join(parts)

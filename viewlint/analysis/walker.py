@@ -133,6 +133,7 @@ class Walker(cst.CSTVisitor):
                 if mode == _ENTER or (mode == _LEAF and (child_type in visit_now or child_type in leave_now)):
                     walk(child)
             if name == "body" and node_type is cst.If:
+                self.facts.evaluator.forget_values()
                 self.facts.if_body_done(node)  # type: ignore[arg-type]
         handlers = self._leave_now.get(node_type)
         if handlers:
@@ -143,6 +144,9 @@ class Walker(cst.CSTVisitor):
             self._visit_now, self._leave_now = outer
 
     def _call(self, handlers: list[tuple["Rule", Callable[[cst.CSTNode], Any]]], node: cst.CSTNode) -> None:
+        # Rules only read the flow: the values of the expressions they ask about stay valid until the walker
+        # changes it (`_enter`, `_exit`, the end of an `if` body), so each is computed once per statement.
+        self.facts.evaluator.keep_values()
         for rule, handler in handlers:
             if rule.code in self._disabled:
                 continue
@@ -156,6 +160,7 @@ class Walker(cst.CSTVisitor):
 
     def _enter(self, node: cst.CSTNode, kind: int) -> None:
         facts = self.facts
+        facts.evaluator.forget_values()
         if kind & _STATEMENT:
             facts.push_statement(node)
         elif kind & _BLOCK:
@@ -167,6 +172,7 @@ class Walker(cst.CSTVisitor):
 
     def _exit(self, node: cst.CSTNode, kind: int) -> None:
         facts = self.facts
+        facts.evaluator.forget_values()
         if kind & _ASSIGN:
             facts.after_assign(node)  # type: ignore[arg-type]
         elif kind & _EXPR:
@@ -196,6 +202,7 @@ class Walker(cst.CSTVisitor):
 
     def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
         if attribute == "body" and isinstance(original_node, cst.If):
+            self.facts.evaluator.forget_values()
             self.facts.if_body_done(original_node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
