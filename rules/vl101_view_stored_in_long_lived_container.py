@@ -123,7 +123,7 @@ class ViewStoredInLongLivedContainer(Rule):
                 continue
             if view.base in together:
                 continue  # the same store keeps the view's base itself: nothing extra is pinned
-            if event.target.endswith(".data") and facts.partitioned(event.value_node, view.base):
+            if event.target.endswith(".data") and (facts.partitioned(event.value_node, view.base) or event.value.every_piece):
                 continue  # every part of the tensor goes to some parameter: nothing extra is pinned
             if facts.pins_nothing_more(event.value, view):
                 continue

@@ -354,6 +354,11 @@ class Facts:
                     and dotted_name(node.func.value) == "self" and node.func.attr.value in kept_by \
                     and any(_holds_directly(a.value, name) for a in node.args):
                 return True  # `self._cache_workspace(key, workspace)`, a method that keeps its argument
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                    and node.func.attr.value in sem.STORING_METHODS \
+                    and (dotted_name(node.func.value) or "").startswith("self.") \
+                    and any(_holds_directly(a.value, name) for a in node.args):
+                return True  # `self._packed.append(packed)`: a container of the object keeps it
         return False
 
     def partitioned(self, value_node: cst.BaseExpression, base: Optional[str]) -> bool:
@@ -747,6 +752,12 @@ class Facts:
             element = self.evaluator.iterate(node.iter, {})
             if element.is_tensor and isinstance(node.target, cst.Name) and self.value_of(node.iter).whole_partition:
                 element = element.with_(every_piece=True)  # `for page in pages:` over a whole split
+            elif element.kind is Kind.WRAPPER and isinstance(node.iter, cst.Call) and dotted_name(node.iter.func) == "zip" \
+                    and len(element.elements) == len(node.iter.args):
+                # `for lin, piece in zip(linears, packed.split(rows)):` visits every piece of the split too.
+                element = element.with_(elements=tuple(
+                    item.with_(every_piece=True) if item.is_tensor and self.value_of(arg.value).whole_partition else item
+                    for item, arg in zip(element.elements, node.iter.args)))
             self.bind_target(node.target, element)
 
     def leave_loop(self, node: cst.CSTNode) -> None:

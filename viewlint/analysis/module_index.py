@@ -265,6 +265,13 @@ _PASSING_METHODS = (semantics.VIEW_METHODS | semantics.MAYBE_VIEW_METHODS) - sem
 _PASSING_ATTRIBUTES = (semantics.VIEW_ATTRIBUTES | semantics.AMBIGUOUS_VIEW_ATTRIBUTES) - semantics.PARTIAL_VIEW_OPS
 
 
+def _wraps_its_arguments(func: ast.AST) -> bool:
+    """A call that holds what it is given: a class (`Entry(embedding=x)`), a container (`tuple(...)`); not a
+    function that computes a new value from them (`torch.matmul(x, y)`, `F.avg_pool2d(x, 2)`)."""
+    last = (dotted(func) or "").split(".")[-1]
+    return last[:1].isupper() or last in ("tuple", "list", "dict", "set", "deque", "OrderedDict", "defaultdict", "replace")
+
+
 class _RetentionScanner:
     """Finds which parameters a function stores into a long-lived place (self containers, module containers)."""
 
@@ -284,7 +291,7 @@ class _RetentionScanner:
             return self._param_in(node.func.value)
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in _PASSING_ATTRIBUTES:
             return self._param_in(node.value)  # `piece.data`, `piece.T`
-        if isinstance(node, ast.Call):
+        if isinstance(node, ast.Call) and _wraps_its_arguments(node.func):
             for arg in [*node.args, *(k.value for k in node.keywords)]:
                 found = self._param_in(arg.value if isinstance(arg, ast.Starred) else arg)
                 if found:

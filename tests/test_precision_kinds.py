@@ -1,0 +1,127 @@
+"""Kinds of false findings met on libraries the team had never read (issue 27: timm, torchvision, open_clip,
+vllm), each reduced to a file in `tests/data/precision_kinds/` whose first lines say what it stands for.
+
+Each must stay silent on both paths (the prefilter on and off), except for the findings listed as true;
+next to each kind, a twin without the evidence that excused it is still reported, so the fix is the
+evidence and not a blind spot."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from viewlint.engine import lint_text
+from viewlint.settings import Settings
+
+DATA = Path(__file__).parent / "data" / "precision_kinds"
+
+
+def findings(source: str) -> list[tuple[int, str]]:
+    found = []
+    for prefilter in (True, False):
+        diagnostics = lint_text(source, "snippet.py", Settings(select=("ALL",), prefilter=prefilter))
+        found.append(sorted((d.start.row, d.code) for d in diagnostics))
+    assert found[0] == found[1], f"prefilter {found[0]} != full {found[1]}"
+    return found[0]
+
+
+# kind -> the findings that are true in it (all others were false, and are gone)
+KINDS = {
+    "cpu_named": [],                    # values computed from `*_cpu` host tensors stay on the host
+    "cpu_device_of": [],                # `torch.zeros(..., device=t.device)` of a host `t`
+    "cpu_distribution": [],             # a `torch.distributions` sample of Python floats
+    "optimizer_state_dict": [],         # `Optimizer.state[p][k] = v` stores into a dict
+    "hot_memoised": [],                 # `if layer._scale is None: layer._scale = x.cpu().item()`: once
+    "hot_tracing_only": [],             # ONNX-export helpers: not hot, and out-of-place is what export needs
+    "hot_error_path": [(12, "VL403")],  # the check itself syncs (true); what the error path computes does not
+    "hot_profiling": [],                # `if force_cpu: model = model.to("cpu")`: the copy is the point
+    "vl304_arg_attribute": [],          # `x.last_hidden_state.masked_fill(...)`: activations, not a cache
+    "vl104_accounting": [],             # counters of a class that stores pointers and sizes, not tensors
+    "callee_consumes": [],              # a method that keeps a matmul of its arguments, not the arguments
+    "view_flat_buffer": [],             # split pieces of a flat buffer the object keeps, into `param.data`
+    "view_size1_dim": [],               # `t[0]` of a batch of one
+    "view_loop_over_input": [],         # a loop over the caller's list makes no new tensors
+    "vl102_permute_contiguous": [],     # `.contiguous()` after `.permute()` always copies
+}
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_a_kind_of_false_finding_stays_silent(kind):
+    source = (DATA / f"{kind}.py").read_text(encoding="utf-8")
+    assert findings(source) == KINDS[kind]
+
+
+TWINS = {
+    # The same host-side arithmetic on metadata not named for the host: a device tensor.
+    "cpu_named": ("""
+        import torch
+        from torch import nn
+
+
+        class Builder(nn.Module):
+            def forward(self, meta, x: torch.Tensor) -> torch.Tensor:
+                qsl = meta.query_start_loc.cuda()
+                query_lens = qsl[1:] - qsl[:-1]
+                if torch.any(query_lens == 1).item():
+                    x = x + 1
+                return x
+    """, [(9, "VL401")]),
+    # A distribution of device tensors samples on the device.
+    "cpu_distribution": ("""
+        import torch
+        from torch import nn
+
+
+        class Model(nn.Module):
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                lam = torch.distributions.Beta(x.mean(), x.mean()).sample()
+                return x * lam.item()
+    """, [(8, "VL401")]),
+    # A flag that is not a memo (nothing in the block sets it): every call.
+    "hot_memoised": ("""
+        import torch
+        from torch import nn
+
+
+        class Impl(nn.Module):
+            def forward(self, layer, q: torch.Tensor, output_scale: torch.Tensor) -> torch.Tensor:
+                if layer.use_scale:
+                    scale = output_scale.cpu().item()
+                    q = q * scale
+                return q
+    """, [(8, "VL402")]),
+    # Without the raise, the block is the normal path.
+    "hot_error_path": ("""
+        import torch
+        from torch import nn
+
+
+        class Detector(nn.Module):
+            def forward(self, boxes: torch.Tensor) -> torch.Tensor:
+                bad = boxes[:, 2:] <= boxes[:, :2]
+                if bad.any():
+                    boxes = boxes[torch.where(bad.any(dim=1))[0]]
+                return boxes
+    """, [(8, "VL403"), (9, "VL404")]),
+    # Storing one piece of a split, not all of them: the rest of the buffer stays pinned.
+    "view_flat_buffer": ("""
+        import torch
+
+
+        class Holder:
+            def __init__(self):
+                self.saved = []
+
+            def keep_first(self, packed: torch.Tensor, rows: list) -> None:
+                first = packed.split(rows)[0]
+                self.saved.append(first)
+    """, [(10, "VL101")]),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(TWINS))
+def test_the_twin_without_the_evidence_is_still_reported(kind):
+    source, expected = TWINS[kind]
+    assert findings(textwrap.dedent(source).lstrip("\n")) == expected
