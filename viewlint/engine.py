@@ -289,6 +289,8 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
     try:
         if module is not None:
             activity = _activity(module, tree, reduction) if reduction is not None and reduction.active else None
+            if rows is not None:
+                index.memo["kept rows"] = rows  # what the walk will not see (`viewlint.analysis.rebinding`)
             facts = _walk(module, settings, index, project, rule_classes, activity)
             diagnostics.extend(_reserved(display, INTERNAL_ERROR, f"internal error in rule {code}: {message}")
                                for code, message in facts.errors)
