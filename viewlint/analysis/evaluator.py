@@ -573,7 +573,9 @@ class Evaluator:
         return Value(kind=Kind.TENSOR, provenance=Provenance.VIEW, base=root, origin=shown,
                      contiguous=None, device=base.device, is_parameter=base.is_parameter, partial=part,
                      zero_dim=base.zero_dim if origin in (".data", ".detach()") else None, why=base.why,
-                     copy_of=base.copy_of, copy_op=base.copy_op, base_made=made, guessed_cpu=base.guessed_cpu)
+                     copy_of=base.copy_of, copy_op=base.copy_op, base_made=made, guessed_cpu=base.guessed_cpu,
+                     dtype=None if origin in (".view(dtype)", ".real", ".imag") else base.dtype,
+                     grad_leaf=base.grad_leaf and origin not in (".data", ".detach()"))  # a view of a leaf refuses writes too
 
     # ------------------------------------------------------------------ subscripts
     def index_kind(self, node: cst.Subscript, local: Optional[Locals] = None) -> IndexKind:
@@ -991,7 +993,27 @@ class Evaluator:
             return "float32"
         if qualified in sem.INT64_DEFAULT_FACTORIES:
             return "int64"
-        return None
+        # `torch.full(shape, 2.0)`, `torch.tensor([1, 2])`, `torch.arange(6)`: the literals say it.
+        if qualified == "torch.full" and len(node.args) >= 2:
+            literals = [node.args[1].value]
+        elif qualified in ("torch.tensor", "torch.arange") and node.args:
+            literals = [a.value for a in node.args if a.keyword is None] if qualified == "torch.arange" else [node.args[0].value]
+        else:
+            return None
+        kinds = set()
+        for literal in literals:
+            for leaf in descendants(literal):
+                if isinstance(leaf, (cst.Integer, cst.Float)):
+                    kinds.add(type(leaf))
+                elif isinstance(leaf, cst.Name) and leaf.value in ("True", "False"):
+                    kinds.add(bool)
+                elif not isinstance(leaf, (cst.List, cst.Tuple, cst.Element, cst.UnaryOperation)):
+                    return None  # a name or an expression: its type is not read here
+        if kinds == {cst.Integer}:
+            return "int64"
+        if kinds and kinds <= {cst.Integer, cst.Float}:
+            return "float32"
+        return "bool" if kinds == {bool} else None
 
     def _converted_dtype(self, node: cst.Call, method: str, receiver: Value, local: Locals) -> Optional[str]:
         """The dtype after `.half()`, `.to(torch.int32)`, `.to(dtype=…)`; a move or reshape keeps the receiver's."""
