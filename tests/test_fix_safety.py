@@ -245,6 +245,16 @@ def test_vl301_still_fixes_what_is_proven_and_the_fixed_program_behaves_the_same
     assert behaviour(fixed) == behaviour(source) and "raised" not in behaviour(source)
 
 
+def test_vl301_is_not_silenced_by_an_attribute_named_data() -> None:
+    """`self.data = …` sets an attribute; only `tensor.data = …` restrides a tensor in place."""
+    source = (
+        "import torch\nclass Rows:\n    def __init__(self):\n        self.data = [1, 2]\n"
+        "def f():\n    x = torch.zeros(2, 3)\n    return x.contiguous().view(-1)\nprint(f())\n"
+    )
+    assert fixes(source, "VL301") == [Applicability.SAFE]
+    assert behaviour(fix_text(source, LINT, "program.py").text) == behaviour(source)
+
+
 # ---------------------------------------------------------------------------- VL201
 
 

@@ -23,8 +23,8 @@ from viewlint.analysis.tree import descendants
 # In-place methods that give a tensor new strides (`squeeze_`/`unsqueeze_` keep a contiguous tensor
 # contiguous; `resize_`/`resize_as_` may take a `memory_format`).
 _RESTRIDING_CALL = re.compile(r"\.\s*(?:t_|transpose_|swapdims_|swapaxes_|as_strided_|set_|resize_|resize_as_)\s*\(")
-# `x.data = …` (not `==`) replaces a tensor's storage and strides in place.
-_DATA_STORE = re.compile(r"\.\s*data\s*=(?!=)")
+# `x.data = …` (not `==`) replaces a tensor's storage and strides in place (`self.data = …` sets an attribute).
+_DATA_STORE = re.compile(r"(?<!\bself)\.\s*data\s*=(?!=)")
 _GLOBAL = re.compile(r"\b(?:global|nonlocal)\b")
 
 
