@@ -362,3 +362,13 @@ def test_comments_are_found_outside_strings(code: str, expected: list[str]) -> N
     from viewlint.fix import comments_in
 
     assert comments_in(code) == expected
+
+
+@pytest.mark.parametrize("name", ["with-as", "walrus at module level"])
+def test_vl301_in_a_file_linted_piece_by_piece(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large file is parsed a run of statements at a time: the statements blanked there bind names too."""
+    import viewlint.engine
+
+    monkeypatch.setattr(viewlint.engine, "PIECE_BYTES", 1)
+    source = RESTRIDED[name].lstrip()
+    assert Applicability.SAFE not in fixes(source, "VL301", engine_lint(Settings(select=("ALL",))))

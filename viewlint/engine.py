@@ -413,6 +413,8 @@ def _lint_pieces(text: str, tree: ast.Module, reduction: Optional[Reduction], di
         groups.append((first, bounds[-1]))
     diagnostics: list[Diagnostic] = []
     module_values: dict[str, Any] = {}
+    if reduction is not None:
+        index.memo["kept rows"] = reduction.rows  # what the walk will not see (`viewlint.analysis.rebinding`)
     pending = list(reversed(groups))
     while pending:
         first, last = pending.pop()
