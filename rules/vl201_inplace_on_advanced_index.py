@@ -59,16 +59,21 @@ class InplaceOnAdvancedIndex(TracksTemporaries, Rule):
     buf[[3]] = 2.0
     buf[idx] += y                     # instead of buf[idx].add_(y)
     ```
-    Fix safety: safe. `--fix` rewrites `.copy_(v)`, `.fill_(v)`, `.zero_()` and
-    `.add_/.sub_/.mul_/.div_(y)` (one positional argument, no `alpha=`) called directly
-    on `buf[idx]` into assignments; other methods, chains and the local-name form get a
-    hint only.
+    Fix safety: unsafe, applied with `--unsafe-fixes` only: the rewrite changes what the
+    program does (that is its point: the write starts landing in `buf`). `--unsafe-fixes`
+    rewrites `.copy_(v)`, `.fill_(v)`, `.zero_()` and `.add_/.sub_/.mul_/.div_(y)` (one
+    positional argument, no `alpha=`) called directly on `buf[idx]` into assignments; other
+    methods, chains and the local-name form get a hint only. No rewrite is offered where the
+    assignment would raise instead of writing: when `buf` is (or may be) an `nn.Parameter`,
+    a `.parameters()` element or another leaf that requires grad (an in-place write into a
+    leaf raises; `p.data[idx]` is fine), or when `v` is a tensor whose dtype is known and is
+    not known to be `buf`'s: `copy_` and `fill_` cast, an assignment through an index does not.
     """
 
     code = "VL201"
     name = "inplace-on-advanced-index"
     summary = "In-place write on an advanced-index result lands in a temporary copy"
-    fix_applicability = Applicability.SAFE
+    fix_applicability = Applicability.UNSAFE
 
     @classmethod
     def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
@@ -187,6 +192,10 @@ class InplaceOnAdvancedIndex(TracksTemporaries, Rule):
         )
         method = call.func.attr.value  # type: ignore[attr-defined]
         replacement = self._assignment(call, method) if outer is call and receiver is gathered else None
+        refusal = self._refusal(call, method, gathered) if replacement is not None else None
+        if refusal is not None:
+            self.report(call, message, fix_message=f"assign through the index: `{gathered_text} = …` ({refusal})")
+            return
         if replacement is not None:
             operator, value = replacement
             new_text = f"{facts.source_for_edit(gathered)} {operator} {value}"
@@ -195,6 +204,21 @@ class InplaceOnAdvancedIndex(TracksTemporaries, Rule):
         else:
             self.report(call, message, fix_message=f"assign through the index: `{gathered_text}[…] = …`"
                         if receiver is not gathered else f"assign through the index: `{gathered_text} = …`")
+
+    def _refusal(self, call: cst.Call, method: str, gathered: cst.Subscript) -> Optional[str]:
+        """Why the assignment would raise where the in-place call ran, if it may: a leaf that requires grad
+        refuses in-place writes, and an assignment through an index does not cast as `copy_`/`fill_` do."""
+        facts = self.facts
+        buffer = facts.value_of(gathered.value)
+        detached = isinstance(gathered.value, cst.Attribute) and gathered.value.attr.value == "data"  # `p.data[idx]`
+        if (buffer.is_parameter or buffer.grad_leaf) and not detached:
+            return f"`{facts.short_source(gathered.value)}` may be a leaf that requires grad: writing into it raises"
+        if method in ("copy_", "fill_") and call.args:
+            value = facts.value_of(call.args[0].value)
+            if value.is_tensor and value.dtype is not None and value.dtype != buffer.dtype:
+                return f"the dtypes may differ: `{facts.short_source(call.args[0].value)}` is " \
+                       f"{value.dtype or 'of unknown dtype'}, `{facts.short_source(gathered.value)}` {buffer.dtype or 'of unknown dtype'}"
+        return None
 
     def _assignment(self, call: cst.Call, method: str) -> Optional[tuple[str, str]]:
         """(operator, value source) for the safe rewrite, when the arguments map exactly."""

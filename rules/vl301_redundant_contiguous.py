@@ -54,6 +54,12 @@ class RedundantContiguous(Rule):
     Fix safety: safe. Dropping `.contiguous()` from a contiguous tensor returns the same
     object, and `clone(memory_format=torch.contiguous_format)` returns the same values in
     one copy. The clone rewrite is offered only when `torch` is imported under that name.
+    The tensor must be contiguous on every path to the call: the rule stays silent when the
+    name may have been rebound where the analysis does not follow values (`with … as x`,
+    `case … as x`, a walrus, the next run of a loop, a `try` handler, `global`/`nonlocal`,
+    a function reading a name of its enclosing scope) or restrided in place anywhere in the
+    module (`x.t_()`, `x.transpose_()`, `x.as_strided_()`, `x.set_(…)`, `x.data = …`,
+    through an alias or a callee). A rewrite that would delete a comment is a hint only.
     """
 
     code = "VL301"

@@ -8,6 +8,7 @@ import libcst as cst
 
 from viewlint.analysis import features, semantics
 from viewlint.analysis.tree import descendants
+from viewlint.analysis.values import Kind
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 
@@ -59,9 +60,12 @@ class DoubleConversion(Rule):
     ```python
     noise = torch.randn(4, 64).to(device="cuda", dtype=torch.half)
     ```
-    Fix safety: safe (same values, dtype and device). Offered when both the device and
-    the dtype are written out (`.cuda()`, `.to(dev)`, `.half()`, `.to(torch.bfloat16)`)
-    and `torch` is imported under that name. The fused call converts on the host before
+    Fix safety: safe (same values, dtype and device) when the device is proven one: `.cuda()`,
+    `.to("cuda")`, `.to(torch.device(…))`, `x.device`, or a name the analysis saw bound to one.
+    A name that only looks like a device (`.to(dev)`, a parameter `device`) gets an unsafe fix
+    (`--unsafe-fixes`): were it a dtype, `.to(device=dev, …)` would raise. No fix when the name
+    may hold a dtype or a tensor (`dev = torch.float64`). Offered when the dtype is written out
+    (`.half()`, `.to(torch.bfloat16)`) and `torch` is imported under that name. The fused call converts on the host before
     the transfer, which then moves fewer bytes because the cast narrows.
     """
 
@@ -83,9 +87,10 @@ class DoubleConversion(Rule):
         if dtype is None:
             return
         move = func.value
-        device = self._device_move(move)
-        if device is None:
+        moved = self._device_move(move)
+        if moved is None:
             return
+        device, proven = moved
         source = move.func.value  # type: ignore[attr-defined]
         value = self.facts.value_of(source)
         if not (value.is_tensor and value.cpu):
@@ -105,8 +110,10 @@ class DoubleConversion(Rule):
             node,
             f"`{text}` copies `{facts.short_source(source)}` to the device in its old dtype, then converts it there: "
             f"a device temporary and a second kernel",
-            fix_message=f"move and convert in one call: `.to(device={device}, dtype={dtype})`",
+            fix_message=f"move and convert in one call: `.to(device={device}, dtype={dtype})`"
+                        + ("" if proven else f" (if `{device}` is a device)"),
             edits=edits,
+            applicability=None if proven else Applicability.UNSAFE,
         )
 
     def _cast_dtype(self, node: cst.Call, method: str) -> Optional[str]:
@@ -123,15 +130,16 @@ class DoubleConversion(Rule):
             return self.facts.module.code_for_node(arg.value)
         return None
 
-    def _device_move(self, node: cst.BaseExpression) -> Optional[str]:
-        """The device's source text when `node` is `x.cuda()` or `x.to(<a device>)` (blocking), else None."""
+    def _device_move(self, node: cst.BaseExpression) -> Optional[tuple[str, bool]]:
+        """(The device's source text, whether it is proven a device) when `node` is `x.cuda()` or
+        `x.to(<a device>)` (blocking), else None."""
         if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
             return None
         method = node.func.attr.value
         if any(arg.keyword is not None and arg.keyword.value == "non_blocking" for arg in node.args):
             return None
         if method == "cuda":
-            return '"cuda"' if not node.args else None
+            return ('"cuda"', True) if not node.args else None
         if method != "to" or len(node.args) != 1:
             return None
         arg = node.args[0]
@@ -139,17 +147,24 @@ class DoubleConversion(Rule):
             return None
         return self._device_text(arg.value)
 
-    def _device_text(self, node: cst.BaseExpression) -> Optional[str]:
+    def _device_text(self, node: cst.BaseExpression) -> Optional[tuple[str, bool]]:
+        """(source text, proven a device): `"cuda"` and `torch.device("cuda")` are; a name that only looks
+        like one (`device`, `self.device`) is not, unless the analysis saw a device bound to it; a name that
+        may hold a dtype (`dev = torch.float64`) or a tensor is no device at all."""
         text = self.facts.module.code_for_node(node)
         if isinstance(node, cst.SimpleString):
             device = node.value.strip("'\"")
-            return text if device.startswith(("cuda", "xpu", "npu", "mps")) else None
+            return (text, True) if device.startswith(("cuda", "xpu", "npu", "mps")) else None
         qualified = self.facts.qualify(node) or ""
         if isinstance(node, cst.Call) and qualified == "torch.device" and node.args and isinstance(node.args[0].value, cst.SimpleString):
-            return text if node.args[0].value.value.strip("'\"").startswith(("cuda", "xpu", "npu", "mps")) else None
+            return (text, True) if node.args[0].value.value.strip("'\"").startswith(("cuda", "xpu", "npu", "mps")) else None
         name = node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else ""
         if name.lower().endswith(_DEVICE_NAME_HINTS) and "cpu" not in name.lower():
-            return text  # `device`, `self.device`, `x.device`, `target_device`
+            value = self.facts.value_of(node)  # `device`, `self.device`, `x.device`, `target_device`
+            if value.host_type == "device":
+                return text, True
+            if value.kind is Kind.UNKNOWN and value.host_type is None:
+                return text, False  # nothing says what it holds: a device by its name only
         return None
 
     def _source_dtype(self, source: cst.BaseExpression) -> Optional[str]:

@@ -61,9 +61,10 @@ def codes_in(stdout: str) -> list[str]:
 def test_findings_exit_1_with_concise_lines_on_stdout_and_summary_on_stderr(project: Path) -> None:
     result = viewlint_in(project, "bad.py")
     assert result.returncode == 1
-    assert result.stdout.startswith(f"{FINDING} [*] `buf[rows].copy_(…)` writes into a temporary copy")
+    # VL201's fix changes behaviour (the write starts landing): unsafe, so no `[*]` without --unsafe-fixes.
+    assert result.stdout.startswith(f"{FINDING} `buf[rows].copy_(…)` writes into a temporary copy")
     assert len(result.stdout.splitlines()) == 1
-    assert result.stderr == "Found 1 finding (1 fixable).\n"
+    assert result.stderr == "Found 1 finding (0 fixable).\n1 hidden fix can be enabled with the `--unsafe-fixes` option.\n"
 
 
 def test_clean_file_exits_0_and_says_all_checks_passed(project: Path) -> None:
@@ -76,7 +77,7 @@ def test_plural_summary_counts_findings_and_fixable(project: Path) -> None:
     result = viewlint_in(project, "two.py")
     assert result.returncode == 1
     assert len(result.stdout.splitlines()) == 3
-    assert result.stderr == "Found 3 findings (2 fixable).\n"
+    assert result.stderr == "Found 3 findings (0 fixable).\n2 hidden fixes can be enabled with the `--unsafe-fixes` option.\n"
 
 
 def test_bare_paths_mean_check(project: Path) -> None:
@@ -199,8 +200,8 @@ def test_json_uses_ruffs_schema(project: Path) -> None:
     assert finding["location"] == {"row": 5, "column": 5}
     assert finding["end_location"]["row"] == 5
     assert finding["noqa_row"] == 5
-    assert finding["fix"]["applicability"] == "safe"
-    assert finding["fix"]["edits"], "a safe fix carries edits"
+    assert finding["fix"]["applicability"] == "unsafe"
+    assert finding["fix"]["edits"], "an unsafe fix carries edits too"
 
 
 def test_json_of_a_clean_run_is_an_empty_list(project: Path) -> None:
@@ -254,10 +255,12 @@ def test_statistics_counts_per_rule(project: Path) -> None:
     (project / "two.py").write_text(BAD + "    buf[rows].zero_()\n")
     result = viewlint_in(project, "--statistics", "two.py", "bad.py")
     assert result.returncode == 1
-    assert result.stdout.split("\t") == ["    3", "VL201", "[*] inplace-on-advanced-index\n"]
+    assert result.stdout.split("\t") == ["    3", "VL201", "inplace-on-advanced-index\n"]
     as_json = viewlint_in(project, "--statistics", "--output-format", "json", "two.py", "bad.py")
-    assert json.loads(as_json.stdout) == [{"code": "VL201", "name": "inplace-on-advanced-index", "count": 3, "fixable": True,
-                                              "fixable_count": 3}]
+    assert json.loads(as_json.stdout) == [{"code": "VL201", "name": "inplace-on-advanced-index", "count": 3, "fixable": False,
+                                              "fixable_count": 0}]
+    unsafe = viewlint_in(project, "--statistics", "--unsafe-fixes", "two.py", "bad.py")
+    assert unsafe.stdout.split("\t") == ["    3", "VL201", "[*] inplace-on-advanced-index\n"]
 
 
 def test_output_file_takes_the_findings_and_stdout_stays_empty(project: Path) -> None:
@@ -265,7 +268,7 @@ def test_output_file_takes_the_findings_and_stdout_stays_empty(project: Path) ->
     assert result.returncode == 1
     assert result.stdout == ""
     assert json.loads((project / "report.json").read_text())[0]["code"] == "VL201"
-    assert result.stderr == "Found 1 finding (1 fixable).\n"
+    assert result.stderr == "Found 1 finding (0 fixable).\n1 hidden fix can be enabled with the `--unsafe-fixes` option.\n"
 
 
 # --- stdin ---------------------------------------------------------------------------------------
@@ -434,7 +437,7 @@ def test_rule_json() -> None:
     data = json.loads(run_viewlint("rule", "VL201", "--output-format", "json").stdout)
     assert data["code"] == "VL201"
     assert data["name"] == "inplace-on-advanced-index"
-    assert data["fix"] == "safe"
+    assert data["fix"] == "unsafe"
     assert data["explanation"].startswith("# inplace-on-advanced-index (VL201)")
 
 
@@ -451,7 +454,7 @@ def test_rule_all_lists_every_rule_with_state_and_fix() -> None:
     codes = [line.split()[0] for line in lines]
     assert codes == sorted(set(codes)) and "VL201" in codes
     vl201 = next(line for line in lines if line.startswith("VL201"))
-    assert vl201.split()[1:4] == ["on", "fix:safe", "inplace-on-advanced-index:"]
+    assert vl201.split()[1:4] == ["on", "fix:unsafe", "inplace-on-advanced-index:"]
 
 
 def test_rule_all_json() -> None:

@@ -124,7 +124,7 @@ def test_fixed_snippet_writes_into_the_buffer(tmp_path):
     path.write_text(SNIPPET, encoding="utf-8")
     before = subprocess.run([sys.executable, "-c", f"import runpy; runpy.run_path({str(path)!r})"], capture_output=True, text=True)
     assert before.returncode != 0 and "AssertionError" in before.stderr  # the write was lost
-    result = run_viewlint("--isolated", "--no-cache", "--fix", path.name, cwd=tmp_path)
+    result = run_viewlint("--isolated", "--no-cache", "--fix", "--unsafe-fixes", path.name, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert path.read_text(encoding="utf-8") == SNIPPET_FIXED
     after = subprocess.run([sys.executable, "-c", f"import runpy; runpy.run_path({str(path)!r})"], capture_output=True, text=True)
@@ -182,7 +182,7 @@ def test_fixed_vl101_fixture_cached_entries_own_their_storage():
 def _fix_file(tmp_path: Path, name: str, data: bytes, *extra: str) -> tuple[bytes, subprocess.CompletedProcess]:
     path = tmp_path / name
     path.write_bytes(data)
-    result = run_viewlint("--isolated", "--no-cache", "--fix", *extra, name, cwd=tmp_path)
+    result = run_viewlint("--isolated", "--no-cache", "--fix", "--unsafe-fixes", *extra, name, cwd=tmp_path)
     return path.read_bytes(), result
 
 
@@ -233,7 +233,7 @@ def test_file_mode_is_kept(tmp_path):
     path = tmp_path / "script.py"
     path.write_text(SNIPPET, encoding="utf-8")
     path.chmod(0o755)
-    result = run_viewlint("--isolated", "--no-cache", "--fix", "script.py", cwd=tmp_path)
+    result = run_viewlint("--isolated", "--no-cache", "--fix", "--unsafe-fixes", "script.py", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert path.read_text(encoding="utf-8") == SNIPPET_FIXED
     assert stat.S_IMODE(path.stat().st_mode) == 0o755
@@ -245,7 +245,7 @@ def test_symbolic_link_is_fixed_through_not_replaced(tmp_path):
     real.write_text(SNIPPET, encoding="utf-8")
     link = tmp_path / "link.py"
     link.symlink_to(real.name)
-    result = run_viewlint("--isolated", "--no-cache", "--fix", "link.py", cwd=tmp_path)
+    result = run_viewlint("--isolated", "--no-cache", "--fix", "--unsafe-fixes", "link.py", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert link.is_symlink()
     assert real.read_text(encoding="utf-8") == SNIPPET_FIXED
@@ -268,7 +268,7 @@ def test_file_changed_on_disk_is_not_overwritten(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(fix_module, "fix_files", fix_then_edit)
     monkeypatch.chdir(tmp_path)
-    code = run_check(("busy.py",), fix=True, isolated=True, no_cache=True, jobs=1)
+    code = run_check(("busy.py",), fix=True, unsafe_fixes=True, isolated=True, no_cache=True, jobs=1)
     assert code == 2
     assert path.read_text(encoding="utf-8") == edited_meanwhile
     assert "changed on disk since it was read; not overwritten" in capsys.readouterr().err
@@ -287,7 +287,7 @@ def test_unparsable_file_is_left_alone(tmp_path):
 def test_diff_prints_a_unified_diff_and_writes_nothing(tmp_path):
     path = tmp_path / "a.py"
     path.write_text(SNIPPET, encoding="utf-8")
-    result = run_viewlint("--isolated", "--no-cache", "--diff", "a.py", cwd=tmp_path)
+    result = run_viewlint("--isolated", "--no-cache", "--diff", "--unsafe-fixes", "a.py", cwd=tmp_path)
     assert result.returncode == 1, result.stderr
     assert result.stdout == (
         "--- a.py\n+++ a.py\n@@ -1,5 +1,5 @@\n import torch\n \n buf = torch.zeros(8, 4)\n"
@@ -310,13 +310,13 @@ def test_diff_of_the_applied_fix_applies_with_patch(tmp_path):
         pytest.skip("no patch(1)")
     source = (FIXTURES / "VL201" / "positive_inplace_on_gather.py").read_bytes()
     (tmp_path / "a.py").write_bytes(source)
-    diff = run_viewlint("--isolated", "--no-cache", "--select", "ALL", "--diff", "a.py", cwd=tmp_path).stdout
+    diff = run_viewlint("--isolated", "--no-cache", "--select", "ALL", "--diff", "--unsafe-fixes", "a.py", cwd=tmp_path).stdout
     subprocess.run(["patch", "-p0", "-s"], input=diff, text=True, cwd=tmp_path, check=True)
     assert (tmp_path / "a.py").read_bytes() == (FIXTURES / "VL201" / "positive_inplace_on_gather.py.fixed").read_bytes()
 
 
 def test_fix_on_stdin_prints_the_fixed_source(tmp_path):
-    result = run_viewlint("--isolated", "--fix", "-", input=SNIPPET, cwd=tmp_path)
+    result = run_viewlint("--isolated", "--fix", "--unsafe-fixes", "-", input=SNIPPET, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout == SNIPPET_FIXED
     assert "Found 1 finding (1 fixed, 0 remaining)." in result.stderr
@@ -324,7 +324,7 @@ def test_fix_on_stdin_prints_the_fixed_source(tmp_path):
 
 def test_fix_on_stdin_reports_remaining_findings_on_stderr(tmp_path):
     source = SNIPPET + UNFIXABLE
-    result = run_viewlint("--isolated", "--fix", "--stdin-filename", "mod.py", "-", input=source, cwd=tmp_path)
+    result = run_viewlint("--isolated", "--fix", "--unsafe-fixes", "--stdin-filename", "mod.py", "-", input=source, cwd=tmp_path)
     assert result.returncode == 1
     assert result.stdout == SNIPPET_FIXED + UNFIXABLE
     assert "mod.py:6:1: VL201" in result.stderr
@@ -332,7 +332,7 @@ def test_fix_on_stdin_reports_remaining_findings_on_stderr(tmp_path):
 
 
 def test_diff_on_stdin(tmp_path):
-    result = run_viewlint("--isolated", "--diff", "-", input=SNIPPET, cwd=tmp_path)
+    result = run_viewlint("--isolated", "--diff", "--unsafe-fixes", "-", input=SNIPPET, cwd=tmp_path)
     assert result.returncode == 1
     assert "-buf[[3]].fill_(2.0)\n+buf[[3]] = 2.0\n" in result.stdout
 
@@ -340,7 +340,7 @@ def test_diff_on_stdin(tmp_path):
 def test_show_fixes_lists_fixes_per_file_and_rule(tmp_path):
     (tmp_path / "a.py").write_text(SNIPPET, encoding="utf-8")
     (tmp_path / "b.py").write_text(SNIPPET + "buf[[1, 2]].zero_()\n", encoding="utf-8")
-    result = run_viewlint("--isolated", "--no-cache", "--fix", "--show-fixes", "a.py", "b.py", cwd=tmp_path)
+    result = run_viewlint("--isolated", "--no-cache", "--fix", "--unsafe-fixes", "--show-fixes", "a.py", "b.py", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert (
         "Fixed 3 findings:\n"
@@ -354,16 +354,16 @@ def test_show_fixes_lists_fixes_per_file_and_rule(tmp_path):
 
 def test_fix_exit_codes(tmp_path):
     (tmp_path / "a.py").write_text(SNIPPET, encoding="utf-8")
-    assert run_viewlint("--isolated", "--no-cache", "--fix", "a.py", cwd=tmp_path).returncode == 0
+    assert run_viewlint("--isolated", "--no-cache", "--fix", "--unsafe-fixes", "a.py", cwd=tmp_path).returncode == 0
     (tmp_path / "a.py").write_text(SNIPPET, encoding="utf-8")
-    result = run_viewlint("--isolated", "--no-cache", "--fix", "--exit-non-zero-on-fix", "a.py", cwd=tmp_path)
+    result = run_viewlint("--isolated", "--no-cache", "--fix", "--unsafe-fixes", "--exit-non-zero-on-fix", "a.py", cwd=tmp_path)
     assert result.returncode == 1
     # Nothing left to fix: --exit-non-zero-on-fix exits 0 again.
-    result = run_viewlint("--isolated", "--no-cache", "--fix", "--exit-non-zero-on-fix", "a.py", cwd=tmp_path)
+    result = run_viewlint("--isolated", "--no-cache", "--fix", "--unsafe-fixes", "--exit-non-zero-on-fix", "a.py", cwd=tmp_path)
     assert result.returncode == 0 and "All checks passed!" in result.stderr
     # Findings without an edit remain: exit 1.
     (tmp_path / "b.py").write_text(SNIPPET + UNFIXABLE, encoding="utf-8")
-    result = run_viewlint("--isolated", "--no-cache", "--fix", "b.py", cwd=tmp_path)
+    result = run_viewlint("--isolated", "--no-cache", "--fix", "--unsafe-fixes", "b.py", cwd=tmp_path)
     assert result.returncode == 1
     assert "Found 2 findings (1 fixed, 1 remaining)." in result.stderr
     assert result.stdout.startswith("b.py:6:1: VL201 ")
@@ -372,7 +372,7 @@ def test_fix_exit_codes(tmp_path):
 def test_fix_uses_the_cache_but_still_fixes(tmp_path):
     (tmp_path / "a.py").write_text(SNIPPET, encoding="utf-8")
     assert run_viewlint("--isolated", "a.py", cwd=tmp_path).returncode == 1  # fills the cache
-    result = run_viewlint("--isolated", "--fix", "a.py", cwd=tmp_path)
+    result = run_viewlint("--isolated", "--fix", "--unsafe-fixes", "a.py", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "a.py").read_text(encoding="utf-8") == SNIPPET_FIXED
 
@@ -380,7 +380,7 @@ def test_fix_uses_the_cache_but_still_fixes(tmp_path):
 def test_fix_in_parallel_matches_serial(tmp_path):
     for i in range(6):
         (tmp_path / f"m{i}.py").write_text(SNIPPET * (i + 1), encoding="utf-8")
-    result = run_viewlint("--isolated", "--no-cache", "-j", "3", "--fix", ".", cwd=tmp_path)
+    result = run_viewlint("--isolated", "--no-cache", "-j", "3", "--fix", "--unsafe-fixes", ".", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     for i in range(6):
         assert (tmp_path / f"m{i}.py").read_text(encoding="utf-8") == SNIPPET_FIXED * (i + 1)
@@ -404,8 +404,7 @@ def test_unsafe_fixes_only_with_unsafe_fixes(tmp_path, monkeypatch, capsys):
     """An unsafe fix is shown as available, applied by --fix --unsafe-fixes, never by --fix alone."""
     from viewlint.cli import run_check
 
-    rule = all_rules()["VL201"]
-    monkeypatch.setattr(rule, "fix_applicability", Applicability.UNSAFE)
+    assert all_rules()["VL201"].fix_applicability is Applicability.UNSAFE  # the write starts landing
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "a.py"
     path.write_text(SNIPPET, encoding="utf-8")
@@ -433,7 +432,7 @@ def test_json_output_carries_the_fix(tmp_path):
     (tmp_path / "a.py").write_text(SNIPPET, encoding="utf-8")
     result = run_viewlint("--isolated", "--no-cache", "--output-format", "json", "a.py", cwd=tmp_path)
     [finding] = json.loads(result.stdout)
-    assert finding["fix"]["applicability"] == "safe"
+    assert finding["fix"]["applicability"] == "unsafe"
     assert finding["fix"]["edits"] == [
         {"content": "buf[[3]] = 2.0", "location": {"row": 4, "column": 1}, "end_location": {"row": 4, "column": 20}}
     ]
@@ -444,7 +443,7 @@ def test_sarif_output_carries_the_fix(tmp_path):
     result = run_viewlint("--isolated", "--no-cache", "--output-format", "sarif", "a.py", cwd=tmp_path)
     [finding] = json.loads(result.stdout)["runs"][0]["results"]
     [fix] = finding["fixes"]
-    assert fix["properties"]["applicability"] == "safe"
+    assert fix["properties"]["applicability"] == "unsafe"
     [change] = fix["artifactChanges"]
     assert change["artifactLocation"]["uri"] == "a.py"
     [replacement] = change["replacements"]
@@ -567,5 +566,5 @@ def test_multiline_edit_keeps_block_indentation():
         "    buf[idx].copy_(torch.ones(\n"
         "        2, 4))\n"
     )
-    outcome = fix_text(source, _lint(source), "t.py")
+    outcome = fix_text(source, _lint(source), "t.py", unsafe_fixes=True)
     assert outcome.text == source.replace("buf[idx].copy_(torch.ones(\n        2, 4))", "buf[idx] = torch.ones(\n        2, 4)")

@@ -202,7 +202,7 @@ def test_a_real_syntax_error_is_still_vl000_on_its_row(source: str, row: int) ->
 def test_fix_applies_in_a_file_with_newer_syntax(tmp_path) -> None:
     source = "import torch\n\ntype Rows = list[int]\n\nbuf = torch.zeros(8, 4)\nbuf[[3]].fill_(2.0)\n"
     (tmp_path / "newer.py").write_text(source)
-    result = run_viewlint("--isolated", "--no-cache", "--fix", "newer.py", cwd=tmp_path)
+    result = run_viewlint("--isolated", "--no-cache", "--fix", "--unsafe-fixes", "newer.py", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert (tmp_path / "newer.py").read_text() == source.replace("buf[[3]].fill_(2.0)", "buf[[3]] = 2.0")
 

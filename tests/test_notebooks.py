@@ -112,9 +112,10 @@ def test_fix_changes_only_the_fixed_cell_and_nbformat_validates(in_tmp: Path, ca
     path = demo(in_tmp / "demo.ipynb")
     before = path.read_bytes()
     code, out, err = check(capsys, "demo.ipynb", fix=True)
-    assert code == 1  # two findings without a safe fix remain
-    assert heads(out) == EXPECTED[1:]
-    assert "1 fixed, 2 remaining" in err
+    assert code == 1 and path.read_bytes() == before  # every fix here is unsafe: plain --fix changes nothing
+    assert "0 fixed, 3 remaining" in err
+    code, out, err = check(capsys, "demo.ipynb", fix=True, unsafe_fixes=True, select=("VL201",))
+    assert code == 0 and "1 fixed, 0 remaining" in err
     after = path.read_bytes()
     fixed = nbformat.reads(after.decode(), as_version=4)
     nbformat.validate(fixed)
@@ -132,7 +133,7 @@ def test_fix_changes_only_the_fixed_cell_and_nbformat_validates(in_tmp: Path, ca
 def test_diff_shows_the_cell_and_writes_nothing(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = demo(in_tmp / "demo.ipynb")
     before = path.read_bytes()
-    code, out, _ = check(capsys, "demo.ipynb", diff=True)
+    code, out, _ = check(capsys, "demo.ipynb", diff=True, unsafe_fixes=True)
     assert code == 1
     assert out.splitlines()[:2] == ["--- demo.ipynb:cell 3", "+++ demo.ipynb:cell 3"]
     assert "-    buf[idx].copy_(v)" in out and "+    buf[idx] = v" in out
@@ -148,7 +149,7 @@ def test_stdin_with_a_notebook_filename(in_tmp: Path) -> None:
 
 def test_fix_through_stdin_prints_the_fixed_notebook(in_tmp: Path) -> None:
     path = demo(in_tmp / "demo.ipynb")
-    result = run_viewlint("--no-cache", "--fix", "-", "--stdin-filename", "demo.ipynb", cwd=in_tmp, input=path.read_text())
+    result = run_viewlint("--no-cache", "--fix", "--unsafe-fixes", "-", "--stdin-filename", "demo.ipynb", cwd=in_tmp, input=path.read_text())
     fixed = nbformat.reads(result.stdout, as_version=4)
     nbformat.validate(fixed)
     assert fixed.cells[2].source.endswith("buf[idx] = v")
@@ -188,7 +189,7 @@ def test_magics_are_skipped_without_moving_findings(in_tmp: Path, capsys: pytest
 def test_fix_keeps_magics_as_written(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write_notebook(in_tmp / "magic.ipynb", "import torch\nbuf = torch.zeros(4, 4)\nv = torch.ones(4)",
                           MAGICS + "\nbuf[[1, 2]].copy_(v)")
-    check(capsys, "magic.ipynb", fix=True, select=("VL201",))
+    check(capsys, "magic.ipynb", fix=True, unsafe_fixes=True, select=("VL201",))
     cell = nbformat.read(path, as_version=4).cells[1].source
     fixed_python = {"buf[[1]].zero_()": "buf[[1]] = 0", "buf[[2]].zero_()": "buf[[2]] = 0", ".copy_(v)": " = v"}
     expected = MAGICS + "\nbuf[[1, 2]].copy_(v)"

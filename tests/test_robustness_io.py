@@ -239,7 +239,7 @@ def test_a_named_pipe_found_in_a_folder_is_reported(project: Path) -> None:
 @needs_fifo
 def test_fix_skips_a_named_pipe(project: Path) -> None:
     os.mkfifo(project / "pipe.py")
-    result = viewlint("--fix", "pipe.py", "bad.py", cwd=project, timeout=60)
+    result = viewlint("--fix", "--unsafe-fixes", "pipe.py", "bad.py", cwd=project, timeout=60)
     assert_clean_exit(result, 1)
     assert out(result) == "pipe.py:1:1: VL001 cannot read file: not a regular file (a named pipe)\n"
     assert FIXED_LINE in (project / "bad.py").read_text()
@@ -385,7 +385,7 @@ def test_sigterm_during_fix_leaves_no_temporary_file_and_no_half_file(
     tmp_path: Path, start_with_workers: Callable[..., Any]
 ) -> None:
     _many_files(tmp_path)
-    process, workers = start_with_workers(tmp_path, "--fix")
+    process, workers = start_with_workers(tmp_path, "--fix", "--unsafe-fixes")
     first = tmp_path / "m0000.py"
     deadline = time.monotonic() + 120
     while process.poll() is None and first.read_text() == BAD and time.monotonic() < deadline:
@@ -596,7 +596,7 @@ LATIN_1 = {"PYTHONIOENCODING": "latin-1"}
 def test_an_output_encoding_without_the_ellipsis_spells_it_in_ascii(project: Path) -> None:
     result = viewlint("--no-cache", "bad.py", cwd=project, env=LATIN_1)
     assert_clean_exit(result, 1)
-    assert result.stdout.startswith(b"bad.py:5:5: VL201 [*] `buf[rows].copy_(...)` writes into a temporary copy")
+    assert result.stdout.startswith(b"bad.py:5:5: VL201 `buf[rows].copy_(...)` writes into a temporary copy")
 
 
 def test_source_text_the_output_encoding_lacks_is_escaped(project: Path) -> None:
@@ -608,7 +608,7 @@ def test_source_text_the_output_encoding_lacks_is_escaped(project: Path) -> None
 
 
 def test_show_fixes_in_an_encoding_without_the_multiplication_sign(project: Path) -> None:
-    fixed = viewlint("--no-cache", "--fix", "--show-fixes", "bad.py", cwd=project, env={"PYTHONIOENCODING": "iso8859-5"})
+    fixed = viewlint("--no-cache", "--fix", "--unsafe-fixes", "--show-fixes", "bad.py", cwd=project, env={"PYTHONIOENCODING": "iso8859-5"})
     assert_clean_exit(fixed, 0)
     assert b"      1 x VL201 (inplace-on-advanced-index)\n" in fixed.stderr
 
@@ -618,7 +618,7 @@ def test_show_fixes_in_an_encoding_without_the_multiplication_sign(project: Path
 
 def test_fix_through_a_symbolic_link_and_its_target_fixes_once(project: Path) -> None:
     (project / "alias.py").symlink_to("bad.py")
-    result = viewlint("--no-cache", "--fix", ".", cwd=project)
+    result = viewlint("--no-cache", "--fix", "--unsafe-fixes", ".", cwd=project)
     assert_clean_exit(result, 0)
     assert err(result) == "Found 1 finding (1 fixed, 0 remaining).\n"
     assert (project / "alias.py").is_symlink()
@@ -627,7 +627,7 @@ def test_fix_through_a_symbolic_link_and_its_target_fixes_once(project: Path) ->
 
 def test_fix_keeps_hard_links_together(project: Path) -> None:
     os.link(project / "bad.py", project / "twin.py")
-    result = viewlint("--no-cache", "--fix", ".", cwd=project)
+    result = viewlint("--no-cache", "--fix", "--unsafe-fixes", ".", cwd=project)
     assert_clean_exit(result, 0)
     assert os.path.samefile(project / "bad.py", project / "twin.py")
     assert (project / "bad.py").stat().st_nlink == 2
@@ -639,7 +639,7 @@ def test_fix_keeps_setuid_and_setgid_bits(project: Path) -> None:
     target.chmod(0o6755)
     if target.stat().st_mode & 0o7777 != 0o6755:
         pytest.skip("this file system does not keep setuid/setgid bits")
-    result = viewlint("--no-cache", "--fix", "bad.py", cwd=project)
+    result = viewlint("--no-cache", "--fix", "--unsafe-fixes", "bad.py", cwd=project)
     assert_clean_exit(result, 0)
     assert FIXED_LINE in target.read_text()
     assert target.stat().st_mode & 0o7777 == 0o6755
@@ -652,7 +652,7 @@ def test_fix_keeps_extended_attributes(project: Path) -> None:
         os.setxattr(target, "user.viewlint-test", b"kept")
     except OSError:
         pytest.skip("this file system has no user extended attributes")
-    result = viewlint("--no-cache", "--fix", "bad.py", cwd=project)
+    result = viewlint("--no-cache", "--fix", "--unsafe-fixes", "bad.py", cwd=project)
     assert_clean_exit(result, 0)
     assert FIXED_LINE in target.read_text()
     assert os.getxattr(target, "user.viewlint-test") == b"kept"
@@ -663,7 +663,7 @@ def test_fix_a_writable_file_in_a_read_only_folder(unprivileged: Unprivileged) -
     folder.mkdir()
     (folder / "bad.py").write_text(BAD)
     folder.chmod(0o555)
-    result = unprivileged.run("--no-cache", "--fix", "readonly/bad.py")
+    result = unprivileged.run("--no-cache", "--fix", "--unsafe-fixes", "readonly/bad.py")
     assert_clean_exit(result, 0)
     assert FIXED_LINE in (folder / "bad.py").read_text()
     assert sorted(p.name for p in folder.iterdir()) == ["bad.py"]

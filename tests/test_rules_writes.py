@@ -130,12 +130,13 @@ def test_vl201_module_level_local_is_not_flagged(lint_source):
         ("buf[idx].div_(x + 1)", "buf[idx] /= x + 1"),
     ],
 )
-def test_vl201_safe_fix_edits(line, edit):
+def test_vl201_fix_edits_are_unsafe(line, edit):
+    """The rewrite makes the lost write land: a change of behaviour, so an unsafe fix (Ruff's rule)."""
     source = _src(f"buf = torch.zeros(8, 4)\nidx = torch.tensor([1, 2])\n{line}  # note\n")
     diagnostics = lint_text(source, "snippet.py", Settings(select=("VL201",)))
     assert len(diagnostics) == 1
     fix = diagnostics[0].fix
-    assert fix is not None and fix.applicability is Applicability.SAFE
+    assert fix is not None and fix.applicability is Applicability.UNSAFE
     assert [e.content for e in fix.edits] == [edit]
     assert (fix.edits[0].start.row, fix.edits[0].start.column) == (7, 5)
 

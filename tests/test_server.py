@@ -207,8 +207,9 @@ def test_a_quick_fix_applied_by_the_editor_clears_the_finding(tmp_path: Path) ->
 
         actions = await session.code_actions(uri, lost_write)
         (fix,) = [a for a in actions if a["kind"] == "quickfix" and "noqa" not in json.dumps(a["edit"])]
-        assert fix["isPreferred"] is True
-        assert fix["title"].startswith("viewlint (VL201): ")
+        # VL201's rewrite changes behaviour (the write starts landing): offered, as an unsafe fix, not preferred.
+        assert fix["isPreferred"] is False
+        assert fix["title"].startswith("viewlint (VL201): ") and fix["title"].endswith("(unsafe fix)")
         assert fix["diagnostics"][0]["code"] == "VL201"
         fixed = apply_workspace_edit(MODEL, fix["edit"], uri)
         assert fixed.splitlines()[LOST_WRITE_LINE] == '    label = "naïve 😀"; buf[rows] = value'
@@ -269,6 +270,10 @@ def test_fix_all_applies_every_safe_fix_and_nothing_else(tmp_path: Path) -> None
 
         def reset(buf: torch.Tensor, mask: torch.Tensor) -> None:
             buf[mask].zero_()
+
+
+        def flat(n: int) -> torch.Tensor:
+            return torch.zeros(n, 2).contiguous().view(-1)
     ''')
 
     async def scenario(session: Session, root: Path) -> None:
@@ -281,10 +286,11 @@ def test_fix_all_applies_every_safe_fix_and_nothing_else(tmp_path: Path) -> None
         (fix_all,) = actions
         assert fix_all["kind"] == "source.fixAll.viewlint"
         fixed = apply_workspace_edit(source, fix_all["edit"], uri)
-        assert "buf[rows] = value" in fixed and "buf[mask] = 0" in fixed
-        assert "clone()" not in fixed  # the unsafe VL101 fix is left alone
+        assert "return torch.zeros(n, 2).view(-1)" in fixed  # VL301's safe fix
+        assert "buf[rows].copy_(value)" in fixed and "buf[mask].zero_()" in fixed  # VL201's fix is unsafe
+        assert "clone()" not in fixed  # so is VL101's
         after = by_code(await session.change(uri, fixed))
-        assert "VL201" not in after and len(after["VL101"]) == 2
+        assert "VL301" not in after and len(after["VL201"]) == 2 and len(after["VL101"]) == 2
         # Nothing safe left to fix: no fix-all action.
         assert await session.code_actions(uri, {"range": everything}, only=["source.fixAll"]) == []
 

@@ -187,7 +187,7 @@ def test_three_findings_on_their_cells_as_the_cli_reports_them_and_a_quick_fix_c
         (lost_write,) = published[lost_write_uri]
         actions = await session.code_actions(lost_write_uri, lost_write, only=["quickfix"])
         (fix,) = [a for a in actions if "Disable" not in a["title"]]
-        assert fix["isPreferred"] is True and fix["title"].startswith("viewlint (VL201): ")
+        assert fix["isPreferred"] is False and fix["title"].startswith("viewlint (VL201): ")  # an unsafe fix
         fixed = apply_workspace_edit(session.texts[lost_write_uri], fix["edit"], lost_write_uri)
         assert fixed == LOST_WRITE.replace("buf[idx].copy_(v)", "buf[idx] = v")
 
@@ -265,18 +265,21 @@ def test_noqa_and_hover_work_in_a_cell(tmp_path: Path) -> None:
 
 
 def test_fix_all_in_a_cell_fixes_that_cell_only(tmp_path: Path) -> None:
-    two_lost_writes = [*CELLS, ("code", "def reset(buf: torch.Tensor, mask: torch.Tensor) -> None:\n    buf[mask].zero_()")]
+    flat = "def flat(n: int) -> torch.Tensor:\n    return torch.zeros(n, 2).contiguous().view(-1)"
+    two_redundant = [*CELLS, ("code", flat), ("code", flat.replace("flat", "flat2"))]
 
     async def scenario(session: NotebookSession, root: Path) -> None:
-        published = await session.open_notebook(root / "demo.ipynb", two_lost_writes)
-        uri, other = session.uris[LOST_WRITE_CELL], session.uris[-1]
-        assert [d["code"] for d in published[other]] == ["VL201"]
+        published = await session.open_notebook(root / "demo.ipynb", two_redundant)
+        uri, other = session.uris[-2], session.uris[-1]
+        assert [d["code"] for d in published[uri]] == [d["code"] for d in published[other]] == ["VL301"]
         everything = {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}}
         (fix_all,) = await session.code_actions(uri, everything, only=["source.fixAll"])
         assert fix_all["kind"] == "source.fixAll.viewlint"
-        assert apply_workspace_edit(session.texts[uri], fix_all["edit"], uri) == LOST_WRITE.replace("buf[idx].copy_(v)", "buf[idx] = v")
-        # No safe fix in the cache cell (its clone() is unsafe): nothing to offer there.
+        assert apply_workspace_edit(session.texts[uri], fix_all["edit"], uri) == flat.replace(".contiguous()", "")
+        # No safe fix in the cache cell (its clone() is unsafe) nor in the lost-write cell (VL201's rewrite
+        # changes behaviour): nothing to offer there.
         assert await session.code_actions(session.uris[CACHED_VIEW_CELL], everything, only=["source.fixAll"]) == []
+        assert await session.code_actions(session.uris[LOST_WRITE_CELL], everything, only=["source.fixAll"]) == []
 
     run_notebook_session(tmp_path, scenario)
 

@@ -32,6 +32,7 @@ from viewlint.analysis.project import Project
 from viewlint.analysis.summaries import ModuleSummaries
 from viewlint.analysis.walker import Walker
 from viewlint.newer_syntax import parse_source
+from viewlint.fix import drops_comments
 from viewlint.prefilter import Reduction, reduce, split_lines
 from viewlint.reading import FileTooLargeError, read_regular_file
 from viewlint.diagnostics import (
@@ -302,6 +303,8 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
     try:
         if module is not None:
             activity = _activity(module, tree, reduction) if reduction is not None and reduction.active else None
+            if rows is not None:
+                index.memo["kept rows"] = rows  # what the walk will not see (`viewlint.analysis.rebinding`)
             facts = _walk(module, settings, index, project, rule_classes, activity)
             diagnostics.extend(_reserved(display, INTERNAL_ERROR, f"internal error in rule {code}: {message}")
                                for code, message in facts.errors)
@@ -423,6 +426,8 @@ def _lint_pieces(text: str, tree: ast.Module, reduction: Optional[Reduction], di
         groups.append((first, bounds[-1]))
     diagnostics: list[Diagnostic] = []
     module_values: dict[str, Any] = {}
+    if reduction is not None:
+        index.memo["kept rows"] = reduction.rows  # what the walk will not see (`viewlint.analysis.rebinding`)
     pending = list(reversed(groups))
     while pending:
         first, last = pending.pop()
@@ -652,8 +657,12 @@ def _resolve(module: cst.Module, reports: list[Report], display: str,
             edits = tuple(
                 Edit(text, _location(positions[node]), _location(positions[node], end=True)) for node, text in report.edits
             )
+            message = report.fix_message or ""
+            if edits and any(drops_comments(module.code_for_node(node), text) for node, text in report.edits):
+                # The rewrite would delete a comment inside the replaced code (`# type: ignore[…]`): offered as a hint only.
+                edits, message = (), f"{message} (not applied automatically: it would delete a comment)"
             applicability = report.applicability if edits and report.applicability else Applicability.DISPLAY_ONLY
-            fix = Fix(applicability=applicability, message=report.fix_message or "", edits=edits)
+            fix = Fix(applicability=applicability, message=message, edits=edits)
         diagnostics.append(
             Diagnostic(path=display, code=report.rule.code, name=report.rule.name, message=report.message,
                        start=start, end=end, fix=fix, noqa_row=rows[1] if rows[0] else start.row, statement_rows=rows)

@@ -158,6 +158,42 @@ def is_hidden_unsafe(diagnostic: Diagnostic, unsafe_fixes: bool) -> bool:
     return not unsafe_fixes and fix is not None and bool(fix.edits) and fix.applicability is Applicability.UNSAFE
 
 
+def comments_in(code: str) -> list[str]:
+    """The comments in a piece of Python code (`# type: ignore[…]` included), outside string literals.
+
+    A small scanner rather than `tokenize`: the code is an expression or statement cut out of a file,
+    which need not tokenize on its own."""
+    found: list[str] = []
+    i, n = 0, len(code)
+    while i < n:
+        ch = code[i]
+        if ch == "#":
+            end = i
+            while end < n and code[end] not in "\r\n":
+                end += 1
+            found.append(code[i:end].rstrip())
+            i = end
+        elif ch in "'\"":
+            quote = code[i:i + 3] if code[i:i + 3] in ("\'\'\'", '"""') else ch
+            i += len(quote)
+            while i < n and not code.startswith(quote, i):
+                i += 2 if code[i] == "\\" else 1
+            i += len(quote)
+        else:
+            i += 1
+    return found
+
+
+def drops_comments(original: str, replacement: str) -> bool:
+    """Whether replacing `original` by `replacement` loses a comment (a fix must keep every one)."""
+    kept = Counter(comments_in(replacement))
+    for comment in comments_in(original):
+        if kept[comment] <= 0:
+            return True
+        kept[comment] -= 1
+    return False
+
+
 # ---------------------------------------------------------------------------- text positions
 
 

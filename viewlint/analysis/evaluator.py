@@ -72,6 +72,9 @@ _TENSOR_ANNOTATIONS = {
     "BoolTensor": {"bool_mask": True, "zero_dim": False}, "ByteTensor": {"bool_mask": True, "zero_dim": False},
     "Buffer": {}, "DTensor": {},
 }
+# Host values `.to()` reads as a dtype or as a device.
+_DTYPE_VALUE = Value(kind=Kind.HOST, host_type="dtype")
+_DEVICE_VALUE = Value(kind=Kind.HOST, host_type="device")
 _ARRAY_ANNOTATIONS = frozenset({"ndarray", "NDArray", "ArrayLike"})
 _SEQUENCE_ANNOTATIONS = frozenset({"list", "List", "Sequence", "MutableSequence", "tuple", "Tuple", "Iterable", "Iterator", "Collection", "set", "Set", "frozenset", "deque"})
 _MAPPING_ANNOTATIONS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "defaultdict"})
@@ -143,6 +146,8 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
         return Value(kind=Kind.ARRAY, why=f"annotated `{name}`")
     if last == "int":
         return INT
+    if last in ("device", "dtype") and (qualified.startswith("torch.") or name == last):
+        return _DEVICE_VALUE if last == "device" else _DTYPE_VALUE  # `device: torch.device`
     if last in _HOST_ANNOTATIONS:
         return HOST
     if last in ("list", "List"):
@@ -317,6 +322,8 @@ class Evaluator:
             return self.env.lookup(name)
         if kind is cst.Integer:
             return INT
+        if kind is cst.SimpleString and node.value.lstrip("rbRB").strip("'\"").startswith(sem.DEVICE_STRING_PREFIXES):  # type: ignore[attr-defined]
+            return _DEVICE_VALUE  # `"cuda:0"`: what `.to()` reads as a device
         if kind in (cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Ellipsis):
             return HOST
         if kind is cst.UnaryOperation:
@@ -428,8 +435,12 @@ class Evaluator:
                 return UNKNOWN_TENSOR.with_(device=Device.CPU)  # every method sets it to `x.to("cpu")`
             if attr in self._cpu_names:
                 return UNKNOWN_TENSOR.with_(device=Device.CPU)  # `batch.seq_lens_cpu` with `cpu-names = ["seq_lens_cpu"]`
+        if sem.canonical_dtype(self.qualify(node)) is not None:
+            return _DTYPE_VALUE  # `torch.float16`
         receiver = self.evaluate(node.value, local)
-        if attr in ("shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "grad_fn", "layout", "is_meta"):
+        if attr in ("dtype", "device"):
+            return _DTYPE_VALUE if attr == "dtype" else _DEVICE_VALUE
+        if attr in ("shape", "ndim", "is_cuda", "requires_grad", "grad_fn", "layout", "is_meta"):
             return HOST
         if attr in sem.VIEW_ATTRIBUTES and (receiver.is_tensor or attr in ("T", "mT", "mH")):
             return self.view_of(node.value, receiver, "." + attr)
@@ -607,7 +618,9 @@ class Evaluator:
         return Value(kind=Kind.TENSOR, provenance=Provenance.VIEW, base=root, origin=shown,
                      contiguous=None, device=base.device, is_parameter=base.is_parameter, partial=part,
                      zero_dim=base.zero_dim if origin in (".data", ".detach()") else None, why=base.why,
-                     copy_of=base.copy_of, copy_op=base.copy_op, base_made=made, guessed_cpu=base.guessed_cpu)
+                     copy_of=base.copy_of, copy_op=base.copy_op, base_made=made, guessed_cpu=base.guessed_cpu,
+                     dtype=None if origin in (".view(dtype)", ".real", ".imag") else base.dtype,
+                     grad_leaf=base.grad_leaf and origin not in (".data", ".detach()"))  # a view of a leaf refuses writes too
 
     # ------------------------------------------------------------------ subscripts
     def index_kind(self, node: cst.Subscript, local: Optional[Locals] = None) -> IndexKind:
@@ -777,6 +790,12 @@ class Evaluator:
     def _call(self, node: cst.Call, local: Locals) -> Value:
         func = node.func
         qualified = self.qualify(func)
+        if (qualified or dotted_name(func)) in sem.PARAMETER_CONSTRUCTORS:
+            # `nn.Parameter(t)`: a leaf that requires grad (unless `requires_grad=False`), t's storage.
+            data = self.evaluate(node.args[0].value, local) if node.args else UNKNOWN
+            off = self.keyword(node, "requires_grad")
+            leaf = off is None or not (isinstance(off.value, cst.Name) and off.value.value == "False")
+            return UNKNOWN_TENSOR.with_(device=data.device, dtype=data.dtype, grad_leaf=leaf, why="an `nn.Parameter`")
         if qualified is not None and (qualified.startswith("torch.") or qualified.startswith("numpy.")):
             return self._torch_function(node, qualified, local)
         if (qualified or dotted_name(func) or "").split(".")[-1] in sem.CONTAINER_CLASS_NAMES:
@@ -952,6 +971,8 @@ class Evaluator:
             # NumPy computes on the host: `np.broadcast_to(...)`, `np.arange(n) + offsets`. Its arrays index
             # like lists (they gather).
             return Value(kind=Kind.ARRAY)
+        if qualified == "torch.device":
+            return _DEVICE_VALUE
         first = self.first_arg(node)
         first_value = self.evaluate(first, local) if first is not None else UNKNOWN
         has_device = self.keyword(node, "device") is not None
@@ -989,8 +1010,12 @@ class Evaluator:
             if device is None:
                 device = first_value.device if qualified == "torch.tensor" and first_value.is_tensor else Device.CPU
             mask = self._dtype_is_bool(node)
+            requires_grad = self.keyword(node, "requires_grad")
             return fresh(contiguous=contiguous, device=device, zero_dim=False if mask and zero_dim is None else zero_dim,
-                         index_like=index_like, bool_mask=mask, origin=EMPTY if qualified in sem.EMPTY_FACTORIES else FACTORY)
+                         index_like=index_like, bool_mask=mask, origin=EMPTY if qualified in sem.EMPTY_FACTORIES else FACTORY,
+                         dtype=self._factory_dtype(node, qualified),
+                         grad_leaf=requires_grad is not None and not (isinstance(requires_grad.value, cst.Name)
+                                                                       and requires_grad.value.value in ("False", "None")))
         if qualified in sem.LIKE_FACTORY_FUNCTIONS:
             return fresh(contiguous=first_value.contiguous if not has_device else None,
                          origin=EMPTY if qualified == "torch.empty_like" else FACTORY,
@@ -1059,6 +1084,50 @@ class Evaluator:
     def _has_dim_argument(node: cst.Call) -> bool:
         positional = [a for a in node.args if a.keyword is None and not a.star]
         return len(positional) >= 2 or any(a.keyword is not None and a.keyword.value in ("dim", "axis") for a in node.args)
+
+    def _factory_dtype(self, node: cst.Call, qualified: str) -> Optional[str]:
+        """The dtype a factory makes: its `dtype=`, or its default when that does not depend on the data."""
+        dtype = self.keyword(node, "dtype")
+        if dtype is not None:
+            return sem.canonical_dtype(self.qualify(dtype.value))
+        if qualified in sem.FLOAT_DEFAULT_FACTORIES:
+            return "float32"
+        if qualified in sem.INT64_DEFAULT_FACTORIES:
+            return "int64"
+        # `torch.full(shape, 2.0)`, `torch.tensor([1, 2])`, `torch.arange(6)`: the literals say it.
+        if qualified == "torch.full" and len(node.args) >= 2:
+            literals = [node.args[1].value]
+        elif qualified in ("torch.tensor", "torch.arange") and node.args:
+            literals = [a.value for a in node.args if a.keyword is None] if qualified == "torch.arange" else [node.args[0].value]
+        else:
+            return None
+        kinds = set()
+        for literal in literals:
+            for leaf in descendants(literal):
+                if isinstance(leaf, (cst.Integer, cst.Float)):
+                    kinds.add(type(leaf))
+                elif isinstance(leaf, cst.Name) and leaf.value in ("True", "False"):
+                    kinds.add(bool)
+                elif not isinstance(leaf, (cst.List, cst.Tuple, cst.Element, cst.UnaryOperation)):
+                    return None  # a name or an expression: its type is not read here
+        if kinds == {cst.Integer}:
+            return "int64"
+        if kinds and kinds <= {cst.Integer, cst.Float}:
+            return "float32"
+        return "bool" if kinds == {bool} else None
+
+    def _converted_dtype(self, node: cst.Call, method: str, receiver: Value, local: Locals) -> Optional[str]:
+        """The dtype after `.half()`, `.to(torch.int32)`, `.to(dtype=…)`; a move or reshape keeps the receiver's."""
+        if method in sem.CAST_METHOD_DTYPES:
+            return sem.canonical_dtype(sem.CAST_METHOD_DTYPES[method]) if not node.args else None
+        if method in ("to", "type"):
+            for arg in node.args:
+                if arg.keyword is None or arg.keyword.value == "dtype":
+                    value = self.evaluate(arg.value, local)
+                    if value.host_type == "dtype" or value.is_tensor or value.kind is Kind.UNKNOWN or arg.keyword is not None:
+                        return sem.canonical_dtype(self.qualify(arg.value))  # a dtype (known or not), or `.to(other)`
+            return receiver.dtype if method == "to" else None
+        return receiver.dtype if method in ("contiguous", "reshape", "flatten", "cpu", "cuda") else None
 
     def _dtype_is_bool(self, node: cst.Call) -> bool:
         dtype = self.keyword(node, "dtype")
@@ -1170,6 +1239,9 @@ class Evaluator:
                     result = result.with_(bool_mask=False, index_like=True)
                 if not self.default_memory_format(node):  # `.to(memory_format=torch.channels_last)`
                     result = result.with_(contiguous=self.memory_format_layout(node))
+                if result.is_tensor:
+                    result = result.with_(dtype=self._converted_dtype(node, method, receiver, local),
+                                          grad_leaf=receiver.grad_leaf or method == "requires_grad_")
                 return result
             if method in ("to", "cuda", "cpu") and node.args or method in ("cuda", "cpu"):
                 # `grid_thw.to(x.device)` of something unknown (a tensor, a module, a batch): whatever it is,

@@ -21,6 +21,7 @@ from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.contexts import DEFAULT_SYNC_ALLOWED_CONTEXTS, ContextStack, is_setup_name, warns_and_leaves
 from viewlint.analysis.evaluator import Evaluator, annotation_value, collect_usage, docstring_value, labelled
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class, build_index
+from viewlint.analysis.rebinding import LayoutRisks, layout_risks, match_captures, stored_names
 from viewlint.analysis.tree import chain_text, descendants, dotted_name, source_in_place, short_text
 from viewlint.analysis.values import (
     ADVANCED_INDEX,
@@ -106,6 +107,10 @@ class Facts:
         self.recorder: Optional[Any] = None
         # A summary run that answers what a class keeps in an attribute: it does not ask for others.
         self.shallow = False
+        self._layout_risks: Optional[LayoutRisks] = None
+        # For each `try` being walked that has handlers: the names its body binds (a handler may be
+        # entered after any statement of it).
+        self._try_stores: list[set[str]] = []
 
     # ------------------------------------------------------------------ reports
     def report(self, rule: "Rule", node: cst.CSTNode, message: str, *, fix_message: Optional[str] = None,
@@ -207,9 +212,12 @@ class Facts:
     # ------------------------------------------------------------------ environment
     def lookup(self, name: str) -> Value:
         found = UNKNOWN
-        for scope in reversed(self._scopes):
-            if name in scope:
-                found = scope[name]
+        scopes = self._scopes
+        for depth in range(len(scopes) - 1, -1, -1):
+            if name in scopes[depth]:
+                found = scopes[depth][name]
+                if found.contiguous and self._layout_may_change(name, depth, len(scopes) - 1):
+                    found = found.with_(contiguous=None)
                 break
         if found.kind is Kind.UNKNOWN and "." not in name and name not in ("self", "cls"):
             used = self.usage_of(name) & sem.TENSOR_ONLY_METHODS
@@ -229,6 +237,40 @@ class Facts:
     def bind(self, name: str, value: Value) -> None:
         self.evaluator.forget_values()
         self._scopes[-1][name] = value
+
+    @property
+    def layout_risks(self) -> LayoutRisks:
+        risks = self._layout_risks
+        if risks is None:
+            memo = self.index.memo
+            risks = memo.get("layout risks")  # type: ignore[assignment]
+            if risks is None:
+                risks = memo["layout risks"] = layout_risks(self.index.source or self.module.code, self.index.tree,
+                                                             memo.get("kept rows"))  # type: ignore[arg-type]
+            self._layout_risks = risks
+        return risks  # type: ignore[return-value]
+
+    def _layout_may_change(self, name: str, depth: int, innermost: int) -> bool:
+        """Whether the layout bound to `name` may have changed where the flow cannot see: a tensor
+        restrided in place anywhere in the module (through an alias or a call it may be this one), a
+        name another function rebinds (`global`/`nonlocal`), or a function reading its enclosing
+        scope's name (bound to whatever that name holds when the function is called)."""
+        risks = self.layout_risks
+        if risks.restrides_in_place or name in risks.rebound_elsewhere or (depth == 0 and name in risks.bound_unseen):
+            return True
+        return depth < innermost and bool(self._scope_nodes) and isinstance(self._scope_nodes[-1], cst.FunctionDef)
+
+    def forget_layout(self, names: Iterable[str]) -> None:
+        """These names may be bound to something else now (or on some path): their layout is not known."""
+        scope = self._scopes[-1]
+        for name in names:
+            value = scope.get(name)
+            if value is not None and value.contiguous:
+                scope[name] = value.with_(contiguous=None)
+
+    def _proves_layout(self) -> bool:
+        """Whether some name of the current scope is known contiguous (else forgetting is moot)."""
+        return any(value.contiguous for value in self._scopes[-1].values())
 
     def usage_of(self, name: str) -> frozenset[str]:
         """The attributes and methods read off `name` anywhere in the current function."""
@@ -747,6 +789,9 @@ class Facts:
 
     def enter_loop(self, node: cst.CSTNode) -> None:
         self.contexts.enter_loop(node)
+        if self._proves_layout():
+            # The body runs again with what its last run bound: a name it rebinds is not known at its top.
+            self.forget_layout(stored_names(node.body))  # type: ignore[attr-defined]
         self._loop_snapshots.append(dict(self._scopes[-1]))
         if isinstance(node, cst.For):
             element = self.evaluator.iterate(node.iter, {})
@@ -773,9 +818,14 @@ class Facts:
 
     def enter_cold_block(self, node: cst.CSTNode) -> None:
         self.contexts.enter_cold_block(node)
+        if isinstance(node, cst.ExceptHandler) and self._try_stores:
+            self.forget_layout(self._try_stores[-1])  # entered after any statement of the `try` body
 
     def enter_with(self, node: cst.With) -> None:
         self.contexts.enter_with(node, self._sync_allowed)
+        for item in node.items:
+            if item.asname is not None:
+                self.bind_target(item.asname.name, UNKNOWN)  # what `__enter__` returns
 
     def leave_with(self, node: cst.With) -> None:
         self.contexts.pop()
@@ -804,9 +854,32 @@ class Facts:
 
     def push_statement(self, node: cst.CSTNode) -> None:
         self._statements.append(node)
+        kind = type(node).__name__
+        if kind in ("Try", "TryStar") and node.handlers:  # type: ignore[attr-defined]
+            self._try_stores.append(stored_names(node.body) if self._proves_layout() else set())  # type: ignore[attr-defined]
+        elif kind == "Match":
+            for case in node.cases:  # type: ignore[attr-defined]
+                for child in descendants(case.pattern):
+                    for name in match_captures(child):
+                        self.bind(name, UNKNOWN)
 
     def pop_statement(self) -> None:
-        self._statements.pop()
+        node = self._statements.pop()
+        kind = type(node).__name__
+        if kind in ("Try", "TryStar") and node.handlers:  # type: ignore[attr-defined]
+            self._try_stores.pop()
+            if self._proves_layout():
+                self.forget_layout(stored_names(node))  # the body may have stopped half-way, then a handler ran
+        elif kind == "Match" and self._proves_layout():
+            self.forget_layout(stored_names(node))  # one case body ran, or none: not all of them in a row
+
+    def after_named_expression(self, node: cst.NamedExpr) -> None:
+        """`(x := expr)`: binds `x` in the function, on the paths that evaluate it."""
+        if not isinstance(node.target, cst.Name):
+            return
+        value = self.value_of(node.value)
+        name = node.target.value
+        self.bind(name, join(self.lookup(name), value) if name in self._scopes[-1] else value)
 
     def after_assign(self, node: cst.BaseSmallStatement) -> None:
         if isinstance(node, cst.Assign):

@@ -160,6 +160,23 @@ _KNOWN_TORCH_RESULTS = (VIEW_FUNCTIONS | SEQUENCE_VIEW_FUNCTIONS | MAYBE_VIEW_FU
 ACCUMULATING_METHODS = frozenset({"append", "extend", "insert", "appendleft"})
 # Methods of an optimizer (a class deriving from `torch.optim.Optimizer`) that run on every training step.
 OPTIMIZER_STEP_NAMES = frozenset({"step"})
+# Spellings of the same dtype (`torch.float` is `torch.float32`), for comparing dtypes.
+_DTYPE_ALIASES = {"float": "float32", "double": "float64", "long": "int64", "int": "int32", "half": "float16",
+                  "short": "int16", "cfloat": "complex64", "cdouble": "complex128"}
+# The dtype a factory makes without `dtype=` (default dtype float32; integer factories int64).
+FLOAT_DEFAULT_FACTORIES = frozenset({"torch.empty", "torch.zeros", "torch.ones", "torch.rand", "torch.randn",
+                                     "torch.linspace", "torch.logspace", "torch.eye"})
+INT64_DEFAULT_FACTORIES = frozenset({"torch.randint", "torch.randperm", "torch.tril_indices", "torch.triu_indices"})
+# String devices (`"cuda:0"`, `"cpu"`).
+DEVICE_STRING_PREFIXES = ("cuda", "cpu", "mps", "xpu", "npu", "meta", "hpu")
+
+
+def canonical_dtype(qualified: Optional[str]) -> Optional[str]:
+    """`torch.half` -> "float16"; None for anything that is not `torch.<dtype>`."""
+    if not qualified or not qualified.startswith("torch.") or qualified.count(".") != 1:
+        return None
+    name = qualified[6:]
+    return _DTYPE_ALIASES.get(name, name) if name in DTYPE_NAMES else None
 
 
 def generic_torch_op(qualified: str) -> bool:

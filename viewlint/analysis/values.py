@@ -111,6 +111,13 @@ class Value:
     # On the CPU only by a guess from its name (grid metadata, `image_grid_thw`, and views of it): models that
     # move their inputs put it on the device, so it does not bring what it is mixed with to the CPU.
     guessed_cpu: bool = False
+    # A tensor's element type on every path ("float32", "int64"), from a factory's `dtype=` or default or a cast.
+    dtype: Optional[str] = None
+    # A tensor that may be a leaf requiring grad (`requires_grad=True`, `.requires_grad_()`): it refuses
+    # in-place writes into itself, which writes into a copy of it never tried.
+    grad_leaf: bool = False
+    # For a host value: "dtype" (`torch.float16`, `x.dtype`) or "device" (`torch.device(…)`, `x.device`) on every path.
+    host_type: Optional[str] = None
 
     @property
     def is_tensor(self) -> bool:
@@ -232,7 +239,8 @@ def join(a: Value, b: Value) -> Value:
             return _join_tensors(a, b)
         if a.kind in (Kind.WRAPPER, Kind.TENSOR_SEQUENCE):
             return _join_sequences(a, b)
-        return Value(kind=a.kind, device=a.device if a.device is b.device else Device.UNKNOWN)
+        return Value(kind=a.kind, device=a.device if a.device is b.device else Device.UNKNOWN,
+                     host_type=a.host_type if a.host_type == b.host_type else None)
     if a.kind is Kind.TENSOR or b.kind is Kind.TENSOR:
         # A tensor on one path (and None, a number or nothing known on the other): a tensor may be here.
         tensor = a if a.kind is Kind.TENSOR else b
@@ -321,6 +329,8 @@ def _join_tensors(a: Value, b: Value) -> Value:
         base_made=first.base_made if viewish else None,
         partial=(a.partial or b.partial) if viewish else False,
         contiguous=a.contiguous if a.contiguous == b.contiguous else None,
+        dtype=a.dtype if a.dtype == b.dtype else None,
+        grad_leaf=a.grad_leaf or b.grad_leaf,
         device=device,
         zero_dim=zero_dim,
         reduced=a.reduced and b.reduced,

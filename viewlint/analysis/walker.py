@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 # What the walker does on entering and leaving each node type (computed once per type).
-_STATEMENT, _BLOCK, _MODULE, _FUNCTION, _CLASS, _LOOP, _IF, _COLD, _ASSIGN, _EXPR, _WITH, _ASSERT = (1 << i for i in range(12))
+_STATEMENT, _BLOCK, _MODULE, _FUNCTION, _CLASS, _LOOP, _IF, _COLD, _ASSIGN, _EXPR, _WITH, _ASSERT, _WALRUS = (1 << i for i in range(13))
 _KINDS: dict[type, int] = {}
 # The Facts methods called on entering and leaving each kind of context (the first that matches).
 _CONTEXT_HOOKS = (
@@ -36,7 +36,7 @@ def _kind(node_type: type) -> int:
             (_STATEMENT, (cst.SimpleStatementLine, cst.BaseCompoundStatement)), (_BLOCK, cst.IndentedBlock),
             (_MODULE, cst.Module), (_FUNCTION, cst.FunctionDef), (_CLASS, cst.ClassDef), (_LOOP, (cst.For, cst.While)),
             (_IF, cst.If), (_COLD, (cst.Raise, cst.ExceptHandler, cst.Lambda)), (_ASSIGN, (cst.Assign, cst.AnnAssign, cst.AugAssign)),
-            (_EXPR, cst.Expr), (_WITH, cst.With), (_ASSERT, cst.Assert),
+            (_EXPR, cst.Expr), (_WITH, cst.With), (_ASSERT, cst.Assert), (_WALRUS, cst.NamedExpr),
         ):
             if issubclass(node_type, types):
                 kind |= flag
@@ -179,6 +179,8 @@ class Walker(cst.CSTVisitor):
             facts.after_expression(node)  # type: ignore[arg-type]
         elif kind & _ASSERT:
             facts.after_assert(node)  # type: ignore[arg-type]
+        elif kind & _WALRUS:
+            facts.after_named_expression(node)  # type: ignore[arg-type]
         else:
             for flag, _, leave in _CONTEXT_HOOKS:
                 if kind & flag:
