@@ -127,7 +127,8 @@ class ViewStoredInLongLivedContainer(Rule):
                 continue  # every part of the tensor goes to some parameter: nothing extra is pinned
             if facts.pins_nothing_more(event.value, view):
                 continue
-            if event.value.every_piece and event.target.endswith(_SEQUENCE_ADDS):
+            if event.value.every_piece and event.target.endswith(_SEQUENCE_ADDS) \
+                    and isinstance(event.node, cst.Call) and len(event.node.args) == 1:
                 continue  # `for page in idx.split(n): queue.put(page)`: the queue holds all of `idx`, nothing more
             stored = facts.short_source(event.value_node)
             inner = self._view_node(event.value_node)

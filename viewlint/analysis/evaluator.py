@@ -466,7 +466,8 @@ class Evaluator:
             typed = self._field_value(node.value, attr)
             if typed is not None:
                 return typed  # `cm.is_prefilling` of `cm: CommonAttentionMetadata` (a dataclass field `Optional[Tensor]`)
-        if attr in sem.PARAMETER_ATTRIBUTE_NAMES and receiver.kind is Kind.UNKNOWN and not name == f"self.{attr}":
+        if attr in sem.PARAMETER_ATTRIBUTE_NAMES and (receiver.kind is Kind.UNKNOWN or self._is_module_object(receiver)) \
+                and not name == f"self.{attr}":
             # `layer.weight`, `self.q_proj.weight`, `m.bias`: a module's parameter.
             return UNKNOWN_TENSOR.with_(is_parameter=True, why=f"a module's `.{attr}`")
         return UNKNOWN
@@ -833,6 +834,13 @@ class Evaluator:
             return result
         return UNKNOWN
 
+    def _is_module_object(self, value: Value) -> bool:
+        """An instance of a module class (`torch.nn.Linear(...)`, a module class of this file)."""
+        if value.kind is not Kind.HOST or value.wrapper is None:
+            return False
+        info = self.index.classes.get(value.wrapper)
+        return sem.nn_module_class(value.wrapper) or (info is not None and info.is_module)
+
     def _torch_module_attribute(self, func: cst.Attribute) -> Optional[str]:
         """The `torch.nn` class of `self.<attr>` when the class assigns it one (`self.proj = nn.Linear(...)`)."""
         if not (isinstance(func.value, cst.Name) and func.value.value == "self"):
@@ -1198,10 +1206,11 @@ class Evaluator:
         if receiver.kind is Kind.TENSOR_SEQUENCE and method in ("index", "count"):
             return INT
         tensor = receiver.is_tensor
-        if not tensor and receiver.kind is Kind.UNKNOWN and method in ("parameters", "buffers"):
+        module = receiver.kind is Kind.UNKNOWN or self._is_module_object(receiver)
+        if not tensor and module and method in ("parameters", "buffers"):
             # `model.parameters()`: the module's parameters.
             return _container((UNKNOWN_TENSOR.with_(is_parameter=True, why=f"from `.{method}()`"),), "iterator")
-        if not tensor and receiver.kind is Kind.UNKNOWN and method in ("named_parameters", "named_buffers"):
+        if not tensor and module and method in ("named_parameters", "named_buffers"):
             item = _container((HOST, UNKNOWN_TENSOR.with_(is_parameter=True, why=f"from `.{method}()`")), "tuple")
             return _container((item,), "iterator")
         if method in sem.SEQUENCE_VIEW_METHODS:
