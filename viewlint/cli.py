@@ -360,7 +360,14 @@ def _verify(diagnostics: list, *, command: Optional[str], timeout: float, device
         raise _fail(str(error))
     for line in result.messages(include_summary=not quiet):
         click.echo(f"viewlint: verify: {line}", err=True)
+    context = click.get_current_context(silent=True)
+    if context is not None and result.command_status is not None:
+        context.meta[_COMMAND_STATUS] = result.command_status  # `verify` exits with it
     return result.diagnostics
+
+
+# Where `_verify` leaves the failed status of `verify --run`'s command for the `verify` command.
+_COMMAND_STATUS = "viewlint.verify.command_status"
 
 
 def _per_file_ignore(value: str) -> tuple[str, tuple[str, ...]]:
@@ -797,7 +804,7 @@ def server_command() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, help="Use this pyproject.toml or viewlint.toml for every file.")
 @click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
-@click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
+@click.option("--no-cache", is_flag=True, hidden=True, help="Accepted for compatibility: verify never uses the result cache.")
 @click.option("--root", "verify_roots", multiple=True, type=click.Path(file_okay=False), metavar="DIR", help="The folder your packages import from, added at the end of the command's PYTHONPATH (default: found from the layout).")
 def verify_command(paths: tuple[str, ...], command: str, timeout: float, **options: Any) -> None:
     """Lint PATHS, run CMD with a hook that instruments the flagged files, report verdicts.
@@ -805,5 +812,12 @@ def verify_command(paths: tuple[str, ...], command: str, timeout: float, **optio
     The flagged files are instrumented however CMD runs them: imported (pytest, a worker),
     `python -m package.module`, or `python path/to/file.py`. Findings the command never reached
     are reported as `not reached`; the command's own output goes to stderr.
+
+    Exit status: CMD's own when it fails (128+N when signal N killed it, 124 when it ran past
+    --timeout); otherwise 0 when every finding was refuted (or --exit-zero), 1 when findings
+    remain, 2 for a usage, configuration or internal error.
     """
-    sys.exit(run_check(paths, verify_run=command, verify_timeout=timeout, **options))
+    options["no_cache"] = True  # verify writes nothing into the project: no .viewlint_cache either
+    code = run_check(paths, verify_run=command, verify_timeout=timeout, **options)
+    failed = click.get_current_context().meta.get(_COMMAND_STATUS)
+    sys.exit(failed if failed is not None else code)

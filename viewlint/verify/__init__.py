@@ -5,9 +5,10 @@ The flow (DESIGN.md §6):
 1. :mod:`viewlint.verify.instrument` rewrites each flagged file in memory with libcst, so that
    every flagged site calls a probe (``__viewlint__.retain(7, value)``) and nothing else
    changes: same lines, same statements, the user's file untouched on disk.
-2. :mod:`viewlint.verify.runner` runs the instrumented code in a child process with a
-   timeout: each file as ``__main__`` (``check --verify``; package modules under their package
-   name, see :mod:`viewlint.verify.layout`), or the user's own command with a hook that
+2. :mod:`viewlint.verify.runner` runs the instrumented code in child processes with a
+   timeout: each file as ``__main__`` in a fresh process of its own (``check --verify``, forked
+   by :mod:`viewlint.verify.launcher`; package modules under their package name, see
+   :mod:`viewlint.verify.layout`), or the user's own command with a hook that
    instruments the flagged files however it runs them (``verify --run``, see
    :mod:`viewlint.verify.hook`). The probes
    (:mod:`viewlint.verify.probes`, the only module that imports torch) record raw
@@ -42,8 +43,8 @@ SYNCS = ("VL401", "VL402", "VL403", "VL404")
 def verify_scripts(diagnostics: Sequence["Diagnostic"], *, timeout: float = DEFAULT_TIMEOUT, device: str = "auto",
                    python: Optional[str] = None, roots: Sequence[str] = (), cwd: Optional[str] = None
                    ) -> "VerifyResult":
-    """Run every file with findings as ``__main__`` (package modules as ``python -m`` would; one
-    child process, in a temporary folder unless ``cwd`` is given) and attach verdicts."""
+    """Run every file with findings as ``__main__`` (package modules as ``python -m`` would; each
+    in a fresh process and a fresh temporary folder, unless ``cwd`` is given) and attach verdicts."""
     from viewlint.verify.runner import verify_scripts as run
 
     return run(diagnostics, timeout=timeout, device=device, python=python, roots=roots, cwd=cwd)

@@ -1,25 +1,32 @@
-"""Run instrumented code in a child process, with a timeout, and turn what it measured into verdicts.
+"""Run instrumented code in child processes, with a timeout, and turn what it measured into verdicts.
 
 Two modes:
 
-- :func:`verify_scripts` (``check --verify``): one child (``python -m viewlint.verify.runner``)
-  imports torch once and runs every flagged file as ``__main__`` in turn: a file inside a package
-  as ``python -m package.module`` would, from its import root (:mod:`viewlint.verify.layout`),
-  any other file as ``python file.py`` would. The child works in a fresh temporary folder (or
-  the one the user names), never writes bytecode, and gets PYTHONPATH as its only change to
-  the environment: the import roots of the package files, then viewlint's own. It appends one JSON
-  line per event to a progress file: ``ready`` (device), ``start`` (file), ``end`` (file, how
-  it ended, the probe records of its sites). The parent follows that file: a file that runs
-  past the timeout is stopped (SIGTERM, which makes the child report what it measured so far,
-  then SIGKILL), and a fresh child carries on with the next file. A file that raises, calls
-  ``sys.exit`` or kills its interpreter is reported and the run continues.
+- :func:`verify_scripts` (``check --verify``): every flagged file runs as ``__main__`` in a fresh
+  process of its own: a file inside a package as ``python -m package.module`` would, from its
+  import root (:mod:`viewlint.verify.layout`), any other file as ``python file.py`` would. A
+  launcher (``python -m viewlint.verify.launcher``) imports torch once and forks one process per
+  file from that clean state, so what a file changes (the working folder, a monkeypatched torch
+  function, a global switch) dies with its process and never reaches the next file's verdicts.
+  Each file works in a fresh temporary folder of its own (or the one the user names), never
+  writes bytecode, and gets PYTHONPATH as its only change to the environment: the import roots
+  of the package files, then viewlint's own. The processes append one JSON line per event to a
+  progress file: ``ready`` (device), ``start`` (file), ``end`` (file, how it ended, the probe
+  records of its sites). The parent follows that file: a file that runs past the timeout is
+  stopped with its whole process group (SIGTERM, which makes the file's process report what it
+  measured so far, then SIGKILL for whatever is left), and a fresh launcher carries on with the
+  next file. A file that raises, calls ``sys.exit``, kills its interpreter or removes its own
+  folder is reported and the run continues.
 - :func:`verify_command` (``verify --run``): the user's command runs in the current folder with a
   hook (:mod:`viewlint.verify.hook`) that instruments the flagged files however the command runs
   them (imported, ``python -m``, ``python file.py``); PYTHONPATH gains the hook's folder first
   and the flagged files' import roots last. Each Python process of the command that ran a
-  flagged file leaves a JSON file of records behind, in a temporary folder.
+  flagged file leaves a JSON file of records behind, in a temporary folder. At the timeout the
+  command's process group gets SIGTERM, then SIGKILL.
 
-The viewlint process never executes user code and never imports torch.
+Ctrl-C and SIGTERM stop every child process group within a second (``finally`` blocks here), and
+the command line exits 130 or 143. The viewlint process never executes user code and never
+imports torch.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -37,7 +45,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Optional, Sequence
 
 from viewlint.diagnostics import RESERVED_CODES, Diagnostic, Verdict
-from viewlint.verify import PROBE_MODULE
+from viewlint.verify.launcher import describe_exit
 
 if TYPE_CHECKING:  # the child process imports this module: keep libcst out of its start-up
     from viewlint.verify.instrument import InstrumentedFile, Site
@@ -45,9 +53,15 @@ if TYPE_CHECKING:  # the child process imports this module: keep libcst out of i
 
 # How long the child may take to start (import torch, pick a device) before its first file.
 STARTUP_TIMEOUT = 300.0
-# After SIGTERM, how long a stopped child gets to report its partial measurements.
+# After SIGTERM, how long a stopped child gets to report its partial measurements before SIGKILL.
 TERM_GRACE = 2.0
+# The same, when viewlint itself was interrupted (Ctrl-C, SIGTERM): it must be gone within a second.
+INTERRUPT_GRACE = 0.3
 POLL_INTERVAL = 0.02
+
+
+# `verify --run`'s exit status when the command ran past --timeout (as GNU timeout's).
+COMMAND_TIMED_OUT = 124
 
 
 class VerifyError(Exception):
@@ -74,6 +88,8 @@ class VerifyResult:
     files: dict[str, FileOutcome] = field(default_factory=dict)
     device: Optional[str] = None
     notes: list[str] = field(default_factory=list)
+    # verify --run: the exit status to pass on when the command failed (see _run_command), else None.
+    command_status: Optional[int] = None
 
     def counts(self) -> dict[str, int]:
         """Number of findings per verdict status."""
@@ -101,8 +117,12 @@ class VerifyResult:
 
 # ---------------------------------------------------------------------------------------------- parent side
 def _instrument_all(diagnostics: Sequence[Diagnostic]) -> tuple[list[InstrumentedFile], dict[tuple[str, int], Verdict]]:
-    """Instrument each file with findings; verdicts for the findings that cannot be probed."""
-    from viewlint.engine import decode_source
+    """Instrument each file with findings; verdicts for the findings that cannot be probed.
+
+    A notebook is instrumented as the module its code cells were linted as, its findings moved
+    from their cells to that module's rows; its sites keep the findings as reported (in cells).
+    """
+    from viewlint.notebook import is_notebook
     from viewlint.verify.instrument import instrument
     by_path: dict[str, list[Diagnostic]] = {}
     for diagnostic in diagnostics:
@@ -113,18 +133,44 @@ def _instrument_all(diagnostics: Sequence[Diagnostic]) -> tuple[list[Instrumente
     next_site = 0
     for path, found in by_path.items():
         try:
-            source = decode_source(Path(path).read_bytes())
-            instrumented = instrument(path, source, found, first_site=next_site)
+            if is_notebook(path):
+                source, in_module = _notebook_module(path, found)
+            else:
+                source, in_module = _module_source(path, strict=True), list(found)
+            instrumented = instrument(path, source, in_module, first_site=next_site)
         except Exception as error:  # unreadable, changed since linting, or unparsable
             for diagnostic in found:
                 early[_key(diagnostic)] = Verdict("error", f"cannot instrument {path}: {type(error).__name__}: {error}")
             continue
+        reported = {id(moved): diagnostic for moved, diagnostic in zip(in_module, found)}
+        for site in instrumented.sites:
+            site.diagnostic = reported[id(site.diagnostic)]
         for diagnostic, reason in instrumented.unprobed:
-            early[_key(diagnostic)] = Verdict("error", reason)
+            early[_key(reported[id(diagnostic)])] = Verdict("error", reason)
         if instrumented.sites:
             next_site = instrumented.sites[-1].site_id + 1
             files.append(instrumented)
     return files, early
+
+
+def _notebook_module(path: str, found: Sequence[Diagnostic]) -> tuple[str, list[Diagnostic]]:
+    """A notebook's code cells as one module, and its findings at their rows in that module."""
+    from dataclasses import replace
+
+    from viewlint.diagnostics import Location
+    from viewlint.notebook import Notebook
+
+    notebook = Notebook.from_bytes(Path(path).read_bytes())
+    moved = []
+    for diagnostic in found:
+        cell = diagnostic.cell
+        if cell is None:
+            moved.append(diagnostic)
+            continue
+        start = Location(notebook.python_row(cell, diagnostic.start.row), diagnostic.start.column)
+        end = Location(notebook.python_row(cell, diagnostic.end.row), diagnostic.end.column)
+        moved.append(replace(diagnostic, cell=None, start=start, end=end))
+    return notebook.python_source, moved
 
 
 def _key(diagnostic: Diagnostic) -> tuple[str, int]:
@@ -153,41 +199,45 @@ def _package_roots(targets: Sequence[ImportTarget]) -> list[str]:
 def verify_scripts(diagnostics: Sequence[Diagnostic], *, timeout: float = 60.0, device: str = "auto",
                    python: Optional[str] = None, roots: Sequence[str] = (), cwd: Optional[str] = None
                    ) -> VerifyResult:
-    """Run every file with findings as ``__main__`` in one child process and judge its sites.
+    """Run every file with findings as ``__main__``, each in a fresh process, and judge its sites.
 
     A file inside a package runs as ``python -m package.module`` from its import root (found from
-    the layout, or among ``roots``); any other file as ``python file.py``. The child works in a
-    fresh temporary folder unless ``cwd`` names one.
+    the layout, or among ``roots``); any other file, and a notebook's code cells, as
+    ``python file.py`` would. Each file works in a fresh temporary folder unless ``cwd`` names one.
     """
-    from viewlint.verify.layout import import_target, runs_anything
+    from viewlint.verify.layout import runs_anything
     from viewlint.verify.verdicts import judge
     files, early = _instrument_all(diagnostics)
     result = VerifyResult(list(diagnostics))
     sites = {site.site_id: site for f in files for site in f.sites}
     result.sites = sites
     outcomes: dict[int, FileOutcome] = {}
-    targets = [import_target(f.path, roots) for f in files]
+    targets = [_target(f.path, roots) for f in files]
     if files:
-        with tempfile.TemporaryDirectory(prefix="viewlint-verify-") as work:
+        work = tempfile.mkdtemp(prefix="viewlint-verify-")  # the job, the progress files, the logs
+        scratch = tempfile.mkdtemp(prefix="viewlint-verify-cwd-")  # the files' folders, apart: a file may remove its own
+        try:
             job = Path(work) / "job.json"
             job.write_text(json.dumps({
                 "device": device,
+                "cwd": os.path.abspath(cwd) if cwd else None,
+                "scratch": scratch,
                 "files": [{"path": os.path.abspath(f.path), "source": f.source, "sites": [s.site_id for s in f.sites],
                            "root": target.root, "module": target.module}
                           for f, target in zip(files, targets)],
             }), encoding="utf-8")
-            scratch = Path(work) / "cwd"
-            scratch.mkdir()
             # The folder holding viewlint goes last: the child imports it, and it never shadows the user's modules.
             viewlint_folder = str(Path(__file__).resolve().parent.parent.parent)
             env = {**os.environ, "PYTHONPATH": _python_path(first=_package_roots(targets), last=[viewlint_folder])}
-            _run_children(job, Path(work), len(files), timeout, python or sys.executable, result, outcomes,
-                          env=env, cwd=cwd or str(scratch))
+            _run_children(job, Path(work), len(files), timeout, python or sys.executable, result, outcomes, env=env)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+            shutil.rmtree(scratch, ignore_errors=True)
     unreached: dict[str, str] = {}
-    for index, (f, target) in enumerate(zip(files, targets)):
+    for index, f in enumerate(files):
         outcome = outcomes.get(index, FileOutcome("not-run", "the file did not run"))
         result.files[f.path] = outcome
-        unreached[f.path] = _unreached_reason(outcome, timeout, runs_anything(_original_source(f.path)))
+        unreached[f.path] = _unreached_reason(outcome, timeout, runs_anything(_module_source(f.path)))
     verdicts = {_key(site.diagnostic): judge(site, result.records.get(site.site_id), device=result.device,
                                              unreached=unreached[site.diagnostic.path])
                 for site in sites.values()}
@@ -196,14 +246,30 @@ def verify_scripts(diagnostics: Sequence[Diagnostic], *, timeout: float = 60.0, 
     return result
 
 
+def _target(path: str, roots: Sequence[str]) -> ImportTarget:
+    """How a flagged file runs: a notebook always as a script, from its folder (as Jupyter starts it)."""
+    from viewlint.notebook import is_notebook
+    from viewlint.verify.layout import ImportTarget, import_target
+    if is_notebook(path):
+        return ImportTarget(str(Path(path).resolve().parent))
+    return import_target(path, roots)
+
+
 NOTHING_RUNS = 'nothing runs this code; verify through your tests with verify --run "pytest …"'
 
 
-def _original_source(path: str) -> str:
+def _module_source(path: str, strict: bool = False) -> str:
+    """The Python a flagged file runs: its text, or a notebook's code cells joined into one module as
+    they were linted (IPython escapes neutralised, row for row). When it cannot be read: "", or the
+    error with ``strict``."""
     from viewlint.engine import decode_source
+    from viewlint.notebook import Notebook, NotebookError, is_notebook
     try:
-        return decode_source(Path(path).read_bytes())
-    except (OSError, ValueError):
+        data = Path(path).read_bytes()
+        return Notebook.from_bytes(data).python_source if is_notebook(path) else decode_source(data)
+    except (OSError, ValueError, NotebookError):
+        if strict:
+            raise
         return ""
 
 
@@ -226,28 +292,39 @@ def _unreached_reason(outcome: FileOutcome, timeout: float, runs_anything: bool 
 
 
 def _run_children(job: Path, work: Path, count: int, timeout: float, python: str, result: VerifyResult,
-                  outcomes: dict[int, FileOutcome], *, env: dict[str, str], cwd: str) -> None:
-    """Run children until every file has an outcome: a file that hangs or kills its child is
-    charged to that file, and a fresh child starts at the next one."""
+                  outcomes: dict[int, FileOutcome], *, env: dict[str, str]) -> None:
+    """Run launchers until every file has an outcome: a file that hangs is charged to that file, and a
+    fresh launcher starts at the next one. However this ends (Ctrl-C included), nothing a launcher
+    started is left running."""
     start = 0
     attempt = 0
     while start < count:
         attempt += 1
         progress = work / f"progress-{attempt}.jsonl"
         log = work / f"child-{attempt}.log"
-        progress.touch()
-        with open(log, "wb") as log_file:
-            child = subprocess.Popen(
-                [python, "-m", "viewlint.verify.runner", str(job), str(progress), str(start)],
-                stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT, env=env, cwd=cwd,
-                start_new_session=True,  # its own process group: a timeout stops whatever it started too
-            )
+        try:
+            progress.touch()
+            with open(log, "wb") as log_file:
+                child = subprocess.Popen(
+                    [python, "-m", "viewlint.verify.launcher", str(job), str(progress), str(start)],
+                    stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT, env=env, cwd=str(work),
+                    start_new_session=True,  # its own process group: stopping it stops whatever the files started
+                )
+        except OSError as error:  # a file removed viewlint's own temporary folder
+            for index in range(start, count):
+                outcomes[index] = FileOutcome("error", f"no process could be started to run it ({error})")
+            return
+        try:
             start = _follow(child, progress, log, start, count, timeout, result, outcomes)
+        except BaseException:
+            _end_group(child, INTERRUPT_GRACE)
+            raise
+        _end_group(child, TERM_GRACE)  # anything a file left running in the background
 
 
 def _follow(child: "subprocess.Popen[bytes]", progress: Path, log: Path, start: int, count: int, timeout: float,
             result: VerifyResult, outcomes: dict[int, FileOutcome]) -> int:
-    """Read the child's progress until it ends; returns the index of the next file to run."""
+    """Read the launcher's progress until it ends; returns the index of the next file to run."""
     from viewlint.verify.verdicts import merge_records
     current: Optional[int] = None
     deadline = time.monotonic() + STARTUP_TIMEOUT
@@ -262,7 +339,6 @@ def _follow(child: "subprocess.Popen[bytes]", progress: Path, log: Path, start: 
                     if event.get("note") and event["note"] not in result.notes:
                         result.notes.append(event["note"])
                 elif kind == "fatal":
-                    _stop(child)
                     raise VerifyError(event["reason"])
                 elif kind == "start":
                     current = event["file"]
@@ -275,7 +351,7 @@ def _follow(child: "subprocess.Popen[bytes]", progress: Path, log: Path, start: 
                     deadline = time.monotonic() + STARTUP_TIMEOUT  # between files: no user code runs
             if exited:
                 if current is not None and current not in outcomes:
-                    outcomes[current] = FileOutcome("died", _died(child.returncode))
+                    outcomes[current] = FileOutcome("died", describe_exit(child.returncode))
                     return current + 1
                 if current is None and not outcomes and start == 0 and child.returncode != 0:
                     raise VerifyError(f"the verify child process failed to start: {_tail(log)}")
@@ -283,10 +359,9 @@ def _follow(child: "subprocess.Popen[bytes]", progress: Path, log: Path, start: 
                 return max(done) + 1 if done else count
             if time.monotonic() > deadline:
                 if current is None:
-                    _stop(child)
                     raise VerifyError(f"the verify child process stalled outside user code for {STARTUP_TIMEOUT:g} s: {_tail(log)}")
-                _terminate(child)
-                for event in _events(stream.read(), stream):  # the partial measurements the child reported
+                _end_group(child, TERM_GRACE)
+                for event in _events(stream.read(), stream):  # the partial measurements the file's process reported
                     if event["event"] == "end":
                         for site, record in event.get("records", {}).items():
                             merge_records(result.records.setdefault(int(site), {}), record)
@@ -308,16 +383,6 @@ def _events(buffer: str, stream: IO[str]) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines[:-1] if line.strip()]
 
 
-def _died(returncode: Optional[int]) -> str:
-    if returncode is not None and returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = str(-returncode)
-        return f"the interpreter was killed by {name}"
-    return f"the interpreter exited with status {returncode} (os._exit or a crash)"
-
-
 def _tail(log: Path, lines: int = 3) -> str:
     try:
         text = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
@@ -326,24 +391,54 @@ def _tail(log: Path, lines: int = 3) -> str:
     return " / ".join(text[-lines:]) or "no output"
 
 
-def _terminate(child: "subprocess.Popen[bytes]") -> None:
-    """SIGTERM (the child reports its partial records), then SIGKILL after a grace period."""
+def _end_group(child: "subprocess.Popen[bytes]", grace: float) -> None:
+    """Stop the child's whole process group: SIGTERM (a file's process then reports what it measured),
+    and SIGKILL after ``grace`` seconds for whatever is still running (a process that traps SIGTERM,
+    one the child left behind). Quick when nothing is left; the child is reaped."""
+    from viewlint.interrupts import signals_deferred
     try:
-        os.killpg(child.pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        child.wait(TERM_GRACE)
-    except subprocess.TimeoutExpired:
-        _stop(child)
+        if _group_alive(child.pid):
+            _signal_group(child.pid, signal.SIGTERM)
+            deadline = time.monotonic() + grace
+            while time.monotonic() < deadline and _group_alive(child.pid):
+                time.sleep(POLL_INTERVAL)
+    finally:  # even when Ctrl-C cut the grace short
+        with signals_deferred():
+            if _group_alive(child.pid):
+                _signal_group(child.pid, signal.SIGKILL)
+            child.wait()
 
 
-def _stop(child: "subprocess.Popen[bytes]") -> None:
+def _signal_group(group: int, signum: int) -> None:
     try:
-        os.killpg(child.pid, signal.SIGKILL)
+        os.killpg(group, signum)
     except (ProcessLookupError, PermissionError):
         pass
-    child.wait()
+
+
+def _group_alive(group: int) -> bool:
+    """Whether a process of the group still runs. Zombies, which nothing can stop and which are gone
+    once their parent (or init) reaps them, do not count where /proc tells them apart."""
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if not os.path.isdir("/proc/self"):
+        return True
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()  # state, ppid, pgrp, ... after the command name
+        if len(fields) > 2 and fields[2] == str(group).encode() and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------------------------------- verify --run
@@ -391,18 +486,19 @@ def verify_command(diagnostics: Sequence[Diagnostic], command: str, *, timeout: 
     roots (from the layout, or among ``roots``) last, so an installed copy still wins as it would
     without viewlint, and a package that is not installed can still be imported.
     """
-    from viewlint.verify.layout import import_target
+    from viewlint.notebook import is_notebook
     from viewlint.verify.verdicts import judge, merge_records
     files, early = _instrument_all(diagnostics)
     result = VerifyResult(list(diagnostics))
     result.sites = {site.site_id: site for f in files for site in f.sites}
-    targets = [import_target(f.path, roots) for f in files]
+    targets = [_target(f.path, roots) for f in files]
     loaded: set[str] = set()
     elsewhere: dict[str, str] = {}
     if device == "cuda":
         _require_cuda(python or sys.executable)
     if files:
-        with tempfile.TemporaryDirectory(prefix="viewlint-verify-") as work:
+        work = tempfile.mkdtemp(prefix="viewlint-verify-")
+        try:
             workdir = Path(work)
             bootstrap = workdir / "bootstrap"
             bootstrap.mkdir()
@@ -429,7 +525,7 @@ def verify_command(diagnostics: Sequence[Diagnostic], command: str, *, timeout: 
             env["PYTHONPATH"] = _python_path(first=[str(bootstrap)], last=_package_roots(targets))
             if device == "cpu":
                 env["CUDA_VISIBLE_DEVICES"] = ""
-            status = _run_command(command, env, timeout)
+            status, result.command_status = _run_command(command, env, timeout)
             result.notes.append(status)
             for record_file in sorted(records_dir.glob("*.json")):
                 try:
@@ -442,12 +538,16 @@ def verify_command(diagnostics: Sequence[Diagnostic], command: str, *, timeout: 
                     merge_records(result.records.setdefault(int(site), {}), record)
                 if data.get("device"):
                     result.device = data["device"]
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
     verdicts: dict[tuple[str, int], Verdict] = {}
     for f, target in zip(files, targets):
         ran = os.path.realpath(f.path) in loaded
         result.files[f.path] = FileOutcome("ok" if ran else "not-run", "" if ran else "never imported or run")
         if ran:
             reason = "the command never ran this line"
+        elif is_notebook(f.path):
+            reason = "verify --run does not instrument notebooks; check --verify runs their cells"
         elif target.module in elsewhere:
             reason = f"the command imported {target.module} from {elsewhere[target.module]}, not from {f.path}"
         else:
@@ -460,18 +560,24 @@ def verify_command(diagnostics: Sequence[Diagnostic], command: str, *, timeout: 
     return result
 
 
-def _run_command(command: str, env: dict[str, str], timeout: Optional[float]) -> str:
-    """Run the user's command; its output goes to our stderr (stdout is for findings)."""
+def _run_command(command: str, env: dict[str, str], timeout: Optional[float]) -> tuple[str, Optional[int]]:
+    """Run the user's command (its output goes to our stderr: stdout is for findings). Returns a line
+    saying how it ended, and the exit status `verify` passes on when it failed: its own, 128 + N
+    when signal N killed it, ``COMMAND_TIMED_OUT`` when it ran past ``timeout``; None when it passed."""
     child = subprocess.Popen(command, shell=True, env=env, stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno(),
                              stderr=sys.stderr.fileno(), start_new_session=True)
     try:
         code = child.wait(timeout)
     except subprocess.TimeoutExpired:
-        _terminate(child)
-        return f"`{command}` timed out after {timeout:g} s"
+        _end_group(child, TERM_GRACE)
+        return f"`{command}` timed out after {timeout:g} s", COMMAND_TIMED_OUT
+    except BaseException:  # Ctrl-C, SIGTERM: the command goes too
+        _end_group(child, INTERRUPT_GRACE)
+        raise
+    _end_group(child, TERM_GRACE)  # what it left running in the background: its records are about to be read
     if code < 0:
-        return f"`{command}` {_died(code)[len('the interpreter '):]}"
-    return f"`{command}` exited with status {code}"
+        return f"`{command}` {describe_exit(code)[len('the interpreter '):]}", 128 - code
+    return f"`{command}` exited with status {code}", code or None
 
 
 def _require_cuda(python: str) -> None:
@@ -483,150 +589,3 @@ def _require_cuda(python: str) -> None:
                           "use --device cpu or auto")
     if probe.returncode != 0:
         raise VerifyError(f"--device cuda: cannot import torch with {python}: {probe.stderr.strip().splitlines()[-1:]}")
-
-
-# ---------------------------------------------------------------------------------------------- child side
-class _Reporter:
-    """Writes the child's events, one JSON line each, flushed at once (the parent may kill us)."""
-
-    def __init__(self, path: str) -> None:
-        self.stream = open(path, "a", encoding="utf-8")
-
-    def __call__(self, **event: Any) -> None:
-        self.stream.write(json.dumps(event) + "\n")
-        self.stream.flush()
-
-
-def _setup_device(requested: str, report: _Reporter) -> Optional[str]:
-    """Import torch and choose the device; None after reporting a fatal problem."""
-    try:
-        import torch
-    except Exception as error:
-        report(event="fatal", reason=f"--verify needs torch, which {sys.executable} cannot import: {error}")
-        return None
-    note = ""
-    available = torch.cuda.is_available()
-    if requested == "cuda" and not available:
-        report(event="fatal", reason="--device cuda: no CUDA device is available to torch "
-                                     "(torch.cuda.is_available() is False); use --device cpu or auto")
-        return None
-    device = "cuda" if requested == "cuda" or (requested == "auto" and available) else "cpu"
-    if requested == "auto" and not available:
-        note = "no CUDA device: verified on cpu (syncs are reported as cpu-only)"
-    if device == "cuda":
-        from viewlint.verify import probes
-
-        torch.set_default_device("cuda")  # factories allocate on the GPU: fixtures exercise CUDA tensors
-        probes.enable_sync_debug()
-        device = f"cuda:{torch.cuda.current_device()}"
-    report(event="ready", device=device, note=note)
-    return device
-
-
-def _failure_line(error: BaseException, path: str) -> str:
-    """`ValueError: boom (line 12)`: the error and the last traceback line inside the user's file."""
-    line = None
-    tb = error.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == path:
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    message = str(error).strip().splitlines()[0] if str(error).strip() else ""
-    where = f" (line {line})" if line else ""
-    return f"{type(error).__name__}{': ' + message if message else ''}{where}"[:300]
-
-
-def _prepare_module(module: Any, name: str, path: str) -> None:
-    """Make ``module`` (the new ``__main__``) what ``python -m name`` runs: its package imported
-    first, ``__package__`` and ``__spec__`` set, so relative imports work."""
-    import importlib
-    import importlib.util
-
-    is_package = os.path.basename(path) == "__init__.py"
-    package = name if is_package else name.rpartition(".")[0]
-    module.__package__ = package
-    if package:
-        importlib.import_module(package)
-    locations = [os.path.dirname(path)] if is_package else None
-    module.__spec__ = importlib.util.spec_from_file_location(name, path, submodule_search_locations=locations)
-    module.__loader__ = module.__spec__.loader if module.__spec__ is not None else None
-
-
-def _run_one(entry: dict[str, Any]) -> tuple[str, str, str]:
-    """Run one instrumented file as ``__main__``: a package module from its import root (as
-    ``python -m`` would), a script from its folder (as ``python file.py`` would); (status, reason, error)."""
-    import builtins
-    import types
-
-    from viewlint.verify import probes
-
-    path, name = entry["path"], entry.get("module")
-    what = f"module {name}" if name else "script"
-    module = types.ModuleType("__main__")
-    module.__file__ = path
-    module.__dict__["__builtins__"] = builtins
-    module.__dict__[PROBE_MODULE] = probes
-    saved = (sys.modules.get("__main__"), list(sys.argv), list(sys.path))
-    sys.modules["__main__"] = module  # dataclasses and pickle look their module up here
-    sys.argv = [path]
-    sys.path.insert(0, entry.get("root") or os.path.dirname(path))
-    try:
-        if name:
-            _prepare_module(module, name, path)
-        if "compile" in entry["source"]:
-            probes.hide_from_compiler()
-        code = compile(entry["source"], path, "exec", dont_inherit=True)  # real filename: tracebacks point at the user's lines
-        exec(code, module.__dict__)
-        return "ok", "", ""
-    except SystemExit as stop:
-        if stop.code in (None, 0):
-            return "ok", "", ""
-        return "exit", f"the {what} called sys.exit({stop.code!r})", ""
-    except BaseException as error:  # noqa: B036 - user code may raise anything, KeyboardInterrupt included
-        failure = _failure_line(error, path)
-        return "raised", f"{what} raised {failure}", failure
-    finally:
-        main, sys.argv, sys.path[:] = saved[0], saved[1], saved[2]
-        if main is not None:
-            sys.modules["__main__"] = main
-        _reset_torch_state()
-
-
-def _reset_torch_state() -> None:
-    """Undo global switches one script may leave for the next."""
-    import torch
-
-    torch.set_grad_enabled(True)
-    torch.set_default_dtype(torch.float32)
-
-
-def child_main(job_path: str, progress_path: str, start: int) -> None:
-    """The child process: import torch once, run files ``start:`` of the job, report each."""
-    report = _Reporter(progress_path)
-    job = json.loads(Path(job_path).read_text(encoding="utf-8"))
-    if _setup_device(job["device"], report) is None:
-        return
-    from viewlint.verify import probes
-
-    current: list[Optional[int]] = [None]
-
-    def stopped(signum: int, frame: Any) -> None:  # the parent's timeout: report what we measured, then go
-        index = current[0]
-        if index is not None:
-            report(event="end", file=index, status="timeout", reason="timed out",
-                   records=probes.take(job["files"][index]["sites"]))
-        os._exit(0)
-
-    signal.signal(signal.SIGTERM, stopped)
-    sys.dont_write_bytecode = True  # the user's modules are imported, never compiled into their folders
-    for index in range(start, len(job["files"])):
-        entry = job["files"][index]
-        current[0] = index
-        report(event="start", file=index)
-        status, reason, error = _run_one(entry)
-        current[0] = None
-        report(event="end", file=index, status=status, reason=reason, error=error, records=probes.take(entry["sites"]))
-
-
-if __name__ == "__main__":
-    child_main(sys.argv[1], sys.argv[2], int(sys.argv[3]))
