@@ -44,6 +44,11 @@ KINDS = {
     "view_size1_dim": [],               # `t[0]` of a batch of one
     "view_loop_over_input": [],         # a loop over the caller's list makes no new tensors
     "vl102_permute_contiguous": [],     # `.contiguous()` after `.permute()` always copies
+    # The second audit (seed 28) on the same libraries:
+    "cpu_attr_slice_renamed": [],       # `q = cm.query_start_loc_cpu[...]`: an attribute named for the host
+    "cpu_distribution_torchfn": [],     # `torch.sqrt(1. - lam)` of a number: made on the host
+    "cpu_ifexp_cpu": [],                # `x.cpu() if cond else None`: on the host, or nothing
+    "vl301_param_layout_from_warmup": [],  # a public method's layout is not its in-file warm-up call's
 }
 
 

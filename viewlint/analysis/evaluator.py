@@ -435,6 +435,9 @@ class Evaluator:
                 return UNKNOWN_TENSOR.with_(device=Device.CPU)  # every method sets it to `x.to("cpu")`
             if attr in self._cpu_names:
                 return UNKNOWN_TENSOR.with_(device=Device.CPU)  # `batch.seq_lens_cpu` with `cpu-names = ["seq_lens_cpu"]`
+            if sem.named_host_side(attr) and head != "self":
+                # `cm.query_start_loc_cpu`: named for the host (the same convention `lookup` reads for names).
+                return UNKNOWN.with_(device=Device.CPU)
         if sem.canonical_dtype(self.qualify(node)) is not None:
             return _DTYPE_VALUE  # `torch.float16`
         receiver = self.evaluate(node.value, local)
@@ -1031,8 +1034,10 @@ class Evaluator:
                          bool_mask=self._dtype_is_bool(node) or (first_value.bool_mask and self.keyword(node, "dtype") is None))
         inputs = self._tensor_inputs(node, local)
         input_device = _elementwise_device(inputs) if inputs else Device.UNKNOWN
-        if not inputs and first_value.device is Device.CPU:
-            input_device = Device.CPU  # `torch.any(lens_cpu == 1)`: of a value known only to be on the host
+        if not inputs and (first_value.device is Device.CPU or first_value.kind in (Kind.INT, Kind.HOST)):
+            # `torch.any(lens_cpu == 1)` of a value known only to be on the host, `torch.sqrt(1. - lam)` of a number:
+            # made on the host.
+            input_device = Device.CPU
         if qualified in sem.FRESH_CONTIGUOUS_FUNCTIONS:
             index_like = qualified in ("torch.nonzero", "torch.argwhere")
             # nonzero/argwhere come back transposed (stride (1, n)); cat/stack keep their inputs' layout.

@@ -32,7 +32,7 @@ from viewlint.analysis import stack
 from viewlint.analysis.callgraph import MAIN_BLOCK, CallGraph, FunctionInfo, FunctionKey, host_annotation
 from viewlint.analysis.features import dotted
 from viewlint.analysis.contexts import Context
-from viewlint.analysis.evaluator import Evaluator, Locals
+from viewlint.analysis.evaluator import Evaluator, Locals, annotation_value
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex
 from viewlint.analysis.project import Project
 from viewlint.analysis.tree import dotted_name, parse_module
@@ -191,10 +191,24 @@ class ModuleSummaries:
         """What calling an instance of `class_name` runs: a module's `forward`, another object's `__call__`."""
         if class_name is None:
             return None
-        info = self.index.classes.get(class_name)
-        method = "forward" if info is not None and info.is_module else "__call__"
-        owner = self.callgraph.defining_class(class_name, method)
-        return self.functions.get(FunctionKey(owner, method)) if owner is not None else None
+        # A module's call runs its `forward` (whatever its bases are named: `BertPreTrainedModel`); another
+        # object's, its `__call__`.
+        for method in ("forward", "__call__"):
+            owner = self.callgraph.defining_class(class_name, method)
+            if owner is not None:
+                return self.functions.get(FunctionKey(owner, method))
+        return None
+
+    def _annotated_return(self, info: FunctionInfo) -> Optional[Value]:
+        """What a function's return annotation says it returns (None without one, or when it says nothing)."""
+        if info.returns is None:
+            return None
+        try:
+            annotation = cst.parse_expression(ast.unparse(info.returns))
+        except Exception:  # an annotation libcst cannot read back
+            return None
+        value = annotation_value(annotation, self.index)
+        return value if value.kind is not Kind.UNKNOWN else None
 
     def instance_class(self, value: Value) -> Optional[str]:
         """The class of this module `value` is an instance of (`d = Dumper()`, `m: Extractor`), or None."""
@@ -252,8 +266,11 @@ class ModuleSummaries:
         result = self.run(info, normalized, shallow=bool(getattr(evaluator.env, "shallow", False)))
         if not result.returned:
             owner = self.index.classes.get(info.key.owner or "")
-            if info.key.name == "forward" and owner is not None and owner.is_module:
-                return None  # a module's `forward` too long to summarise: what any module gives (the evaluator's)
+            if info.key.name == "forward" and owner is not None:
+                # A module's `forward` too long to summarise: what its return annotation says (a `ModelOutput`
+                # class, a tuple: not a tensor), else what any module gives (the evaluator's).
+                annotated = self._annotated_return(info)
+                return annotated if annotated is not None and annotated.kind is not Kind.TENSOR else None
             return UNKNOWN
         return _rebase(result.returns, bases)
 
@@ -345,6 +362,10 @@ class ModuleSummaries:
             others = sorted(seen - parameters)
             if len(seen) > 1 and value.base in parameters and others:
                 values[parameter] = value.with_(base=others[0])
+        if not name.startswith("_") or name == "__call__":
+            # A public function may be called from other modules too (`LinearMethod.apply(layer, x)` by the framework,
+            # with any layout): the layout its callers here give it (a warm-up's `torch.zeros`) is no proof.
+            values = {p: v.with_(contiguous=None) if v.kind is Kind.TENSOR and v.contiguous else v for p, v in values.items()}
         self._entries[key] = values or None
         return self._entries[key]
 

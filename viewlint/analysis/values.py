@@ -257,6 +257,9 @@ def join(a: Value, b: Value) -> Value:
         return a if a.kind is Kind.WRAPPER else b
     if {a.kind, b.kind} == {Kind.INT, Kind.HOST}:
         return HOST
+    if {a.kind, b.kind} == {Kind.UNKNOWN, Kind.HOST} and Device.CPU in (a.device, b.device) \
+            and all(v.device is Device.CPU for v in (a, b) if v.kind is Kind.UNKNOWN):
+        return Value(device=Device.CPU)  # `x.cpu() if cond else None`: on the host, or nothing
     if Kind.UNKNOWN in (a.kind, b.kind):
         known = b if a.kind is Kind.UNKNOWN else a
         # One path gives something that indexes by gathering: keep that (an advanced index on one path).
