@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_viewlint
+from conftest import OPT_IN_CONFIG, run_viewlint
 
 from viewlint.cli import run_check
 
@@ -36,7 +36,7 @@ CACHED_VIEW = (
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "pyproject.toml").write_text('[tool.viewlint]\nextend-exclude = ["legacy"]\nhot-functions = ["step"]\n')
+    (tmp_path / "pyproject.toml").write_text(OPT_IN_CONFIG + 'extend-exclude = ["legacy"]\nhot-functions = ["step"]\n')
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "model.py").write_text(LOST_WRITE)
     (tmp_path / "src" / "notes.ipynb").write_text(

@@ -15,7 +15,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from conftest import ROOT, run_viewlint
+from conftest import OPT_IN_CONFIG, ROOT, run_viewlint
 
 import viewlint.engine as engine
 from viewlint.cli import run_check
@@ -84,6 +84,7 @@ def heads(out: str) -> list[str]:
 @pytest.fixture
 def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(OPT_IN_CONFIG)  # the notebook caches views (VL101)
     return tmp_path
 
 
@@ -293,7 +294,7 @@ def test_folders_include_notebooks_by_default(in_tmp: Path, capsys: pytest.Captu
 
 def test_include_setting_can_leave_notebooks_out(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
     demo(in_tmp / "demo.ipynb")
-    (in_tmp / "pyproject.toml").write_text('[tool.viewlint]\ninclude = ["*.py"]\n')
+    (in_tmp / "pyproject.toml").write_text(OPT_IN_CONFIG + 'include = ["*.py"]\n')
     code, out, err = check(capsys, ".")
     assert (code, out) == (0, "") and "no Python files found" in err
     # A notebook named on the command line is still linted, as in Ruff.
@@ -303,12 +304,12 @@ def test_include_setting_can_leave_notebooks_out(in_tmp: Path, capsys: pytest.Ca
 def test_extend_include_adds_files(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (in_tmp / "train.pyw").write_text("import torch\n\ndef f(buf: torch.Tensor, idx: list[int]) -> None:\n    buf[idx].zero_()\n")
     assert check(capsys, ".")[:2] == (0, "")
-    (in_tmp / "pyproject.toml").write_text('[tool.viewlint]\nextend-include = ["*.pyw"]\n')
+    (in_tmp / "pyproject.toml").write_text(OPT_IN_CONFIG + 'extend-include = ["*.pyw"]\n')
     assert heads(check(capsys, ".")[1]) == ["train.pyw:4:5: VL201"]
 
 
 def test_include_must_be_a_list_of_globs(in_tmp: Path) -> None:
-    (in_tmp / "pyproject.toml").write_text('[tool.viewlint]\nextend-include = "*.ipynb"\n')
+    (in_tmp / "pyproject.toml").write_text(OPT_IN_CONFIG + 'extend-include = "*.ipynb"\n')
     result = run_viewlint("--no-cache", ".", cwd=in_tmp)
     assert result.returncode == 2
     assert "extend-include: must be a list of strings, got str" in result.stderr

@@ -49,6 +49,8 @@ KINDS = {
     "cpu_distribution_torchfn": [],     # `torch.sqrt(1. - lam)` of a number: made on the host
     "cpu_ifexp_cpu": [],                # `x.cpu() if cond else None`: on the host, or nothing
     "vl301_param_layout_from_warmup": [],  # a public method's layout is not its in-file warm-up call's
+    # The third audit (seed 29):
+    "cpu_mixed_with_host": [],          # mixed with a host tensor of one or more dimensions: on the host
 }
 
 

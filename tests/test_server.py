@@ -27,7 +27,7 @@ from pygls.lsp.client import LanguageClient  # noqa: E402
 from pygls.protocol import default_converter  # noqa: E402
 from pygls.uris import from_fs_path  # noqa: E402
 
-from conftest import ROOT, run_viewlint  # noqa: E402
+from conftest import OPT_IN_CONFIG, ROOT, run_viewlint  # noqa: E402
 from viewlint.diagnostics import Location  # noqa: E402
 from viewlint.lsp.positions import UTF8, UTF16, UTF32, Position, PositionEncoder  # noqa: E402
 from viewlint.registry import all_rules  # noqa: E402
@@ -163,6 +163,7 @@ def run_session(tmp_path: Path, scenario, capabilities: Optional[types.ClientCap
     """Run ``scenario(session, root)`` against a fresh server; the server must never import torch."""
     root = tmp_path / "project"
     root.mkdir(exist_ok=True)
+    (root / "pyproject.toml").write_text(OPT_IN_CONFIG)  # the scenarios' models cache views (VL101)
     marker = tmp_path / "torch-was-imported"
 
     async def main() -> None:

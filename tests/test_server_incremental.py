@@ -9,7 +9,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from conftest import ROOT
+from conftest import OPT_IN_CONFIG, ROOT
 from viewlint.analysis import tree
 from viewlint.lsp.documents import lint_document
 from viewlint.lsp.incremental import StatementCache, enabled, join_pieces
@@ -62,6 +62,7 @@ def one_line_edits(text: str, count: int, seed: int) -> list[str]:
 
 def test_relints_after_edits_equal_lints_from_scratch(tmp_path: Path) -> None:
     path = tmp_path / "project.py"
+    (tmp_path / "pyproject.toml").write_text(OPT_IN_CONFIG)  # the fixtures' VL101 findings too
     cache = StatementCache()
     texts = [PROJECT_FILE, *one_line_edits(PROJECT_FILE, 12, seed=7)]
     with enabled(cache):

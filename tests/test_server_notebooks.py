@@ -23,7 +23,7 @@ from lsprotocol import types  # noqa: E402
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook  # noqa: E402
 from pygls.uris import from_fs_path  # noqa: E402
 
-from conftest import run_viewlint  # noqa: E402
+from conftest import OPT_IN_CONFIG, run_viewlint  # noqa: E402
 from test_server import Session, apply_workspace_edit, run_session  # noqa: E402
 from viewlint.registry import all_rules  # noqa: E402
 
@@ -286,12 +286,12 @@ def test_fix_all_in_a_cell_fixes_that_cell_only(tmp_path: Path) -> None:
 
 def test_configuration_comes_from_the_notebooks_path_saving_lints_again_and_closing_clears(tmp_path: Path) -> None:
     async def scenario(session: NotebookSession, root: Path) -> None:
-        (root / "pyproject.toml").write_text('[tool.viewlint]\nper-file-ignores = { "*.ipynb" = ["VL101"] }\n')
+        (root / "pyproject.toml").write_text(OPT_IN_CONFIG + 'per-file-ignores = { "*.ipynb" = ["VL101"] }\n')
         published = await session.open_notebook(root / "demo.ipynb", CELLS)
         assert published[session.uris[CACHED_VIEW_CELL]] == []
         assert found(published[session.uris[LOST_WRITE_CELL]]) == EXPECTED[LOST_WRITE_CELL]
 
-        (root / "pyproject.toml").write_text('[tool.viewlint]\nper-file-ignores = { "*.ipynb" = ["VL201"] }\n')
+        (root / "pyproject.toml").write_text(OPT_IN_CONFIG + 'per-file-ignores = { "*.ipynb" = ["VL201"] }\n')
         session.client.notebook_document_did_save(types.DidSaveNotebookDocumentParams(
             notebook_document=types.NotebookDocumentIdentifier(uri=session.notebook_uri)))
         saved = await session.cell_diagnostics(session.uris)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_viewlint
+from conftest import OPT_IN_RULES, run_viewlint
 
 pytest.importorskip("torch")
 nbformat = pytest.importorskip("nbformat")
@@ -33,7 +33,7 @@ def test_check_verify_confirms_the_findings_of_a_notebook(tmp_path: Path) -> Non
     path = tmp_path / "analysis.ipynb"
     _notebook(path)
     before = path.read_bytes()
-    completed = run_viewlint("check", "--isolated", "--no-cache", "--verify", "--device", "cpu", "--output-format",
+    completed = run_viewlint("check", "--isolated", "--extend-select", ",".join(OPT_IN_RULES), "--no-cache", "--verify", "--device", "cpu", "--output-format",
                              "json", path.name, cwd=tmp_path)
     assert completed.returncode == 1, completed.stderr
     found = {(f["cell"], f["location"]["row"], f["code"]): f["verdict"] for f in json.loads(completed.stdout)}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_viewlint
+from conftest import OPT_IN_RULES, run_viewlint
 
 pytest.importorskip("torch")
 
@@ -145,13 +145,13 @@ def verdicts(stdout: str) -> dict[tuple[str, int], dict]:
 
 
 def viewlint(project: Path, *args: str) -> tuple[int, dict[tuple[str, int], dict], str]:
-    completed = run_viewlint(*args, "--isolated", "--no-cache", "--device", "cpu", "--output-format", "json", "src/",
+    completed = run_viewlint(*args, "--isolated", "--extend-select", ",".join(OPT_IN_RULES), "--no-cache", "--device", "cpu", "--output-format", "json", "src/",
                              cwd=project)
     return completed.returncode, verdicts(completed.stdout), completed.stderr
 
 
 def test_the_lint_finds_the_split_pieces_and_the_preview(project: Path) -> None:
-    completed = run_viewlint("check", "--isolated", "--no-cache", "--output-format", "json", "src/", cwd=project)
+    completed = run_viewlint("check", "--isolated", "--extend-select", ",".join(OPT_IN_RULES), "--no-cache", "--output-format", "json", "src/", cwd=project)
     found = {(Path(f["filename"]).name, f["location"]["row"], f["code"]) for f in json.loads(completed.stdout)}
     assert found == {("encoder.py", ENCODER_ROW, "VL101"), ("warmup.py", WARMUP_ROW, "VL101")}
 
@@ -203,10 +203,10 @@ def test_check_verify_imports_from_the_root_it_is_given(project: Path, tmp_path:
     (moved / "lib").mkdir(parents=True)
     (project / "src" / "embedserve").rename(moved / "lib" / "embedserve")
     (moved / "lib" / "embedserve" / "__init__.py").unlink()  # a namespace package: no __init__.py chain to follow
-    completed = run_viewlint("check", "--isolated", "--no-cache", "--device", "cpu", "--output-format", "json",
+    completed = run_viewlint("check", "--isolated", "--extend-select", ",".join(OPT_IN_RULES), "--no-cache", "--device", "cpu", "--output-format", "json",
                              "--verify", "--verify-root", "lib", "lib/", cwd=moved)
     assert verdicts(completed.stdout)[("warmup.py", WARMUP_ROW)]["status"] == "confirmed", completed.stderr
-    guessed = run_viewlint("check", "--isolated", "--no-cache", "--device", "cpu", "--output-format", "json",
+    guessed = run_viewlint("check", "--isolated", "--extend-select", ",".join(OPT_IN_RULES), "--no-cache", "--device", "cpu", "--output-format", "json",
                            "--verify", "lib/", cwd=moved)
     failed = verdicts(guessed.stdout)[("warmup.py", WARMUP_ROW)]
     assert failed["status"] == "error" and "ImportError: attempted relative import" in failed["evidence"]
@@ -314,7 +314,7 @@ def test_verify_run_says_when_the_command_imports_another_copy_of_a_flagged_modu
     (installed / "embedserve").mkdir()
     for module in ("__init__.py", "cache.py", "encoder.py"):
         (installed / "embedserve" / module).write_bytes((project / "src" / "embedserve" / module).read_bytes())
-    completed = run_viewlint("verify", "--isolated", "--no-cache", "--device", "cpu", "--output-format", "json",
+    completed = run_viewlint("verify", "--isolated", "--extend-select", ",".join(OPT_IN_RULES), "--no-cache", "--device", "cpu", "--output-format", "json",
                              "--run", f"{sys.executable} -m pytest -q -p no:cacheprovider", "src/",
                              cwd=project, env={"PYTHONPATH": str(installed)})
     verdict = verdicts(completed.stdout)[("encoder.py", ENCODER_ROW)]

@@ -1057,7 +1057,8 @@ class Evaluator:
             reduced = name in sem.REDUCTIONS and not self._has_dim_argument(node)
             return fresh(contiguous=None, index_like=index_like, device=input_device,
                          bool_mask=qualified in sem.BOOL_RESULT_FUNCTIONS or (name in ("any", "all") and self._has_dim_argument(node)),
-                         zero_dim=True if reduced else (False if index_like else None), reduced=reduced)
+                         # `torch.diff` takes and gives at least one dimension.
+                         zero_dim=True if reduced else (False if index_like or name == "diff" else None), reduced=reduced)
         if qualified.startswith(sem.TENSOR_NAMESPACES) or sem.generic_torch_op(qualified):
             return fresh(contiguous=None, device=input_device)  # some other `torch.<op>(...)`: a new tensor
         if sem.nn_module_class(qualified):
