@@ -66,13 +66,6 @@ class ViewStoredInLongLivedContainer(Rule):
     local to a function.
     Fix safety: unsafe. `--unsafe-fixes` wraps the stored view in `.clone()`, which copies
     (memory and time) and breaks code that relied on writes through the view.
-    ## Default
-    Off by default (opt-in: `--extend-select VL101`, or `extend-select = ["VL101"]` in
-    `[tool.viewlint]`). On libraries the team had never read (timm, torchvision, open_clip,
-    vllm), none of its sampled findings held up: whether a view pins memory nothing else
-    holds depends on who owns the base and which parts of it other code keeps (a flat buffer
-    the object also keeps, a batch of one, a tail shorter than an alignment block), which the
-    code rarely says. It stays a strong check on caches you write yourself.
     """
 
     code = "VL101"

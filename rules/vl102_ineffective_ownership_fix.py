@@ -45,13 +45,6 @@ class IneffectiveOwnershipFix(Rule):
     Fix safety: unsafe. `--unsafe-fixes` replaces `.contiguous()` with
     `.clone(memory_format=torch.contiguous_format)` (the same layout guarantee, always a copy);
     other ops get a hint only.
-    ## Default
-    Off by default (opt-in: `--extend-select VL102`, or `extend-select = ["VL102"]` in
-    `[tool.viewlint]`). On libraries the team had never read (timm, torchvision, open_clip,
-    vllm), none of its sampled findings held up: whether a view pins memory nothing else
-    holds depends on who owns the base and which parts of it other code keeps (a flat buffer
-    the object also keeps, a batch of one, a tail shorter than an alignment block), which the
-    code rarely says. It stays a strong check on caches you write yourself.
     """
 
     code = "VL102"

@@ -280,13 +280,6 @@ class PayloadSizeAccounting(Rule):
     Sizes computed for logging or statistics are not flagged: only an augmented `+=` on a
     budget attribute of a class that stores into its own containers.
     Fix safety: no automatic fix.
-    ## Default
-    Off by default (opt-in: `--extend-select VL104`, or `extend-select = ["VL104"]` in
-    `[tool.viewlint]`). On libraries the team had never read (timm, torchvision, open_clip,
-    vllm), none of its sampled findings held up: whether a view pins memory nothing else
-    holds depends on who owns the base and which parts of it other code keeps (a flat buffer
-    the object also keeps, a batch of one, a tail shorter than an alignment block), which the
-    code rarely says. It stays a strong check on caches you write yourself.
     """
 
     code = "VL104"

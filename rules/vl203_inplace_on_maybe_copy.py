@@ -47,13 +47,6 @@ class InplaceOnMaybeCopy(TracksTemporaries, Rule):
 
     A converted value that is used (`z = x.float().add_(1)`, or `y` read later) is not
     flagged: then the copy is the point.
-    ## Default
-    Off by default (opt-in: `--extend-select VL203`, or `extend-select = ["VL203"]` in
-    `[tool.viewlint]`). On libraries the team had never read (timm, torchvision, open_clip,
-    vllm), none of its sampled findings held up: whether a view pins memory nothing else
-    holds depends on who owns the base and which parts of it other code keeps (a flat buffer
-    the object also keeps, a batch of one, a tail shorter than an alignment block), which the
-    code rarely says. It stays a strong check on caches you write yourself.
     """
 
     code = "VL203"

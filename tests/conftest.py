@@ -62,3 +62,17 @@ def lint_source():
 # turn them on, as a user who wants them does.
 OPT_IN_RULES = ("VL101", "VL102", "VL104", "VL203")
 OPT_IN_CONFIG = "[tool.viewlint]\nextend-select = [" + ", ".join(f'"{code}"' for code in OPT_IN_RULES) + "]\n"
+
+
+def lint_both_paths(source: str, path: str = "snippet.py") -> list[tuple[int, str]]:
+    """(row, code) of every finding of every rule, asserted equal with the prefilter on and off: the
+    prefilter must never hide what the analysis finds."""
+    from viewlint.engine import lint_text
+    from viewlint.settings import Settings
+
+    found = []
+    for prefilter in (True, False):
+        diagnostics = lint_text(source, path, Settings(select=("ALL",), prefilter=prefilter))
+        found.append(sorted((d.start.row, d.code) for d in diagnostics))
+    assert found[0] == found[1], f"prefilter {found[0]} != full {found[1]}"
+    return found[0]

@@ -11,19 +11,12 @@ import textwrap
 
 import pytest
 
-from viewlint.engine import lint_text
-from viewlint.settings import Settings
+from conftest import lint_both_paths
 
 
 def codes(source: str) -> list[tuple[int, str]]:
     """(row, code) of every finding, the same with and without the prefilter (asserted)."""
-    text = textwrap.dedent(source).lstrip("\n")
-    found = []
-    for prefilter in (True, False):
-        diagnostics = lint_text(text, "snippet.py", Settings(select=("ALL",), prefilter=prefilter))
-        found.append(sorted((d.start.row, d.code) for d in diagnostics))
-    assert found[0] == found[1], f"prefilter {found[0]} != full {found[1]}"
-    return found[0]
+    return lint_both_paths(textwrap.dedent(source).lstrip("\n"))
 
 
 # ---------------------------------------------------------------- calls of the module's classes

@@ -12,19 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from viewlint.engine import lint_text
-from viewlint.settings import Settings
+from conftest import lint_both_paths
 
 DATA = Path(__file__).parent / "data" / "precision_kinds"
 
 
-def findings(source: str) -> list[tuple[int, str]]:
-    found = []
-    for prefilter in (True, False):
-        diagnostics = lint_text(source, "snippet.py", Settings(select=("ALL",), prefilter=prefilter))
-        found.append(sorted((d.start.row, d.code) for d in diagnostics))
-    assert found[0] == found[1], f"prefilter {found[0]} != full {found[1]}"
-    return found[0]
+findings = lint_both_paths
 
 
 # kind -> the findings that are true in it (all others were false, and are gone)

@@ -24,6 +24,16 @@ if TYPE_CHECKING:
 _SECTION = re.compile(r"^## ", re.M)
 
 
+# What `viewlint rule` says of a rule that is off by default (the memory rules: issue 27, docs/precision.md).
+OFF_BY_DEFAULT = """## Default
+Off by default (opt-in: `--extend-select {code}`, or `extend-select = ["{code}"]` in
+`[tool.viewlint]`). On libraries the team had never read (timm, torchvision, open_clip,
+vllm), none of its sampled findings held up: whether a view pins memory nothing else
+holds depends on who owns the base and which parts of it other code keeps (a flat buffer
+the object also keeps, a batch of one, a tail shorter than an alignment block), which the
+code rarely says. It stays a strong check on caches you write yourself."""
+
+
 class Rule:
     """Base class: subclasses set the class attributes and define visitor methods."""
 
@@ -85,8 +95,11 @@ class Rule:
 
     @classmethod
     def documentation(cls) -> str:
-        """The rule's Markdown documentation, as `viewlint rule CODE` prints it."""
+        """The rule's Markdown documentation, as `viewlint rule CODE` prints it (with how to turn it on, for
+        a rule that is off by default)."""
         body = inspect.cleandoc(cls.__doc__ or "")
+        if not cls.default_enabled:
+            body += "\n\n" + OFF_BY_DEFAULT.format(code=cls.code)
         return f"# {cls.name} ({cls.code})\n\n{body}\n"
 
     @classmethod
