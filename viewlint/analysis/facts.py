@@ -573,12 +573,12 @@ class Facts:
             # `list.append/extend/insert` take no keywords: `self.dispatcher.extend(q=q)` is some other method.
             container_call = method not in sem.CONTAINER_ONLY_METHODS or all(a.keyword is None for a in node.args)
             known = self.receiver_class(receiver)
+            loop = self._accumulating_loop(receiver) if method in sem.ACCUMULATING_METHODS and container_call else None
             if known is not None and method in known.methods and known.name in self.index.classes \
                     and self.index.classes[known.name] is known:
                 # The receiver's class is defined here: its method says what it keeps.
                 events.extend(self._summary_store_events(node, method, receiver))
-            elif method in sem.ACCUMULATING_METHODS and container_call and self._accumulating_loop(receiver) is not None:
-                loop = self._accumulating_loop(receiver)
+            elif loop is not None:
                 for arg in node.args:
                     if isinstance(arg.value, (cst.ListComp, cst.GeneratorExp)):
                         continue  # `out.extend(x[i:i + n] for i in ...)`: pieces that together cover their base

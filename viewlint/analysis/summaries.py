@@ -405,9 +405,6 @@ class ModuleSummaries:
             for statement in self.module.body:
                 if isinstance(statement, cst.FunctionDef):
                     self._cst_nodes[FunctionKey(None, statement.name.value)] = statement
-                elif isinstance(statement, cst.If) and FunctionKey(None, MAIN_BLOCK) in self.functions \
-                        and _main_guard(statement.test):
-                    self._cst_nodes[FunctionKey(None, MAIN_BLOCK)] = _main_block_function(statement)
                 elif isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
                     for member in statement.body.body:
                         if isinstance(member, cst.FunctionDef):
@@ -438,7 +435,8 @@ class ModuleSummaries:
         except Exception:  # libcst cannot parse some valid code; nothing is known of it then
             return None
         statement = module.body[0] if module.body else None
-        if info.key.name == MAIN_BLOCK and isinstance(statement, cst.If) and _main_guard(statement.test):
+        if info.key.name == MAIN_BLOCK and isinstance(statement, cst.If):
+            # The `if __name__ == "__main__":` the call graph found (`callgraph.is_main_guard`), at its own lines.
             return _main_block_function(statement)
         if indented and isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
             statement = statement.body.body[0] if statement.body.body else None
@@ -571,15 +569,6 @@ def _tensor_annotated(node: ast.AST) -> bool:
         if argument.annotation is not None and "Tensor" in ast.dump(argument.annotation):
             return True
     return False
-
-
-def _main_guard(test: cst.BaseExpression) -> bool:
-    """`__name__ == "__main__"`, as `callgraph.is_main_guard` reads it from `ast`."""
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
-        return False
-    sides = [test.left, test.comparisons[0].comparator]
-    return any(isinstance(s, cst.Name) and s.value == "__name__" for s in sides) \
-        and any(isinstance(s, cst.SimpleString) and s.evaluated_value == "__main__" for s in sides)
 
 
 def _main_block_function(statement: cst.If) -> cst.FunctionDef:
