@@ -183,6 +183,12 @@ def worker_pool(jobs: int, initializer: Optional[Callable[[], None]] = None) -> 
             child.terminate()
         for child in multiprocessing.active_children():
             child.join(5)
+        # The executor's manager thread sees the dead workers and closes its wake-up pipe; at exit
+        # concurrent.futures writes to that pipe, unlocked, from the main thread. Let the thread finish
+        # first, or the write can meet a pipe closed under it (EBADF, printed at exit).
+        manager = getattr(executor, "_executor_manager_thread", None)
+        if manager is not None:
+            manager.join(5)
         raise
     finally:
         _pool_running = False
