@@ -44,6 +44,8 @@ KINDS = {
     "vl301_param_layout_from_warmup": [],  # a public method's layout is not its in-file warm-up call's
     # The third audit (seed 29):
     "cpu_mixed_with_host": [],          # mixed with a host tensor of one or more dimensions: on the host
+    # After the third audit:
+    "cpu_memo_tuple": [],               # a memoised helper's host element, cat'ed: still on the host
 }
 
 
@@ -118,6 +120,36 @@ TWINS = {
                 first = packed.split(rows)[0]
                 self.saved.append(first)
     """, [(10, "VL101")]),
+    # The memoised helper's element is made from a parameter: on the model's device.
+    "cpu_memo_tuple": ("""
+        import torch
+        from torch import nn
+
+
+        class Vision(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.freqs = nn.Parameter(torch.randn(64, 8))
+                self._cache = {}
+
+            def rope_by_thw(self, t: int, h: int, w: int):
+                key = (t, h, w)
+                if key in self._cache:
+                    return self._cache[key]
+                cos = self.freqs[: h * w].cos()
+                cu = (cos[:, 0] > 0).cumsum(0)
+                self._cache[key] = (cos, cu)
+                return cos, cu
+
+            def forward(self, x: torch.Tensor, grid: list) -> torch.Tensor:
+                parts: list[torch.Tensor] = []
+                for t, h, w in grid:
+                    cos, cu_thw = self.rope_by_thw(t, h, w)
+                    parts.append(cu_thw)
+                cu_seqlens = torch.cumsum(torch.cat(parts), dim=0, dtype=torch.int32)
+                cu_np = cu_seqlens.cpu().numpy()
+                return x[: int(cu_np[-1])]
+    """, [(26, "VL402")]),
 }
 
 

@@ -35,7 +35,7 @@ from viewlint.analysis.contexts import Context
 from viewlint.analysis.evaluator import Evaluator, Locals, annotation_value
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex
 from viewlint.analysis.project import Project
-from viewlint.analysis.tree import dotted_name, parse_module
+from viewlint.analysis.tree import descendants, dotted_name, parse_module
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.values import HOST, INT, UNKNOWN, Device, Kind, Provenance, Value, join
 
@@ -71,6 +71,31 @@ class RunResult:
 _EMPTY = RunResult()
 
 
+def _container_read(node: cst.BaseExpression) -> Optional[str]:
+    """`self._cache` for `self._cache[key]`, `_CACHE` for `_CACHE[key]`; None for anything else."""
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        return dotted_name(node.value)
+    return None
+
+
+def memo_containers(function: cst.FunctionDef) -> frozenset[str]:
+    """The containers (`self._cache`, a module-level dict) the function looks a key up in and stores a value
+    into by key (`if key in self._cache: ...`, `self._cache[key] = result`): a `return self._cache[key]` in it
+    hands back such a stored value. (A tensor buffer is written by index, never asked `key in buffer`.)"""
+    stored, asked = set(), set()
+    for node in descendants(function.body):
+        kind = type(node)
+        if kind is cst.AssignTarget:
+            name = _container_read(node.target)  # type: ignore[attr-defined]
+            if name is not None:
+                stored.add(name)
+        elif kind is cst.ComparisonTarget and type(node.operator) in (cst.In, cst.NotIn):  # type: ignore[attr-defined]
+            name = dotted_name(node.comparator)  # type: ignore[attr-defined]
+            if name is not None:
+                asked.add(name)
+    return frozenset(stored & asked)
+
+
 class Recorder:
     """Rides along a summary walk like a rule: records returns, `self` stores and calls."""
 
@@ -83,9 +108,12 @@ class Recorder:
         self._depth = 0
         self._yields: Optional[Value] = None
         self.record_calls = False  # only the walks that tell callees what they are passed
+        self._memos: frozenset[str] = frozenset()  # containers the function stores into by key (its memo)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._depth += 1
+        if self._depth == 1:
+            self._memos = memo_containers(node)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._depth -= 1
@@ -93,6 +121,10 @@ class Recorder:
     def visit_Return(self, node: cst.Return) -> None:
         if self._depth != 1:
             return  # a nested function's return
+        if node.value is not None and self._memos and _container_read(node.value) in self._memos:
+            # `if key in self._cache: return self._cache[key]`: what an earlier call of this function stored
+            # there, which its other returns say.
+            return
         value = self.facts.value_of(node.value) if node.value is not None else HOST
         result = self.result
         result.returns = value if not result.returned else join(result.returns, value)
