@@ -86,3 +86,41 @@ def test_a_missing_path_is_an_error_not_a_traceback(tmp_path: Path):
 def test_hover_shows_the_belief_of_the_binding_under_the_cursor(row, word, expected):
     line = SOURCE.splitlines()[row - 1]
     assert hover_text(SOURCE, row, line.index(word) + 1) == expected
+
+
+MIN_MAX = """
+import torch
+
+
+def f(a: torch.Tensor, b: torch.Tensor):
+    c = torch.min(a, b)
+    d = a.max(1)
+    e = a.max(b)
+    g = torch.max(a, 1)
+    h = a.sum(1)
+    k = a.sum()
+    return c, d, e, g, h, k
+"""
+
+
+def test_min_and_max_of_two_tensors_are_elementwise_and_of_a_dimension_are_pairs():
+    found = records(MIN_MAX)
+    assert found[(6, "c")]["tensor"] is True  # torch.min(a, b): the elementwise minimum, a tensor
+    assert found[(8, "e")]["tensor"] is True  # a.max(b)
+    assert found[(7, "d")]["tensor"] is False  # a.max(1): (values, indices)
+    assert found[(9, "g")]["tensor"] is False  # torch.max(a, 1)
+    assert found[(10, "h")]["tensor"] is True
+
+
+def test_a_value_only_known_to_be_on_the_host_keeps_its_device_when_its_use_shows_it_is_a_tensor():
+    source = """
+def build(meta, n: int):
+    lens_cpu = meta.seq_lens.cpu() if n > 0 else None
+    query_lens_cpu = meta.query_start_loc_cpu[1:] - meta.query_start_loc_cpu[:-1]
+    kv_lens = lens_cpu[:n] - query_lens_cpu[:n]
+    starts = kv_lens.unsqueeze(0)
+    return starts
+"""
+    found = records(source)
+    assert found[(5, "kv_lens")]["tensor"] is True
+    assert found[(5, "kv_lens")]["device"] == "cpu"

@@ -1049,6 +1049,8 @@ class Evaluator:
                          base=self.short_source(first) if qualified in sem.GATHER_FUNCTIONS and first is not None else None)
         if qualified in sem.FRESH_FUNCTIONS:
             name = qualified.split(".")[-1]
+            if name in ("max", "min") and (other := self._elementwise_other(node, local)) is not None:
+                return fresh(contiguous=None, device=_elementwise_device([first_value, other]))  # `torch.min(a, b)`
             if name in ("topk", "sort", "max", "min", "kthvalue", "median", "mode") and (
                     name in ("topk", "sort") or self._has_dim_argument(node)):
                 values = fresh(device=input_device)
@@ -1095,9 +1097,20 @@ class Evaluator:
         return values
 
     @staticmethod
-    def _has_dim_argument(node: cst.Call) -> bool:
+    def _has_dim_argument(node: cst.Call, method: bool = False) -> bool:
+        """Whether a reduction is given a dimension: `torch.sum(x, 1)`, `x.sum(1)`, `dim=`/`axis=`."""
         positional = [a for a in node.args if a.keyword is None and not a.star]
-        return len(positional) >= 2 or any(a.keyword is not None and a.keyword.value in ("dim", "axis") for a in node.args)
+        return len(positional) >= (1 if method else 2) or any(a.keyword is not None and a.keyword.value in ("dim", "axis") for a in node.args)
+
+    def _elementwise_other(self, node: cst.Call, local: Locals, method: bool = False) -> Optional[Value]:
+        """For `torch.max(a, b)`/`a.min(b)`: the tensor `b` when the argument after the input is one (an
+        elementwise maximum, not a reduction along a dimension); None otherwise."""
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        other = positional[0 if method else 1] if len(positional) > (0 if method else 1) else self.keyword(node, "other")
+        if other is None:
+            return None
+        value = self.evaluate(other.value, local)
+        return value if value.is_tensor else None
 
     def _factory_dtype(self, node: cst.Call, qualified: str) -> Optional[str]:
         """The dtype a factory makes: its `dtype=`, or its default when that does not depend on the data."""
@@ -1277,7 +1290,7 @@ class Evaluator:
             return fresh(contiguous=contiguous, device=receiver.device, zero_dim=receiver.zero_dim, bool_mask=receiver.bool_mask,
                          index_like=receiver.index_like, reduced=receiver.reduced, origin=".clone()", why=receiver.why)
         if method in sem.FRESH_METHODS and (tensor or (receiver.kind is Kind.UNKNOWN and method in sem.TENSOR_ONLY_METHODS)):
-            return self._fresh_method(node, method, receiver)
+            return self._fresh_method(node, method, receiver, local)
         if tensor and sem.is_inplace_method(method):
             if method in sem.RESTRIDING_INPLACE_METHODS:
                 return receiver.with_(contiguous=None)  # `x.t_()` returns x with new strides
@@ -1288,11 +1301,13 @@ class Evaluator:
             return UNKNOWN
         return UNKNOWN
 
-    def _fresh_method(self, node: cst.Call, method: str, receiver: Value) -> Value:
+    def _fresh_method(self, node: cst.Call, method: str, receiver: Value, local: Locals) -> Value:
         contiguous = True if method in sem.FRESH_CONTIGUOUS_METHODS else None
-        if method in ("topk", "sort") or (method in ("max", "min", "median", "mode", "kthvalue") and self._has_dim_argument(node)):
+        if method in ("max", "min") and (other := self._elementwise_other(node, local, method=True)) is not None:
+            return fresh(contiguous=None, device=_elementwise_device([receiver, other]))  # `a.max(b)`: elementwise
+        with_dim = self._has_dim_argument(node, method=True)
+        if method in ("topk", "sort") or (method in ("max", "min", "median", "mode", "kthvalue") and with_dim):
             return Value(kind=Kind.TENSOR_SEQUENCE, elements=(fresh(device=receiver.device),), origin="." + method)
-        with_dim = self._has_dim_argument(node) or bool(node.args and method in ("any", "all"))
         index_like = method in sem.INDEX_TENSOR_METHODS or (method in ("argmax", "argmin") and with_dim)
         bool_mask = method in sem.BOOL_RESULT_METHODS or (method in ("any", "all") and with_dim) or (
             method in ("masked_fill", "clone", "logical_not") and receiver.bool_mask)

@@ -223,7 +223,9 @@ class Facts:
             used = self.usage_of(name) & sem.TENSOR_ONLY_METHODS
             if used:
                 # `mask.masked_fill(...)`, `idx.long()` elsewhere in the function: only tensors have those.
-                found = UNKNOWN_TENSOR.with_(why=f"`{name}` is used as a tensor (`.{sorted(used)[0]}`)", label=name)
+                # Where it lives stays what the value said (`seq_lens_cpu[s] - query_lens_cpu[s]`: on the host).
+                found = UNKNOWN_TENSOR.with_(why=f"`{name}` is used as a tensor (`.{sorted(used)[0]}`)", label=name,
+                                             device=found.device, guessed_cpu=found.guessed_cpu)
         # Configured `cpu-names` win over what the walker inferred; `*_cpu` names are CPU tensors by convention.
         if name in self._cpu_names or name.split(".")[-1] in self._cpu_names:
             return found.with_(device=Device.CPU) if found.is_tensor else UNKNOWN_TENSOR.with_(device=Device.CPU) if found.kind is Kind.UNKNOWN else found
