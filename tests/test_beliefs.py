@@ -124,3 +124,15 @@ def build(meta, n: int):
     found = records(source)
     assert found[(5, "kv_lens")]["tensor"] is True
     assert found[(5, "kv_lens")]["device"] == "cpu"
+
+
+def test_a_host_tensor_of_one_or_more_dimensions_stays_on_the_host_through_unsqueeze_and_expand():
+    source = """
+import torch
+
+
+def chunks(n: int, m, k):
+    starts = torch.arange(n, dtype=torch.int32).unsqueeze(1).expand(-1, m) * k
+    return starts
+"""
+    assert records(source)[(6, "starts")]["device"] == "cpu"  # `k`, whatever it is, cannot move it

@@ -621,7 +621,7 @@ class Evaluator:
         shown = base.origin if inherited and base.is_view and base.origin else origin
         return Value(kind=Kind.TENSOR, provenance=Provenance.VIEW, base=root, origin=shown,
                      contiguous=None, device=base.device, is_parameter=base.is_parameter, partial=part,
-                     zero_dim=base.zero_dim if origin in (".data", ".detach()") else None, why=base.why,
+                     zero_dim=_view_zero_dim(origin, base.zero_dim), why=base.why,
                      copy_of=base.copy_of, copy_op=base.copy_op, base_made=made, guessed_cpu=base.guessed_cpu,
                      dtype=None if origin in (".view(dtype)", ".real", ".imag") else base.dtype,
                      grad_leaf=base.grad_leaf and origin not in (".data", ".detach()"))  # a view of a leaf refuses writes too
@@ -1554,6 +1554,25 @@ def _cpu_test(test: cst.BaseExpression) -> Optional[tuple[cst.BaseExpression, bo
         return None
     equal = isinstance(target.operator, (cst.Equal, cst.Is))
     return left.value.value, (kind == "cpu") == equal
+
+
+# Views with the dimensions of their base, reordered or broadcast (`.t()`, `.expand(...)`), and views that
+# always have one or more (`.unsqueeze(0)`, `.flatten()`). `.view(...)`/`.reshape(...)` may make a 0-dim one.
+_DIMENSION_KEEPING_VIEWS = frozenset({".data", ".detach()", ".t()", ".transpose()", ".permute()", ".narrow()",
+                                      ".swapaxes()", ".swapdims()", ".movedim()", ".mT", ".T"})
+_DIMENSIONED_VIEWS = frozenset({".unsqueeze()", ".flatten()", ".unfold()"})
+_BROADCAST_VIEWS = frozenset({".expand()", ".expand_as()"})  # a 0-dim base broadcast gains dimensions
+
+
+def _view_zero_dim(origin: str, base_zero_dim: Optional[bool]) -> Optional[bool]:
+    """Whether a view made by `origin` of a base whose `zero_dim` is given has no dimension."""
+    if origin in _DIMENSIONED_VIEWS:
+        return False
+    if origin in _DIMENSION_KEEPING_VIEWS:
+        return base_zero_dim
+    if origin in _BROADCAST_VIEWS and base_zero_dim is False:
+        return False
+    return None
 
 
 def _elementwise_device(values: list[Value]) -> Device:
