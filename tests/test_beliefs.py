@@ -136,3 +136,16 @@ def chunks(n: int, m, k):
     return starts
 """
     assert records(source)[(6, "starts")]["device"] == "cpu"  # `k`, whatever it is, cannot move it
+
+
+def test_diff_and_negation_of_host_metadata_stay_on_the_host():
+    source = """
+import torch
+
+
+def schedule(query_start_loc_cpu: torch.Tensor, block: int):
+    nums = (-(-query_start_loc_cpu.diff() // block)).to(torch.int64)
+    return nums
+"""
+    found = records(source)[(6, "nums")]
+    assert (found["tensor"], found["device"]) == (True, "cpu")

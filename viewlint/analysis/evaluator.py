@@ -393,6 +393,8 @@ class Evaluator:
             mask = isinstance(node.operator, cst.BitInvert) and operand.bool_mask
             return fresh(contiguous=operand.contiguous, device=operand.device, bool_mask=mask,
                          zero_dim=operand.zero_dim, reduced=operand.reduced, why=operand.why)
+        if operand.device is Device.CPU:
+            return UNKNOWN.with_(device=Device.CPU, guessed_cpu=operand.guessed_cpu)  # `-x` of host metadata
         return UNKNOWN
 
     def _binary(self, node: cst.BinaryOperation, local: Locals) -> Value:

@@ -225,6 +225,7 @@ FRESH_METHODS = frozenset(
         "fmod", "remainder", "logical_not", "logical_and", "logical_or", "eq", "ne", "lt", "le", "gt", "ge",
         "isnan", "isinf", "isfinite", "any", "all", "sin", "cos", "reciprocal", "tril", "triu", "outer",
         "amax", "amin", "logsumexp", "count_nonzero", "nan_to_num", "unique_consecutive", "isin",
+        "diff",
     }
 )
 # Methods whose result is a new contiguous tensor whatever the receiver's layout.
