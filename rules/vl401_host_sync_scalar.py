@@ -66,6 +66,7 @@ class HostSyncScalar(Rule):
     name = "host-sync-scalar"
     summary = "`.item()`/`.tolist()`/`int(t)` on a device tensor in a hot path waits for the GPU"
     hot_path_only = True
+    default_enabled = False  # 13 of 17 true on code the team had never read (issue 27, audit 4): below the bar
 
     @classmethod
     def prefilter_needs(cls, index: object, settings: object) -> features.Needs:

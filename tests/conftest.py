@@ -60,7 +60,7 @@ def lint_source():
 
 # VL101, VL102, VL104 and VL203 are off by default (issue 27): tests whose scenario is one of their findings
 # turn them on, as a user who wants them does.
-OPT_IN_RULES = ("VL101", "VL102", "VL104", "VL203")
+OPT_IN_RULES = ("VL101", "VL102", "VL104", "VL203", "VL401")
 OPT_IN_CONFIG = "[tool.viewlint]\nextend-select = [" + ", ".join(f'"{code}"' for code in OPT_IN_RULES) + "]\n"
 
 

@@ -315,6 +315,7 @@ def test_configuration_is_read_from_the_documents_pyproject_as_the_cli_does(tmp_
     async def scenario(session: Session, root: Path) -> None:
         (root / "pyproject.toml").write_text(textwrap.dedent('''\
             [tool.viewlint]
+            extend-select = ["VL401"]
             hot-functions = ["decode_*"]
             per-file-ignores = { "legacy/*" = ["VL201"] }
             extend-exclude = ["third_party"]

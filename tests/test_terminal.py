@@ -167,6 +167,7 @@ def test_a_terminal_sees_a_progress_bar_that_is_erased_before_the_summary(tmp_pa
     for i in range(40):
         (tmp_path / f"m{i:02}.py").write_text("import torch\n\n\ndef f(x: torch.Tensor) -> torch.Tensor:\n    return x + 1\n")
     (tmp_path / "mixed.py").write_text(MIXED)
+    (tmp_path / "pyproject.toml").write_text('[tool.viewlint]\nextend-select = ["VL401"]\n')
     code, shown, out, _ = on_terminal(["--no-cache", "-j", "1", "."], tmp_path, streams=("stderr",))
     assert code == 1
     assert "mixed.py:11:12: VL301" in out and ESCAPE not in out  # stdout is a pipe: plain
