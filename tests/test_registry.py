@@ -133,3 +133,14 @@ def test_selection(arguments: dict, expected: list[str]) -> None:
 )
 def test_known_code_or_prefix(selector: str, known: bool) -> None:
     assert registry.known_code_or_prefix(selector) is known
+
+
+def test_an_opt_in_rule_says_why_in_its_own_terms():
+    from viewlint.registry import all_rules
+
+    rules = all_rules()
+    for code in ("VL101", "VL401"):
+        assert "Off by default" in rules[code].documentation()
+    assert "view pins memory" in rules["VL101"].documentation()
+    assert "view pins memory" not in rules["VL401"].documentation()  # a sync rule: its reason is the device
+    assert "13 of 17" in rules["VL401"].documentation()

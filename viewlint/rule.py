@@ -27,7 +27,9 @@ _SECTION = re.compile(r"^## ", re.M)
 # What `viewlint rule` says of a rule that is off by default (the memory rules: issue 27, docs/precision.md).
 OFF_BY_DEFAULT = """## Default
 Off by default (opt-in: `--extend-select {code}`, or `extend-select = ["{code}"]` in
-`[tool.viewlint]`). On libraries the team had never read (timm, torchvision, open_clip,
+`[tool.viewlint]`). {reason}"""
+# Why a memory rule is opt-in (a rule may give its own `off_by_default_reason`).
+MEMORY_RULE_OFF_REASON = """On libraries the team had never read (timm, torchvision, open_clip,
 vllm), none of its sampled findings held up: whether a view pins memory nothing else
 holds depends on who owns the base and which parts of it other code keeps (a flat buffer
 the object also keeps, a batch of one, a tail shorter than an alignment block), which the
@@ -41,6 +43,7 @@ class Rule:
     name: ClassVar[str] = ""
     summary: ClassVar[str] = ""
     default_enabled: ClassVar[bool] = True
+    off_by_default_reason: ClassVar[str] = MEMORY_RULE_OFF_REASON  # said by `viewlint rule` when not default_enabled
     # None when the rule offers no edit; the fix message still shows in the finding.
     fix_applicability: ClassVar[Optional[Applicability]] = None
     # True for rules that only fire inside hot paths (forward, __call__, compiled or marked code):
@@ -99,7 +102,7 @@ class Rule:
         a rule that is off by default)."""
         body = inspect.cleandoc(cls.__doc__ or "")
         if not cls.default_enabled:
-            body += "\n\n" + OFF_BY_DEFAULT.format(code=cls.code)
+            body += "\n\n" + OFF_BY_DEFAULT.format(code=cls.code, reason=cls.off_by_default_reason)
         return f"# {cls.name} ({cls.code})\n\n{body}\n"
 
     @classmethod
