@@ -279,3 +279,39 @@ def test_rows_of_one_tensor_made_before_the_loop_pin_nothing_more():
             out.append(x[i])
         return out
     """) == []
+
+
+# ---------------------------------------------------------------- outputs of a module of unknown kind
+def test_a_multi_dimensional_index_of_a_module_output_is_a_view_of_the_output_tensor():
+    # `model: nn.Module` gives a tensor or a tuple of them; `act[:, 0, :]` takes no tuple, so it is a view of
+    # the tensor, made anew on each iteration: the returned list keeps every batch's whole activation.
+    assert codes("""
+    import torch
+    from torch import nn
+
+
+    def collect(model: nn.Module, loader):
+        feats = []
+        for batch in loader:
+            act = model(batch)
+            feats.append(act[:, 0, :])
+        return feats
+    """) == [(9, "VL101")]
+
+
+def test_a_single_index_of_a_module_output_may_be_an_element_of_its_tuple():
+    # `out[0]` of a module that may give a tuple is its first output (a tensor of its own), or row 0 of the
+    # tensor: nothing to claim; and a model of unknown kind is no evidence.
+    assert codes("""
+    import torch
+    from torch import nn
+
+
+    def collect(model: nn.Module, other, loader):
+        feats = []
+        for batch in loader:
+            feats.append(model(batch)[0])
+            act = other(batch)
+            feats.append(act[:, 0, :])
+        return feats
+    """) == []

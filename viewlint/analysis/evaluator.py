@@ -635,7 +635,7 @@ class Evaluator:
         local = local or {}
         if self._keyed_by_string(node):
             return IndexKind.UNKNOWN
-        receiver = self.evaluate(node.value, local)
+        receiver = _as_indexed(node, self.evaluate(node.value, local))
         if receiver.kind in (Kind.WRAPPER, Kind.TENSOR_SEQUENCE, Kind.HOST, Kind.INT_LIST):
             return IndexKind.UNKNOWN
         kinds = [self._element_index_kind(e, node, local) for e in node.slice]
@@ -688,6 +688,7 @@ class Evaluator:
 
     def _subscript(self, node: cst.Subscript, local: Locals) -> Value:
         receiver = self.contents(self.evaluate(node.value, local))
+        receiver = _as_indexed(node, receiver)
         single = len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
         if receiver.kind in (Kind.TENSOR_SEQUENCE, Kind.WRAPPER):
             if receiver.kind is Kind.TENSOR_SEQUENCE and not single:
@@ -1556,6 +1557,16 @@ def _cpu_test(test: cst.BaseExpression) -> Optional[tuple[cst.BaseExpression, bo
         return None
     equal = isinstance(target.operator, (cst.Equal, cst.Is))
     return left.value.value, (kind == "cpu") == equal
+
+
+def _as_indexed(node: cst.Subscript, receiver: Value) -> Value:
+    """What `node` indexes: for `model(x)[:, 0]` of a module that gives a tensor or a tuple of tensors,
+    the tensor (a tuple takes no index of several dimensions); otherwise `receiver` itself."""
+    if len(node.slice) > 1 and receiver.kind is Kind.WRAPPER and receiver.origin == MODULE_OUTPUT:
+        element = receiver.element()
+        if element.is_tensor:
+            return element
+    return receiver
 
 
 # Views with the dimensions of their base, reordered or broadcast (`.t()`, `.expand(...)`), and views that

@@ -19,7 +19,7 @@ from viewlint.analysis import stack
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.contexts import DEFAULT_SYNC_ALLOWED_CONTEXTS, ContextStack, is_setup_name, warns_and_leaves
-from viewlint.analysis.evaluator import Evaluator, annotation_value, collect_usage, docstring_value, labelled
+from viewlint.analysis.evaluator import MODULE_OUTPUT, Evaluator, annotation_value, collect_usage, docstring_value, labelled
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class, build_index
 from viewlint.analysis.rebinding import LayoutRisks, layout_risks, match_captures, stored_names
 from viewlint.analysis.tree import chain_text, descendants, dotted_name, source_in_place, short_text
@@ -496,7 +496,10 @@ class Facts:
                 continue
             if re.fullmatch(r"\[[^,:\]]+\]", view.origin or ""):
                 continue  # `x[0]`: a leading index, often all of a batch of one
-            if not self.lookup(base).is_fresh or not self._bound_in(base, loop):
+            made = self.lookup(base)
+            if made.kind is Kind.WRAPPER and made.origin == MODULE_OUTPUT:
+                made = made.element()  # `act = model(batch)`: a tensor (or a tuple of them) the model made
+            if not made.is_fresh or not self._bound_in(base, loop):
                 continue
             adds = [n for n in descendants(loop) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
                     and n.func.attr.value in sem.ACCUMULATING_METHODS
