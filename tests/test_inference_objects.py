@@ -315,3 +315,70 @@ def test_a_single_index_of_a_module_output_may_be_an_element_of_its_tuple():
             feats.append(act[:, 0, :])
         return feats
     """) == []
+
+
+# ---------------------------------------------------------------- functions held in locals
+def test_a_function_held_in_a_local_runs_that_function_and_an_interface_claims_its_first_result():
+    from viewlint.beliefs import beliefs_of_text
+
+    source = textwrap.dedent("""
+    from typing import Callable
+
+    import torch
+    from torch import nn
+
+    ALL_ATTENTION_FUNCTIONS = {}
+    ROPE_INIT_FUNCTIONS = {}
+
+
+    def eager_attention_forward(module, query, key, value):
+        attn_weights = torch.softmax(torch.matmul(query, key.transpose(2, 3)), dim=-1)
+        attn_output = torch.matmul(attn_weights, value).transpose(1, 2).contiguous()
+        return attn_output, attn_weights
+
+
+    class Rotary(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            rope_init_fn: Callable = self.compute_default_rope_parameters
+            if config.rope_type != "default":
+                rope_init_fn = ROPE_INIT_FUNCTIONS[config.rope_type]
+            inv_freq, self.attention_scaling = rope_init_fn(config)
+
+        @staticmethod
+        def compute_default_rope_parameters(config):
+            return 1.0 / (10000 ** (torch.arange(0, 8, 2).float() / 8)), 1.0
+
+
+    class Attention(nn.Module):
+        def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor):
+            attention_interface: Callable = ALL_ATTENTION_FUNCTIONS.get_interface(self.kind, eager_attention_forward)
+            attn_output, attn_weights = attention_interface(self, q, k, v)
+            direct = eager_attention_forward
+            out2, w2 = direct(self, q, k, v)
+            return attn_output, attn_weights
+    """)
+    found = {(r["line"], r["target"]): r for r in beliefs_of_text(source, "model.py")}
+    assert found[(23, "inv_freq")]["tensor"] is True  # the default rope function's result
+    assert found[(23, "inv_freq")]["device"] is None  # each implementation puts it where it likes
+    assert found[(33, "attn_output")]["tensor"] is True  # every attention implementation returns its output
+    assert found[(33, "attn_weights")]["tensor"] is None  # eager's weights, or another's `None`: not claimed
+    assert (found[(35, "out2")]["tensor"], found[(35, "w2")]["tensor"]) == (True, True)  # the function itself
+
+
+def test_a_local_holding_an_unknown_callable_claims_nothing():
+    from viewlint.beliefs import beliefs_of_text
+
+    source = textwrap.dedent("""
+    import torch
+
+    FUNCTIONS = {}
+
+
+    def run(kind: str, x: torch.Tensor):
+        fn = FUNCTIONS[kind]
+        out, aux = fn(x)
+        return out
+    """)
+    found = {(r["line"], r["target"]): r for r in beliefs_of_text(source, "model.py")}
+    assert found[(9, "out")]["tensor"] is None

@@ -23,6 +23,7 @@ import libcst as cst
 
 from viewlint.analysis import stack
 from viewlint.analysis import semantics as sem
+from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.tree import descendants, dotted_name, short_text
 from viewlint.analysis.values import (
@@ -41,8 +42,11 @@ from viewlint.analysis.values import (
     Value,
     device_of,
     fresh,
+    function_reference,
     join,
     join_all,
+    referenced_function,
+    INTERFACE,
 )
 
 if TYPE_CHECKING:
@@ -319,7 +323,10 @@ class Evaluator:
                 return local[name]
             if name in ("True", "False", "None"):
                 return HOST
-            return self.env.lookup(name)
+            found = self.env.lookup(name)
+            if found.kind is Kind.UNKNOWN and found.device is Device.UNKNOWN and self._module_function(name):
+                return function_reference(None, name)  # `fn = eager_forward`: the function itself
+            return found
         if kind is cst.Integer:
             return INT
         if kind is cst.SimpleString and node.value.lstrip("rbRB").strip("'\"").startswith(sem.DEVICE_STRING_PREFIXES):  # type: ignore[attr-defined]
@@ -500,9 +507,18 @@ class Evaluator:
         info = self.index.classes.get(self.env.class_name or "")
         return info is not None and path in info.cpu_paths
 
+    def _module_function(self, name: str) -> bool:
+        """`name` is a function defined at the module's top level (and so the summaries can run it)."""
+        summaries = self.env.summaries
+        return summaries is not None and summaries.functions.get(FunctionKey(None, name)) is not None
+
     def _self_attribute(self, attr: str) -> Value:
         info = self.index.classes.get(self.env.class_name or "")
         if info is not None:
+            if attr in info.methods and attr not in info.assigned_attributes and self.env.summaries is not None:
+                owner = self.env.summaries.callgraph.defining_class(info.name, attr)
+                if owner is not None:
+                    return function_reference(owner, attr)  # `fn = self.default_rope`: the method itself
             if attr in info.tensor_attributes:
                 return UNKNOWN_TENSOR.with_(is_parameter=True, label=f"self.{attr}")  # nn.Parameter(...) or register_buffer
             if attr in info.module_list_classes:
@@ -1213,6 +1229,12 @@ class Evaluator:
     def _method(self, node: cst.Call, func: cst.Attribute, local: Locals) -> Value:
         method = func.attr.value
         receiver_node = func.value
+        if method in ("get", "get_interface") and len(node.args) == 2:
+            # `ATTENTION_FUNCTIONS.get_interface(kind, eager_forward)`: a registry's function, or the module's
+            # own default, one implementation of what the registry holds.
+            default = self.evaluate(node.args[1].value, local)
+            if referenced_function(default) is not None:
+                return default.with_(host_type=INTERFACE)
         # Calls on module names (`np.foo`, `os.path.join`) are not tensor methods.
         receiver = self.evaluate(receiver_node, local)
         if receiver.kind is Kind.ARRAY:

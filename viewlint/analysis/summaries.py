@@ -37,7 +37,8 @@ from viewlint.analysis.module_index import ClassInfo, ModuleIndex
 from viewlint.analysis.project import Project
 from viewlint.analysis.tree import descendants, dotted_name, parse_module
 from viewlint.analysis import semantics as sem
-from viewlint.analysis.values import HOST, INT, UNKNOWN, Device, Kind, Provenance, Value, join
+from viewlint.analysis.values import (HOST, INT, INTERFACE, UNKNOWN, Device, Kind, Provenance, Value, join,
+                                      referenced_function)
 
 if TYPE_CHECKING:
     from viewlint.analysis.facts import Facts
@@ -69,6 +70,15 @@ class RunResult:
 
 
 _EMPTY = RunResult()
+
+
+def _through_interface(call: cst.Call, evaluator: Evaluator, local: Locals) -> bool:
+    """`call` calls a name that holds one implementation of an interface (`attention_interface(...)`)."""
+    func = call.func
+    if not isinstance(func, cst.Name):
+        return False
+    held = local[func.value] if func.value in local else evaluator.env.lookup(func.value)
+    return held.host_type == INTERFACE
 
 
 def _container_read(node: cst.BaseExpression) -> Optional[str]:
@@ -183,6 +193,9 @@ class ModuleSummaries:
         if isinstance(func, cst.Name):
             name = func.value
             held = local[name] if name in local else evaluator.env.lookup(name)
+            reference = referenced_function(held)
+            if reference is not None:
+                return functions.get(FunctionKey(*reference))  # `fn = helper; fn(x)`: runs `helper`
             if held.kind is not Kind.UNKNOWN or name in local:
                 # A local name shadows the module's function; an instance of a class of this module
                 # (`extractor = Extractor(); extractor(x)`) runs its `forward` (or `__call__`).
@@ -296,6 +309,18 @@ class ModuleSummaries:
         arguments = self.bind_arguments(call, info, evaluator, local)
         normalized, bases = _normalize(arguments)
         result = self.run(info, normalized, shallow=bool(getattr(evaluator.env, "shallow", False)))
+        if result.returned and _through_interface(call, evaluator, local):
+            # One implementation of an interface (`attention_interface(...)`, eager or a kernel's): the first
+            # thing it returns is what every implementation returns; the rest (weights or `None`) is not claimed.
+            # Where it lives is each implementation's own business (a kernel's takes a `device=`).
+            returned = result.returns
+            if returned.kind is Kind.WRAPPER and returned.wrapper == "tuple" and returned.elements:
+                first = returned.elements[0]
+                first = first.with_(device=Device.UNKNOWN, guessed_cpu=False) if first.kind is Kind.TENSOR else first
+                tail = tuple(UNKNOWN for _ in returned.elements[1:])
+                return _rebase(returned.with_(elements=(first, *tail)), bases)
+            if returned.kind is Kind.TENSOR:
+                return _rebase(returned.with_(device=Device.UNKNOWN, guessed_cpu=False), bases)
         if not result.returned:
             owner = self.index.classes.get(info.key.owner or "")
             if info.key.name == "forward" and owner is not None:

@@ -212,6 +212,23 @@ _VALUE_FIELDS = frozenset(field.name for field in fields(Value))
 
 UNKNOWN = Value()
 HOST = Value(kind=Kind.HOST)
+# `host_type` of a reference to a function or method of the module (`fn = helper`, `self.compute_default`),
+# and of one that stands for an interface other implementations share (`ATTENTION.get(kind, eager_forward)`).
+FUNCTION, INTERFACE = "function", "interface"
+
+
+def function_reference(owner: Optional[str], name: str, interface: bool = False) -> Value:
+    """A value that is the function `owner.name` (`owner` None: a module-level function)."""
+    return Value(kind=Kind.HOST, host_type=INTERFACE if interface else FUNCTION,
+                 wrapper=f"{owner}.{name}" if owner else name)
+
+
+def referenced_function(value: Value) -> Optional[tuple[Optional[str], str]]:
+    """(owner, name) of the function `value` refers to, or None."""
+    if value.kind is not Kind.HOST or value.host_type not in (FUNCTION, INTERFACE) or not value.wrapper:
+        return None
+    owner, _, name = value.wrapper.rpartition(".")
+    return owner or None, name
 INT = Value(kind=Kind.INT)
 UNKNOWN_TENSOR = Value(kind=Kind.TENSOR)
 
@@ -260,6 +277,12 @@ def join(a: Value, b: Value) -> Value:
     if {a.kind, b.kind} == {Kind.UNKNOWN, Kind.HOST} and Device.CPU in (a.device, b.device) \
             and all(v.device is Device.CPU for v in (a, b) if v.kind is Kind.UNKNOWN):
         return Value(device=Device.CPU)  # `x.cpu() if cond else None`: on the host, or nothing
+    if Kind.UNKNOWN in (a.kind, b.kind) and Device.UNKNOWN is a.device is b.device:
+        # `fn = self.default_rope; if kind: fn = ROPE_FUNCTIONS[kind]`: the function known on one path is one
+        # implementation of what the other path's registry holds.
+        reference = b if a.kind is Kind.UNKNOWN else a
+        if referenced_function(reference) is not None:
+            return reference.with_(host_type=INTERFACE)
     if Kind.UNKNOWN in (a.kind, b.kind):
         known = b if a.kind is Kind.UNKNOWN else a
         # One path gives something that indexes by gathering: keep that (an advanced index on one path).
