@@ -37,8 +37,8 @@ from viewlint.analysis.module_index import ClassInfo, ModuleIndex
 from viewlint.analysis.project import Project
 from viewlint.analysis.tree import descendants, dotted_name, parse_module
 from viewlint.analysis import semantics as sem
-from viewlint.analysis.values import (HOST, INT, INTERFACE, UNKNOWN, Device, Kind, Provenance, Value, join,
-                                      referenced_function)
+from viewlint.analysis.values import (HOST, INT, INTERFACE, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Provenance, Value,
+                                      join, referenced_function)
 
 if TYPE_CHECKING:
     from viewlint.analysis.facts import Facts
@@ -312,15 +312,15 @@ class ModuleSummaries:
         if result.returned and _through_interface(call, evaluator, local):
             # One implementation of an interface (`attention_interface(...)`, eager or a kernel's): the first
             # thing it returns is what every implementation returns; the rest (weights or `None`) is not claimed.
-            # Where it lives is each implementation's own business (a kernel's takes a `device=`).
+            # That it is a tensor is all: where it lives, its layout and whether it is a view are each
+            # implementation's own business (a kernel's takes a `device=`, pads to an alignment).
             returned = result.returns
+            name = call.func.value  # type: ignore[attr-defined]
+            claimed = UNKNOWN_TENSOR.with_(why=f"returned by `{name}(…)` (as by `{info.key.name}`)")
             if returned.kind is Kind.WRAPPER and returned.wrapper == "tuple" and returned.elements:
-                first = returned.elements[0]
-                first = first.with_(device=Device.UNKNOWN, guessed_cpu=False) if first.kind is Kind.TENSOR else first
-                tail = tuple(UNKNOWN for _ in returned.elements[1:])
-                return _rebase(returned.with_(elements=(first, *tail)), bases)
-            if returned.kind is Kind.TENSOR:
-                return _rebase(returned.with_(device=Device.UNKNOWN, guessed_cpu=False), bases)
+                first = claimed if returned.elements[0].kind is Kind.TENSOR else UNKNOWN
+                return Value(kind=Kind.WRAPPER, wrapper="tuple", elements=(first, *(UNKNOWN for _ in returned.elements[1:])))
+            return claimed if returned.kind is Kind.TENSOR else UNKNOWN
         if not result.returned:
             owner = self.index.classes.get(info.key.owner or "")
             if info.key.name == "forward" and owner is not None:
