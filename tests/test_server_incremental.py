@@ -73,3 +73,49 @@ def test_relints_after_edits_equal_lints_from_scratch(tmp_path: Path) -> None:
     assert len(scratch[0]) > 20  # a file with findings of several rules
     assert {d.code for d in scratch[0]} >= {"VL101", "VL201", "VL301"}
     assert cache.hits > cache.misses  # statements were reused, not parsed again
+
+
+HEAD = '''import torch
+
+
+class Head(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+
+    def forward(self, x, mode):
+        y = self.proj(x)
+        if y.abs().max().item() > 1.0:
+            y = y / 2
+        if mode == "train":
+            y = y * 2
+        return y
+
+
+def helper(a):
+    return a + 1
+'''
+
+
+def test_results_remembered_per_node_follow_the_edits(tmp_path: Path) -> None:
+    """What the cache remembers per node (`tree.remembered`: whether a `forward` hands its results to the
+    host, the printed text of an expression) is recomputed for the statement an edit changes, and reused for
+    the others: each re-lint equals a lint from scratch."""
+    path = tmp_path / "head.py"
+    texts = [
+        HEAD,
+        HEAD.replace("        return y\n", "        return y.cpu()\n"),  # the end of a pipeline: not hot, no VL401
+        HEAD.replace("    return a + 1\n", "    return a + 2\n"),  # hot again; then only `helper` changes
+        HEAD.replace("    return a + 1\n", "    return a + 3\n"),
+        HEAD.replace("y.abs().max().item()", "y.abs().amax().item()"),  # the message quotes the new text
+    ]
+    cache = StatementCache()
+    with enabled(cache):
+        relinted = [[(d.start.row, d.code, d.message) for d in lint_document(text, path, tmp_path).diagnostics]
+                    for text in texts]
+    scratch = [[(d.start.row, d.code, d.message) for d in lint_document(text, path, tmp_path).diagnostics]
+               for text in texts]
+    assert relinted == scratch
+    assert [[code for _, code, _ in found] for found in scratch] == [["VL401"], [], ["VL401"], ["VL401"], ["VL401"]]
+    assert "amax" in scratch[4][0][2] and "amax" not in scratch[3][0][2]
+    assert any(kind == "hands results to host" for kind, _ in cache._remembered)

@@ -22,7 +22,7 @@ from viewlint.analysis.contexts import DEFAULT_SYNC_ALLOWED_CONTEXTS, ContextSta
 from viewlint.analysis.evaluator import Evaluator, annotation_value, collect_usage, docstring_value, labelled
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class, build_index
 from viewlint.analysis.rebinding import LayoutRisks, layout_risks, match_captures, stored_names
-from viewlint.analysis.tree import chain_text, descendants, dotted_name, source_in_place, short_text
+from viewlint.analysis.tree import chain_text, code_for_node, descendants, dotted_name, remembered, source_in_place, short_text, subtree
 from viewlint.analysis.values import (
     ADVANCED_INDEX,
     INT,
@@ -139,7 +139,10 @@ class Facts:
         name = dotted_name(node) if isinstance(node, cst.BaseExpression) else None
         if name is not None:
             return name
-        return chain_text(node, self.module.code_for_node, self._link_texts)
+        return chain_text(node, self._code_for_node, self._link_texts)
+
+    def _code_for_node(self, node: cst.CSTNode) -> str:
+        return code_for_node(self.module, node)
 
     def source_for_edit(self, node: cst.CSTNode) -> str:
         """The source text of a node inside the current statement, continuation lines indented as in the file."""
@@ -1013,7 +1016,7 @@ def _used_as_tensors(function: cst.FunctionDef, index: ModuleIndex, info: ClassI
     tensor-style indexing (`x[:, 0]`), a matrix product."""
     found: set[str] = set()
     Attribute, Call, Name, Subscript, BinaryOperation = cst.Attribute, cst.Call, cst.Name, cst.Subscript, cst.BinaryOperation
-    for node in descendants(function):
+    for node in subtree(function):
         kind = type(node)  # exact types: libcst's `isinstance` runs Python code for its ABCs
         if kind is Name:
             continue
@@ -1035,9 +1038,13 @@ def _used_as_tensors(function: cst.FunctionDef, index: ModuleIndex, info: ClassI
     return found
 
 
-def _compared_with_constants(function: cst.FunctionDef) -> set[str]:
+def _compared_with_constants(function: cst.FunctionDef) -> frozenset[str]:
     """Names compared with a string or an enum member (`mode == "train"`, `cache[i] == "Rep"`,
     `method == Kind.MHA`): options or containers of them, not tensors."""
+    return remembered("compared with constants", function, lambda: _find_compared_with_constants(function))
+
+
+def _find_compared_with_constants(function: cst.FunctionDef) -> frozenset[str]:
     found: set[str] = set()
     for node in descendants(function):
         if type(node) is cst.Comparison:
@@ -1051,7 +1058,7 @@ def _compared_with_constants(function: cst.FunctionDef) -> set[str]:
                 if isinstance(other, (cst.SimpleString, cst.ConcatenatedString)) or (
                         isinstance(other, cst.Attribute) and isinstance(other.value, cst.Name) and other.value.value[:1].isupper()):
                     found.add(left.value)
-    return found
+    return frozenset(found)
 
 
 _BINARY = {

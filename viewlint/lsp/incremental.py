@@ -36,6 +36,10 @@ from viewlint.prefilter import split_lines
 
 MAX_TEXTS = 4096  # parsed texts kept (statements and functions); least recently used go first
 MAX_TABLES = 1024  # position tables kept
+MAX_REMEMBERED = 65536  # results of pure per-node computations kept (``remembered``)
+
+
+_ABSENT = object()
 
 
 class StatementCache:
@@ -45,6 +49,7 @@ class StatementCache:
         self._modules: "OrderedDict[str, cst.Module]" = OrderedDict()
         self._joined: "OrderedDict[tuple[int, ...], tuple[cst.CSTNode, tuple[cst.EmptyLine, ...], cst.CSTNode]]" = OrderedDict()
         self._tables: "OrderedDict[tuple[int, int], tuple[cst.CSTNode, cst.CSTNode, Mapping[Any, Any]]]" = OrderedDict()
+        self._remembered: "OrderedDict[tuple[Any, cst.CSTNode], Any]" = OrderedDict()
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
@@ -63,6 +68,23 @@ class StatementCache:
             while len(self._modules) > MAX_TEXTS:
                 self._modules.popitem(last=False)
         return module
+
+    def remembered(self, kind: Any, node: cst.CSTNode, compute: Callable[[], Any]) -> Any:
+        """``compute()``, a function of ``node``'s subtree alone (``viewlint.analysis.tree.remembered``),
+        from the cache when it was computed for this very node before. The key holds the node, so its
+        ``id`` (by which libcst nodes hash) is not reused while the entry lives."""
+        key = (kind, node)
+        with self._lock:
+            found = self._remembered.get(key, _ABSENT)
+            if found is not _ABSENT:
+                self._remembered.move_to_end(key)
+                return found
+        value = compute()
+        with self._lock:
+            self._remembered[key] = value
+            while len(self._remembered) > MAX_REMEMBERED:
+                self._remembered.popitem(last=False)
+        return value
 
     def module(self, text: str, starts: list[int], parse: Callable[[str], cst.Module]) -> cst.Module:
         """``parse(text)``, assembled from the statements that start at rows ``starts`` (1-based),
