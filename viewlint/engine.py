@@ -245,7 +245,10 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. invalid escape sequences: not ours to report
-            tree = parse_source(text)  # newer syntax than this Python's is parsed downgraded
+            # Newer syntax than this Python's is parsed downgraded; the language server keeps the statements
+            # an edit left alone from the tree of an earlier text.
+            cache = tree_module.PARSE_CACHE
+            tree = cache.syntax_tree(text, parse_source) if cache is not None else parse_source(text)
     except SyntaxError as error:
         return [_reserved(display, SYNTAX_ERROR, f"syntax error: {error.msg}", error.lineno or 1, max(error.offset or 1, 1))]
     except RecursionError as error:

@@ -24,6 +24,7 @@ analysis keeps its per-node facts per lint, so sharing nodes between lints is sa
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import threading
 from collections import OrderedDict
@@ -36,6 +37,7 @@ from viewlint.prefilter import split_lines
 
 MAX_TEXTS = 4096  # parsed texts kept (statements and functions); least recently used go first
 MAX_TABLES = 1024  # position tables kept
+MAX_LAYOUTS = 4  # the last texts whose `ast` trees an edited text may take statements from
 MAX_REMEMBERED = 65536  # results of pure per-node computations kept (``remembered``)
 
 
@@ -50,6 +52,7 @@ class StatementCache:
         self._joined: "OrderedDict[tuple[int, ...], tuple[cst.CSTNode, tuple[cst.EmptyLine, ...], cst.CSTNode]]" = OrderedDict()
         self._tables: "OrderedDict[tuple[int, int], tuple[cst.CSTNode, cst.CSTNode, Mapping[Any, Any]]]" = OrderedDict()
         self._remembered: "OrderedDict[tuple[Any, cst.CSTNode], Any]" = OrderedDict()
+        self._layouts: list[_Layout] = []
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
@@ -85,6 +88,45 @@ class StatementCache:
             while len(self._remembered) > MAX_REMEMBERED:
                 self._remembered.popitem(last=False)
         return value
+
+    def syntax_tree(self, text: str, parse: Callable[[str], ast.Module]) -> ast.Module:
+        """``parse(text)`` (``viewlint.newer_syntax.parse_source``), with ``ast``'s trees of the
+        module-level statements an edit left alone taken from the tree of an earlier text.
+
+        The text is compared line by line with the texts parsed before: the statements wholly in
+        the lines both share at the start (but the last of them, which lines added after it could
+        extend) are kept as they are; the statements wholly in the lines both share at the end too
+        when the edit did not move them (otherwise they are parsed again). The lines between are
+        parsed alone, padded with empty lines to their rows, with ``ast.parse``: CPython's parser
+        reports nothing that depends on text outside a module-level statement, and when the lines
+        between parse alone they end where a statement may start (no bracket, string, block or
+        continuation is left open), so the kept statements read as they did. Anything else (a text
+        that ``ast.parse`` rejects, newer syntax read downgraded, ``\r`` or form feeds, a statement
+        sharing a line with another) takes ``parse(text)``. The trees are shared between lints:
+        nothing in viewlint changes an ``ast`` node."""
+        if "\r" in text or "\x0c" in text or "\x00" in text or text.startswith("\ufeff"):
+            return parse(text)
+        lines = text.split("\n")
+        with self._lock:
+            layouts = list(self._layouts)
+        best: Optional[tuple[int, int, _Layout]] = None
+        for layout in layouts:
+            shared = _shared_lines(layout.lines, lines)
+            if best is None or sum(shared) > best[0] + best[1]:
+                best = (*shared, layout)
+        tree: Optional[ast.Module] = None
+        if best is not None:
+            tree = _reparsed(lines, *best)
+        if tree is None:
+            try:
+                tree = ast.parse(text)
+            except SyntaxError:
+                return parse(text)  # newer syntax read downgraded, or the error, as a lint from scratch finds it
+        layout = _Layout(lines, tree)
+        with self._lock:
+            self._layouts.append(layout)
+            del self._layouts[:-MAX_LAYOUTS]
+        return tree
 
     def module(self, text: str, starts: list[int], parse: Callable[[str], cst.Module]) -> cst.Module:
         """``parse(text)``, assembled from the statements that start at rows ``starts`` (1-based),
@@ -134,6 +176,79 @@ class StatementCache:
             while len(self._tables) > MAX_TABLES:
                 self._tables.popitem(last=False)
         return table
+
+
+class _Layout:
+    """A text (split at ``\\n``) and ``ast``'s tree of it, with the rows each module-level statement spans."""
+
+    __slots__ = ("lines", "tree", "spans")
+
+    def __init__(self, lines: list[str], tree: ast.Module) -> None:
+        self.lines = lines
+        self.tree = tree
+        # (first row, decorators included, or 0 where no cut may be made; last row) per statement, in order
+        self.spans = [(_first_row(statement, lines), statement.end_lineno or statement.lineno) for statement in tree.body]
+
+
+def _first_row(statement: ast.stmt, lines: list[str]) -> int:
+    """The statement's first row (its first decorator's), or 0 when it does not start its line at
+    column 0 (`x = 1; y = 2`): no cut may be made there."""
+    decorators = getattr(statement, "decorator_list", ())
+    if decorators:
+        row = min(d.lineno for d in decorators)
+        return row if lines[row - 1].startswith("@") else 0
+    return statement.lineno if statement.col_offset == 0 else 0
+
+
+def _shared_lines(old: list[str], new: list[str]) -> tuple[int, int]:
+    """How many lines the two texts share at their start, and at their end (not overlapping)."""
+    most = min(len(old), len(new))
+    start = 0
+    while start < most and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < most - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    return start, end
+
+
+def _reparsed(lines: list[str], start: int, end: int, layout: _Layout) -> Optional[ast.Module]:
+    """The tree of the text ``lines``, which shares ``start`` lines at its start and ``end`` at its end
+    with ``layout``'s text, from the statements of ``layout``'s tree those lines hold and a parse of
+    the lines between; None when it cannot be made so (``syntax_tree`` says how)."""
+    old = layout.lines
+    if start == len(old) == len(lines):
+        return ast.Module(body=list(layout.tree.body), type_ignores=[])
+    spans, body = layout.spans, layout.tree.body
+    # Kept before the edit: the statements wholly in the shared first lines, but the last of them
+    # (lines the edit added after it may extend it); parsed again from the first row of that one.
+    count = 0
+    while count < len(spans) and spans[count][1] <= start:
+        count += 1
+    before = max(count - 1, 0)
+    cut = spans[before][0] if before else 1
+    if before and (cut == 0 or spans[before - 1][1] >= cut):
+        return None
+    # Kept after it: the statements wholly in the shared last lines, when the edit moved no row.
+    after = len(spans)
+    if len(lines) == len(old):
+        first_shared = len(old) - end + 1
+        while after > before and spans[after - 1][0] >= first_shared:
+            after -= 1
+    resume = spans[after][0] if after < len(spans) else len(old) + 1  # the first row kept after the edit
+    if 0 < after < len(spans) and spans[after - 1][1] >= resume:
+        return None
+    if cut > 1 and lines[cut - 2].rstrip(" \t").endswith("\\"):
+        return None  # a `\\` line joins the next to its own: the cut is not where a statement starts
+    last_row = resume - 1 + len(lines) - len(old)  # the last row parsed again, in the new text
+    piece = "\n".join(lines[cut - 1:last_row])
+    if last_row < len(lines):
+        piece += "\n"
+    try:
+        middle = ast.parse("\n" * (cut - 1) + piece)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    return ast.Module(body=[*body[:before], *middle.body, *body[after:]], type_ignores=[])
 
 
 def join_pieces(pieces: list[cst.Module],
