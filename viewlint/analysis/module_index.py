@@ -11,6 +11,7 @@ import libcst as cst
 
 from viewlint.analysis import semantics
 from viewlint.analysis.features import callee_name, dotted, preorder
+from viewlint.analysis import tree as tree_module
 from viewlint.analysis.tree import dotted_name
 
 
@@ -508,6 +509,14 @@ def _repeats_heads(fn: ast.FunctionDef, nodes: list[ast.AST]) -> bool:
     return returns and (("expand" in called and "reshape" in called) or "repeat_interleave" in called)
 
 
+def _segment(statement: ast.stmt) -> list[ast.AST]:
+    """`preorder(statement)`; kept across lints (as a tuple: shared, it must not change) while the language
+    server runs, which keeps the `ast` trees of the statements an edit left alone (`viewlint.lsp.incremental`)."""
+    if tree_module.PARSE_CACHE is None:
+        return preorder(statement)
+    return tree_module.remembered("preorder", statement, lambda: tuple(preorder(statement)))  # type: ignore[arg-type, return-value]
+
+
 def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
     """Scan module-level statements and class bodies once, on Python's own (fast) syntax tree.
 
@@ -524,10 +533,10 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
             members = index.class_segments.setdefault(stmt.name, [])
             index.class_defs.setdefault(stmt.name, []).append(stmt)
             for member in stmt.body:
-                segment_nodes[id(member)] = nodes = preorder(member)
+                segment_nodes[id(member)] = nodes = _segment(member)
                 members.append(nodes)
         else:
-            segment_nodes[id(stmt)] = preorder(stmt)
+            segment_nodes[id(stmt)] = _segment(stmt)
     for stmt in tree.body:
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             annotated = annotation_class(stmt.annotation)

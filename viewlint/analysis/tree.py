@@ -164,12 +164,12 @@ def parse_module(source: str) -> cst.Module:
     return _parse_module(source)
 
 
-def remembered(kind: Hashable, node: cst.CSTNode, compute: Callable[[], T]) -> T:
-    """`compute()`, which must depend on nothing but the subtree of `node` (and `kind`, which names
-    what is computed and anything else it reads, such as a printer's indentation). While the language
-    server runs, `PARSE_CACHE` keeps the result across lints, keyed by the node itself: after an edit,
-    the statements it did not touch are the same nodes (`viewlint.lsp.incremental`), so what was
-    computed on them is not computed again. The result is shared: callers must not change it."""
+def remembered(kind: Hashable, node: object, compute: Callable[[], T]) -> T:
+    """`compute()`, which must depend on nothing but the subtree of `node`, a libcst or `ast` node (and
+    `kind`, which names what is computed and anything else it reads, such as a printer's indentation).
+    While the language server runs, `PARSE_CACHE` keeps the result across lints, keyed by the node
+    itself: after an edit, the statements it did not touch are the same nodes (`viewlint.lsp.incremental`),
+    so what was computed on them is not computed again. The result is shared: callers must not change it."""
     cache = PARSE_CACHE
     if cache is None:
         return compute()

@@ -51,7 +51,7 @@ class StatementCache:
         self._modules: "OrderedDict[str, cst.Module]" = OrderedDict()
         self._joined: "OrderedDict[tuple[int, ...], tuple[cst.CSTNode, tuple[cst.EmptyLine, ...], cst.CSTNode]]" = OrderedDict()
         self._tables: "OrderedDict[tuple[int, int], tuple[cst.CSTNode, cst.CSTNode, Mapping[Any, Any]]]" = OrderedDict()
-        self._remembered: "OrderedDict[tuple[Any, cst.CSTNode], Any]" = OrderedDict()
+        self._remembered: "OrderedDict[tuple[Any, object], Any]" = OrderedDict()
         self._layouts: list[_Layout] = []
         self._lock = threading.Lock()
         self.hits = self.misses = 0
@@ -72,7 +72,7 @@ class StatementCache:
                 self._modules.popitem(last=False)
         return module
 
-    def remembered(self, kind: Any, node: cst.CSTNode, compute: Callable[[], Any]) -> Any:
+    def remembered(self, kind: Any, node: object, compute: Callable[[], Any]) -> Any:
         """``compute()``, a function of ``node``'s subtree alone (``viewlint.analysis.tree.remembered``),
         from the cache when it was computed for this very node before. The key holds the node, so its
         ``id`` (by which libcst nodes hash) is not reused while the entry lives."""
