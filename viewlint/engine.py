@@ -562,27 +562,46 @@ class _Positions:
     def __init__(self, tables: list[tuple[Mapping[cst.CSTNode, CodeRange], int]],
                  file_row: Optional[Callable[[int], int]] = None) -> None:
         self._file_row = file_row  # maps rows of a reduced text to the file's
-        if len(tables) == 1:
-            self._table, self._shift = tables[0]
-            self._shifts: Optional[dict[cst.CSTNode, int]] = None
-        else:  # one lookup per node, whatever the number of statements with findings
-            merged: dict[cst.CSTNode, CodeRange] = {}
-            shifts: dict[cst.CSTNode, int] = {}
-            for table, shift in tables:
-                merged.update(table)
-                if shift:
-                    shifts.update(dict.fromkeys(table, shift))
-            self._table, self._shift, self._shifts = merged, 0, shifts
+        self._tables = tables
+        self._table, self._shift = tables[0] if len(tables) == 1 else ({}, 0)
+        # Several tables: the nodes asked about, found in them (merging the tables, each holding every node of its
+        # statement, cost more than the lookups): a node's range from the last table that holds it, its shift from
+        # the last with a shift that holds it.
+        self._found: Optional[dict[cst.CSTNode, tuple[CodeRange, int]]] = {} if len(tables) > 1 else None
+
+    def _lookup(self, node: object) -> Optional[tuple[CodeRange, int]]:
+        found = self._found.get(node)  # type: ignore[union-attr, arg-type]
+        if found is None:
+            code_range: Optional[CodeRange] = None
+            shift = 0
+            for table, table_shift in reversed(self._tables):
+                if node in table:
+                    if code_range is None:
+                        code_range = table[node]  # type: ignore[index]
+                    if table_shift:
+                        shift = table_shift
+                        break
+            if code_range is None:
+                return None
+            found = self._found[node] = (code_range, shift)  # type: ignore[index]
+        return found
 
     def __contains__(self, node: object) -> bool:
-        return node in self._table
+        if self._found is None:
+            return node in self._table
+        return self._lookup(node) is not None
 
     def __getitem__(self, node: cst.CSTNode) -> CodeRange:
-        found = self._table[node]
+        if self._found is None:
+            found, shift = self._table[node], self._shift
+        else:
+            looked_up = self._lookup(node)
+            if looked_up is None:
+                raise KeyError(node)
+            found, shift = looked_up
         if self._file_row is not None:
             return CodeRange(CodePosition(self._file_row(found.start.line), found.start.column),
                              CodePosition(self._file_row(found.end.line), found.end.column))
-        shift = self._shift if self._shifts is None else self._shifts.get(node, 0)
         if not shift:
             return found
         return CodeRange(CodePosition(found.start.line + shift, found.start.column),
