@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import gc
 import io
 import os
@@ -608,6 +609,14 @@ class _Positions:
                          CodePosition(found.end.line + shift, found.end.column))
 
 
+def _unit_positions(module: cst.Module, top: cst.CSTNode, unit: cst.CSTNode, in_class: bool) -> Mapping[cst.CSTNode, CodeRange]:
+    """The positions of the nodes of a module-level statement (`top`) alone, or of one member of a class
+    (`unit`, `in_class`) inside a one-member copy of its class: same indentation, same columns."""
+    wrapper = top.with_changes(decorators=(), leading_lines=(), lines_after_decorators=(),  # type: ignore[attr-defined]
+                               body=top.body.with_changes(body=(unit,))) if in_class else top  # type: ignore[attr-defined]
+    return positions_of(module.with_changes(header=(), body=(wrapper,), footer=()))
+
+
 def _statement_positions(module: cst.Module, reports: list[Report], tree: ast.Module,
                          rows: Optional[bytearray], partial: frozenset[int] = frozenset()) -> Optional[_Positions]:
     """Positions for the reports, each computed from its own class member or module-level
@@ -628,7 +637,7 @@ def _statement_positions(module: cst.Module, reports: list[Report], tree: ast.Mo
         if starts[k] in partial:
             return None
         top = module.body[k]
-        unit, wrapper, start = top, top, starts[k]
+        unit, start, in_class = top, starts[k], False
         member_of = by_row.get(starts[k])
         if report.member is not None and isinstance(top, cst.ClassDef) and isinstance(top.body, cst.IndentedBlock) \
                 and isinstance(member_of, ast.ClassDef):
@@ -637,15 +646,13 @@ def _statement_positions(module: cst.Module, reports: list[Report], tree: ast.Mo
             position = next((j for j, m in enumerate(members) if m is report.member), None)
             if position is not None and len(member_starts) == len(members):
                 # The member inside a one-member copy of its class: same indentation, same columns.
-                unit, start = report.member, member_starts[position]
-                wrapper = top.with_changes(decorators=(), leading_lines=(), lines_after_decorators=(),
-                                           body=top.body.with_changes(body=(unit,)))
+                unit, start, in_class = report.member, member_starts[position], True
         if id(unit) in done:
             continue
         done.add(id(unit))
-        alone = module.with_changes(header=(), body=(wrapper,), footer=())
         cache = tree_module.PARSE_CACHE
-        table = positions_of(alone) if cache is None else cache.positions(top, unit, lambda alone=alone: positions_of(alone))
+        compute = functools.partial(_unit_positions, module, top, unit, in_class)
+        table = compute() if cache is None else cache.positions(top, unit, compute)
         tables.append((table, start - table[unit].start.line))
     positions = _Positions(tables)
     needed = [node for report in reports for node in (report.node, *(n for n, _ in report.edits))]
