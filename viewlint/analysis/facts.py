@@ -1014,7 +1014,25 @@ def _used_as_tensors(function: cst.FunctionDef, index: ModuleIndex, info: ClassI
     """Names a function uses the way tensors are used: an array method or attribute (`x.shape`, `mask.any()`),
     an argument of a `torch` function, of a submodule (`self.proj(x)`) or of a function of this module,
     tensor-style indexing (`x[:, 0]`), a matrix product."""
+    by_shape, calls = remembered("tensor uses", function, lambda: _tensor_uses(function))
+    found: set[str] = set(by_shape)
+    for node in calls:
+        func = node.func
+        qualified = index.qualify(func) or ""
+        receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
+        callee = dotted_name(func) or ""
+        if qualified.startswith("torch.") or receiver == "self" and (
+                func.attr.value in info.submodule_attributes or func.attr.value in info.assigned_attributes) \
+                or callee in index.defined_functions:
+            found.update(a.value.value for a in node.args if isinstance(a.value, cst.Name))  # type: ignore[attr-defined]
+    return found
+
+
+def _tensor_uses(function: cst.FunctionDef) -> tuple[frozenset[str], tuple[cst.Call, ...]]:
+    """What `_used_as_tensors` reads off the function's tree alone: the names used the way tensors are by their
+    shape (`x.shape`, `x[:, 0]`, `a @ b`), and the calls, whose callees the module index judges."""
     found: set[str] = set()
+    calls: list[cst.Call] = []
     Attribute, Call, Name, Subscript, BinaryOperation = cst.Attribute, cst.Call, cst.Name, cst.Subscript, cst.BinaryOperation
     for node in subtree(function):
         kind = type(node)  # exact types: libcst's `isinstance` runs Python code for its ABCs
@@ -1023,19 +1041,12 @@ def _used_as_tensors(function: cst.FunctionDef, index: ModuleIndex, info: ClassI
         if kind is Attribute and type(node.value) is Name and node.attr.value in sem.ARRAY_METHODS:  # type: ignore[attr-defined]
             found.add(node.value.value)  # type: ignore[attr-defined]
         elif kind is Call:
-            func = node.func
-            qualified = index.qualify(func) or ""
-            receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
-            callee = dotted_name(func) or ""
-            if qualified.startswith("torch.") or receiver == "self" and (
-                    func.attr.value in info.submodule_attributes or func.attr.value in info.assigned_attributes) \
-                    or callee in index.defined_functions:
-                found.update(a.value.value for a in node.args if isinstance(a.value, cst.Name))  # type: ignore[attr-defined]
+            calls.append(node)  # type: ignore[arg-type]
         elif kind is Subscript and type(node.value) is Name and len(node.slice) > 1:  # type: ignore[attr-defined]
             found.add(node.value.value)  # type: ignore[attr-defined]
         elif kind is BinaryOperation and type(node.operator) is cst.MatrixMultiply:  # type: ignore[attr-defined]
             found.update(n.value for n in (node.left, node.right) if isinstance(n, cst.Name))  # type: ignore[attr-defined]
-    return found
+    return frozenset(found), tuple(calls)
 
 
 def _compared_with_constants(function: cst.FunctionDef) -> frozenset[str]:
