@@ -7,7 +7,7 @@ from typing import Any, Optional
 import libcst as cst
 
 from viewlint.analysis import features, semantics
-from viewlint.analysis.tree import descendants, dotted_name
+from viewlint.analysis.tree import descendants, dotted_name, subtree
 from viewlint.rule import Rule
 
 # Views that reorder dimensions: `.contiguous()` after them copies a 2-D+ weight every time.
@@ -193,7 +193,7 @@ class PerCallWeightCopy(Rule):
         context = self.facts.contexts.function
         if context is None or context.node is None:
             return False
-        for node in descendants(context.node):
+        for node in subtree(context.node):
             if isinstance(node, cst.Call) and dotted_name(node.func) == "setattr" and len(node.args) == 3 \
                     and isinstance(node.args[2].value, cst.Name) and node.args[2].value.value == name:
                 return True

@@ -11,7 +11,7 @@ from viewlint.analysis import features
 from viewlint.analysis.callgraph import FunctionInfo
 from viewlint.analysis.features import dotted
 from viewlint.analysis.contexts import is_cached_function
-from viewlint.analysis.tree import children, descendants
+from viewlint.analysis.tree import children, remembered, subtree
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 
@@ -148,7 +148,7 @@ class AvoidableContiguous(Rule):
         reads: list[cst.Name] = []
         bindings = 0
         parents = self._parent_map(function)
-        for node in descendants(function.body):
+        for node in subtree(function.body):
             if isinstance(node, cst.Name) and node.value == name:
                 parent = parents.get(id(node))
                 if isinstance(parent, cst.AssignTarget) or (isinstance(parent, (cst.AugAssign, cst.For, cst.AnnAssign))
@@ -163,13 +163,7 @@ class AvoidableContiguous(Rule):
     def _parent_map(self, function: cst.FunctionDef) -> dict[int, cst.CSTNode]:
         found = self._parents.get(id(function))
         if found is None:
-            found = self._parents[id(function)] = {}
-            stack: list[cst.CSTNode] = [function]
-            while stack:
-                node = stack.pop()
-                for child in children(node):
-                    found[id(child)] = node
-                    stack.append(child)
+            found = self._parents[id(function)] = remembered("parents", function, lambda: _parents_in(function))
         return found
 
     def _stride_free(self, node: cst.CSTNode, function: cst.FunctionDef, depth: int) -> bool:
@@ -276,3 +270,15 @@ def _torch_op(qualified: str) -> bool:
     last = qualified.rsplit(".", 1)[-1]
     return qualified.startswith("torch.") and not qualified.startswith(_CONTIGUITY_NAMESPACES) \
         and last[:1].islower() and last not in ("save", "load", "as_strided", "from_numpy") and last not in _RESHAPING
+
+
+def _parents_in(function: cst.FunctionDef) -> dict[int, cst.CSTNode]:
+    """The parent of each node under `function`, by the node's `id` (shared: not to be changed)."""
+    found: dict[int, cst.CSTNode] = {}
+    stack: list[cst.CSTNode] = [function]
+    while stack:
+        node = stack.pop()
+        for child in children(node):
+            found[id(child)] = node
+            stack.append(child)
+    return found

@@ -73,3 +73,103 @@ def test_relints_after_edits_equal_lints_from_scratch(tmp_path: Path) -> None:
     assert len(scratch[0]) > 20  # a file with findings of several rules
     assert {d.code for d in scratch[0]} >= {"VL101", "VL201", "VL301"}
     assert cache.hits > cache.misses  # statements were reused, not parsed again
+
+
+HEAD = '''import torch
+
+
+class Head(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+
+    def forward(self, x, mode):
+        y = self.proj(x)
+        if y.abs().max().item() > 1.0:
+            y = y / 2
+        if mode == "train":
+            y = y * 2
+        return y
+
+
+def helper(a):
+    return a + 1
+'''
+
+
+def test_results_remembered_per_node_follow_the_edits(tmp_path: Path) -> None:
+    """What the cache remembers per node (`tree.remembered`: whether a `forward` hands its results to the
+    host, the printed text of an expression) is recomputed for the statement an edit changes, and reused for
+    the others: each re-lint equals a lint from scratch."""
+    path = tmp_path / "head.py"
+    texts = [
+        HEAD,
+        HEAD.replace("        return y\n", "        return y.cpu()\n"),  # the end of a pipeline: not hot, no VL401
+        HEAD.replace("    return a + 1\n", "    return a + 2\n"),  # hot again; then only `helper` changes
+        HEAD.replace("    return a + 1\n", "    return a + 3\n"),
+        HEAD.replace("y.abs().max().item()", "y.abs().amax().item()"),  # the message quotes the new text
+    ]
+    cache = StatementCache()
+    with enabled(cache):
+        relinted = [[(d.start.row, d.code, d.message) for d in lint_document(text, path, tmp_path).diagnostics]
+                    for text in texts]
+    scratch = [[(d.start.row, d.code, d.message) for d in lint_document(text, path, tmp_path).diagnostics]
+               for text in texts]
+    assert relinted == scratch
+    assert [[code for _, code, _ in found] for found in scratch] == [["VL401"], [], ["VL401"], ["VL401"], ["VL401"]]
+    assert "amax" in scratch[4][0][2] and "amax" not in scratch[3][0][2]
+    assert any(kind == "hands results to host" for kind, _ in cache._remembered)
+
+
+# Lines an edit may bring in: statements, lines that continue or open blocks, brackets and strings left open.
+SNIPPETS = ["x = 1", "    y = 2", "def g():", "    return 3", '"""', "(", ")", "else:", "@dec", "class K:", "", "# c",
+            "x = 1; y = 2", "\\", "z = 1 + \\", "        pass", "if a:", "    pass", "elif b:", "'''", "try:",
+            "except E:", "    q = [", "    ]", "async def h():", "\tx = 1"]
+
+
+def test_syntax_trees_after_edits_equal_whole_parses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`StatementCache.syntax_tree` keeps the `ast` trees of the statements an edit left alone: the tree
+    (rows and columns included), or the syntax error, is the one a parse of the whole text gives."""
+    import ast
+
+    from viewlint.lsp import incremental
+    from viewlint.newer_syntax import parse_source
+
+    reparsed = incremental._reparsed
+    kept: list[ast.Module] = []  # the trees made from kept statements
+
+    def counted(*arguments: object) -> object:
+        tree = reparsed(*arguments)
+        if tree is not None:
+            kept.append(tree)
+        return tree
+
+    monkeypatch.setattr(incremental, "_reparsed", counted)
+    generator = random.Random(3)
+    for base in [PROJECT_FILE, *(path.read_text(encoding="utf-8") for path in FIXTURES[::23])]:
+        cache = StatementCache()
+        lines = base.split("\n")
+        for _ in range(40):
+            row = generator.randrange(len(lines))
+            kind = generator.randrange(4)
+            if kind == 0:
+                lines[row] = generator.choice(SNIPPETS)
+            elif kind == 1:
+                lines.insert(row, generator.choice(SNIPPETS))
+            elif kind == 2 and len(lines) > 2:
+                del lines[row]
+            else:
+                lines[row] += "  # edited"
+            if generator.random() < 0.3:
+                lines = base.split("\n")  # back to a text that parses
+            text = "\n".join(lines)
+            try:
+                expected = ast.dump(parse_source(text), include_attributes=True)
+            except SyntaxError as error:
+                expected = f"SyntaxError {error.msg} {error.lineno}"
+            try:
+                found = ast.dump(cache.syntax_tree(text, parse_source), include_attributes=True)
+            except SyntaxError as error:
+                found = f"SyntaxError {error.msg} {error.lineno}"
+            assert found == expected, text
+    assert len(kept) > 50  # most edits were read from the kept statements and a parse of the lines between

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import gc
 import io
 import os
@@ -245,7 +246,10 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. invalid escape sequences: not ours to report
-            tree = parse_source(text)  # newer syntax than this Python's is parsed downgraded
+            # Newer syntax than this Python's is parsed downgraded; the language server keeps the statements
+            # an edit left alone from the tree of an earlier text.
+            cache = tree_module.PARSE_CACHE
+            tree = cache.syntax_tree(text, parse_source) if cache is not None else parse_source(text)
     except SyntaxError as error:
         return [_reserved(display, SYNTAX_ERROR, f"syntax error: {error.msg}", error.lineno or 1, max(error.offset or 1, 1))]
     except RecursionError as error:
@@ -559,31 +563,58 @@ class _Positions:
     def __init__(self, tables: list[tuple[Mapping[cst.CSTNode, CodeRange], int]],
                  file_row: Optional[Callable[[int], int]] = None) -> None:
         self._file_row = file_row  # maps rows of a reduced text to the file's
-        if len(tables) == 1:
-            self._table, self._shift = tables[0]
-            self._shifts: Optional[dict[cst.CSTNode, int]] = None
-        else:  # one lookup per node, whatever the number of statements with findings
-            merged: dict[cst.CSTNode, CodeRange] = {}
-            shifts: dict[cst.CSTNode, int] = {}
-            for table, shift in tables:
-                merged.update(table)
-                if shift:
-                    shifts.update(dict.fromkeys(table, shift))
-            self._table, self._shift, self._shifts = merged, 0, shifts
+        self._tables = tables
+        self._table, self._shift = tables[0] if len(tables) == 1 else ({}, 0)
+        # Several tables: the nodes asked about, found in them (merging the tables, each holding every node of its
+        # statement, cost more than the lookups): a node's range from the last table that holds it, its shift from
+        # the last with a shift that holds it.
+        self._found: Optional[dict[cst.CSTNode, tuple[CodeRange, int]]] = {} if len(tables) > 1 else None
+
+    def _lookup(self, node: object) -> Optional[tuple[CodeRange, int]]:
+        found = self._found.get(node)  # type: ignore[union-attr, arg-type]
+        if found is None:
+            code_range: Optional[CodeRange] = None
+            shift = 0
+            for table, table_shift in reversed(self._tables):
+                if node in table:
+                    if code_range is None:
+                        code_range = table[node]  # type: ignore[index]
+                    if table_shift:
+                        shift = table_shift
+                        break
+            if code_range is None:
+                return None
+            found = self._found[node] = (code_range, shift)  # type: ignore[index]
+        return found
 
     def __contains__(self, node: object) -> bool:
-        return node in self._table
+        if self._found is None:
+            return node in self._table
+        return self._lookup(node) is not None
 
     def __getitem__(self, node: cst.CSTNode) -> CodeRange:
-        found = self._table[node]
+        if self._found is None:
+            found, shift = self._table[node], self._shift
+        else:
+            looked_up = self._lookup(node)
+            if looked_up is None:
+                raise KeyError(node)
+            found, shift = looked_up
         if self._file_row is not None:
             return CodeRange(CodePosition(self._file_row(found.start.line), found.start.column),
                              CodePosition(self._file_row(found.end.line), found.end.column))
-        shift = self._shift if self._shifts is None else self._shifts.get(node, 0)
         if not shift:
             return found
         return CodeRange(CodePosition(found.start.line + shift, found.start.column),
                          CodePosition(found.end.line + shift, found.end.column))
+
+
+def _unit_positions(module: cst.Module, top: cst.CSTNode, unit: cst.CSTNode, in_class: bool) -> Mapping[cst.CSTNode, CodeRange]:
+    """The positions of the nodes of a module-level statement (`top`) alone, or of one member of a class
+    (`unit`, `in_class`) inside a one-member copy of its class: same indentation, same columns."""
+    wrapper = top.with_changes(decorators=(), leading_lines=(), lines_after_decorators=(),  # type: ignore[attr-defined]
+                               body=top.body.with_changes(body=(unit,))) if in_class else top  # type: ignore[attr-defined]
+    return positions_of(module.with_changes(header=(), body=(wrapper,), footer=()))
 
 
 def _statement_positions(module: cst.Module, reports: list[Report], tree: ast.Module,
@@ -606,7 +637,7 @@ def _statement_positions(module: cst.Module, reports: list[Report], tree: ast.Mo
         if starts[k] in partial:
             return None
         top = module.body[k]
-        unit, wrapper, start = top, top, starts[k]
+        unit, start, in_class = top, starts[k], False
         member_of = by_row.get(starts[k])
         if report.member is not None and isinstance(top, cst.ClassDef) and isinstance(top.body, cst.IndentedBlock) \
                 and isinstance(member_of, ast.ClassDef):
@@ -615,15 +646,13 @@ def _statement_positions(module: cst.Module, reports: list[Report], tree: ast.Mo
             position = next((j for j, m in enumerate(members) if m is report.member), None)
             if position is not None and len(member_starts) == len(members):
                 # The member inside a one-member copy of its class: same indentation, same columns.
-                unit, start = report.member, member_starts[position]
-                wrapper = top.with_changes(decorators=(), leading_lines=(), lines_after_decorators=(),
-                                           body=top.body.with_changes(body=(unit,)))
+                unit, start, in_class = report.member, member_starts[position], True
         if id(unit) in done:
             continue
         done.add(id(unit))
-        alone = module.with_changes(header=(), body=(wrapper,), footer=())
         cache = tree_module.PARSE_CACHE
-        table = positions_of(alone) if cache is None else cache.positions(top, unit, lambda alone=alone: positions_of(alone))
+        compute = functools.partial(_unit_positions, module, top, unit, in_class)
+        table = compute() if cache is None else cache.positions(top, unit, compute)
         tables.append((table, start - table[unit].start.line))
     positions = _Positions(tables)
     needed = [node for report in reports for node in (report.node, *(n for n, _ in report.edits))]

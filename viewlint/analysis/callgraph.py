@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, NamedTuple, Optional
 
 from viewlint.analysis import semantics as sem
+from viewlint.analysis import tree as tree_module
 from viewlint.analysis.features import dotted, preorder
 from viewlint.analysis.module_index import ModuleIndex
 
@@ -110,31 +111,21 @@ class CallGraph:
         callees: dict[FunctionKey, set[FunctionKey]] = {}
         # Names a call must end with to reach a function of this module (its own name, or its class's).
         reachable = self._names = {key.name for key in self.functions} | set(self.index.classes)
-        Call, Attribute, Name, Return, Yield, YieldFrom = ast.Call, ast.Attribute, ast.Name, ast.Return, ast.Yield, ast.YieldFrom
-        skeleton_kinds = _SKELETON_KINDS
         scanned: set[int] = set()
         for key, info in self.functions.items():
             nodes = self.index.segment_nodes.get(id(info.node)) or preorder(info.node)
             found: set[FunctionKey] = set()
-            self.skeletons[key] = skeleton = []
+            # What the function's own tree says (kept across lints by the language server, see `tree.remembered`).
+            skeleton, returns, calls, self_attributes = tree_module.remembered(
+                "call graph shape", info.node, lambda nodes=nodes: _shape(nodes))  # type: ignore[misc]
+            self.skeletons[key] = skeleton
             scanned.add(id(info))
-            returns = False  # a `return <value>` or a `yield` (see `_returns_value`)
-            for node in nodes:
-                kind = type(node)
-                if kind in skeleton_kinds:
-                    skeleton.append(node)
-                elif kind is Return:
-                    returns = returns or node.value is not None  # type: ignore[attr-defined]
-                elif kind is Yield or kind is YieldFrom:
-                    returns = True
-                if kind is Call:
-                    func = node.func  # type: ignore[attr-defined]
-                    last = func.attr if type(func) is Attribute else func.id if type(func) is Name else None
-                    if last in reachable:
-                        found.update(self._ast_callees(key.owner, func))
-                elif key.owner is not None and kind is Attribute and type(node.value) is Name \
-                        and node.value.id == "self":  # type: ignore[attr-defined]
-                    touches = self.self_touches.setdefault((key.owner, node.attr), [])  # type: ignore[attr-defined]
+            for func, last in calls:
+                if last in reachable:
+                    found.update(self._ast_callees(key.owner, func))
+            if key.owner is not None:
+                for attribute in self_attributes:
+                    touches = self.self_touches.setdefault((key.owner, attribute), [])
                     if not touches or touches[-1] != key:
                         touches.append(key)
             info.returns_value = returns
@@ -532,6 +523,34 @@ def _switch_locals(nodes: list[ast.AST], switches: frozenset[str]) -> frozenset[
 
 
 # The node kinds `_classified` (and `_switch_locals`) read from a function's preorder list.
+def _shape(nodes: list[ast.AST]) -> tuple[tuple[ast.AST, ...], bool, tuple[tuple[ast.AST, str], ...], tuple[str, ...]]:
+    """A function's nodes (its preorder list) as the call graph reads them: those of the kinds `_classified`
+    reads (its skeleton), whether it returns a value (a `return <value>` or a `yield`: see `_returns_value`),
+    its calls (callee, the callee's last name) and the `self.<attr>`s it touches, in order."""
+    Call, Attribute, Name, Return, Yield, YieldFrom = ast.Call, ast.Attribute, ast.Name, ast.Return, ast.Yield, ast.YieldFrom
+    skeleton_kinds = _SKELETON_KINDS
+    skeleton: list[ast.AST] = []
+    returns = False
+    calls: list[tuple[ast.AST, str]] = []
+    self_attributes: list[str] = []
+    for node in nodes:
+        kind = type(node)
+        if kind in skeleton_kinds:
+            skeleton.append(node)
+        elif kind is Return:
+            returns = returns or node.value is not None  # type: ignore[attr-defined]
+        elif kind is Yield or kind is YieldFrom:
+            returns = True
+        if kind is Call:
+            func = node.func  # type: ignore[attr-defined]
+            last = func.attr if type(func) is Attribute else func.id if type(func) is Name else None
+            if last is not None:
+                calls.append((func, last))
+        elif kind is Attribute and type(node.value) is Name and node.value.id == "self":  # type: ignore[attr-defined]
+            self_attributes.append(node.attr)  # type: ignore[attr-defined]
+    return tuple(skeleton), returns, tuple(calls), tuple(self_attributes)
+
+
 _SKELETON_KINDS = frozenset({
     ast.Call, ast.If, ast.For, ast.AsyncFor, ast.While, ast.ExceptHandler, ast.Raise, ast.FunctionDef,
     ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Assign,

@@ -20,7 +20,7 @@ import libcst as cst
 
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.module_index import ModuleIndex
-from viewlint.analysis.tree import children, descendants, dotted_name
+from viewlint.analysis.tree import children, descendants, dotted_name, remembered
 
 if TYPE_CHECKING:
     from viewlint.analysis.callgraph import CallGraph
@@ -437,6 +437,10 @@ def is_cached_function(node: cst.FunctionDef) -> bool:
 def hands_results_to_host(node: cst.FunctionDef) -> bool:
     """A `forward` that returns a `.cpu()` tensor: the end of a pipeline (a vocoder's waveform), run once per
     output. A per-layer module hands device tensors on."""
+    return remembered("hands results to host", node, lambda: _returns_cpu(node))
+
+
+def _returns_cpu(node: cst.FunctionDef) -> bool:
     for child in descendants(node.body):
         if type(child) is cst.Return and type(child.value) is cst.Call and type(child.value.func) is cst.Attribute \
                 and child.value.func.attr.value == "cpu":  # type: ignore[attr-defined]

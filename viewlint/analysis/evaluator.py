@@ -25,7 +25,7 @@ from viewlint.analysis import stack
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.module_index import ModuleIndex
-from viewlint.analysis.tree import descendants, dotted_name, short_text
+from viewlint.analysis.tree import code_for_node, descendants, dotted_name, short_text
 from viewlint.analysis.values import (
     ADVANCED_INDEX,
     EMPTY,
@@ -205,8 +205,11 @@ def _annotation_join(a: Value, b: Value) -> Value:
     return join(a, b)
 
 
+_PRINTER = cst.Module(body=[])
+
+
 def _text(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
+    return code_for_node(_PRINTER, node)
 
 
 def docstring_value(docstring: Optional[str], name: str) -> Value:

@@ -22,7 +22,7 @@ from viewlint.analysis.contexts import DEFAULT_SYNC_ALLOWED_CONTEXTS, ContextSta
 from viewlint.analysis.evaluator import MODULE_OUTPUT, Evaluator, annotation_value, collect_usage, docstring_value, labelled
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class, build_index
 from viewlint.analysis.rebinding import LayoutRisks, layout_risks, match_captures, stored_names
-from viewlint.analysis.tree import chain_text, descendants, dotted_name, source_in_place, short_text
+from viewlint.analysis.tree import chain_text, code_for_node, descendants, dotted_name, remembered, source_in_place, short_text, subtree
 from viewlint.analysis.values import (
     ADVANCED_INDEX,
     INT,
@@ -139,7 +139,10 @@ class Facts:
         name = dotted_name(node) if isinstance(node, cst.BaseExpression) else None
         if name is not None:
             return name
-        return chain_text(node, self.module.code_for_node, self._link_texts)
+        return chain_text(node, self._code_for_node, self._link_texts)
+
+    def _code_for_node(self, node: cst.CSTNode) -> str:
+        return code_for_node(self.module, node)
 
     def source_for_edit(self, node: cst.CSTNode) -> str:
         """The source text of a node inside the current statement, continuation lines indented as in the file."""
@@ -1016,33 +1019,48 @@ def _used_as_tensors(function: cst.FunctionDef, index: ModuleIndex, info: ClassI
     """Names a function uses the way tensors are used: an array method or attribute (`x.shape`, `mask.any()`),
     an argument of a `torch` function, of a submodule (`self.proj(x)`) or of a function of this module,
     tensor-style indexing (`x[:, 0]`), a matrix product."""
+    by_shape, calls = remembered("tensor uses", function, lambda: _tensor_uses(function))
+    found: set[str] = set(by_shape)
+    for node in calls:
+        func = node.func
+        qualified = index.qualify(func) or ""
+        receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
+        callee = dotted_name(func) or ""
+        if qualified.startswith("torch.") or receiver == "self" and (
+                func.attr.value in info.submodule_attributes or func.attr.value in info.assigned_attributes) \
+                or callee in index.defined_functions:
+            found.update(a.value.value for a in node.args if isinstance(a.value, cst.Name))  # type: ignore[attr-defined]
+    return found
+
+
+def _tensor_uses(function: cst.FunctionDef) -> tuple[frozenset[str], tuple[cst.Call, ...]]:
+    """What `_used_as_tensors` reads off the function's tree alone: the names used the way tensors are by their
+    shape (`x.shape`, `x[:, 0]`, `a @ b`), and the calls, whose callees the module index judges."""
     found: set[str] = set()
+    calls: list[cst.Call] = []
     Attribute, Call, Name, Subscript, BinaryOperation = cst.Attribute, cst.Call, cst.Name, cst.Subscript, cst.BinaryOperation
-    for node in descendants(function):
+    for node in subtree(function):
         kind = type(node)  # exact types: libcst's `isinstance` runs Python code for its ABCs
         if kind is Name:
             continue
         if kind is Attribute and type(node.value) is Name and node.attr.value in sem.ARRAY_METHODS:  # type: ignore[attr-defined]
             found.add(node.value.value)  # type: ignore[attr-defined]
         elif kind is Call:
-            func = node.func
-            qualified = index.qualify(func) or ""
-            receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
-            callee = dotted_name(func) or ""
-            if qualified.startswith("torch.") or receiver == "self" and (
-                    func.attr.value in info.submodule_attributes or func.attr.value in info.assigned_attributes) \
-                    or callee in index.defined_functions:
-                found.update(a.value.value for a in node.args if isinstance(a.value, cst.Name))  # type: ignore[attr-defined]
+            calls.append(node)  # type: ignore[arg-type]
         elif kind is Subscript and type(node.value) is Name and len(node.slice) > 1:  # type: ignore[attr-defined]
             found.add(node.value.value)  # type: ignore[attr-defined]
         elif kind is BinaryOperation and type(node.operator) is cst.MatrixMultiply:  # type: ignore[attr-defined]
             found.update(n.value for n in (node.left, node.right) if isinstance(n, cst.Name))  # type: ignore[attr-defined]
-    return found
+    return frozenset(found), tuple(calls)
 
 
-def _compared_with_constants(function: cst.FunctionDef) -> set[str]:
+def _compared_with_constants(function: cst.FunctionDef) -> frozenset[str]:
     """Names compared with a string or an enum member (`mode == "train"`, `cache[i] == "Rep"`,
     `method == Kind.MHA`): options or containers of them, not tensors."""
+    return remembered("compared with constants", function, lambda: _find_compared_with_constants(function))
+
+
+def _find_compared_with_constants(function: cst.FunctionDef) -> frozenset[str]:
     found: set[str] = set()
     for node in descendants(function):
         if type(node) is cst.Comparison:
@@ -1056,7 +1074,7 @@ def _compared_with_constants(function: cst.FunctionDef) -> set[str]:
                 if isinstance(other, (cst.SimpleString, cst.ConcatenatedString)) or (
                         isinstance(other, cst.Attribute) and isinstance(other.value, cst.Name) and other.value.value[:1].isupper()):
                     found.add(left.value)
-    return found
+    return frozenset(found)
 
 
 _BINARY = {

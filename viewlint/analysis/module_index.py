@@ -11,6 +11,7 @@ import libcst as cst
 
 from viewlint.analysis import semantics
 from viewlint.analysis.features import callee_name, dotted, preorder
+from viewlint.analysis import tree as tree_module
 from viewlint.analysis.tree import dotted_name
 
 
@@ -362,7 +363,7 @@ def _body_nodes(fn: ast.FunctionDef, nodes: list[ast.AST]) -> list[ast.AST]:
 def _retained_parameters(fn: ast.FunctionDef, nodes: list[ast.AST], positional: list[str], index: "ModuleIndex",
                          info: Optional["ClassInfo"]) -> set[str]:
     scanner = _RetentionScanner(positional, index, info)
-    scanner.scan(_body_nodes(fn, nodes))
+    scanner.scan(tree_module.remembered("body nodes", fn, lambda: tuple(_body_nodes(fn, nodes))))  # type: ignore[arg-type]
     return scanner.retained
 
 
@@ -376,6 +377,18 @@ def _moved_to_cpu(value: ast.AST) -> bool:
         return False
     targets = value.args[:1] + [k.value for k in value.keywords if k.arg == "device"]
     return any(isinstance(t, ast.Constant) and t.value == "cpu" for t in targets)
+
+
+def _self_annotations(nodes: list[ast.AST]) -> tuple[tuple[str, str], ...]:
+    """`self.<attr>: Cache = ...` anywhere in a function: (attr, the class its annotation names), in order."""
+    found = []
+    for node in nodes:
+        if type(node) is ast.AnnAssign and type(node.target) is ast.Attribute and type(node.target.value) is ast.Name \
+                and node.target.value.id == "self":  # type: ignore[attr-defined]
+            annotated = annotation_class(node.annotation)  # type: ignore[attr-defined]
+            if annotated is not None:
+                found.append((node.target.attr, annotated))  # type: ignore[attr-defined]
+    return tuple(found)
 
 
 def _self_paths(nodes: list[ast.AST]) -> list[tuple[str, ast.AST]]:
@@ -508,6 +521,14 @@ def _repeats_heads(fn: ast.FunctionDef, nodes: list[ast.AST]) -> bool:
     return returns and (("expand" in called and "reshape" in called) or "repeat_interleave" in called)
 
 
+def _segment(statement: ast.stmt) -> list[ast.AST]:
+    """`preorder(statement)`; kept across lints (as a tuple: shared, it must not change) while the language
+    server runs, which keeps the `ast` trees of the statements an edit left alone (`viewlint.lsp.incremental`)."""
+    if tree_module.PARSE_CACHE is None:
+        return preorder(statement)
+    return tree_module.remembered("preorder", statement, lambda: tuple(preorder(statement)))  # type: ignore[arg-type, return-value]
+
+
 def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
     """Scan module-level statements and class bodies once, on Python's own (fast) syntax tree.
 
@@ -524,10 +545,10 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
             members = index.class_segments.setdefault(stmt.name, [])
             index.class_defs.setdefault(stmt.name, []).append(stmt)
             for member in stmt.body:
-                segment_nodes[id(member)] = nodes = preorder(member)
+                segment_nodes[id(member)] = nodes = _segment(member)
                 members.append(nodes)
         else:
-            segment_nodes[id(stmt)] = preorder(stmt)
+            segment_nodes[id(stmt)] = _segment(stmt)
     for stmt in tree.body:
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             annotated = annotation_class(stmt.annotation)
@@ -585,14 +606,12 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
     for fn, info, nodes in functions:
         if info is None:
             continue
-        for node in nodes:
-            if type(node) is ast.AnnAssign and type(node.target) is ast.Attribute and type(node.target.value) is ast.Name \
-                    and node.target.value.id == "self":  # type: ignore[attr-defined]
-                annotated = annotation_class(node.annotation)  # type: ignore[attr-defined]
-                if annotated is not None:
-                    info.attribute_annotations[node.target.attr] = annotated  # type: ignore[attr-defined]
-        host_names = set(_host_names(fn, nodes)) if fn.name == "__init__" else set()
-        for attribute, value in _self_assignments(nodes):
+        # What the function's own tree says (kept across lints by the language server, see `_segment`).
+        remembered = tree_module.remembered
+        for attribute, annotated in remembered("self annotations", fn, lambda: _self_annotations(nodes)):
+            info.attribute_annotations[attribute] = annotated
+        host_names = set(remembered("host names", fn, lambda: _host_names(fn, nodes))) if fn.name == "__init__" else set()
+        for attribute, value in remembered("self assignments", fn, lambda: tuple(_self_assignments(nodes))):
             if type(value) is ast.Constant and value.value is None and fn.name != "__init__" \
                     and not semantics.looks_long_lived(attribute):  # type: ignore[attr-defined]
                 drained.add(attribute)
@@ -632,11 +651,11 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                     callee in index.classes and index.classes[callee].is_module
                 ):
                     info.submodule_attributes.add(attribute)
-        info.tensor_attributes.update(_registered_tensors(nodes))
+        info.tensor_attributes.update(remembered("registered tensors", fn, lambda: frozenset(_registered_tensors(nodes))))
     moved: dict[tuple[str, str], bool] = {}
     for fn, info, nodes in functions:
         if info is not None:
-            for path, value in _self_paths(nodes):
+            for path, value in tree_module.remembered("self paths", fn, lambda: tuple(_self_paths(nodes))):
                 moved[(info.name, path)] = moved.get((info.name, path), True) and _moved_to_cpu(value)
     for (class_name, path), on_cpu in moved.items():
         if on_cpu:

@@ -24,7 +24,8 @@ from viewlint.analysis.tree import descendants
 # contiguous; `resize_`/`resize_as_` may take a `memory_format`).
 _RESTRIDING_CALL = re.compile(r"\.\s*(?:t_|transpose_|swapdims_|swapaxes_|as_strided_|set_|resize_|resize_as_)\s*\(")
 # `x.data = …` (not `==`) replaces a tensor's storage and strides in place (`self.data = …` sets an attribute).
-_DATA_STORE = re.compile(r"(?<!\bself)\.\s*data\s*=(?!=)")
+# (The dot first, then the look behind it: a pattern that starts with a plain character is searched for fast.)
+_DATA_STORE = re.compile(r"\.(?<!\bself\.)\s*data\s*=(?!=)")
 _GLOBAL = re.compile(r"\b(?:global|nonlocal)\b")
 
 
@@ -48,14 +49,15 @@ def layout_risks(source: str, tree: Optional[ast.Module], kept_rows: Optional[by
     names: set[str] = set()
     unseen: set[str] = set()
     blanked = kept_rows is not None
-    if not (_GLOBAL.search(source) or blanked):
+    declares = ("global" in source or "nonlocal" in source) and _GLOBAL.search(source) is not None  # `in` first: faster
+    if not (declares or blanked):
         return LayoutRisks(restrides, frozenset())
     if tree is None:
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return LayoutRisks(True, frozenset())
-    if _GLOBAL.search(source):
+    if declares:
         for node in ast.walk(tree):
             if isinstance(node, (ast.Global, ast.Nonlocal)):
                 names.update(node.names)

@@ -394,6 +394,7 @@ GRID_METADATA_NAMES = ("*grid_thw*", "*grid_hw*", "*grid_sizes*", "*tgt_sizes*",
 _GRID_METADATA = re.compile("|".join(fnmatch.translate(pattern) for pattern in GRID_METADATA_NAMES))
 
 
+@functools.lru_cache(maxsize=8192)  # asked of every name the walker looks up
 def named_host_side(name: str) -> bool:
     """`seq_lens_cpu`, `batch.positions_cpu`, `lens_cpu_int`, `cpu_indices`, `host_seq_lens`, `cu_seqlens_host`:
     the naming convention for host-side copies of tensors."""
@@ -406,6 +407,7 @@ def named_host_side(name: str) -> bool:
 HOST_CONTRACT_NAMES = frozenset({"batch_sizes"})
 
 
+@functools.lru_cache(maxsize=8192)  # asked of every name the walker looks up
 def looks_cpu_name(name: str) -> bool:
     """A host-side name by convention, grid metadata (`image_grid_thw`) or a host tensor by PyTorch's contract
     (`batch_sizes`), whose device the code cannot tell."""

@@ -6,10 +6,12 @@ from __future__ import annotations
 import inspect
 import re
 import typing
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Hashable, Iterable, Iterator, Optional, Sequence, TypeVar
 
 import libcst as cst
 from libcst import MaybeSentinel
+
+T = TypeVar("T")
 
 
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
@@ -160,6 +162,35 @@ def parse_module(source: str) -> cst.Module:
     if PARSE_CACHE is not None:
         return PARSE_CACHE.parsed(source, _parse_module)
     return _parse_module(source)
+
+
+def remembered(kind: Hashable, node: object, compute: Callable[[], T]) -> T:
+    """`compute()`, which must depend on nothing but the subtree of `node`, a libcst or `ast` node (and
+    `kind`, which names what is computed and anything else it reads, such as a printer's indentation).
+    While the language server runs, `PARSE_CACHE` keeps the result across lints, keyed by the node
+    itself: after an edit, the statements it did not touch are the same nodes (`viewlint.lsp.incremental`),
+    so what was computed on them is not computed again. The result is shared: callers must not change it."""
+    cache = PARSE_CACHE
+    if cache is None:
+        return compute()
+    return cache.remembered(kind, node, compute)  # type: ignore[no-any-return]
+
+
+def subtree(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
+    """`descendants(node)`; kept across lints (as a tuple) while the language server runs, for the
+    functions that several facts and rules read in full."""
+    if PARSE_CACHE is None:
+        return descendants(node)
+    return PARSE_CACHE.remembered("subtree", node, lambda: tuple(descendants(node)))  # type: ignore[no-any-return]
+
+
+def code_for_node(module: cst.Module, node: cst.CSTNode) -> str:
+    """`module.code_for_node(node)` (a function of the node and the module's indentation and line
+    ending alone), kept across lints while the language server runs."""
+    if PARSE_CACHE is None:
+        return module.code_for_node(node)
+    return PARSE_CACHE.remembered(("code", module.default_indent, module.default_newline), node,  # type: ignore[no-any-return]
+                                  lambda: module.code_for_node(node))
 
 
 def _parse_module(source: str) -> cst.Module:

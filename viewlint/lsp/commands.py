@@ -14,6 +14,7 @@ plain URIs); each sends its edits to the editor with ``workspace/applyEdit``:
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -44,9 +45,14 @@ def rule_docs_url(code: str) -> Optional[str]:
     published = rule_url(code)
     if published is not None:
         return published
-    if _LOCAL_RULES_DOCS.is_file():
-        return f"{from_fs_path(str(_LOCAL_RULES_DOCS))}#{code.lower()}"
-    return None
+    local = _local_rules_docs()
+    return f"{local}#{code.lower()}" if local is not None else None
+
+
+@functools.lru_cache(maxsize=1)
+def _local_rules_docs() -> Optional[str]:
+    """The URI of docs/rules.md of this checkout, or None; looked for once (every diagnostic published asks)."""
+    return from_fs_path(str(_LOCAL_RULES_DOCS)) if _LOCAL_RULES_DOCS.is_file() else None
 
 
 def _uris(arguments: tuple[Any, ...]) -> list[str]:

@@ -76,6 +76,6 @@ class PositionEncoder:
 
     def width(self, text: str) -> int:
         """The length of ``text`` in the encoding's units."""
-        if self.encoding == UTF32:
+        if self.encoding == UTF32 or text.isascii():  # one unit per character in every encoding
             return len(text)
         return sum(_units(character, self.encoding) for character in text)
