@@ -102,6 +102,7 @@ def test_results_remembered_per_node_follow_the_edits(tmp_path: Path) -> None:
     host, the printed text of an expression) is recomputed for the statement an edit changes, and reused for
     the others: each re-lint equals a lint from scratch."""
     path = tmp_path / "head.py"
+    (tmp_path / "pyproject.toml").write_text('[tool.viewlint]\nextend-select = ["VL401"]\n')  # an opt-in rule
     texts = [
         HEAD,
         HEAD.replace("        return y\n", "        return y.cpu()\n"),  # the end of a pipeline: not hot, no VL401
