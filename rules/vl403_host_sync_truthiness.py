@@ -7,6 +7,7 @@ from typing import Any, Optional
 import libcst as cst
 
 from viewlint.analysis import features
+from viewlint.analysis.values import Kind
 from viewlint.rule import Rule
 
 
@@ -17,6 +18,8 @@ class HostSyncTruthiness(Rule):
     is hot): the test of `if`, `elif`, `while`, `assert`, a conditional expression or a
     comprehension's `if`, and the operands of `and`, `or` and `not`. Typical forms are
     `if t.any():`, `if (x == 0).all():`, `while (err > tol).any():` and `assert torch.all(p >= 0)`.
+    The builtin `max`/`min` of tensors asks the same question of each comparison it makes:
+    `max(grid[1], grid[2])` of 0-dim device tensors, `max(lengths)` over a device tensor's elements.
     It fires only on values known to be tensors and not known to be on the CPU; `if t is None:`
     and tests on shapes (`if x.shape[0] > 1:`) are plain Python and stay quiet. What a submodule
     or a callable passed in gives when applied to a tensor (`self.gate(x)`, `fn(x)`) is a tensor,
@@ -50,7 +53,7 @@ class HostSyncTruthiness(Rule):
 
     @classmethod
     def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
-        return ((features.flag("device-truth-test"),),)
+        return ((features.flag("device-truth-test"),), (features.flag("builtin-compare"),))
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -82,6 +85,32 @@ class HostSyncTruthiness(Rule):
     def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
         if isinstance(node.operator, cst.Not) and id(node) not in self._checked:
             self._check_test(node, "`not`")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """`max(a, b)`/`min(a, b)` of tensors compares them with `>`/`<` and asks each answer's truth value;
+        `max(t)` iterates over a tensor and does so for every pair of its elements."""
+        func = node.func
+        if not (isinstance(func, cst.Name) and func.value in ("max", "min")) or not node.args:
+            return
+        facts = self.facts
+        if func.value in facts.index.aliases or func.value in facts.index.defined_functions or facts.lookup(func.value).kind is not Kind.UNKNOWN:
+            return  # a `max` of the module's own
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        if len(positional) != len(node.args) or not positional:
+            return  # `max(xs, key=...)`, `max(*xs)`: not read here
+        tensors = [a.value for a in positional if facts.may_be_on_device(facts.value_of(a.value))]
+        if not tensors:
+            return
+        hot_path = facts.sync_path_name()
+        if hot_path is None:
+            return
+        what = "the elements of" if len(positional) == 1 else "tensor"
+        self.report(
+            node,
+            f"`{facts.short_source(node)}` compares {what} `{facts.short_source(tensors[0])}` in Python in hot path "
+            f"{hot_path}: `bool()` of each comparison copies it to the host and waits for the GPU",
+            fix_message="use `torch.maximum`/`torch.max` on the device, or take the values from host-side metadata",
+        )
 
     def _check_test(self, test: cst.BaseExpression, where: str, header_of: Optional[cst.CSTNode] = None) -> None:
         """Check a truth-tested expression, descending through `and`/`or`/`not` to the operands Python tests."""

@@ -149,3 +149,36 @@ def schedule(query_start_loc_cpu: torch.Tensor, block: int):
 """
     found = records(source)[(6, "nums")]
     assert (found["tensor"], found["device"]) == (True, "cpu")
+
+
+def test_a_tuple_annotation_gives_each_position_its_own_value():
+    source = """
+import torch
+
+
+def split(x: torch.Tensor) -> tuple[torch.Tensor, list[int]]:
+    return x, [1]
+
+
+def run(x: torch.Tensor):
+    hidden, lengths = split(x)
+    return hidden, lengths
+"""
+    found = records(source)
+    assert found[(10, "hidden")]["tensor"] is True
+    assert found[(10, "lengths")]["tensor"] is False  # `list[int]`, not the first position's tensor
+
+
+def test_what_a_traced_or_scripted_branch_binds_does_not_reach_an_eager_run():
+    source = """
+import torch
+
+
+def resize(image: torch.Tensor):
+    if torch.jit.is_scripting():
+        shape = torch.tensor(image.shape[-2:])
+    else:
+        shape = image.shape[-2:]
+    return shape
+"""
+    assert records(source)[(9, "shape")]["tensor"] is False

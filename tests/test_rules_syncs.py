@@ -455,3 +455,44 @@ def test_a_private_helper_every_caller_passes_a_number_is_not_given_a_tensor(lin
 def test_the_batch_sizes_of_a_packed_sequence_are_on_the_host(lint_source):
     body = "data, batch_sizes, order, unorder = x\nwidest = int(batch_sizes[0])\n"
     assert findings(lint_source, body) == []
+
+
+def test_builtin_max_and_min_of_device_tensors_sync_on_each_comparison():
+    from conftest import lint_both_paths
+
+    source = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+
+        class Router(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.gate = nn.Linear(16, 8)
+
+            def forward(self, x: torch.Tensor, lengths: torch.Tensor, n: int):
+                scores = self.gate(x)
+                top = max(lengths)
+                cap = min(scores.amax(), n)
+                plain = max(n, 4, x.shape[0])
+                host = max(torch.tensor([1, 2]))
+                return scores[:top], cap, plain, host
+    """).lstrip("\n")
+    assert lint_both_paths(source) == [(12, "VL403"), (13, "VL403")]
+
+
+def test_builtin_max_outside_a_hot_path_or_of_the_modules_own_max_is_quiet():
+    from conftest import lint_both_paths
+
+    source = textwrap.dedent("""
+        import torch
+
+
+        def max(a, b):
+            return a
+
+
+        def report(lengths: torch.Tensor, other: torch.Tensor):
+            return min(lengths), max(lengths, other)
+    """).lstrip("\n")
+    assert lint_both_paths(source) == []

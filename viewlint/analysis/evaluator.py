@@ -124,6 +124,10 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
             for value in values:
                 result = _annotation_join(result, value)
             return result
+        if container in ("tuple", "Tuple") and len(items) > 1 and not any(isinstance(i, cst.Ellipsis) for i in items):
+            # `tuple[Tensor, Tensor, list[int]]`: each position its own.
+            return Value(kind=Kind.WRAPPER, wrapper="tuple", why=f"annotated `{_text(annotation)}`",
+                         elements=tuple(annotation_value(i, index, depth + 1) for i in items))
         if container in _SEQUENCE_ANNOTATIONS:
             element = annotation_value(items[0], index, depth + 1) if items else UNKNOWN
             if element.kind is Kind.INT:

@@ -45,6 +45,7 @@ Flags:
   needs the dtype a factory makes) and may be a tensor the walker knows (`tensor_may_be`).
 - `truth-test`: `if`, `while`, `assert`, a conditional expression, `and`/`or`/`not`, a comprehension `if`,
   unless what it tests is plainly a Python bool (a constant; `is`, `is not`, `in`, `not in`).
+- `builtin-compare`: a call of the builtin `max` or `min` (Python compares the values it is given).
 - `device-truth-test`: a truth test (as above) of something that may be a tensor the walker knows
   (`tensor_may_be`); `mask-subscript`: a subscript whose receiver and some index may both be such tensors.
   `contiguous-of-contiguous`: `.contiguous()` of something that may be known contiguous (`contiguous_may_be`);
@@ -1149,6 +1150,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 flags.add("advanced-subscript")  # `x.index_select(0, rows)`, `torch.gather(...)`: a gathered copy
             if name[-1:] == "_":
                 flags.add("inplace-call")
+            if name in ("max", "min") and type(func) is Name and node.args:  # type: ignore[attr-defined]
+                flags.add("builtin-compare")  # `max(a, b)`, `max(t)`: Python compares what it is given
             if name in semantics.HOST_SCALAR_METHODS and type(func) is Attribute and not node.args:  # type: ignore[attr-defined]
                 scalar_reads.append(func.value)  # type: ignore[attr-defined]
             elif name in semantics.HOST_SCALAR_BUILTINS and type(func) is Name and len(node.args) == 1 \

@@ -480,6 +480,9 @@ LOGGING_WORDS = ("log_interval", "logging_steps", "print_freq", "log_every", "de
 # to the host on request (`if force_cpu:`, `if cpu_offload:`), where the copy is the point.
 PURPOSE_WORDS = ("is_tracing", "is_scripting", "onnx", "force_cpu", "offload")
 COLD_GUARD_WORDS = LOGGING_WORDS + PURPOSE_WORDS
+# Calls that answer True only while a model is traced, scripted or exported, never when it runs eagerly
+# (`torchvision._is_tracing()`, `torch.jit.is_scripting()`, `torch.onnx.is_in_onnx_export()`).
+NEVER_EAGER_CALLS = ("is_tracing", "is_scripting", "is_in_onnx_export")
 # Words in the name (or environment variable) of a module-level environment switch that turns on checks:
 # what it guards is opt-in validation (`SGLANG_VALIDATE_REPLAY_STATE_INDICES`, `..._VERIFY_REAL_TENSORS`).
 DEBUG_SWITCH_WORDS = ("debug", "validate", "validation", "verify", "sanity", "check")
