@@ -382,3 +382,99 @@ def test_a_local_holding_an_unknown_callable_claims_nothing():
     """)
     found = {(r["line"], r["target"]): r for r in beliefs_of_text(source, "model.py")}
     assert found[(9, "out")]["tensor"] is None
+
+
+# ---------------------------------------------------------------- modules of classes from other modules
+def test_a_module_list_of_an_imported_class_built_by_append_runs_its_annotated_forward(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from viewlint.beliefs import beliefs_of_text
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "resnet.py").write_text(textwrap.dedent("""
+        import torch
+        from torch import nn
+
+
+        class ResBlock(nn.Module):
+            def __init__(self, c: int):
+                super().__init__()
+                self.conv = nn.Conv2d(c, c, 3, padding=1)
+
+            def forward(self, x: torch.Tensor, temb: torch.Tensor) -> torch.Tensor:
+                return x + self.conv(x)
+
+
+        class Pair(nn.Module):
+            def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                return x, x
+    """))
+    blocks = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        from .resnet import Pair, ResBlock
+
+
+        class Down(nn.Module):
+            def __init__(self, c: int, n: int):
+                super().__init__()
+                resnets = []
+                for _ in range(n):
+                    resnets.append(ResBlock(c))
+                self.resnets = nn.ModuleList(resnets)
+                self.pairs = nn.ModuleList([Pair() for _ in range(n)])
+
+            def forward(self, hidden_states, temb):
+                for resnet in self.resnets:
+                    hidden_states = resnet(hidden_states, temb)
+                for pair in self.pairs:
+                    both = pair(hidden_states)
+                return hidden_states, both
+    """).lstrip("\n")
+    path = package / "blocks.py"
+    path.write_text(blocks)
+    found = {(r["line"], r["target"]): r for r in beliefs_of_text(blocks, "pkg/blocks.py", source_path=str(path))}
+    assert found[(18, "hidden_states")]["tensor"] is True  # `ResBlock.forward -> torch.Tensor`, read from resnet.py
+    assert found[(20, "both")]["tensor"] is not True  # annotated a tuple: not claimed a tensor
+    # Without the package around it, nothing is known of the imported class.
+    alone = {(r["line"], r["target"]): r for r in beliefs_of_text(blocks, "blocks.py")}
+    assert alone[(18, "hidden_states")]["tensor"] is not True
+    # `viewlint beliefs` reads the package the file is in, as a lint does.
+    shown = subprocess.run([sys.executable, "-m", "viewlint", "beliefs", str(path)], capture_output=True, text=True,
+                           cwd=tmp_path.parent, check=True).stdout
+    records = {(r["line"], r["target"]): r for r in map(json.loads, shown.splitlines())}
+    assert records[(18, "hidden_states")]["tensor"] is True
+
+
+def test_a_list_of_zipped_module_lists_unpacks_into_their_modules(tmp_path):
+    from viewlint.beliefs import beliefs_of_text
+
+    source = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+
+        class Block(nn.Module):
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return x * 2
+
+
+        class Stack(nn.Module):
+            def __init__(self, n: int):
+                super().__init__()
+                self.blocks = nn.ModuleList([Block() for _ in range(n)])
+                self.norms = nn.ModuleList([nn.LayerNorm(8) for _ in range(n)])
+
+            def forward(self, h):
+                pairs = list(zip(self.blocks, self.norms))
+                for i, (block, norm) in enumerate(pairs):
+                    h = norm(block(h))
+                return h
+    """).lstrip("\n")
+    found = {(r["line"], r["target"]): r for r in beliefs_of_text(source, "stack.py")}
+    assert found[(19, "h")]["tensor"] is True

@@ -119,9 +119,10 @@ def _names(target: cst.BaseExpression) -> Iterator[str]:
 
 
 def beliefs_of_text(text: str, display: str, settings: Optional[Settings] = None,
-                    summaries: bool = False) -> list[dict[str, Any]]:
+                    summaries: bool = False, source_path: Optional[str] = None) -> list[dict[str, Any]]:
     """The records for one module's source (empty when it does not parse); `summaries`: each record also
-    gets `summary`, the one line a hover shows (`describe`)."""
+    gets `summary`, the one line a hover shows (`describe`). `source_path`: where the module lives, when
+    `display` is not a path to it: the other modules of its package are read from there, as a lint reads them."""
     settings = settings if settings is not None else Settings()
     try:
         tree = ast.parse(text)
@@ -131,7 +132,8 @@ def beliefs_of_text(text: str, display: str, settings: Optional[Settings] = None
     index = build_index_from_ast(tree, text)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
-    facts = Facts(module, settings, index, ModuleSummaries(index, module, settings, callgraph_of(index), Project(display)))
+    facts = Facts(module, settings, index, ModuleSummaries(index, module, settings, callgraph_of(index),
+                                                             Project(source_path or display)))
     recorder = _Recorder(facts, positions)
     try:
         Walker(facts, [recorder]).walk(module)  # type: ignore[list-item]
@@ -150,16 +152,17 @@ def beliefs_of_text(text: str, display: str, settings: Optional[Settings] = None
 
 
 @functools.lru_cache(maxsize=8)
-def _bindings_by_row(text: str) -> dict[int, list[tuple[str, str]]]:
+def _bindings_by_row(text: str, path: Optional[str] = None) -> dict[int, list[tuple[str, str]]]:
     found: dict[int, list[tuple[str, str]]] = {}
-    for record in beliefs_of_text(text, "<editor>", summaries=True):
+    for record in beliefs_of_text(text, "<editor>", summaries=True, source_path=path):
         found.setdefault(record["line"], []).append((record["target"], record["summary"]))
     return found
 
 
-def hover_text(text: str, row: int, column: int) -> Optional[str]:
+def hover_text(text: str, row: int, column: int, path: Optional[str] = None) -> Optional[str]:
     """What the analysis believes of the binding under (1-based `row`, 0-based `column`), for a hover:
-    `` `qk`: tensor, view of qkv (via .unbind()), device: unknown, contiguous: unknown``."""
+    `` `qk`: tensor, view of qkv (via .unbind()), device: unknown, contiguous: unknown``. `path`: the
+    document's file, whose package's other modules the analysis reads as a lint does."""
     lines = text.splitlines()
     if not 1 <= row <= len(lines):
         return None
@@ -173,7 +176,7 @@ def hover_text(text: str, row: int, column: int) -> Optional[str]:
     word = line[start:end]
     if not word:
         return None
-    for target, summary in _bindings_by_row(text).get(row, ()):
+    for target, summary in _bindings_by_row(text, path).get(row, ()):
         if target == word or target.endswith("." + word):
             return f"`{target}`: {summary}"
     return None

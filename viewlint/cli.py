@@ -776,7 +776,7 @@ def beliefs_command(paths: tuple[str, ...]) -> None:
             click.echo(f"viewlint: {path}: {error}", err=True)
             continue
         display = package_relative(path)
-        for record in beliefs_of_text(text, display):
+        for record in beliefs_of_text(text, display, source_path=path):
             click.echo(json.dumps(record))
 
 

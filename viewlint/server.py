@@ -416,7 +416,7 @@ def hover(linted: LintedDocument, position: types.Position, encoder: PositionEnc
     location = encoder.to_location(Position(position.line, position.character))
     covering = [d for d in linted.diagnostics if _overlaps(d, location, location)]
     parts = []
-    believed = _belief_at(linted.text, location)
+    believed = _belief_at(linted.text, location, linted.display)
     if believed is not None:
         parts.append(believed + "\n")
     if not covering:
@@ -435,12 +435,12 @@ def hover(linted: LintedDocument, position: types.Position, encoder: PositionEnc
     )
 
 
-def _belief_at(text: str, location: Location) -> Optional[str]:
+def _belief_at(text: str, location: Location, path: Optional[str] = None) -> Optional[str]:
     """What the analysis believes of the binding under the cursor (`viewlint beliefs`), or None."""
     from viewlint.beliefs import hover_text
 
     try:
-        return hover_text(text, location.row, location.column - 1)
+        return hover_text(text, location.row, location.column - 1, path)
     except Exception:  # a hover never fails for what the analysis could not read
         return None
 

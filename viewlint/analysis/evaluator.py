@@ -898,6 +898,13 @@ class Evaluator:
         checker = getattr(self.env, "is_parameter", None)
         return bool(checker and checker(name))
 
+    def _annotated(self, source: str) -> Value:
+        """What an annotation written as `source` says a value is."""
+        try:
+            return annotation_value(cst.parse_expression(source), self.index)
+        except Exception:  # noqa: BLE001 - an annotation libcst cannot read back
+            return UNKNOWN
+
     def _module_output(self, node: cst.Call, local: Locals, what: str) -> Value:
         """What a module (or another callable) applied to tensors returns: a new tensor (or a tuple of
         them) on their device. Called without a tensor, nothing is known."""
@@ -913,6 +920,16 @@ class Evaluator:
         its input itself for `Identity`/`Dropout`); a module of unknown kind gives a tensor or a tuple of them."""
         module = self.index.classes.get(class_name)
         torch_layer = sem.nn_module_class(class_name)
+        if module is None and not torch_layer and self.env.summaries is not None:
+            # A class imported from another module of the project: what its `forward` is annotated to return.
+            module = self.env.summaries.class_named(class_name)
+            if module is not None and module.is_module and module.call_returns is not None:
+                annotated = self._annotated(module.call_returns)
+                if annotated.is_tensor:
+                    inputs = [self.evaluate(a.value, local) for a in node.args if a.keyword is None and not a.star]
+                    tensors = [v for v in inputs if v.is_tensor]
+                    return fresh(contiguous=None, device=_elementwise_device(tensors) if tensors else Device.UNKNOWN,
+                                 origin=MODULE_OUTPUT, why=f"returned by `{class_name}` module")
         if not torch_layer and not (module is not None and module.is_module):
             return UNKNOWN  # an object of another class: its `__call__` is its own business
         inputs = [self.evaluate(a.value, local) for a in node.args if a.keyword is None and not a.star]
@@ -949,6 +966,8 @@ class Evaluator:
             if name in ("list", "tuple") and len(elements) == 1 and elements[0].is_tensor:
                 return _container((self.iterate(node.args[0].value, local),), name)  # `list(t)`: its rows
             return _container(elements, name)
+        if name in ("zip", "enumerate") and node.args and all(a.keyword is None and not a.star for a in node.args):
+            return _container((self.iterate(node, local),), "iterator")  # `list(zip(a, b))`: pairs of their items
         if name == "next" and node.args:
             return self.iterate(node.args[0].value, local)
         if name == "iter" and node.args:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, Sequence
 
 import libcst as cst
 
@@ -50,6 +50,9 @@ class ClassInfo:
     attribute_annotations: dict[str, str] = field(default_factory=dict)
     # The names of the methods its body defines.
     methods: set[str] = field(default_factory=set)
+    # The source of the return annotation of its `forward` (or `__call__`), when it has one: what a call of an
+    # instance gives, read where the class is imported into another module.
+    call_returns: Optional[str] = None
     # Class-level annotations (a dataclass's fields): name -> the annotation's source.
     field_annotations: dict[str, str] = field(default_factory=dict)
     # Every self.<attr> some method assigns.
@@ -135,9 +138,11 @@ def _qualify_name(index: "ModuleIndex", name: Optional[str]) -> Optional[str]:
 _CONTAINER_TAILS = semantics.CONTAINER_CLASS_NAMES
 
 
-def _listed_class(call: ast.Call, index: "ModuleIndex") -> Optional[str]:
-    """The one class whose instances `nn.ModuleList(...)` is built from: `[Layer(c) for ...]`, `[Layer(a), Layer(b)]`
-    (a class of this module by its name, a `torch.nn` one qualified); None when mixed or unknown."""
+def _listed_class(call: ast.Call, index: "ModuleIndex", nodes: Sequence[ast.AST] = ()) -> Optional[str]:
+    """The one class whose instances `nn.ModuleList(...)` is built from: `[Layer(c) for ...]`, `[Layer(a), Layer(b)]`,
+    or a local list the same function fills (`blocks = []`, `blocks.append(Block(...))`, then
+    `nn.ModuleList(blocks)`): a class of this module or one imported (by its name), a `torch.nn` one qualified;
+    None when mixed or unknown."""
     if not call.args:
         return None
     items = call.args[0]
@@ -145,6 +150,10 @@ def _listed_class(call: ast.Call, index: "ModuleIndex") -> Optional[str]:
         elements = [items.elt]
     elif isinstance(items, (ast.List, ast.Tuple)):
         elements = list(items.elts)
+    elif isinstance(items, ast.Name):
+        elements = _appended(items.id, nodes)
+        if not elements:
+            return None
     else:
         return None
     found = set()
@@ -153,13 +162,34 @@ def _listed_class(call: ast.Call, index: "ModuleIndex") -> Optional[str]:
             return None
         name = dotted(element.func)
         qualified = _qualify_name(index, name) or name
-        if name is not None and name in index.classes:
+        if name is not None and (name in index.classes or (name in index.relative_imports and name[:1].isupper())):
             found.add(name)
         elif qualified is not None and semantics.nn_module_class(qualified):
             found.add(qualified)
         else:
             return None
     return found.pop() if len(found) == 1 else None
+
+
+def _appended(name: str, nodes: Sequence[ast.AST]) -> list[ast.AST]:
+    """What a function adds to its local list `name`: the items of `name = [...]` and the arguments of
+    `name.append(...)`; empty when it is filled in any other way (`extend`, `+=`, `insert`, or bound twice)."""
+    found: list[ast.AST] = []
+    bound = 0
+    for node in nodes:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            bound += 1
+            if not isinstance(node.value, ast.List):
+                return []
+            found.extend(node.value.elts)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+            return []
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                and node.func.value.id == name:
+            if node.func.attr != "append" or len(node.args) != 1:
+                return []
+            found.append(node.args[0])
+    return found if bound == 1 else []
 
 
 def _is_container_expression(node: ast.AST, index: "ModuleIndex") -> bool:
@@ -578,6 +608,10 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
             )
             info.methods = {m.name for m in stmt.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
             for member in stmt.body:
+                if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) and member.name in ("forward", "__call__") \
+                        and member.returns is not None and info.call_returns is None:
+                    info.call_returns = ast.unparse(member.returns)
+            for member in stmt.body:
                 if isinstance(member, ast.AnnAssign) and isinstance(member.target, ast.Name):
                     annotated = annotation_class(member.annotation)
                     if annotated is not None:
@@ -634,7 +668,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                 qualified = _qualify_name(index, callee) or callee or ""
                 short = qualified.split(".")[-1]
                 if qualified == "torch.nn.ModuleList":
-                    held = _listed_class(value, index)
+                    held = _listed_class(value, index, nodes)
                     if held is not None:
                         info.module_list_classes[attribute] = held
                 if semantics.nn_module_class(qualified):

@@ -70,12 +70,13 @@ class Project:
         # path -> content digest of every other module whose facts were used
         self.dependencies: dict[str, str] = {}
 
-    def module_file(self, module: str, level: int = 0) -> Optional[str]:
-        """The file of `module` (`pkg.sub.mod`, or relative with `level` dots) next to the linted file."""
+    def module_file(self, module: str, level: int = 0, importer: Optional[str] = None) -> Optional[str]:
+        """The file of `module` (`pkg.sub.mod`, or relative with `level` dots) next to the linted file (or next
+        to `importer`, another module of the project that imports it)."""
         if self.path is None or not module and not level:
             return None
         parts = module.split(".") if module else []
-        directory = os.path.dirname(self.path)
+        directory = os.path.dirname(importer or self.path)
         if level:
             for _ in range(level - 1):
                 directory = os.path.dirname(directory)
@@ -92,8 +93,10 @@ class Project:
             current = parent
         return None
 
-    def imported_class(self, index: ModuleIndex, name: str) -> Optional[tuple[ClassInfo, ModuleIndex]]:
-        """The class a name imported into `index`'s module refers to, read from its own module."""
+    def imported_class(self, index: ModuleIndex, name: str, _from: Optional[str] = None,
+                       _depth: int = 0) -> Optional[tuple[ClassInfo, ModuleIndex]]:
+        """The class a name imported into `index`'s module refers to, read from its own module (following a
+        module that imports it from another in turn, `from .downsampling import Downsample2D`, a few steps)."""
         relative = index.relative_imports.get(name)
         if relative is not None:
             level, module, class_name = relative
@@ -105,7 +108,7 @@ class Project:
             module, _, class_name = target.rpartition(".")
             if module.split(".")[0] in ("torch", "numpy", "typing", "collections", "dataclasses", "queue"):
                 return None
-        path = self.module_file(module, level)
+        path = self.module_file(module, level, _from)
         if path is None or path == self.path:
             return None
         digest, other = _read_index(path)
@@ -113,6 +116,11 @@ class Project:
             return None
         info = other.classes.get(class_name)
         if info is None:
+            if _depth < 3 and class_name in other.relative_imports:
+                found = self.imported_class(other, class_name, path, _depth + 1)  # re-exported there
+                if found is not None:
+                    self.dependencies[path] = digest
+                return found
             return None
         self.dependencies[path] = digest
         return info, other
