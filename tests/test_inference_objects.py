@@ -478,3 +478,46 @@ def test_a_list_of_zipped_module_lists_unpacks_into_their_modules(tmp_path):
     """).lstrip("\n")
     found = {(r["line"], r["target"]): r for r in beliefs_of_text(source, "stack.py")}
     assert found[(19, "h")]["tensor"] is True
+
+
+def test_a_local_annotated_with_an_imported_output_class_reads_its_fields(tmp_path):
+    from viewlint.beliefs import beliefs_of_text
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "outputs.py").write_text(textwrap.dedent("""
+        from dataclasses import dataclass
+
+        import torch
+
+
+        @dataclass
+        class ModelOut:
+            last_hidden_state: torch.FloatTensor | None = None
+            past: tuple | None = None
+    """))
+    source = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        from .outputs import ModelOut
+
+
+        class LM(nn.Module):
+            def __init__(self, inner: nn.Module):
+                super().__init__()
+                self.model = inner
+
+            def forward(self, ids):
+                outputs: ModelOut = self.model(ids)
+                hidden_states = outputs.last_hidden_state
+                past = outputs.past
+                return hidden_states, past
+    """).lstrip("\n")
+    path = package / "lm.py"
+    path.write_text(source)
+    found = {(r["line"], r["target"]): r for r in beliefs_of_text(source, "pkg/lm.py", source_path=str(path))}
+    assert found[(13, "outputs")]["tensor"] is False  # the annotation names the object, not a tensor
+    assert found[(14, "hidden_states")]["tensor"] is True  # its field, annotated in outputs.py
+    assert found[(15, "past")]["tensor"] is not True

@@ -481,7 +481,7 @@ class Evaluator:
                 return known
         if name is not None and name.startswith("self.") and name.count(".") == 1:
             return self._self_attribute(attr)
-        if receiver.kind is Kind.UNKNOWN:
+        if receiver.kind is Kind.UNKNOWN or (receiver.kind is Kind.HOST and receiver.wrapper is not None):
             typed = self._field_value(node.value, attr)
             if typed is not None:
                 return typed  # `cm.is_prefilling` of `cm: CommonAttentionMetadata` (a dataclass field `Optional[Tensor]`)
@@ -495,8 +495,8 @@ class Evaluator:
         """What a class annotates its field `attr` as, for a receiver whose class the code names."""
         finder = getattr(self.env, "receiver_class", None)
         info = finder(receiver) if finder is not None else None
-        if info is None or attr not in info.field_annotations or self.index.classes.get(info.name) is not info:
-            return None  # (a class of this module: the prefilter reads the same fields)
+        if info is None or attr not in info.field_annotations:
+            return None
         try:
             annotation = cst.parse_expression(info.field_annotations[attr])
         except Exception:  # an annotation libcst cannot read back

@@ -99,6 +99,7 @@ class Facts:
         self._cpu_names = frozenset(settings.cpu_names)
         self._sync_allowed = DEFAULT_SYNC_ALLOWED_CONTEXTS + tuple(getattr(settings, "sync_allowed_contexts", ()))
         self._parameter_classes: dict[str, str] = {}  # annotated parameters of the innermost function -> class
+        self._locals_annotated: dict[int, tuple[cst.FunctionDef, dict[str, str]]] = {}  # by function (`_annotated_locals`)
         self.evaluator = Evaluator(self)
         self.evaluator.configure(self._cpu_names)
         # Parameter values to use instead of the evidence, for a summary run (`ModuleSummaries.run`).
@@ -367,6 +368,18 @@ class Facts:
 
     def _is_local(self, name: str) -> bool:
         return len(self._scopes) > 1 and name in self._scopes[-1]
+
+    def _annotated_locals(self) -> dict[str, str]:
+        """The locals the current function annotates with a class (`outputs: BaseModelOutputWithPast = ...`),
+        each bound only so."""
+        function = self._scope_nodes[-1] if self._scope_nodes else None
+        if not isinstance(function, cst.FunctionDef):
+            return {}
+        known = self._locals_annotated.get(id(function))
+        if known is None or known[0] is not function:
+            known = self._locals_annotated[id(function)] = (
+                function, remembered("annotated locals", function, lambda: _annotated_locals(function)))
+        return known[1]
 
     def pins_nothing_more(self, value: Value, view: Value) -> bool:
         """Storing `value` keeps nothing of `view`'s base that is not kept anyway: the entry also holds
@@ -640,6 +653,8 @@ class Facts:
                 reference = self._parameter_classes.get(name)
             elif not self._is_local(name):
                 reference = self.index.module_instances.get(name) or self.index.module_annotations.get(name)
+            else:
+                reference = self._annotated_locals().get(name)  # `outputs: BaseModelOutput = self.model(...)`
         if reference is None:
             return None
         if self.summaries is not None:
@@ -896,7 +911,14 @@ class Facts:
             for target in node.targets:
                 self._assign_to(target.target, value)
         elif isinstance(node, cst.AnnAssign) and node.value is not None:
-            self._assign_to(node.target, self.value_of(node.value))
+            value = self.value_of(node.value)
+            if value.origin == MODULE_OUTPUT or value.kind is Kind.UNKNOWN:
+                # `outputs: BaseModelOutputWithPast = self.model(...)`: what a module gives was a guess; the
+                # annotation says which object it is (a class: not a tensor).
+                annotated = annotation_value(node.annotation.annotation, self.index)
+                if annotated.kind is Kind.HOST and annotated.wrapper is not None:
+                    value = annotated
+            self._assign_to(node.target, value)
         elif isinstance(node, cst.AugAssign):
             target = node.target
             if isinstance(target, cst.Name):
@@ -1084,6 +1106,19 @@ _BINARY = {
     cst.BitAndAssign: cst.BitAnd, cst.BitOrAssign: cst.BitOr, cst.BitXorAssign: cst.BitXor,
     cst.MatrixMultiplyAssign: cst.MatrixMultiply, cst.PowerAssign: cst.Power,
 }
+
+
+def _annotated_locals(function: cst.FunctionDef) -> dict[str, str]:
+    """Local name -> the class its `name: Class = ...` annotation names, for names no other statement of the
+    function annotates differently."""
+    found: dict[str, Optional[str]] = {}
+    for node in descendants(function.body):
+        if type(node) is cst.AnnAssign and type(node.target) is cst.Name:  # type: ignore[attr-defined]
+            annotated = dotted_name(node.annotation.annotation)  # type: ignore[attr-defined]
+            name = node.target.value  # type: ignore[attr-defined]
+            reference = annotated.split(".")[-1] if annotated and annotated.split(".")[-1][:1].isupper() else None
+            found[name] = reference if found.get(name, reference) == reference else None
+    return {name: reference for name, reference in found.items() if reference is not None}
 
 
 def _never_eager(test: cst.BaseExpression) -> bool:
