@@ -519,5 +519,38 @@ def test_a_local_annotated_with_an_imported_output_class_reads_its_fields(tmp_pa
     path.write_text(source)
     found = {(r["line"], r["target"]): r for r in beliefs_of_text(source, "pkg/lm.py", source_path=str(path))}
     assert found[(13, "outputs")]["tensor"] is False  # the annotation names the object, not a tensor
-    assert found[(14, "hidden_states")]["tensor"] is True  # its field, annotated in outputs.py
-    assert found[(15, "past")]["tensor"] is not True
+    # Its fields are declared in outputs.py, which the prefilter would have to read for every file that imports
+    # the class (50% slower on sglang): not read, and not claimed.
+    assert found[(14, "hidden_states")]["tensor"] is None
+    assert found[(15, "past")]["tensor"] is None
+
+
+def test_a_local_annotated_with_a_class_of_this_module_reads_its_fields():
+    from viewlint.beliefs import beliefs_of_text
+
+    source = textwrap.dedent("""
+        from dataclasses import dataclass
+
+        import torch
+        from torch import nn
+
+
+        @dataclass
+        class ModelOut:
+            last_hidden_state: torch.FloatTensor | None = None
+            past: tuple | None = None
+
+
+        class LM(nn.Module):
+            def __init__(self, inner: nn.Module):
+                super().__init__()
+                self.model = inner
+
+            def forward(self, ids):
+                outputs: ModelOut = self.model(ids)
+                hidden_states = outputs.last_hidden_state
+                return hidden_states
+    """).lstrip("\n")
+    found = {(r["line"], r["target"]): r for r in beliefs_of_text(source, "lm.py")}
+    assert found[(19, "outputs")]["tensor"] is False
+    assert found[(20, "hidden_states")]["tensor"] is True
