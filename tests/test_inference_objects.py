@@ -8,6 +8,8 @@ analysis finds. The negative cases hold the same shapes without the evidence."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -318,9 +320,25 @@ def test_a_single_index_of_a_module_output_may_be_an_element_of_its_tuple():
 
 
 # ---------------------------------------------------------------- functions held in locals
-def test_a_function_held_in_a_local_runs_that_function_and_an_interface_claims_its_first_result():
+def beliefs(source: str, display: str = "model.py", source_path: Optional[Path] = None) -> dict[tuple[int, str], dict]:
+    """(row, target) -> what `viewlint beliefs` says of that binding."""
     from viewlint.beliefs import beliefs_of_text
 
+    records = beliefs_of_text(source, display, source_path=str(source_path) if source_path else None)
+    return {(r["line"], r["target"]): r for r in records}
+
+
+def package(root: Path, **modules: str) -> Path:
+    """A package `pkg` under `root` holding `modules` (name -> dedented source); its folder."""
+    folder = root / "pkg"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    for name, source in modules.items():
+        (folder / f"{name}.py").write_text(textwrap.dedent(source).lstrip("\n"))
+    return folder
+
+
+def test_a_function_held_in_a_local_runs_that_function_and_an_interface_claims_its_first_result():
     source = textwrap.dedent("""
     from typing import Callable
 
@@ -358,7 +376,7 @@ def test_a_function_held_in_a_local_runs_that_function_and_an_interface_claims_i
             out2, w2 = direct(self, q, k, v)
             return attn_output, attn_weights
     """)
-    found = {(r["line"], r["target"]): r for r in beliefs_of_text(source, "model.py")}
+    found = beliefs(source, "model.py")
     assert found[(23, "inv_freq")]["tensor"] is True  # the default rope function's result
     assert found[(23, "inv_freq")]["device"] is None  # each implementation puts it where it likes
     assert found[(33, "attn_output")]["tensor"] is True  # every attention implementation returns its output
@@ -367,8 +385,6 @@ def test_a_function_held_in_a_local_runs_that_function_and_an_interface_claims_i
 
 
 def test_a_local_holding_an_unknown_callable_claims_nothing():
-    from viewlint.beliefs import beliefs_of_text
-
     source = textwrap.dedent("""
     import torch
 
@@ -380,7 +396,7 @@ def test_a_local_holding_an_unknown_callable_claims_nothing():
         out, aux = fn(x)
         return out
     """)
-    found = {(r["line"], r["target"]): r for r in beliefs_of_text(source, "model.py")}
+    found = beliefs(source, "model.py")
     assert found[(9, "out")]["tensor"] is None
 
 
@@ -390,12 +406,7 @@ def test_a_module_list_of_an_imported_class_built_by_append_runs_its_annotated_f
     import subprocess
     import sys
 
-    from viewlint.beliefs import beliefs_of_text
-
-    package = tmp_path / "pkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "resnet.py").write_text(textwrap.dedent("""
+    folder = package(tmp_path, resnet="""
         import torch
         from torch import nn
 
@@ -412,7 +423,7 @@ def test_a_module_list_of_an_imported_class_built_by_append_runs_its_annotated_f
         class Pair(nn.Module):
             def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
                 return x, x
-    """))
+    """)
     blocks = textwrap.dedent("""
         import torch
         from torch import nn
@@ -436,13 +447,13 @@ def test_a_module_list_of_an_imported_class_built_by_append_runs_its_annotated_f
                     both = pair(hidden_states)
                 return hidden_states, both
     """).lstrip("\n")
-    path = package / "blocks.py"
+    path = folder / "blocks.py"
     path.write_text(blocks)
-    found = {(r["line"], r["target"]): r for r in beliefs_of_text(blocks, "pkg/blocks.py", source_path=str(path))}
+    found = beliefs(blocks, "pkg/blocks.py", path)
     assert found[(18, "hidden_states")]["tensor"] is True  # `ResBlock.forward -> torch.Tensor`, read from resnet.py
     assert found[(20, "both")]["tensor"] is not True  # annotated a tuple: not claimed a tensor
     # Without the package around it, nothing is known of the imported class.
-    alone = {(r["line"], r["target"]): r for r in beliefs_of_text(blocks, "blocks.py")}
+    alone = beliefs(blocks, "blocks.py")
     assert alone[(18, "hidden_states")]["tensor"] is not True
     # `viewlint beliefs` reads the package the file is in, as a lint does.
     shown = subprocess.run([sys.executable, "-m", "viewlint", "beliefs", str(path)], capture_output=True, text=True,
@@ -451,9 +462,7 @@ def test_a_module_list_of_an_imported_class_built_by_append_runs_its_annotated_f
     assert records[(18, "hidden_states")]["tensor"] is True
 
 
-def test_a_list_of_zipped_module_lists_unpacks_into_their_modules(tmp_path):
-    from viewlint.beliefs import beliefs_of_text
-
+def test_a_list_of_zipped_module_lists_unpacks_into_their_modules():
     source = textwrap.dedent("""
         import torch
         from torch import nn
@@ -476,17 +485,12 @@ def test_a_list_of_zipped_module_lists_unpacks_into_their_modules(tmp_path):
                     h = norm(block(h))
                 return h
     """).lstrip("\n")
-    found = {(r["line"], r["target"]): r for r in beliefs_of_text(source, "stack.py")}
+    found = beliefs(source, "stack.py")
     assert found[(19, "h")]["tensor"] is True
 
 
 def test_a_local_annotated_with_an_imported_output_class_reads_its_fields(tmp_path):
-    from viewlint.beliefs import beliefs_of_text
-
-    package = tmp_path / "pkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "outputs.py").write_text(textwrap.dedent("""
+    folder = package(tmp_path, outputs="""
         from dataclasses import dataclass
 
         import torch
@@ -496,7 +500,7 @@ def test_a_local_annotated_with_an_imported_output_class_reads_its_fields(tmp_pa
         class ModelOut:
             last_hidden_state: torch.FloatTensor | None = None
             past: tuple | None = None
-    """))
+    """)
     source = textwrap.dedent("""
         import torch
         from torch import nn
@@ -515,9 +519,9 @@ def test_a_local_annotated_with_an_imported_output_class_reads_its_fields(tmp_pa
                 past = outputs.past
                 return hidden_states, past
     """).lstrip("\n")
-    path = package / "lm.py"
+    path = folder / "lm.py"
     path.write_text(source)
-    found = {(r["line"], r["target"]): r for r in beliefs_of_text(source, "pkg/lm.py", source_path=str(path))}
+    found = beliefs(source, "pkg/lm.py", path)
     assert found[(13, "outputs")]["tensor"] is False  # the annotation names the object, not a tensor
     # Its fields are declared in outputs.py, which the prefilter would have to read for every file that imports
     # the class (50% slower on sglang): not read, and not claimed.
@@ -526,8 +530,6 @@ def test_a_local_annotated_with_an_imported_output_class_reads_its_fields(tmp_pa
 
 
 def test_a_local_annotated_with_a_class_of_this_module_reads_its_fields():
-    from viewlint.beliefs import beliefs_of_text
-
     source = textwrap.dedent("""
         from dataclasses import dataclass
 
@@ -551,6 +553,6 @@ def test_a_local_annotated_with_a_class_of_this_module_reads_its_fields():
                 hidden_states = outputs.last_hidden_state
                 return hidden_states
     """).lstrip("\n")
-    found = {(r["line"], r["target"]): r for r in beliefs_of_text(source, "lm.py")}
+    found = beliefs(source, "lm.py")
     assert found[(19, "outputs")]["tensor"] is False
     assert found[(20, "hidden_states")]["tensor"] is True

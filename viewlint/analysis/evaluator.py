@@ -500,11 +500,7 @@ class Evaluator:
             # modules too found 42 more syncs on sglang (`forward_batch.seq_lens.cpu()`), but for the prefilter to
             # see them it must read those modules for every file: 50% slower (issue 26's speed budget).
             return None
-        try:
-            annotation = cst.parse_expression(info.field_annotations[attr])
-        except Exception:  # an annotation libcst cannot read back
-            return None
-        value = annotation_value(annotation, self.index)
+        value = self._annotated(info.field_annotations[attr])
         return value if value.kind is not Kind.UNKNOWN else None
 
     def _tensor_receiver_by_name(self, node: cst.BaseExpression) -> bool:
@@ -924,15 +920,7 @@ class Evaluator:
         module = self.index.classes.get(class_name)
         torch_layer = sem.nn_module_class(class_name)
         if module is None and not torch_layer and self.env.summaries is not None:
-            # A class imported from another module of the project: what its `forward` is annotated to return.
-            module = self.env.summaries.class_named(class_name)
-            if module is not None and module.is_module and module.call_returns is not None:
-                annotated = self._annotated(module.call_returns)
-                if annotated.is_tensor:
-                    inputs = [self.evaluate(a.value, local) for a in node.args if a.keyword is None and not a.star]
-                    tensors = [v for v in inputs if v.is_tensor]
-                    return fresh(contiguous=None, device=_elementwise_device(tensors) if tensors else Device.UNKNOWN,
-                                 origin=MODULE_OUTPUT, why=f"returned by `{class_name}` module")
+            module = self.env.summaries.class_named(class_name)  # a class imported from another module of the project
         if not torch_layer and not (module is not None and module.is_module):
             return UNKNOWN  # an object of another class: its `__call__` is its own business
         inputs = [self.evaluate(a.value, local) for a in node.args if a.keyword is None and not a.star]
@@ -941,6 +929,8 @@ class Evaluator:
         last = class_name.split(".")[-1]
         why = f"returned by `{last}` module"
         output = fresh(contiguous=None, device=device, origin=MODULE_OUTPUT, why=why)
+        if module is not None and module.call_returns is not None and self._annotated(module.call_returns).is_tensor:
+            return output  # its `forward` (imported, or too long to summarise) is annotated to return a tensor
         if not torch_layer or last in ("Module", "Sequential"):
             return join(output, Value(kind=Kind.WRAPPER, wrapper="tuple", elements=(output,))).with_(origin=MODULE_OUTPUT)
         if last in sem.NN_TUPLE_MODULES:

@@ -162,7 +162,9 @@ def _listed_class(call: ast.Call, index: "ModuleIndex", nodes: Sequence[ast.AST]
             return None
         name = dotted(element.func)
         qualified = _qualify_name(index, name) or name
-        if name is not None and (name in index.classes or (name in index.relative_imports and name[:1].isupper())):
+        imported = name is not None and name[:1].isupper() and (name in index.relative_imports or (
+            "." in index.aliases.get(name, "") and not (qualified or "").startswith("torch.")))
+        if name is not None and (name in index.classes or imported):
             found.add(name)
         elif qualified is not None and semantics.nn_module_class(qualified):
             found.add(qualified)

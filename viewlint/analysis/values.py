@@ -212,15 +212,17 @@ _VALUE_FIELDS = frozenset(field.name for field in fields(Value))
 
 UNKNOWN = Value()
 HOST = Value(kind=Kind.HOST)
+INT = Value(kind=Kind.INT)
+UNKNOWN_TENSOR = Value(kind=Kind.TENSOR)
+
 # `host_type` of a reference to a function or method of the module (`fn = helper`, `self.compute_default`),
 # and of one that stands for an interface other implementations share (`ATTENTION.get(kind, eager_forward)`).
 FUNCTION, INTERFACE = "function", "interface"
 
 
-def function_reference(owner: Optional[str], name: str, interface: bool = False) -> Value:
+def function_reference(owner: Optional[str], name: str) -> Value:
     """A value that is the function `owner.name` (`owner` None: a module-level function)."""
-    return Value(kind=Kind.HOST, host_type=INTERFACE if interface else FUNCTION,
-                 wrapper=f"{owner}.{name}" if owner else name)
+    return Value(kind=Kind.HOST, host_type=FUNCTION, wrapper=f"{owner}.{name}" if owner else name)
 
 
 def referenced_function(value: Value) -> Optional[tuple[Optional[str], str]]:
@@ -229,8 +231,6 @@ def referenced_function(value: Value) -> Optional[tuple[Optional[str], str]]:
         return None
     owner, _, name = value.wrapper.rpartition(".")
     return owner or None, name
-INT = Value(kind=Kind.INT)
-UNKNOWN_TENSOR = Value(kind=Kind.TENSOR)
 
 
 def fresh(contiguous: Optional[bool] = None, cpu: Optional[bool] = False, **kw: object) -> Value:
