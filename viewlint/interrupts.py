@@ -178,15 +178,16 @@ def worker_pool(jobs: int, initializer: Optional[Callable[[], None]] = None) -> 
         yield WorkerPool(executor)
     except BaseException:
         _pool_running = False
+        # The executor's manager thread sees the dead workers and closes its wake-up pipe; at exit
+        # concurrent.futures writes to that pipe, unlocked, from the main thread. Let the thread finish
+        # first, or the write can meet a pipe closed under it (EBADF, printed at exit). It is taken before
+        # `shutdown`, which forgets it.
+        manager = getattr(executor, "_executor_manager_thread", None)
         executor.shutdown(wait=False, cancel_futures=True)
         for child in multiprocessing.active_children():  # viewlint runs one pool at a time: these are its workers
             child.terminate()
         for child in multiprocessing.active_children():
             child.join(5)
-        # The executor's manager thread sees the dead workers and closes its wake-up pipe; at exit
-        # concurrent.futures writes to that pipe, unlocked, from the main thread. Let the thread finish
-        # first, or the write can meet a pipe closed under it (EBADF, printed at exit).
-        manager = getattr(executor, "_executor_manager_thread", None)
         if manager is not None:
             manager.join(5)
         raise
