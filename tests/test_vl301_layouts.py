@@ -53,6 +53,13 @@ def permuted_then_cat():
     return torch.cat([x, x]).contiguous().view(-1)
 
 
+def helper_results_and_padding_then_cat():
+    layer = torch.nn.Conv2d(3, 3, 1).to(memory_format=torch.channels_last)
+    weights = [getattr(m, "weight") for m in (layer, layer)]  # nothing known of their layout
+    weights.append(weights[0].new_zeros(weights[0].shape))  # one known row-major item does not make all known
+    return torch.cat(weights).contiguous().view(-1)
+
+
 def row_major_inputs():
     a = torch.ones(3, 4)
     b = torch.zeros(3, 4)
@@ -62,8 +69,8 @@ def row_major_inputs():
 torch.manual_seed(0)
 results = [f() for f in (converted_then_cat, converted_in_two_steps_then_stack, transposed_then_gathered,
                          built_channels_last_then_vstack, channels_last_contiguous_then_ops, permuted_then_cat,
-                         row_major_inputs)]
-print(repr([round(float(r.sum()), 4) for r in results]))
+                         helper_results_and_padding_then_cat, row_major_inputs)]
+print(repr([round(float(r.detach().sum()), 4) for r in results]))
 '''
 
 

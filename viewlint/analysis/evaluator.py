@@ -1070,7 +1070,7 @@ class Evaluator:
                          origin=EMPTY if qualified == "torch.empty_like" else FACTORY,
                          device=device if device is not None else first_value.device,
                          bool_mask=self._dtype_is_bool(node) or (first_value.bool_mask and self.keyword(node, "dtype") is None))
-        inputs = self._tensor_inputs(node, local)
+        inputs, every_input_known = self._tensor_inputs(node, local)
         input_device = _elementwise_device(inputs) if inputs else Device.UNKNOWN
         if not inputs and (first_value.device is Device.CPU or first_value.kind in (Kind.INT, Kind.HOST)):
             # `torch.any(lens_cpu == 1)` of a value known only to be on the host, `torch.sqrt(1. - lam)` of a number:
@@ -1081,7 +1081,7 @@ class Evaluator:
             # nonzero/argwhere come back transposed (stride (1, n)); cat/stack keep their inputs' layout.
             layout_follows_inputs = qualified in sem.LAYOUT_FOLLOWING_FUNCTIONS
             contiguous = None if index_like else (True if not layout_follows_inputs else
-                                                  (True if inputs and all(v.contiguous for v in inputs) else None))
+                                                  (True if inputs and every_input_known and all(v.contiguous for v in inputs) else None))
             return fresh(contiguous=contiguous, index_like=index_like, zero_dim=False if index_like else None,
                          device=input_device, origin=ADVANCED_INDEX if qualified in sem.GATHER_FUNCTIONS else None,
                          base=self.short_source(first) if qualified in sem.GATHER_FUNCTIONS and first is not None else None)
@@ -1119,20 +1119,32 @@ class Evaluator:
                               why=data.why or f"`{qualified.split('.')[-1]}(…)`")
         return UNKNOWN  # `sem.torch_call_gives_tensor` (the prefilter's test) is false exactly here
 
-    def _tensor_inputs(self, node: cst.Call, local: Locals) -> list[Value]:
+    def _tensor_inputs(self, node: cst.Call, local: Locals) -> tuple[list[Value], bool]:
+        """The positional arguments of a torch function known to be tensors (the items of a list or tuple of them:
+        `torch.cat([a, b])`), and whether every item was one: `torch.cat(weights)` where `weights` holds what an
+        unknown helper returned and one appended `new_zeros(...)` may hold a channels_last tensor."""
         values: list[Value] = []
+        every = True
         for arg in node.args:
             if arg.keyword is None and arg.star in ("", "*"):  # `torch.meshgrid(*[torch.linspace(...) for s in sizes])`
                 value = self.evaluate(arg.value, local)
                 if arg.star and not (value.kind is Kind.TENSOR_SEQUENCE or value.kind is Kind.WRAPPER and value.wrapper in ("list", "tuple")):
+                    every = False
                     continue
                 name = dotted_name(arg.value) or ""
                 if not value.is_tensor and sem.looks_cpu_name(name):
                     # `torch.cumsum(meta.extend_seq_lens_cpu, 0)`
                     value = UNKNOWN_TENSOR.with_(device=Device.CPU, guessed_cpu=not sem.named_host_side(name))
                 nested = value.kind is Kind.TENSOR_SEQUENCE or (value.kind is Kind.WRAPPER and value.wrapper in ("list", "tuple"))
-                values.extend(e for e in (value.elements if nested else (value,)) if e.is_tensor)
-        return values
+                items = value.elements if nested else (value,)
+                if nested and not items:
+                    every = False  # a list of which nothing is known
+                for item in items:
+                    if item.is_tensor:
+                        values.append(item)
+                    else:
+                        every = False
+        return values, every
 
     @staticmethod
     def _has_dim_argument(node: cst.Call, method: bool = False) -> bool:
