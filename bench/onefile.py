@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from speed import _peak_kib  # noqa: E402 - the same /proc reading as the corpus benchmark
+from speed import _peak_of_tree_kib  # noqa: E402 - the same /proc reading as the corpus benchmark
 
 BLOCK = '''
 
@@ -84,7 +84,7 @@ def run_viewlint(path: Path, timeout: float) -> tuple[float, int, int, str]:
             output, _ = process.communicate(timeout=0.05)
             break
         except subprocess.TimeoutExpired:
-            peak = max(peak, _peak_kib(process.pid))
+            peak = max(peak, _peak_of_tree_kib(process.pid))
             if time.perf_counter() - start > timeout:
                 process.kill()
                 output, _ = process.communicate()

@@ -81,6 +81,11 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
+def _peak_of_tree_kib(pid: int) -> int:
+    """The largest VmHWM among a live process and its descendants (viewlint lints in a worker process), in KiB."""
+    return max([0, *(_peak_kib(child) for child in _descendants(pid))])
+
+
 def viewlint(args: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess, int]:
     """Run viewlint as a user would; returns wall time, the process and the peak resident memory
     of its largest process (main or worker) in MiB, sampled from /proc every 20 ms (0 where
@@ -91,7 +96,7 @@ def viewlint(args: list[str], cwd: Path) -> tuple[float, subprocess.CompletedPro
         process = subprocess.Popen([sys.executable, "-m", "viewlint", *args], cwd=cwd, stdout=out, stderr=err, env=ENV)
         peak = 0
         while process.poll() is None:
-            peak = max([peak, *(_peak_kib(pid) for pid in _descendants(process.pid))])
+            peak = max(peak, _peak_of_tree_kib(process.pid))
             time.sleep(0.02)
         elapsed = time.perf_counter() - start
         out.seek(0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 
 class Applicability(str, enum.Enum):
@@ -137,6 +137,25 @@ class Diagnostic:
 
     def with_verdict(self, verdict: Verdict) -> "Diagnostic":
         return replace(self, verdict=verdict)
+
+    def moved(self, row: Callable[[int], int], location: Optional[Callable[[Location], Location]] = None,
+              **changes: Any) -> "Diagnostic":
+        """The same finding in other coordinates: `row` maps each row (of the statement, of the `# noqa`),
+        `location` each position (its start, its end, its fix's edits; by default `row` of its row)."""
+        move = location or (lambda where: Location(row(where.row), where.column))
+        fix = self.fix
+        if fix is not None:
+            fix = Fix(fix.applicability, fix.message, tuple(Edit(e.content, move(e.start), move(e.end)) for e in fix.edits))
+        rows = self.statement_rows
+        return replace(
+            self,
+            start=move(self.start),
+            end=move(self.end),
+            fix=fix,
+            noqa_row=None if self.noqa_row is None else row(self.noqa_row),
+            statement_rows=rows if rows == (0, 0) else (row(rows[0]), row(rows[1])),
+            **changes,
+        )
 
     def to_json(self) -> dict[str, Any]:
         """Ruff's JSON schema (``cell``: the notebook cell, else null), plus ``verdict`` when ``--verify`` ran."""

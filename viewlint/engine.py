@@ -16,9 +16,9 @@ import os
 import re
 import tokenize
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -34,6 +34,7 @@ from viewlint.analysis.summaries import ModuleSummaries
 from viewlint.analysis.walker import Walker
 from viewlint.newer_syntax import parse_source
 from viewlint.fix import drops_comments
+from viewlint.large_files import LARGE_FILE_BYTES, Unsplittable, chunks_of
 from viewlint.prefilter import Reduction, reduce, split_lines
 from viewlint.reading import FileTooLargeError, read_regular_file
 from viewlint.diagnostics import (
@@ -172,24 +173,63 @@ def lint_text_with_dependencies(text: str, display: str, settings: Settings,
     follow (a chain of hundreds of calls, hundreds of joined strings): a file that runs out of stack
     is linted again on a thread with a deep stack. Any other failure is a VL002 for this file alone.
     """
+    if len(text) > LARGE_FILE_BYTES:
+        try:
+            return _lint_chunks(text, display, settings, relative)
+        except Unsplittable:
+            pass  # analysed whole
+    return _lint_whole(text, display, settings, relative)
+
+
+def _lint_whole(text: str, display: str, settings: Settings, relative: Optional[str],
+                tree: Optional[ast.Module] = None) -> tuple[list[Diagnostic], dict[str, str]]:
+    """`lint_text_with_dependencies` of `text` as one module; `tree`: its `ast`, when already parsed."""
     project = Project(display)
     stack.reset()
     parsed: dict[str, cst.Module] = {}  # what libcst read in the first try, for the second
     try:
         with stack.giving_up():
-            diagnostics = _lint_text(text, display, settings, relative, project, deep=False, parsed=parsed)
+            diagnostics = _lint_text(text, display, settings, relative, project, deep=False, parsed=parsed, tree=tree)
         if not stack.reset():
             return diagnostics, project.dependencies
     except (Exception, stack.Exhausted):  # noqa: BLE001 - RecursionError, or an error it left behind (libcst positions)
         pass
     project = Project(display)
-    outcome = _on_deep_stack(lambda: _lint_text(text, display, settings, relative, project, deep=True, parsed=parsed))
+    outcome = _on_deep_stack(lambda: _lint_text(text, display, settings, relative, project, deep=True, parsed=parsed,
+                                                tree=tree))
     stack.reset()
     if isinstance(outcome, BaseException):
         message = ("internal error: code nested too deeply to analyse" if isinstance(outcome, RecursionError)
                    else f"internal error: {type(outcome).__name__}: {outcome}".splitlines()[0])
         return [_reserved(display, INTERNAL_ERROR, message)], project.dependencies
     return outcome, project.dependencies
+
+
+def _lint_chunks(text: str, display: str, settings: Settings,
+                 relative: Optional[str]) -> tuple[list[Diagnostic], dict[str, str]]:
+    """`text` linted a chunk at a time (see `viewlint.large_files`); `# noqa` comments read over the whole file."""
+    diagnostics: list[Diagnostic] = []
+    dependencies: dict[str, str] = {}
+    quiet = replace(settings, ignore_noqa=True)
+    for chunk in chunks_of(text):
+        found, depends = _lint_whole(chunk.text, display, quiet, relative, tree=chunk.tree)
+        dependencies.update(depends)
+        for diagnostic in found:
+            if diagnostic.start.row > chunk.preamble_rows:
+                diagnostics.append(diagnostic.moved(lambda row, shift=chunk.shift: row + shift))
+            elif diagnostic.code in RESERVED_CODES:  # about the chunk as a whole (an internal error): at its first row
+                diagnostics.append(replace(diagnostic, start=Location(chunk.first, 1), end=Location(chunk.first, 1),
+                                           noqa_row=chunk.first, statement_rows=(0, 0)))
+            # else: a finding in a statement repeated from an earlier chunk, where it was reported
+        del chunk, found
+        _after_file()
+    if not settings.ignore_noqa and diagnostics:
+        suppressions = Suppressions.from_source(text)
+        diagnostics = [
+            d for d in diagnostics
+            if d.code in (SYNTAX_ERROR, INTERNAL_ERROR) or not suppressions.is_suppressed(d.code, d.start.row, d.statement_rows)
+        ]
+    return sorted(set(diagnostics), key=lambda d: d.sort_key), dependencies
 
 
 DEEP_RECURSION_LIMIT = 60_000
@@ -232,9 +272,11 @@ class _TooDeep(Exception):
 
 
 def _lint_text(text: str, display: str, settings: Settings, relative: Optional[str], project: Project,
-               deep: bool = True, parsed: Optional[dict[str, cst.Module]] = None) -> list[Diagnostic]:
+               deep: bool = True, parsed: Optional[dict[str, cst.Module]] = None,
+               tree: Optional[ast.Module] = None) -> list[Diagnostic]:
     """`parsed`: libcst modules by source text, shared by the two tries of `lint_text_with_dependencies` (libcst
-    takes time quadratic in the length of a chain of calls to read one: it is read once)."""
+    takes time quadratic in the length of a chain of calls to read one: it is read once); `tree`: the `ast` of
+    `text`, when it was parsed already."""
     codes = settings.codes_for(relative if relative is not None else display)
     registry = all_rules()
     rule_classes = [registry[code] for code in sorted(codes) if code in registry]
@@ -249,7 +291,8 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
             # Newer syntax than this Python's is parsed downgraded; the language server keeps the statements
             # an edit left alone from the tree of an earlier text.
             cache = tree_module.PARSE_CACHE
-            tree = cache.syntax_tree(text, parse_source) if cache is not None else parse_source(text)
+            if tree is None:
+                tree = cache.syntax_tree(text, parse_source) if cache is not None else parse_source(text)
     except SyntaxError as error:
         return [_reserved(display, SYNTAX_ERROR, f"syntax error: {error.msg}", error.lineno or 1, max(error.offset or 1, 1))]
     except RecursionError as error:
@@ -277,7 +320,6 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
         return []
     reduced = reduction.text if reduction is not None else text
     rows = reduction.rows if reduction is not None else None
-    to_file_row = reduction.file_row if reduction is not None else None
     module: Optional[cst.Module] = None
     if len(reduced) <= PIECE_BYTES:
         try:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
-from viewlint.diagnostics import Diagnostic, Edit, Fix, Location
+from viewlint.diagnostics import Diagnostic, Location
 
 __all__ = ["NOTEBOOK_SUFFIX", "CodeCell", "JoinedCells", "Notebook", "NotebookError", "is_notebook"]
 
@@ -302,23 +302,14 @@ class JoinedCells:
             return replace(diagnostic, cell=number)
         shift = cell.first_row - 1
 
+        def row_in_cell(row: int) -> int:
+            return max(row - shift, 1)
+
         def move(location: Location) -> Location:
-            row = max(location.row - shift, 1)
+            row = row_in_cell(location.row)
             return Location(row, location.column + (len(cell.indent) if row in cell.dedented else 0))
 
-        fix = diagnostic.fix
-        if fix is not None:
-            fix = Fix(fix.applicability, fix.message, tuple(Edit(e.content, move(e.start), move(e.end)) for e in fix.edits))
-        rows = diagnostic.statement_rows
-        return replace(
-            diagnostic,
-            cell=number,
-            start=move(diagnostic.start),
-            end=move(diagnostic.end),
-            fix=fix,
-            noqa_row=None if diagnostic.noqa_row is None else max(diagnostic.noqa_row - shift, 1),
-            statement_rows=rows if rows == (0, 0) else (max(rows[0] - shift, 1), max(rows[1] - shift, 1)),
-        )
+        return diagnostic.moved(row_in_cell, move, cell=number)
 
     def sources(self, python_source: str) -> list[str]:
         """The code cells' texts (escapes restored, in the order of `cells`) of a fixed `python_source`;
