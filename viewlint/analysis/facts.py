@@ -17,12 +17,14 @@ import libcst as cst
 
 from viewlint.analysis import stack
 from viewlint.analysis import semantics as sem
+from viewlint.analysis.annotations import annotation_value, collect_usage, docstring_value
 from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.contexts import DEFAULT_SYNC_ALLOWED_CONTEXTS, ContextStack, is_setup_name, warns_and_leaves
-from viewlint.analysis.evaluator import MODULE_OUTPUT, Evaluator, annotation_value, collect_usage, docstring_value, labelled
+from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class, build_index
 from viewlint.analysis.rebinding import LayoutRisks, layout_risks, match_captures, stored_names
 from viewlint.analysis.tree import chain_text, code_for_node, descendants, dotted_name, remembered, source_in_place, short_text, subtree
+from viewlint.analysis.value_ops import MODULE_OUTPUT, labelled
 from viewlint.analysis.values import (
     ADVANCED_INDEX,
     INT,

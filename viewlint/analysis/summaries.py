@@ -29,14 +29,16 @@ from typing import TYPE_CHECKING, Any, Optional
 import libcst as cst
 
 from viewlint.analysis import stack
+from viewlint.analysis.annotations import annotation_value
 from viewlint.analysis.callgraph import (MAIN_BLOCK, MAX_CALLER_LINES, MAX_CALLERS, MAX_SUMMARY_LINES, MAX_TUPLE_SUMMARY_LINES,
                                          CallGraph, FunctionInfo, FunctionKey, host_annotation)
 from viewlint.analysis.contexts import Context
-from viewlint.analysis.evaluator import Evaluator, Locals, annotation_value
+from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex
 from viewlint.analysis.project import Project
 from viewlint.analysis.tree import descendants, dotted_name, parse_module
 from viewlint.analysis import semantics as sem
+from viewlint.analysis.value_ops import Locals
 from viewlint.analysis.values import (HOST, INT, INTERFACE, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Provenance, Value,
                                       join, referenced_function)
 
