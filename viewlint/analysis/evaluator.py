@@ -654,4 +654,3 @@ class Evaluator(CallEvaluation):
             name = dotted_name(target)
             if name is not None and name.startswith("self."):
                 scope[name] = value
-
