@@ -486,7 +486,8 @@ def _fix_files(files: Sequence[Any], results: list, jobs: int, *, diff: bool, un
                exit_non_zero_on_fix: bool) -> int:
     """`--fix`/`--diff` on files: fix those with applicable fixes, write (or diff), report what remains."""
     from viewlint.engine import FileResult
-    from viewlint.fix import FileChangedError, diff_of, fix_files, is_applicable, write_fix
+    from viewlint.file_fixes import diff_of, fix_files, write_fix
+    from viewlint.fix import FileChangedError, is_applicable
 
     wanted = [i for i, r in enumerate(results) if any(is_applicable(d, unsafe_fixes) for d in r.diagnostics)]
     # Several names for one file (symbolic or hard links) are fixed through the first name only;
@@ -594,7 +595,7 @@ def _fix_stdin(display: str, settings: Any, *, diff: bool, unsafe_fixes: bool, o
                statistics: bool, quiet: bool, exit_zero: bool, show_fixes: bool, exit_non_zero_on_fix: bool) -> int:
     """`--fix -`: the fixed source on stdout (the remaining findings on stderr); `--diff -`: the diff."""
     from viewlint.engine import FileResult
-    from viewlint.fix import diff_of, engine_lint, fix_source
+    from viewlint.file_fixes import diff_of, engine_lint, fix_source
 
     from viewlint.engine import MAX_FILE_BYTES, DecodeError, decode_source
     from viewlint.reading import FileTooLargeError
@@ -653,7 +654,8 @@ def _fix_stdin(display: str, settings: Any, *, diff: bool, unsafe_fixes: bool, o
 
 def _add_noqa(results: list, quiet: bool) -> int:
     from viewlint.diagnostics import RESERVED_CODES
-    from viewlint.fix import FileChangedError, FixError, decode_for_fix, write_atomically
+    from viewlint.file_fixes import FixError, decode_for_fix
+    from viewlint.fix import FileChangedError, write_atomically
     from viewlint.notebook import is_notebook
     from viewlint.suppression import add_noqa
 
