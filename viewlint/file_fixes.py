@@ -5,6 +5,7 @@ remembering the encoding, the BOM and the file's newline, and check the decoding
 exactly; fix the text (`viewlint.fix.fix_text`); re-encode with the same encoding and BOM, so that
 bytes outside the edits are unchanged. A notebook's changed cells are written back into its JSON.
 `fix_files` fixes discovered files in parallel; `write_fix` writes one back (`write_atomically`).
+`--add-noqa` writes its comments into files the same way (`add_noqa_to_source`, `add_noqa_to_notebook`).
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
-from viewlint.diagnostics import Diagnostic
-from viewlint.engine import MAX_FILE_BYTES, DecodeError, _relative, decode_source, lint_text
+from viewlint.diagnostics import RESERVED_CODES, Diagnostic
+from viewlint.engine import MAX_FILE_BYTES, DecodeError, FileResult, _relative, decode_source, lint_text
 from viewlint.fix import FixOutcome, LintFunction, fix_text, unified_diff, write_atomically
 from viewlint.files import SourceFile
 from viewlint.settings import Settings
+from viewlint.suppression import add_noqa
 
 
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -178,3 +180,40 @@ def diff_of(file_fix: FileFix) -> str:
     if file_fix.cells is None:
         return unified_diff(file_fix.path, file_fix.original_text, outcome.text)
     return "".join(unified_diff(f"{file_fix.path}:cell {number}", before, after) for number, before, after in file_fix.cells)
+
+
+def add_noqa_to_source(result: FileResult) -> int:
+    """`--add-noqa` in a linted Python file: the number of rows changed. Raises FixError when the file
+    cannot be written back as it was (or changed while it was linted), FileChangedError or OSError."""
+    findings = [(d.noqa_row or d.start.row, d.code) for d in result.diagnostics if d.code not in RESERVED_CODES]
+    if not findings:
+        return 0
+    path = Path(result.path)
+    original = path.read_bytes()
+    # Written back in the file's own encoding (its coding cookie, its BOM), as `--fix` does.
+    decoded = decode_for_fix(original)
+    # A result served from the cache carries no text: the file's own is the one it was made from.
+    if result.source is not None and decoded.text != result.source:
+        raise FixError("the file changed while it was being linted; not changed")
+    new_text, changed = add_noqa(decoded.text, findings)
+    if changed:
+        write_atomically(path, decoded.encode(new_text), expected=original)
+    return changed
+
+
+def add_noqa_to_notebook(result: FileResult) -> int:
+    """`--add-noqa` in a notebook's cells: the number of rows changed. Raises NotebookError when the
+    notebook cannot be read (or changed while it was linted), FileChangedError or OSError."""
+    from viewlint.notebook import Notebook, NotebookError
+
+    if not any(d.cell is not None for d in result.diagnostics):
+        return 0
+    path = Path(result.path)
+    original = path.read_bytes()
+    notebook = Notebook.from_bytes(original)
+    if result.source is not None and notebook.python_source != result.source:
+        raise NotebookError("the notebook changed while it was being linted; not changed")
+    updated, changed = notebook.with_noqa(result.diagnostics)
+    if changed:
+        write_atomically(path, updated.to_bytes(), expected=original)
+    return changed
