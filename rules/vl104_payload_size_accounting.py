@@ -8,6 +8,7 @@ from typing import Any, Optional
 import libcst as cst
 
 from viewlint.analysis import features, semantics
+from viewlint.analysis.nodes import callee_name, dotted, preorder
 from viewlint.analysis.tree import dotted_name
 from viewlint.analysis.facts import Facts
 from viewlint.analysis.tree import descendants
@@ -45,7 +46,7 @@ def _ast_payload_size(node: ast.AST) -> bool:
     """`_PayloadSizeFinder` on Python's `ast`: `t.numel() * t.element_size()`, `.itemsize`, `t.nbytes`."""
     numel = element_size = nbytes = False
     called: set[int] = set()
-    for child in features.preorder(node):
+    for child in preorder(node):
         kind = type(child)
         if kind is ast.Call:
             called.add(id(child.func))
@@ -125,9 +126,9 @@ class _HelperFinder(ast.NodeVisitor):
     def _returns_size(self, node: ast.expr) -> bool:
         if _ast_payload_size(node):
             return True
-        for child in features.preorder(node):
+        for child in preorder(node):
             if type(child) is ast.Call:
-                callee = features.dotted(child.func) or ""
+                callee = dotted(child.func) or ""
                 if callee in self.functions or (callee.startswith("self.") and callee[5:] in self.methods):
                     return True
         return False
@@ -176,7 +177,7 @@ def _reads_sizes(info: Any, index: Any) -> bool:
         names = helpers.functions | helpers.methods
         index.memo[key] = any(
             (type(node) is ast.Attribute and node.attr in _SIZE_WORDS)
-            or (type(node) is ast.Call and features.callee_name(node.func) in names)
+            or (type(node) is ast.Call and callee_name(node.func) in names)
             for nodes in index.class_member_nodes(info.name) for node in nodes
         )
     return bool(index.memo[key])

@@ -10,8 +10,8 @@ import libcst as cst
 
 from viewlint.analysis import features
 from viewlint.analysis.callgraph import FunctionInfo, FunctionKey, callgraph_of
-from viewlint.analysis.features import dotted
 from viewlint.analysis.module_index import ModuleIndex
+from viewlint.analysis.nodes import dotted
 from viewlint.analysis.tree import descendants, dotted_name
 from viewlint.rule import Rule
 

@@ -9,8 +9,8 @@ import libcst as cst
 
 from viewlint.analysis import features
 from viewlint.analysis.callgraph import FunctionInfo
-from viewlint.analysis.features import dotted
 from viewlint.analysis.contexts import is_cached_function
+from viewlint.analysis.nodes import dotted
 from viewlint.analysis.tree import children, remembered, subtree
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule

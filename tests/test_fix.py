@@ -22,11 +22,11 @@ import pytest
 from conftest import FIXTURES, ROOT, run_viewlint
 
 from viewlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location
+from viewlint.file_fixes import fix_source
 from viewlint.fix import (
     MAX_PASSES,
     LineIndex,
     apply_pass,
-    fix_source,
     fix_text,
     is_applicable,
     unified_diff,
@@ -62,7 +62,7 @@ def _fix_copy(pair: Path, tmp_path: Path) -> tuple[Path, subprocess.CompletedPro
 
 
 def _lint(text: str, select: tuple[str, ...] = ("ALL",)):
-    from viewlint.fix import engine_lint
+    from viewlint.file_fixes import engine_lint
 
     return engine_lint(Settings(select=select))
 
@@ -253,7 +253,7 @@ def test_symbolic_link_is_fixed_through_not_replaced(tmp_path):
 
 def test_file_changed_on_disk_is_not_overwritten(tmp_path, monkeypatch, capsys):
     """Someone saves the file while viewlint computes fixes: their bytes win, viewlint exits 2."""
-    import viewlint.fix as fix_module
+    import viewlint.file_fixes as fix_module
     from viewlint.cli import run_check
 
     path = tmp_path / "busy.py"

@@ -26,7 +26,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from viewlint.diagnostics import Applicability
-from viewlint.fix import engine_lint, fix_text
+from viewlint.file_fixes import engine_lint
+from viewlint.fix import fix_text
 from viewlint.registry import all_rules
 from viewlint.settings import Settings
 

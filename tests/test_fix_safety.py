@@ -16,7 +16,8 @@ from typing import Optional
 import pytest
 
 from viewlint.diagnostics import Applicability
-from viewlint.fix import engine_lint, fix_text
+from viewlint.file_fixes import engine_lint
+from viewlint.fix import fix_text
 from viewlint.settings import Settings
 
 torch = pytest.importorskip("torch")

@@ -21,7 +21,8 @@ from conftest import FIXTURES, run_viewlint
 
 from viewlint.diagnostics import INTERNAL_ERROR, SYNTAX_ERROR
 from viewlint.engine import lint_text
-from viewlint.fix import engine_lint, fix_text
+from viewlint.file_fixes import engine_lint
+from viewlint.fix import fix_text
 from viewlint.newer_syntax import parse_source
 from viewlint.settings import Settings
 

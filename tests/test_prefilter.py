@@ -18,8 +18,9 @@ import pytest
 
 from conftest import fixture_files
 
-from viewlint.analysis import features
+from viewlint.analysis import bindings, features, nodes
 from viewlint.analysis.module_index import build_index_from_ast
+from viewlint.analysis.tensor_context import TensorContext
 from viewlint.analysis.facts import Facts
 from viewlint.analysis.walker import Walker
 from viewlint.engine import lint_text, read_file
@@ -31,7 +32,7 @@ from viewlint.settings import Settings
 def found_in(source: str) -> features.Features:
     tree = ast.parse(textwrap.dedent(source))
     index = build_index_from_ast(tree, source)
-    return features.collect(features.preorder(tree), features.RetentionContext(index))
+    return features.collect(nodes.preorder(tree), features.RetentionContext(index))
 
 
 @pytest.mark.parametrize(
@@ -126,10 +127,10 @@ def tensor_flags(source: str) -> set[str]:
     source = textwrap.dedent(source)
     tree = ast.parse(source)
     index = build_index_from_ast(tree, source)
-    context = features.TensorContext(index, ("seq_lens_cpu",))
+    context = TensorContext(index, ("seq_lens_cpu",))
     flags: set[str] = set()
     for statement in tree.body:  # the last top-level statement is the segment under test
-        flags = features.collect(features.preorder(statement), features.RetentionContext(index), tensors=context).flags
+        flags = features.collect(nodes.preorder(statement), features.RetentionContext(index), tensors=context).flags
     return flags & {"device-truth-test", "mask-subscript", "contiguous-of-contiguous", "retains-view", "cached-returns-view", "tensor-conversion-chain",
                     "tensor-scalar-read", "tensor-twin-statement", "strided-contiguous-assign", "write-into-maybe-copy",
                     "chained-subscript-store"}
@@ -376,9 +377,9 @@ def test_tensor_flags(source, expected):
 
 def test_preorder_is_source_order_and_skips_singletons():
     tree = ast.parse("a = b + c\nf(x)\n")
-    names = [n.id for n in features.preorder(tree) if isinstance(n, ast.Name)]
+    names = [n.id for n in nodes.preorder(tree) if isinstance(n, ast.Name)]
     assert names == ["a", "b", "c", "f", "x"]
-    assert not any(isinstance(n, (ast.Load, ast.Store, ast.Add)) for n in features.preorder(tree))
+    assert not any(isinstance(n, (ast.Load, ast.Store, ast.Add)) for n in nodes.preorder(tree))
 
 
 _EVERY_SYNTAX = """
@@ -438,19 +439,19 @@ def test_preorder_lists_every_node_ast_walk_finds():
     tree = ast.parse(_EVERY_SYNTAX + "".join(source for source, _ in newer))
     singletons = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
     expected = [n for n in ast.walk(tree) if not isinstance(n, singletons)]
-    listed = features.preorder(tree)
+    listed = nodes.preorder(tree)
     assert sorted(map(id, listed)) == sorted(map(id, expected))
     assert len(listed) == len(set(map(id, listed)))
     kinds = {type(n).__name__ for n in listed}
     assert {"AsyncFor", "NamedExpr", "arguments", "keyword", "withitem", "FormattedValue", "Starred", "DictComp",
             *(kind for _, newer_kinds in newer for kind in newer_kinds)} <= kinds
     for kind in {type(n) for n in listed}:  # every class's signature named exactly its fields
-        assert all(many is not None for _, many in features._child_fields(kind)), kind.__name__
+        assert all(many is not None for _, many in nodes._child_fields(kind)), kind.__name__
 
 
 def test_collect_reads_every_kind_it_binds_from():
     """`collect` skips node kinds it does not read; the ones that bind names must not be among them."""
-    assert features._BINDING_KINDS <= features._COLLECTED
+    assert bindings.BINDING_KINDS <= features._COLLECTED
     assert {ast.If, ast.While, ast.Assert, ast.IfExp, ast.BoolOp, ast.Call, ast.Subscript} <= features._COLLECTED
 
 
@@ -933,10 +934,10 @@ def test_a_cold_segment_skips_the_hot_path_flags_and_keeps_the_others():
     source = "def f(x: torch.Tensor):\n    if x.sum():\n        pass\n    n = x.item()\n    y = x[x > 0]\n    return x.contiguous()\n"
     tree = ast.parse(source)
     index = build_index_from_ast(tree, source)
-    context = features.TensorContext(index)
-    hot = features.collect(features.preorder(tree.body[0]), features.RetentionContext(index), tensors=context,
+    context = TensorContext(index)
+    hot = features.collect(nodes.preorder(tree.body[0]), features.RetentionContext(index), tensors=context,
                            cold=lambda: False).flags
-    cold = features.collect(features.preorder(tree.body[0]), features.RetentionContext(index), tensors=context,
+    cold = features.collect(nodes.preorder(tree.body[0]), features.RetentionContext(index), tensors=context,
                             cold=lambda: True).flags
     assert features.HOT_PATH_FLAGS <= hot
     assert not features.HOT_PATH_FLAGS & cold

@@ -19,12 +19,12 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from viewlint.analysis.callgraph import callgraph_of
-from viewlint.analysis.evaluator import MODULE_OUTPUT
 from viewlint.analysis.facts import Facts
 from viewlint.analysis.module_index import build_index_from_ast
 from viewlint.analysis.project import Project
 from viewlint.analysis.summaries import ModuleSummaries
 from viewlint.analysis.tree import dotted_name
+from viewlint.analysis.value_ops import MODULE_OUTPUT
 from viewlint.analysis.values import Device, Kind, Provenance, Value
 from viewlint.analysis.walker import Walker
 from viewlint.settings import Settings

@@ -486,7 +486,8 @@ def _fix_files(files: Sequence[Any], results: list, jobs: int, *, diff: bool, un
                exit_non_zero_on_fix: bool) -> int:
     """`--fix`/`--diff` on files: fix those with applicable fixes, write (or diff), report what remains."""
     from viewlint.engine import FileResult
-    from viewlint.fix import FileChangedError, diff_of, fix_files, is_applicable, write_fix
+    from viewlint.file_fixes import diff_of, fix_files, write_fix
+    from viewlint.fix import FileChangedError, is_applicable
 
     wanted = [i for i, r in enumerate(results) if any(is_applicable(d, unsafe_fixes) for d in r.diagnostics)]
     # Several names for one file (symbolic or hard links) are fixed through the first name only;
@@ -594,7 +595,7 @@ def _fix_stdin(display: str, settings: Any, *, diff: bool, unsafe_fixes: bool, o
                statistics: bool, quiet: bool, exit_zero: bool, show_fixes: bool, exit_non_zero_on_fix: bool) -> int:
     """`--fix -`: the fixed source on stdout (the remaining findings on stderr); `--diff -`: the diff."""
     from viewlint.engine import FileResult
-    from viewlint.fix import diff_of, engine_lint, fix_source
+    from viewlint.file_fixes import diff_of, engine_lint, fix_source
 
     from viewlint.engine import MAX_FILE_BYTES, DecodeError, decode_source
     from viewlint.reading import FileTooLargeError
@@ -652,59 +653,20 @@ def _fix_stdin(display: str, settings: Any, *, diff: bool, unsafe_fixes: bool, o
 
 
 def _add_noqa(results: list, quiet: bool) -> int:
-    from viewlint.diagnostics import RESERVED_CODES
-    from viewlint.fix import FileChangedError, FixError, decode_for_fix, write_atomically
-    from viewlint.notebook import is_notebook
-    from viewlint.suppression import add_noqa
+    from viewlint.file_fixes import FixError, add_noqa_to_notebook, add_noqa_to_source
+    from viewlint.fix import FileChangedError
+    from viewlint.notebook import NotebookError, is_notebook
 
     total = 0
     for result in results:
-        if is_notebook(result.path):
-            total += _add_noqa_to_notebook(result)
-            continue
-        findings = [(d.noqa_row or d.start.row, d.code) for d in result.diagnostics if d.code not in RESERVED_CODES]
-        if not findings:
-            continue
-        path = Path(result.path)
+        add = add_noqa_to_notebook if is_notebook(result.path) else add_noqa_to_source
         try:
-            original = path.read_bytes()
-            # Written back in the file's own encoding (its coding cookie, its BOM), as `--fix` does.
-            decoded = decode_for_fix(original)
-            # A result served from the cache carries no text: the file's own is the one it was made from.
-            if result.source is not None and decoded.text != result.source:
-                raise FixError("the file changed while it was being linted; not changed")
-            new_text, changed = add_noqa(decoded.text, findings)
-            if changed:
-                write_atomically(path, decoded.encode(new_text), expected=original)
-        except (FixError, FileChangedError, OSError) as error:
+            total += add(result)
+        except (FixError, NotebookError, FileChangedError, OSError) as error:
             click.echo(f"{result.path}: noqa directives not added: {error}", err=True)
-            continue
-        total += changed
     if not quiet:
         click.echo(f"Added {total} noqa directive{'s' if total != 1 else ''}.", err=True)
     return EXIT_OK
-
-
-def _add_noqa_to_notebook(result: Any) -> int:
-    """`--add-noqa` in a notebook's cells; the number of rows changed (0 when it cannot be written)."""
-    from viewlint.fix import FileChangedError, write_atomically
-    from viewlint.notebook import Notebook, NotebookError
-
-    if not any(d.cell is not None for d in result.diagnostics):
-        return 0
-    path = Path(result.path)
-    try:
-        original = path.read_bytes()
-        notebook = Notebook.from_bytes(original)
-        if result.source is not None and notebook.python_source != result.source:
-            raise NotebookError("the notebook changed while it was being linted; not changed")
-        updated, changed = notebook.with_noqa(result.diagnostics)
-        if changed:
-            write_atomically(path, updated.to_bytes(), expected=original)
-    except (NotebookError, FileChangedError, OSError) as error:
-        click.echo(f"{result.path}: noqa directives not added: {error}", err=True)
-        return 0
-    return changed
 
 
 @main.command("rule")

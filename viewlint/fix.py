@@ -1,6 +1,6 @@
 """Applying fixes: edits to a fixpoint, never an overlapping merge, never a corrupted file.
 
-The flow for one file (`fix_source`):
+The flow for one file (`viewlint.file_fixes.fix_source` does steps 1 and 6, `fix_text` the rest):
 
 1. Decode the bytes as the interpreter would (PEP 263 cookie, BOM), remembering the
    encoding, the BOM and the file's newline, and check the decoding round-trips exactly.
@@ -22,11 +22,9 @@ from __future__ import annotations
 
 import difflib
 import errno
-import io
 import os
 import re
 import tempfile
-import tokenize
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
@@ -38,7 +36,6 @@ from viewlint.diagnostics import Applicability, Diagnostic, Fix, Location
 # Fixes that keep proposing new fixes after this many passes are a rule bug; stop there.
 MAX_PASSES = 10
 
-UTF8_BOM = b"\xef\xbb\xbf"
 
 # A linter: (text, display path) -> diagnostics. The engine's lint_text, or a fake in tests.
 LintFunction = Callable[[str, str], list[Diagnostic]]
@@ -46,10 +43,6 @@ LintFunction = Callable[[str, str], list[Diagnostic]]
 
 class FileChangedError(Exception):
     pass
-
-
-class FixError(Exception):
-    """A file that cannot be fixed without risking its bytes (reported, never written)."""
 
 
 def write_atomically(path: Path, data: bytes, expected: Optional[bytes] = None) -> None:
@@ -440,154 +433,7 @@ def _replay_one_by_one(text: str, applied: Sequence[Diagnostic], problems: list[
     return result
 
 
-# ---------------------------------------------------------------------------- bytes
-
-
-@dataclass(frozen=True)
-class DecodedSource:
-    """A file's text with what is needed to write it back byte for byte."""
-
-    text: str
-    encoding: str
-    bom: bool
-
-    def encode(self, text: str) -> bytes:
-        try:
-            data = text.encode(self.encoding)
-        except UnicodeEncodeError as error:
-            raise FixError(f"the fixed text cannot be encoded as {self.encoding}: {error.reason}") from None
-        return (UTF8_BOM + data) if self.bom else data
-
-
-def decode_for_fix(data: bytes) -> DecodedSource:
-    """Decode as the engine does, and make sure re-encoding the text gives back exactly `data`."""
-    from viewlint.engine import DecodeError, decode_source
-
-    try:
-        text = decode_source(data)
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except (DecodeError, SyntaxError) as error:
-        raise FixError(str(error)) from None
-    bom = data.startswith(UTF8_BOM)
-    if bom or encoding == "utf-8-sig":
-        encoding = "utf-8"
-    source = DecodedSource(text, encoding, bom)
-    if source.encode(text) != data:
-        raise FixError(f"re-encoding as {encoding} does not give back the same bytes; not fixed")
-    return source
-
-
-@dataclass
-class FileFix:
-    """Fixing one file: its original and new bytes, the outcome, or why it could not be fixed."""
-
-    path: str
-    original: bytes = b""
-    fixed: bytes = b""
-    outcome: Optional[FixOutcome] = None
-    original_text: str = ""
-    error: Optional[str] = None
-    # A notebook: (cell number, source before, source after) of each cell the fixes changed.
-    cells: Optional[list[tuple[int, str, str]]] = None
-
-    @property
-    def changed(self) -> bool:
-        return self.error is None and self.fixed != self.original
-
-
-def fix_source(data: bytes, lint: LintFunction, display: str, *, unsafe_fixes: bool = False,
-               diagnostics: Optional[list[Diagnostic]] = None) -> FileFix:
-    """Fix the bytes of one file (or of stdin; a notebook when `display` ends in .ipynb); nothing is written."""
-    from viewlint.notebook import is_notebook
-
-    if is_notebook(display):
-        return fix_notebook(data, lint, display, unsafe_fixes=unsafe_fixes)
-    result = FileFix(display, original=data, fixed=data)
-    try:
-        source = decode_for_fix(data)
-        result.original_text = source.text
-        outcome = fix_text(source.text, lint, display, unsafe_fixes=unsafe_fixes, diagnostics=diagnostics)
-        result.outcome = outcome
-        result.fixed = source.encode(outcome.text) if outcome.text != source.text else data
-    except FixError as error:
-        result.error = f"{display}: {error}"
-    return result
-
-
-def fix_notebook(data: bytes, lint: LintFunction, display: str, *, unsafe_fixes: bool = False) -> FileFix:
-    """Fix a Jupyter notebook's code cells as one module; only the changed cells' ``source`` is
-    rewritten (outputs, metadata and the JSON's layout stay as they were). Nothing is written."""
-    from viewlint.notebook import Notebook, NotebookError
-
-    result = FileFix(display, original=data, fixed=data)
-    try:
-        notebook = Notebook.from_bytes(data)
-        result.original_text = notebook.python_source
-        outcome = fix_text(notebook.python_source, lint, display, unsafe_fixes=unsafe_fixes)
-        fixed = notebook.with_sources(outcome.text)
-    except NotebookError as error:
-        result.error = f"{display}: notebook not fixed: {error}"
-        return result
-    outcome.diagnostics = sorted((fixed.locate(d) for d in outcome.diagnostics), key=lambda d: d.sort_key)
-    result.outcome = outcome
-    result.fixed = fixed.to_bytes()
-    result.cells = notebook.changed_cells(fixed)
-    return result
-
-
-def engine_lint(settings: "Settings", relative: Optional[str] = None) -> LintFunction:
-    """The engine's linter for one file's settings, as a `LintFunction`."""
-    from viewlint.engine import lint_text
-
-    def lint(text: str, display: str) -> list[Diagnostic]:
-        return lint_text(text, display, settings, relative)
-
-    return lint
-
-
-def fix_path(path: Path, display: str, settings: "Settings", relative: Optional[str], unsafe_fixes: bool) -> FileFix:
-    """Read and fix one file (nothing is written: `write_fix` does that)."""
-    from viewlint.engine import MAX_FILE_BYTES
-    from viewlint.reading import read_regular_file
-
-    try:
-        data = read_regular_file(path, MAX_FILE_BYTES)
-    except OSError as error:
-        return FileFix(display, error=f"{display}: cannot read file: {error.strerror or error}")
-    from viewlint.notebook import is_notebook
-
-    if is_notebook(path):
-        return fix_notebook(data, engine_lint(settings, relative), display, unsafe_fixes=unsafe_fixes)
-    return fix_source(data, engine_lint(settings, relative), display, unsafe_fixes=unsafe_fixes)
-
-
-def _fix_batch(batch: list[tuple[Path, str, "Settings", Optional[str]]], unsafe_fixes: bool) -> list[FileFix]:
-    return [fix_path(path, display, settings, relative, unsafe_fixes) for path, display, settings, relative in batch]
-
-
-def fix_files(files: Sequence["SourceFile"], jobs: int, unsafe_fixes: bool) -> list[FileFix]:
-    """Fix discovered files (in parallel when there are several); results in the order of `files`."""
-    from viewlint.engine import _relative
-
-    tasks = [(f.path, str(f.path), f.settings, _relative(f.path, f.settings)) for f in files]
-    from viewlint.interrupts import in_worker, worker_pool
-
-    if jobs <= 1 or len(tasks) < 4:
-        return in_worker(_fix_batch, tasks, unsafe_fixes)  # type: ignore[no-any-return]
-
-    size = max(1, min(16, len(tasks) // (jobs * 4) or 1))
-    batches = [tasks[i:i + size] for i in range(0, len(tasks), size)]
-    results: list[FileFix] = []
-    with worker_pool(jobs) as pool:
-        for batch in pool.map(_fix_batch, batches, [unsafe_fixes] * len(batches)):
-            results.extend(batch)
-    return results
-
-
-def write_fix(file_fix: FileFix, path: Path) -> None:
-    """Write a fixed file in place (through symbolic links), unless it changed since it was read."""
-    target = Path(os.path.realpath(path))
-    write_atomically(target, file_fix.fixed, expected=file_fix.original)
+# ---------------------------------------------------------------------------- diffs
 
 
 def unified_diff(display: str, before: str, after: str) -> str:
@@ -601,21 +447,7 @@ def unified_diff(display: str, before: str, after: str) -> str:
     return "".join(lines)
 
 
-def diff_of(file_fix: FileFix) -> str:
-    """The unified diff of a fix: of the file, or of each changed cell of a notebook (`path:cell N`)."""
-    outcome = file_fix.outcome
-    if outcome is None or not file_fix.changed:
-        return ""
-    if file_fix.cells is None:
-        return unified_diff(file_fix.path, file_fix.original_text, outcome.text)
-    return "".join(unified_diff(f"{file_fix.path}:cell {number}", before, after) for number, before, after in file_fix.cells)
-
-
 def _lines_with_ends(text: str) -> list[str]:
     """Lines ending in \\r\\n, \\r or \\n (str.splitlines would also split on form feeds)."""
     return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
 
-
-if False:  # typing only, without import cycles at runtime
-    from viewlint.files import SourceFile
-    from viewlint.settings import Settings

@@ -29,6 +29,8 @@ from viewlint.analysis.callgraph import callgraph_of, hot_reasons, step_loop
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_CALL_NAMES, HOT_FUNCTION_NAMES, HOT_MARKER, SETUP_FUNCTION_NAMES
 from viewlint.analysis.module_index import ModuleIndex
+from viewlint.analysis.nodes import preorder
+from viewlint.analysis.tensor_context import TensorContext
 from viewlint.settings import Settings
 
 _LINE_ENDING = re.compile(r"\r\n|\r|\n")
@@ -315,7 +317,7 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
     hot_only = features.CompiledNeeds(tuple(c for r, n in all_needs if r.hot_path_only for c in n))  # type: ignore[union-attr]
     per_rule = [(r.code, features.CompiledNeeds(n), r.hot_path_only) for r, n in all_needs]  # type: ignore[arg-type]
     retention = features.RetentionContext(index, settings.long_lived_names)
-    tensors = features.TensorContext(index, settings.cpu_names)
+    tensors = TensorContext(index, settings.cpu_names)
     segment_nodes = index.segment_nodes
     lines: Optional[list[tuple[str, str]]] = None
     nothing: frozenset[str] = frozenset()
@@ -323,7 +325,7 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
 
     def nodes_of(node: ast.stmt) -> list[ast.AST]:
         found = segment_nodes.get(id(node))
-        return found if found is not None else features.preorder(node)
+        return found if found is not None else preorder(node)
 
     def features_of(segment: _Segment, class_name: Optional[str] = None) -> features.Features:
         node = segment.node
@@ -395,14 +397,14 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
         if elements is None:
             return None
         statement = segment.node
-        frame = [statement, *(n for target in getattr(statement, "targets", ()) for n in features.preorder(target))]
+        frame = [statement, *(n for target in getattr(statement, "targets", ()) for n in preorder(target))]
         for field_name in ("target", "annotation"):
             if getattr(statement, field_name, None) is not None:
-                frame.extend(features.preorder(getattr(statement, field_name)))
+                frame.extend(preorder(getattr(statement, field_name)))
         chosen: list[tuple[int, int]] = []
         union = nothing
         for first, last, nodes in elements:
-            found = features.collect([*frame, *(n for node in nodes for n in features.preorder(node))], retention,
+            found = features.collect([*frame, *(n for node in nodes for n in preorder(node))], retention,
                                      tensors=tensors)
             element_codes = frozenset(code for code, needs, hot in per_rule if not hot and needs.met_by(found))
             if element_codes:
@@ -438,7 +440,7 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
                 continue
             header_last = members[0].first - 1 if members and members[0].first > statement.lineno else statement.lineno
             keep.append((_first_line(statement), header_last))
-            read.extend(features.preorder(part) for part in (*statement.decorator_list, *statement.bases, *statement.keywords))
+            read.extend(preorder(part) for part in (*statement.decorator_list, *statement.bases, *statement.keywords))
             small.extend(member for member in members if member.small and member.node.lineno not in active)
             continue
         segment = _Segment(statement, _is_small_definition(statement))

@@ -49,9 +49,10 @@ from viewlint.fix import is_applicable
 from viewlint.lsp.client_settings import ClientSettings, parse_settings
 from viewlint.lsp.commands import register_commands, rule_docs_url
 from viewlint.lsp.documents import LintedDocument, fix_all_edits, fix_edits, lint_document, noqa_edit
+from viewlint.lsp.edits import lsp_range, text_edit
 from viewlint.lsp import incremental
 from viewlint.lsp.notebooks import EditorCell, LintedNotebook, lint_notebook
-from viewlint.lsp.scheduler import SUPERSEDED, LintScheduler
+from viewlint.lsp.scheduler import LintScheduler, outcome
 from viewlint.lsp.transport import serve_stream
 from viewlint.notebook import JoinedCells
 from viewlint.lsp.positions import UTF16, Position, PositionEncoder
@@ -200,7 +201,7 @@ class ViewlintServer(LanguageServer):
             generation = self.generation
             # The lint of this very text may be running already (a change's): wait for it.
             future = self.scheduler.running(uri, (text, generation)) or self.scheduler.start(uri, work, (text, generation))
-            finished, linted = await _outcome(future)
+            finished, linted = await outcome(future)
             if not finished:
                 continue  # superseded by a newer change: lint that
             if self._remember(uri, linted, generation):
@@ -289,7 +290,7 @@ class ViewlintServer(LanguageServer):
                     self._generations.get(notebook.uri) == self.generation:
                 break
             generation = self.generation
-            finished, result = await _outcome(self.scheduler.start(notebook.uri, self._notebook_work(notebook.uri)))
+            finished, result = await outcome(self.scheduler.start(notebook.uri, self._notebook_work(notebook.uri)))
             if not finished:
                 continue
             self._remember_notebook(notebook.uri, result, generation)
@@ -316,13 +317,6 @@ def _collector_back_on() -> None:
         gc.enable()
 
 
-async def _outcome(future: "asyncio.Future[Any]") -> tuple[bool, Any]:
-    """(True, the lint's result), or (False, None) when the lint was superseded; the request's own
-    cancellation (``$/cancelRequest``, shutdown) propagates."""
-    result = await asyncio.shield(future)
-    return (False, None) if result is SUPERSEDED else (True, result)
-
-
 def _unlinted_notebook(cells: tuple[EditorCell, ...]) -> LintedNotebook:
     """A notebook that is open but not linted yet."""
     return LintedNotebook(cells, JoinedCells([]), LintedDocument("", "", "", None, ()), ())
@@ -332,17 +326,12 @@ def _is_python(uri: str, language_id: Optional[str]) -> bool:
     return language_id == "python" or uri.endswith(PYTHON_SUFFIXES)
 
 
-def _range(start: Location, end: Location, encoder: PositionEncoder) -> types.Range:
-    first, last = encoder.to_lsp(start), encoder.to_lsp(end)
-    return types.Range(types.Position(*first), types.Position(*last))
-
-
 def to_lsp_diagnostic(diagnostic: Diagnostic, encoder: PositionEncoder) -> types.Diagnostic:
     """One finding as an LSP diagnostic: problems with the input are errors, findings warnings."""
     reserved = diagnostic.code in RESERVED_CODES
     url = rule_docs_url(diagnostic.code)
     return types.Diagnostic(
-        range=_range(diagnostic.start, diagnostic.end, encoder),
+        range=lsp_range(diagnostic.start, diagnostic.end, encoder),
         message=diagnostic.message,
         severity=types.DiagnosticSeverity.Error if reserved else types.DiagnosticSeverity.Warning,
         code=diagnostic.code,
@@ -351,12 +340,8 @@ def to_lsp_diagnostic(diagnostic: Diagnostic, encoder: PositionEncoder) -> types
     )
 
 
-def _text_edit(edit: Edit, encoder: PositionEncoder) -> types.TextEdit:
-    return types.TextEdit(range=_range(edit.start, edit.end, encoder), new_text=edit.content)
-
-
 def _workspace_edit(uri: str, edits: Sequence[Edit], encoder: PositionEncoder) -> types.WorkspaceEdit:
-    return types.WorkspaceEdit(changes={uri: [_text_edit(edit, encoder) for edit in edits]})
+    return types.WorkspaceEdit(changes={uri: [text_edit(edit, encoder) for edit in edits]})
 
 
 def _overlaps(diagnostic: Diagnostic, start: Location, end: Location) -> bool:
@@ -431,7 +416,7 @@ def hover(linted: LintedDocument, position: types.Position, encoder: PositionEnc
     first = covering[0]
     return types.Hover(
         contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n---\n\n".join(parts)),
-        range=_range(first.start, first.end, encoder),
+        range=lsp_range(first.start, first.end, encoder),
     )
 
 
@@ -567,7 +552,7 @@ def create_server() -> ViewlintServer:
             encoder = ls.encoder(linted.text)
             work = lambda: code_actions(uri, linted, params.range, only, encoder)  # noqa: E731
         # Fix-all lints the fixed text again, to a fixpoint: off the message loop, as every lint.
-        finished, actions = await _outcome(ls.scheduler.start(f"code actions: {uri}", work))
+        finished, actions = await outcome(ls.scheduler.start(f"code actions: {uri}", work))
         return actions if finished else []
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)

@@ -16,8 +16,9 @@ from typing import Any, Iterator, NamedTuple, Optional
 
 from viewlint.analysis import semantics as sem
 from viewlint.analysis import tree as tree_module
-from viewlint.analysis.features import dotted, preorder
+from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS
 from viewlint.analysis.module_index import ModuleIndex
+from viewlint.analysis.nodes import dotted, preorder
 
 # Method names too common to resolve by name alone: containers', tensors' and Python's protocols.
 _UNRESOLVED_METHOD_NAMES = sem.STORING_METHODS | sem.MAYBE_VIEW_METHODS | sem.VIEW_METHODS | sem.FRESH_METHODS | frozenset({
@@ -27,6 +28,21 @@ _UNRESOLVED_METHOD_NAMES = sem.STORING_METHODS | sem.MAYBE_VIEW_METHODS | sem.VI
     "build", "update", "register", "item", "size", "numel", "dim", "named_parameters", "parameters", "modules",
     "children", "state_dict", "load_state_dict", "to_dict", "from_dict", "wait", "result", "submit", "send",
 })
+
+# How far the summaries (`viewlint.analysis.summaries`) walk through this graph; the prefilter's
+# `TensorContext` reads what functions return as far.
+# How many callers of one function are walked to learn what it is passed.
+MAX_CALLERS = 8
+# Functions longer than this (in lines) are not walked for summaries: helpers that return views or
+# masks are short, and walking every long `forward` a call reaches would cost more than it tells.
+MAX_SUMMARY_LINES = 40
+# The walk that only records what a function passes to its callees may read longer functions (a step
+# function that builds its helpers' host-side arguments).
+MAX_CALLER_LINES = 150
+# A helper whose every `return <value>` is a tuple display (`return q, k, v, buffer`, or `return None`) hands
+# back several values that may be views of one another: only its walk tells the caller that, so what it returns
+# is read up to this length (half as long again: on sglang, 3% more summary walks, 5% more lines walked).
+MAX_TUPLE_SUMMARY_LINES = 60
 
 
 class FunctionKey(NamedTuple):
@@ -683,8 +699,6 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
     """Why each function of the module is hot, for those that are not hot by their own name: it runs a
     training step (`backward()`, `optimizer.step()`), or it is called on every call of a hot function,
     or from inside a step loop. Computed once per module."""
-    from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS
-
     memo_key = ("hot", hot_globs)
     found = graph.memo.get(memo_key)
     if found is not None:

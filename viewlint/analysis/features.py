@@ -65,10 +65,16 @@ Flags:
 from __future__ import annotations
 
 import ast
-import re
 from typing import Callable, Iterable, Iterator, Optional
 
 from viewlint.analysis import semantics
+from viewlint.analysis.bindings import (BINDING_KINDS, PARAMETER, PLAIN_PARAMETER, Bindings, note_addition, note_binding,
+                                        note_source, with_elements)
+from viewlint.analysis.nodes import callee_name, dotted, preorder
+from viewlint.analysis.tensor_context import (HOST_COMPARISONS, PARTIAL_VIEW_CALLS, TensorContext, built_here,
+                                              call_arguments, chain_has, contiguous_may_be, converts_a_name,
+                                              gathered_in_chain, index_elements, itself_may_be_tensor, maybe_advanced,
+                                              part_of_self, partial_may_be, tensor_may_be, twin_may_be_tensor)
 
 Atom = tuple[str, str]
 # A rule's needs: any one of these conjunctions of atoms must hold in a segment.
@@ -84,128 +90,7 @@ _CAST_CHAIN_INNER = frozenset({"cuda", "to"})
 _TRANSPOSED_ATTRIBUTES = frozenset({"T", "mT"})
 # The last names of torch's factories (`torch.zeros`, `zeros` imported from torch): what VL305 converts.
 _FACTORY_NAMES = frozenset(name.rsplit(".", 1)[1] for name in semantics.FACTORY_FUNCTIONS)
-# Calls whose result may be part of their input's storage (with subscripts and iteration: `partial-view`).
-_PARTIAL_VIEW_CALLS = semantics.PARTIAL_VIEW_OPS | semantics.SEQUENCE_VIEW_METHODS
 _TRANSPOSING_CALLS = frozenset({"t", "transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims"})
-
-
-# Fields that only ever hold context or operator singletons (`Load()`, `Add()`): read through their
-# parents (`node.ctx`, `node.op`), never listed.
-_SINGLETON_FIELDS = frozenset({"ctx", "op", "ops"})
-# Field types (in the `ast` classes' signatures) that never hold a node worth listing.
-_LEAF_FIELD_TYPES = frozenset({"identifier", "string", "int", "constant", "expr_context", "boolop", "operator",
-                               "unaryop", "cmpop"})
-_SIGNATURE = re.compile(r"^\w+\((.*)\)$")
-# Per node class: (field, holds a list: True / one node or None: False / unknown: None).
-_CHILD_FIELDS: dict[type, tuple[tuple[str, Optional[bool]], ...]] = {}
-
-
-def _child_fields(kind: type) -> tuple[tuple[str, Optional[bool]], ...]:
-    """The fields of an `ast` class that can hold nodes, read off its signature
-    (`Call(expr func, expr* args, keyword* keywords)`); identifiers, numbers, strings,
-    constants and operator singletons are left out. Falls back to every field, checked
-    value by value, when the signature does not name exactly the class's fields."""
-    fields: list[tuple[str, Optional[bool]]] = []
-    match = _SIGNATURE.match((kind.__doc__ or "").strip())
-    names = []
-    for part in match.group(1).split(",") if match else ():
-        words = part.split()
-        if len(words) != 2:
-            break
-        field_type, name = words
-        names.append(name)
-        if field_type.rstrip("*?") not in _LEAF_FIELD_TYPES:
-            fields.append((name, field_type.endswith("*")))
-    if not match or names != list(kind._fields):  # type: ignore[attr-defined]
-        fields = [(name, None) for name in kind._fields if name not in _SINGLETON_FIELDS]  # type: ignore[attr-defined]
-    return tuple(fields)
-
-
-# Per node class: a function giving its children to push on the preorder stack (last child first;
-# None where a field is empty or a list has a hole: skipped when popped), or None for a leaf. Made
-# once per class from `_child_fields`: one call per node instead of a loop over its fields.
-_CHILDREN_OF: dict[type, Optional[Callable[[ast.AST], list[Optional[ast.AST]]]]] = {}
-
-
-def _children_function(kind: type) -> Optional[Callable[[ast.AST], list[Optional[ast.AST]]]]:
-    fields = _CHILD_FIELDS.get(kind)
-    if fields is None:
-        fields = _CHILD_FIELDS[kind] = _child_fields(kind)
-    if not fields:
-        return None
-    if any(many is None for _, many in fields):  # fields whose kind the signature does not tell
-        def generic(node: ast.AST) -> list[Optional[ast.AST]]:
-            kids: list[Optional[ast.AST]] = []
-            for name, _ in fields:
-                value = getattr(node, name, None)
-                if type(value) is list:
-                    kids.extend(v for v in value if isinstance(v, ast.AST))
-                elif isinstance(value, ast.AST):
-                    kids.append(value)
-            kids.reverse()
-            return kids
-        return generic
-    def field_by_field(node: ast.AST) -> list[Optional[ast.AST]]:  # a node built by hand, missing a field
-        found: list[Optional[ast.AST]] = []
-        for name, many in fields:
-            value = getattr(node, name, None)
-            if many:
-                found.extend(value or ())
-            else:
-                found.append(value)
-        found.reverse()
-        return found
-
-    parts = [f"*node.{name}[::-1]" if many else f"node.{name}" for name, many in reversed(fields)]
-    code = (f"def children(node):\n    try:\n        return [{', '.join(parts)}]\n"
-            "    except (AttributeError, TypeError):\n        return field_by_field(node)\n")
-    namespace: dict[str, object] = {"field_by_field": field_by_field}
-    exec(code, namespace)  # noqa: S102 - code made from the ast classes' own field names
-    return namespace["children"]  # type: ignore[return-value]
-
-
-def preorder(root: ast.AST) -> list[ast.AST]:
-    """Every node under `root` (itself included) in source order, parents before children.
-
-    Context and operator nodes (`Load`, `Add`, ...) are left out: nothing reads them from the list.
-    """
-    out: list[ast.AST] = []
-    stack: list[Optional[ast.AST]] = [root]
-    pop, append, extend, children_of = stack.pop, out.append, stack.extend, _CHILDREN_OF
-    while stack:
-        node = pop()
-        if node is None:  # an empty field, a hole in a list field (`{**d}` keys, kw-only arguments without defaults)
-            continue
-        append(node)
-        kind = type(node)
-        try:
-            children = children_of[kind]
-        except KeyError:
-            children = children_of[kind] = _children_function(kind)
-        if children is not None:
-            extend(children(node))
-    return out
-
-
-def callee_name(func: ast.AST) -> Optional[str]:
-    """The last name of a callee: `x.contiguous` -> `contiguous`, `save` -> `save`."""
-    kind = type(func)
-    if kind is ast.Attribute:
-        return func.attr  # type: ignore[attr-defined]
-    if kind is ast.Name:
-        return func.id  # type: ignore[attr-defined]
-    return None
-
-
-def dotted(node: ast.AST) -> Optional[str]:
-    parts: list[str] = []
-    while type(node) is ast.Attribute:
-        parts.append(node.attr)  # type: ignore[attr-defined]
-        node = node.value  # type: ignore[attr-defined]
-    if type(node) is ast.Name:
-        parts.append(node.id)  # type: ignore[attr-defined]
-        return ".".join(reversed(parts))
-    return None
 
 
 class Features:
@@ -287,348 +172,6 @@ class RetentionContext:
         return semantics.looks_long_lived(name.split(".")[-1], self.long_lived_names)
 
 
-# Attributes that are plain Python values on a tensor (the walker's host attributes).
-_HOST_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "grad_fn", "layout"})
-# Methods of `str` that answer a yes/no question: no tensor has them.
-_STRING_PREDICATES = frozenset({
-    "startswith", "endswith", "isdigit", "isalpha", "isalnum", "isspace", "islower", "isupper", "isidentifier",
-    "isnumeric", "isdecimal", "isascii", "istitle"})
-# Attributes named as flags (`is_primary`, `use_cache`): a field of an object not known to hold tensors.
-_FLAG_ATTRIBUTE_PREFIXES = ("is_", "has_", "use_", "enable_", "disable_", "should_", "need_")
-# Calls whose result is a host value whatever they are given (`len(x)`, `x.item()`, `x.size(0)`).
-_HOST_RESULT_CALLS = semantics.HOST_SCALAR_METHODS | semantics.HOST_SCALAR_BUILTINS | {
-    "len", "str", "repr", "isinstance", "range", "size", "dim", "numel", "nelement", "element_size", "stride",
-    "data_ptr", "is_contiguous", "storage_offset"}
-# Calls that return a new tensor of their own, whatever they are given.
-_FRESH_RESULT_CALLS = frozenset({"clone", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "empty_like",
-                                 "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "randint_like"})
-# torch functions whose result has storage of its own (factories, `cat`, `stack`): never a view.
-_NEW_TENSOR_FUNCTIONS = frozenset(name.rsplit(".", 1)[1] for name in (
-    semantics.FACTORY_FUNCTIONS | semantics.LIKE_FACTORY_FUNCTIONS | semantics.FRESH_CONTIGUOUS_FUNCTIONS))
-_ITERATING_BUILTINS = frozenset({"zip", "enumerate", "reversed", "sorted", "list", "tuple", "iter", "next", "filter", "map"})
-_VIEWING_ATTRIBUTES = semantics.VIEW_ATTRIBUTES | semantics.AMBIGUOUS_VIEW_ATTRIBUTES | {"grad"}
-# Methods that give a tensor (or tensors) even when the walker does not know the receiver is one.
-_TENSOR_MAKING_METHODS = (semantics.SEQUENCE_VIEW_METHODS | semantics.VIEW_METHODS | semantics.MAYBE_VIEW_METHODS
-                          | {"clone", "nonzero", "argsort"})
-_TENSOR_MODULES = ("torch", "numpy", "np")
-_WRAPPING_CALLS = frozenset({"list", "tuple", "dict", "set", "OrderedDict", "replace", "copy"})
-# Methods that read what a container holds (`queue.get()`, `d.values()`).
-_CONTAINER_READS = frozenset({"get", "pop", "popleft", "get_nowait", "values", "items", "setdefault", "copy"})
-
-
-class TensorContext:
-    """The module facts that decide whether an expression may be a tensor the walker knows about:
-    the names bound outside functions (module and class level), the attributes classes hold
-    tensors or containers in, the imports of torch and NumPy, the configured CPU names, and,
-    from the module's call graph, the functions whose callers here pass their parameters
-    (`called`) and the names of the functions and methods here that return a value."""
-
-    __slots__ = ("outer", "tensor_attributes", "tensor_fields", "container_attributes", "aliases", "cpu_names", "called",
-                 "returning", "forwards", "held_callables", "torch_modules", "_returners", "_segments", "_returns", "_bindings")
-
-    def __init__(self, index: object, cpu_names: Iterable[str] = ()) -> None:
-        from viewlint.analysis.callgraph import callgraph_of, may_return_tensor
-
-        self.outer = outer_bindings(index)
-        classes = getattr(index, "classes", {}).values()
-        self.tensor_attributes = {a for info in classes for a in info.tensor_attributes}
-        # Fields a class of this module annotates as tensors (`is_prefilling: Optional[torch.Tensor]`).
-        self.tensor_fields = {name for info in classes for name, text in info.field_annotations.items()
-                              if "Tensor" in text or "ndarray" in text}
-        self.container_attributes = {a for info in classes for a in info.container_attributes}
-        # `self.<attr>`s a class assigns: called on tensors, the walker reads what they give as a module's output.
-        self.held_callables = {a for info in classes for a in (*info.submodule_attributes, *info.assigned_attributes)}
-        # `self.<attr>`s assigned a `torch.nn` module: the walker reads their calls as tensors whatever they are given.
-        self.torch_modules = {a for info in classes for a in info.torch_module_attributes}
-        self.aliases: dict[str, str] = dict(getattr(index, "aliases", {}))
-        self.cpu_names = frozenset(cpu_names)
-        graph = callgraph_of(index) if getattr(index, "tree", None) is not None else None  # type: ignore[arg-type]
-        # Functions this module calls -> the parameters their callers fill (a method's `self`/`cls` is not one).
-        self.called: dict[int, frozenset[str]] = {}
-        # The functions and methods here that may return a tensor: those the walker may summarise (not longer than
-        # a summary walk reads, not recursive) whose returns are not all plain Python values.
-        self.returning: set[str] = set()
-        self.forwards: set[int] = set()  # `forward`/`__call__` methods of module classes: their inputs are tensors
-        self._returners: dict[str, list[object]] = {}  # name -> the functions of `returning` that have it
-        self._segments: dict[int, list[ast.AST]] = getattr(index, "segment_nodes", {})
-        self._returns: dict[tuple[object, ...], bool] = {}  # (predicate, name[, slot]) -> what `may_return(_at)` said
-        self._bindings: dict[int, Bindings] = {}  # id(function node) -> its bindings, as a callee
-        if graph is not None:
-            for key, info in graph.functions.items():
-                owner = getattr(index, "classes", {}).get(key.owner) if key.owner else None
-                if owner is not None and owner.is_module and key.name in ("forward", "__call__", "_forward"):
-                    self.forwards.add(id(info.node))
-            self.called = {id(info.node): frozenset((*info.positional, *info.keyword_only))
-                           for key, info in graph.functions.items() if graph.callers.get(key)}
-            from viewlint.analysis.summaries import MAX_CALLER_LINES, MAX_TUPLE_SUMMARY_LINES
-
-            longest = max(MAX_CALLER_LINES, MAX_TUPLE_SUMMARY_LINES)  # the longest function a summary walk reads
-            segments = self._segments
-            for key, info in graph.functions.items():
-                if info.lines <= longest and key not in graph.recursive and may_return_tensor(info, segments.get(id(info.node)) or list(ast.walk(info.node))):
-                    self._returners.setdefault(key.name, []).append(info)
-            self.returning = set(self._returners)
-
-    def may_return(self, name: Optional[str], judge: "Callable[[ast.AST, Bindings, TensorContext, Optional[set[str]]], bool]") -> bool:
-        """Whether a call of a function or method of this module named `name` may give a value `judge`
-        holds for (`tensor_may_be`, `partial_may_be`, `contiguous_may_be`): the walker reads such a call
-        through its summary, the value the callee's walk finds in its `return`s (and `yield`s), whatever
-        the arguments are. So `judge` is asked of each returned expression, with the callee's parameters
-        bound to anything. A function met again while it is being judged (recursion) may."""
-        if name is None or name not in self._returners:
-            return False
-        key = (judge, name)
-        found = self._returns.get(key)
-        if found is None:
-            self._returns[key] = True  # while it is judged: calls of itself may give anything
-            found = self._returns[key] = any(self._gives(info, judge) for info in self._returners[name])
-        return found
-
-    def may_return_at(self, name: Optional[str], slot: tuple[int, int],
-                      judge: "Callable[[ast.AST, Bindings, TensorContext, Optional[set[str]]], bool]") -> Optional[bool]:
-        """`may_return` for item `slot[0]` of an unpacking of `slot[1]` names, when every function of that name
-        returns only tuple displays of that length (or `None`): the walker joins such returns item by item and
-        unpacks them item by item. None when that does not hold (then `may_return` says)."""
-        if name is None or name not in self._returners:
-            return None
-        key = (judge, name, slot)
-        if key in self._returns:
-            return self._returns[key]
-        position, length = slot
-        items: list[tuple[Bindings, ast.AST]] = []
-        for info in self._returners[name]:
-            node = info.node  # type: ignore[attr-defined]
-            nodes = self._segments.get(id(node)) or preorder(node)
-            for child in nodes:
-                kind = type(child)
-                if kind is ast.Yield or kind is ast.YieldFrom:
-                    return None
-                if kind is ast.Return and child.value is not None:  # type: ignore[attr-defined]
-                    value = child.value  # type: ignore[attr-defined]
-                    if type(value) is ast.Constant and value.value is None:
-                        continue
-                    if type(value) is not ast.Tuple or len(value.elts) != length \
-                            or any(type(e) is ast.Starred for e in value.elts):
-                        return None
-                    items.append((self._callee_bound(info, nodes), value.elts[position]))
-        self._returns[key] = True  # while it is judged: calls of itself may give anything
-        found = self._returns[key] = any(judge(item, bound, self, None) for bound, item in items)
-        return found
-
-    def _gives(self, info: object, judge: "Callable[[ast.AST, Bindings, TensorContext, Optional[set[str]]], bool]") -> bool:
-        node = info.node  # type: ignore[attr-defined]
-        nodes = self._segments.get(id(node)) or preorder(node)
-        returned = []
-        for child in nodes:
-            kind = type(child)
-            if kind is ast.Yield or kind is ast.YieldFrom:
-                return True  # a generator: what the walker makes of it is not read here
-            if kind is ast.Return and child.value is not None:  # type: ignore[attr-defined]
-                returned.append(child.value)  # type: ignore[attr-defined]
-        if not returned:
-            return False
-        bound = self._callee_bound(info, nodes)
-        return any(judge(value, bound, self, None) for value in returned)
-
-    def _callee_bound(self, info: object, nodes: list[ast.AST]) -> Bindings:
-        """`_callee_bindings` of a function, once per function."""
-        node = info.node  # type: ignore[attr-defined]
-        bound = self._bindings.get(id(node))
-        if bound is None:
-            bound = self._bindings[id(node)] = _callee_bindings(info, nodes)
-        return bound
-
-    def tensor_module(self, head: str) -> bool:
-        target = self.aliases.get(head, head)
-        return target.split(".")[0] in _TENSOR_MODULES
-
-    def torch_module(self, node: ast.AST) -> bool:
-        """`node`'s dotted name starts at the `torch` package (under any alias: `dist.`, `F.`)."""
-        name = dotted(node)
-        return name is not None and self.aliases.get(name.split(".")[0], name.split(".")[0]).split(".")[0] == "torch"
-
-    def torch_call(self, func: ast.AST) -> bool:
-        """A call of a `torch` or NumPy function (`torch.zeros`, `F.pad`, `np.stack`)."""
-        name = dotted(func)
-        return name is not None and self.tensor_module(name.split(".")[0])
-
-    def torch_result(self, func: ast.AST) -> Optional[bool]:
-        """For a call of a `torch` or NumPy function, whether the walker may know it to give a tensor (or an
-        array); None for any other call. A `torch` function imported here gives one exactly when
-        `semantics.torch_call_gives_tensor` says so: `torch.cuda.get_device_capability()`, `dist.get_rank()` and
-        `torch.is_tensor(x)` give nothing known. NumPy's functions give arrays (`np.is_busday` too)."""
-        name = dotted(func)
-        if name is None:
-            return None
-        head, _, rest = name.partition(".")
-        target = self.aliases.get(head)
-        if target is None:  # `torch.zeros(...)` without the import: not the walker's torch, but read as it was
-            return None if head not in _TENSOR_MODULES else not (head == "torch" and name.rpartition(".")[2].startswith("is_"))
-        if target.split(".")[0] not in _TENSOR_MODULES:
-            return None
-        qualified = f"{target}.{rest}" if rest else target
-        return not qualified.startswith("torch.") or semantics.torch_call_gives_tensor(qualified)
-
-
-def _callee_bindings(info: object, nodes: list[ast.AST]) -> Bindings:
-    """A function's bindings as `collect` reads them in a segment, for a walk with any arguments:
-    each parameter the callers fill (`info.positional`, `info.keyword_only`; not a method's `self`),
-    `*args`, `**kwargs` and the parameters of the functions and lambdas nested in it may be anything.
-    Loop targets and unpacked names are items of what they are taken from, as in `collect`
-    (`major, minor = torch.cuda.get_device_capability()` gives no tensor)."""
-    bound: Bindings = {}
-    direct: set[int] = set()
-    sources: Bindings = {}  # loop targets and unpacked names: what they are taken from
-    parameters: set[str] = set()
-    Name, Attribute = ast.Name, ast.Attribute
-    for node in nodes:
-        kind = type(node)
-        if kind is Name:
-            if type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
-                _note_binding(node, bound, direct)
-            continue
-        if kind is ast.Expr or kind is ast.Assign:
-            _note_addition(node, bound)
-        if kind in _BINDING_KINDS:
-            _note_binding(node, bound, direct)
-        if kind is Attribute:
-            if node.attr in semantics.ARRAY_METHODS and type(node.value) is Name:  # type: ignore[attr-defined]
-                bound.setdefault(node.value.id, []).append(PARAMETER)  # type: ignore[attr-defined]  # as `collect` does
-        elif kind is ast.Assign:
-            for target in node.targets:  # type: ignore[attr-defined]
-                if type(target) is ast.Tuple or type(target) is ast.List:
-                    _note_source(target, node.value, sources)  # type: ignore[attr-defined]
-        elif kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:
-            _note_source(node.target, node.iter, sources)  # type: ignore[attr-defined]
-        elif (kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Lambda) and node is not info.node:  # type: ignore[attr-defined]
-            arguments = node.args  # type: ignore[attr-defined]
-            for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
-                if arg is not None:
-                    bound.setdefault(arg.arg, []).append(None)
-                    parameters.add(arg.arg)
-    arguments = info.node.args  # type: ignore[attr-defined]
-    passed = [*info.positional, *info.keyword_only]  # type: ignore[attr-defined]
-    passed.extend(arg.arg for arg in (arguments.vararg, arguments.kwarg) if arg is not None)
-    for name in passed:
-        bound.setdefault(name, []).append(None)
-    parameters.update(passed)
-    return _with_elements(bound, sources, parameters) if sources else bound
-
-
-def _wrapping_call(func: ast.AST) -> bool:
-    """A call the walker reads as a container or object holding its arguments: `list(...)`,
-    `dict(...)`, `replace(...)`, or a capitalised name (a class: `Entry(piece)`)."""
-    name = dotted(func) or ""
-    return name in _WRAPPING_CALLS or name[:1].isupper()
-
-
-def outer_bindings(index: object) -> Bindings:
-    """What names are bound to at module level or in a class body (by any statement there, at
-    any depth): the walker's module and class scopes hold at most these. Once per module."""
-    memo = getattr(index, "memo", None)
-    if memo is not None and "outer-bindings" in memo:
-        return memo["outer-bindings"]  # type: ignore[no-any-return]
-    segment_nodes = getattr(index, "segment_nodes", {})
-    statements: list[ast.AST] = []
-    for statement in getattr(getattr(index, "tree", None), "body", ()):
-        if type(statement) is ast.ClassDef:
-            statements.extend(m for m in statement.body if type(m) not in (ast.FunctionDef, ast.AsyncFunctionDef))
-        elif type(statement) not in (ast.FunctionDef, ast.AsyncFunctionDef):
-            statements.append(statement)
-    found: Bindings = {}
-    direct: set[int] = set()
-    for statement in statements:
-        for node in segment_nodes.get(id(statement)) or preorder(statement):
-            if type(node) is ast.Expr or type(node) is ast.Assign:
-                _note_addition(node, found)
-            _note_binding(node, found, direct)
-    if memo is not None:
-        memo["outer-bindings"] = found
-    return found
-
-
-# A segment's bindings: name (or `self.<attr>`) -> the values assigned to it (None: not known, as
-# for loop targets, unpacking, `with ... as`, or a parameter annotated as a tensor).
-Bindings = dict[str, list[Optional[ast.AST]]]
-# The value a parameter annotated as a tensor is bound to: a tensor, but not known to be contiguous or a view.
-PARAMETER = ast.Constant(value=None)
-# What any other parameter is bound to: nothing known, not even a tensor (but a callable may be passed in).
-PLAIN_PARAMETER = ast.Constant(value=None)
-_TARGETED = (ast.Name, ast.Attribute)
-_BINDING_KINDS = frozenset({ast.Attribute, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.arg})
-
-
-def _note_binding(node: ast.AST, bindings: Bindings, direct: set[int]) -> None:
-    """Record what `node` binds. `direct`: ids of targets already recorded with their value
-    (an assignment is listed before its targets in preorder)."""
-    kind = type(node)
-    if kind is ast.Name or kind is ast.Attribute:
-        if type(node.ctx) is ast.Store and id(node) not in direct:  # type: ignore[attr-defined]
-            name = node.id if kind is ast.Name else dotted(node)  # type: ignore[attr-defined]
-            if name is not None:
-                bindings.setdefault(name, []).append(None)
-    elif kind is ast.Assign:
-        for target in node.targets:  # type: ignore[attr-defined]
-            if type(target) in _TARGETED:
-                _bind_value(target, node.value, bindings, direct)  # type: ignore[attr-defined]
-    elif kind is ast.AnnAssign or kind is ast.AugAssign or kind is ast.NamedExpr:
-        # `x += y` keeps a tensor or makes something unknown; `x: T` alone binds nothing.
-        value = node.value if kind is not ast.AugAssign else None  # type: ignore[attr-defined]
-        if type(node.target) in _TARGETED:  # type: ignore[attr-defined]
-            _bind_value(node.target, value, bindings, direct)  # type: ignore[attr-defined]
-    elif kind is ast.arg:
-        if _tensor_annotation(node.annotation):  # type: ignore[attr-defined]
-            bindings.setdefault(node.arg, []).append(PARAMETER)  # type: ignore[attr-defined]
-
-
-def _note_addition(node: ast.AST, bindings: Bindings) -> None:
-    """`pieces.append(p)`, `d[k] = v`: a container bound here may hold `p` and `v` after the statement (the
-    walker adds them to the elements of a container its scope holds, `Facts._add_to_container`)."""
-    kind = type(node)
-    if kind is ast.Expr:
-        call = node.value  # type: ignore[attr-defined]
-        if type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr in semantics.ADDING_METHODS:
-            name = dotted(call.func.value)
-            if name is not None and name in bindings:
-                bindings[name].extend(_Held(a, node) for a in call.args if type(a) is not ast.Starred)
-    elif kind is ast.Assign:
-        for target in node.targets:  # type: ignore[attr-defined]
-            if type(target) is ast.Subscript:
-                container = target.value  # type: ignore[attr-defined]
-                while type(container) is ast.Subscript:
-                    container = container.value  # type: ignore[attr-defined]
-                name = dotted(container)
-                if name is not None and name in bindings:
-                    bindings[name].append(_Held(node.value, node))  # type: ignore[attr-defined]
-
-
-def _bind_value(target: ast.AST, value: Optional[ast.AST], bindings: Bindings, direct: set[int]) -> None:
-    direct.add(id(target))
-    name = target.id if type(target) is ast.Name else dotted(target)  # type: ignore[attr-defined]
-    if name is not None:
-        values = bindings.setdefault(name, [])
-        if value is not None:
-            values.append(value)
-
-
-_TENSOR_WORDS = ("Tensor", "Parameter", "ndarray", "NDArray", "ArrayLike")
-
-
-def _tensor_annotation(annotation: Optional[ast.AST]) -> bool:
-    """An annotation the walker may read as a tensor or array, in any spelling: `torch.Tensor`,
-    `Optional[Tensor]`, `Tensor | None`, `"torch.LongTensor"`, `list[torch.Tensor]`, `np.ndarray`."""
-    if annotation is None:
-        return False
-    for node in preorder(annotation):
-        if type(node) is ast.Name and node.id.endswith(_TENSOR_WORDS):  # type: ignore[attr-defined]
-            return True
-        if type(node) is ast.Attribute and node.attr.endswith(_TENSOR_WORDS):  # type: ignore[attr-defined]
-            return True
-        if type(node) is ast.Constant and isinstance(node.value, str) and any(w in node.value for w in _TENSOR_WORDS):  # type: ignore[attr-defined]
-            return True
-    return False
-
-
 def _docstring_mentions_tensors(function: ast.AST) -> bool:
     """The function's docstring may give a parameter's type as a tensor or array."""
     body = getattr(function, "body", None)
@@ -637,228 +180,6 @@ def _docstring_mentions_tensors(function: ast.AST) -> bool:
     value = body[0].value  # type: ignore[attr-defined]
     return type(value) is ast.Constant and isinstance(value.value, str) and (
         "ensor" in value.value or "ndarray" in value.value or "mask" in value.value)
-
-
-def tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: Optional[set[str]] = None) -> bool:
-    """A superset of the expressions the walker can know to be a tensor, or a container of
-    tensors (`Facts.value_of`): a name bound (in the segment or outside functions) to such a
-    value, or unknowably (a loop target, a parameter annotated as a tensor); what `torch`/NumPy
-    functions and tensor-making methods return; views, subscripts, arithmetic and comparisons
-    of such values; `self.<attr>` held as a tensor by a class. A plain parameter, an unknown
-    attribute or call, a constant: no."""
-    kind = type(node)
-    if kind is ast.Name:
-        name = node.id  # type: ignore[attr-defined]
-        return name in context.cpu_names or _bound_to_tensor(name, bound, context, seen)
-    if kind is ast.Attribute:
-        attr = node.attr  # type: ignore[attr-defined]
-        name = dotted(node)
-        if attr in context.cpu_names or (name is not None and (name in context.cpu_names or _bound_to_tensor(name, bound, context, seen))):
-            return True
-        if attr in _HOST_ATTRIBUTES:
-            return False
-        if attr in _VIEWING_ATTRIBUTES:
-            return True  # `.data`, `.grad`, `.T`: of a tensor, or of a module's parameter
-        if attr in semantics.PARAMETER_ATTRIBUTE_NAMES and name != f"self.{attr}":
-            return True  # `layer.weight`: a module's parameter
-        if name is not None and context.tensor_module(name.split(".", 1)[0]):
-            return False  # `torch.bfloat16`, `torch.version.hip`, `np.float32`: a dtype, a string, a constant
-        if attr in context.tensor_fields:
-            return True  # a tensor field of a class of this module
-        if name is not None and name.startswith("self."):
-            dots = name.count(".")
-            if dots == 1:
-                named = (attr in ("weight", "bias") or attr.endswith(("_weight", "_bias", "_proj"))) \
-                    and not attr.startswith(semantics.FLAG_PREFIXES)  # `self.use_bias` is a flag
-                return attr in context.tensor_attributes or attr in context.container_attributes or named
-        if attr.startswith(_FLAG_ATTRIBUTE_PREFIXES):
-            return False  # `c.decl.is_primary`, `batch.use_cache`: a flag of some object, not a tensor
-        if _tensor_parameter(node.value, bound, context):  # type: ignore[attr-defined]
-            return False  # `mP.element_type` of a tensor parameter: no field the walker knows
-        # A field of an object built from tensors (`entry.embedding`, `Entry(piece).embedding`).
-        return tensor_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
-    if kind is ast.Call:
-        return _call_tensor_may_be(node, bound, context, seen)
-    return _value_tensor_may_be(node, bound, context, seen)
-
-
-def _call_tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: Optional[set[str]],
-                        summarised: bool = True) -> bool:
-    """`tensor_may_be` of a call; `summarised=False`: without what the functions of this module of its name
-    may return (already judged by the caller)."""
-    func = node.func  # type: ignore[attr-defined]
-    if summarised and context.may_return(callee_name(func), tensor_may_be):
-        return True  # a function of this module that may return a tensor
-    known = context.torch_result(func)
-    if known is not None:
-        return known  # a torch function the walker knows the result of (not `torch.cuda.is_available()`), NumPy's
-    if type(func) is ast.Attribute:
-        if func.attr in semantics.HOST_VALUE_METHODS or func.attr in _STRING_PREDICATES or func.attr == "keys":
-            return False  # `x.dim()`, `x.size(0)`, `x.item()`, `name.endswith(".bias")`, `d.keys()`: Python values
-        if tensor_may_be(func.value, bound, context, seen):
-            return True
-        if func.attr in _TENSOR_MAKING_METHODS and (func.attr not in semantics.MAYBE_VIEW_METHODS_NEED_TENSOR
-                                                    or _given_tensor_arguments(node, context)):
-            # `x.reshape(...)`, `x.clone()`: only tensors have them. `.to(...)`, `.float()`, `.cuda()` (Triton's
-            # values, modules and NumPy arrays have them too) of something unknown: only with a torch dtype.
-            return True
-        # `self.proj(x)`, `self.gate(x)`: a submodule or a callable the class holds, applied to a tensor.
-        if type(func.value) is ast.Name and func.value.id == "self" and func.attr in context.torch_modules:
-            return True
-        return type(func.value) is ast.Name and func.value.id == "self" and func.attr in context.held_callables \
-            and not func.attr.startswith(semantics.PREDICATE_PREFIXES) and _positional_tensor(node, bound, context, seen)
-    if type(func) is ast.Name and func.id in ("max", "min", "sum", "abs"):
-        return any(tensor_may_be(a, bound, context, seen) for a in _arguments(node))  # over 0-d tensors: a tensor
-    if not _wrapping_call(func):
-        # `fn(x)`, `model(x)`: a callable held in a parameter or a name bound here, applied to a tensor. Any other
-        # plain call is unknown to the walker (`isinstance`, `len`, `helper(x)`).
-        name = func.id if type(func) is ast.Name else None
-        return name is not None and (name in bound or name in context.outer) and name not in context.aliases \
-            and name not in semantics.BUILTIN_NAMES and not name.startswith(semantics.PREDICATE_PREFIXES) \
-            and _positional_tensor(node, bound, context, seen)
-    # A class or container built from tensors holds them (`Pair(a, b)[0]`, `list(pieces)`).
-    return any(tensor_may_be(a, bound, context, seen) for a in _arguments(node))
-
-
-def _value_tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: Optional[set[str]]) -> bool:
-    """`tensor_may_be` of what is neither a name, an attribute nor a call."""
-    kind = type(node)
-    if kind is ast.Subscript:
-        index = node.slice  # type: ignore[attr-defined]
-        if type(index) is ast.Tuple or (type(index) is ast.Constant and index.value is Ellipsis):  # type: ignore[attr-defined]
-            return True  # `x[:, 0]`, `x[...]`: tensor-style indexing, whatever `x` is
-        if tensor_may_be(node.value, bound, context, seen):  # type: ignore[attr-defined]
-            return True
-        # `x[idx]` with a tensor index: only tensors and arrays take one.
-        return maybe_advanced(index) and any(tensor_may_be(e, bound, context, seen) for e in _index_elements(index))
-    if kind is ast.Compare:
-        if any(isinstance(op, _HOST_COMPARISONS) for op in node.ops):  # type: ignore[attr-defined]
-            return False  # `is`, `in`: a Python bool
-        if any(type(c) is ast.Constant and isinstance(c.value, str) for c in (node.left, *node.comparators)):  # type: ignore[attr-defined]
-            return False  # compared with a string: not a tensor
-        return any(tensor_may_be(o, bound, context, seen) for o in (node.left, *node.comparators))  # type: ignore[attr-defined]
-    if kind is ast.BinOp:
-        return tensor_may_be(node.left, bound, context, seen) or tensor_may_be(node.right, bound, context, seen)  # type: ignore[attr-defined]
-    if kind is ast.UnaryOp:
-        return type(node.op) is not ast.Not and tensor_may_be(node.operand, bound, context, seen)  # type: ignore[attr-defined]
-    if kind is _Element:
-        return _element_tensor_may_be(node, bound, context, seen)  # type: ignore[arg-type]
-    return _through(node, tensor_may_be, bound, context, seen)
-
-
-def _given_tensor_arguments(call: ast.AST, context: TensorContext) -> bool:
-    """`.to(torch.float16)`, `.to(dtype=...)`, `.type(device=...)`: the walker reads the receiver of such a
-    `.to`/`.type` as a tensor, whatever else it knows of it (only tensors take a torch dtype or a device)."""
-    if call.func.attr not in ("to", "type"):  # type: ignore[attr-defined]
-        return False
-    return any(k.arg in ("dtype", "device") or context.torch_module(k.value) for k in call.keywords) \
-        or any(context.torch_module(a) for a in call.args)  # type: ignore[attr-defined]
-
-
-def _positional_tensor(call: ast.AST, bound: Bindings, context: TensorContext, seen: Optional[set[str]]) -> bool:
-    """Some positional (unstarred) argument of the call may be a tensor."""
-    return any(type(a) is not ast.Starred and tensor_may_be(a, bound, context, seen) for a in call.args)  # type: ignore[attr-defined]
-
-
-def _tensor_parameter(node: ast.AST, bound: Bindings, context: TensorContext) -> bool:
-    """A name bound only as a parameter the walker reads as a tensor (annotated as one, or an activation of a
-    `forward`), never rebound. The walker binds it to a tensor (or, joined with what callers pass, a container
-    without named fields), so an attribute it has no rule for (`x.element_type`) is unknown, not a field."""
-    if type(node) is not ast.Name or node.id in context.outer:  # type: ignore[attr-defined]
-        return False
-    values = bound.get(node.id)  # type: ignore[attr-defined]
-    return bool(values) and PARAMETER in values and all(v is PARAMETER or v is PLAIN_PARAMETER for v in values)
-
-
-def _element_tensor_may_be(node: "_Element", bound: Bindings, context: TensorContext, seen: Optional[set[str]]) -> bool:
-    """An item of what a loop or an unpacking takes it from may be a tensor: as the walker iterates
-    (`Evaluator.iterate`, `bind_target_into`), `range` gives ints, `enumerate` counts, `zip` and the
-    other iterating builtins give items of their arguments, a literal its elements; anything else
-    gives a tensor only when it may be a tensor or hold tensors."""
-    source = node.source
-    if source is _COUNTER:
-        return False
-    kind = type(source)
-    if node.slot is not None and kind is ast.Call:
-        # `causal, local = _resolve(...)`: item `local` of what every `return` of the functions of that name gives.
-        at = context.may_return_at(callee_name(source.func), node.slot, tensor_may_be)  # type: ignore[attr-defined]
-        if at is not None:
-            return at or _call_tensor_may_be(source, bound, context, seen, summarised=False)
-    if kind is ast.Call and type(source.func) is ast.Name:  # type: ignore[attr-defined]
-        called = source.func.id  # type: ignore[attr-defined]
-        if called == "range":
-            return False
-        if called in _ITERATING_BUILTINS:
-            return any(_element_tensor_may_be(_Element(a.value if type(a) is ast.Starred else a), bound, context, seen)
-                       for a in (*source.args, *(k.value for k in source.keywords)))  # type: ignore[attr-defined]
-    if kind is ast.List or kind is ast.Tuple or kind is ast.Set:
-        return any(tensor_may_be(e, bound, context, seen) for e in source.elts)  # type: ignore[attr-defined]
-    return tensor_may_be(source, bound, context, seen)
-
-
-def _bound_to_tensor(name: str, bound: Bindings, context: TensorContext, seen: Optional[set[str]]) -> bool:
-    """Some value `name` is bound to, in the segment or outside functions, may be a tensor."""
-    return _bound_to(name, bound, context, seen, tensor_may_be, True)
-
-
-class _Element(ast.AST):
-    """What a loop target or an unpacked name is bound to: an item of `source` (see `_with_elements`).
-    `ordered`: bound from the end of `source` on (an unpacking assignment, a `for` loop), which `_Before`
-    reads; a comprehension's names are read in its element before its `for`, so they have no position."""
-
-    _fields = ("source",)
-
-    def __init__(self, source: ast.AST, ordered: bool = False, slot: Optional[tuple[int, int]] = None) -> None:
-        super().__init__()
-        self.source = source
-        self.slot = slot  # (position, length) in the tuple an assignment unpacks (`a, b = f(x)`: `b` is (1, 2))
-        if ordered and getattr(source, "end_lineno", None) is not None:
-            self.lineno, self.col_offset = source.lineno, source.col_offset  # type: ignore[attr-defined]
-            self.end_lineno, self.end_col_offset = source.end_lineno, source.end_col_offset  # type: ignore[attr-defined]
-
-
-class _Held(ast.AST):
-    """What a container bound here may hold after `pieces.append(item)` or `d[k] = item` (see `_note_addition`),
-    visible from the end of that statement on (as the walker adds it, when the statement is done)."""
-
-    _fields = ("item",)
-
-    def __init__(self, item: ast.AST, statement: ast.AST) -> None:
-        super().__init__()
-        self.item = item
-        self.lineno, self.col_offset = statement.lineno, statement.col_offset  # type: ignore[attr-defined]
-        self.end_lineno = statement.end_lineno  # type: ignore[attr-defined]
-        self.end_col_offset = statement.end_col_offset  # type: ignore[attr-defined]
-
-
-# What a name holds when it is built as a container (`pieces = []`, `{k: v ...}`, `dict()`): its truth is its length.
-_CONTAINER_BUILDERS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
-_EMPTY_CONTAINER_CALLS = frozenset({"list", "dict", "set", "tuple", "OrderedDict", "defaultdict", "deque"})
-
-
-def _built_container(value: Optional[ast.AST]) -> bool:
-    """A binding that makes a container (`[]`, `{k: v ...}`, `dict()`) or adds to one (`_Held`)."""
-    if value is None:
-        return False
-    kind = type(value)
-    if kind is _Held or kind in _CONTAINER_BUILDERS:
-        return True
-    return kind is ast.Call and callee_name(value.func) in _EMPTY_CONTAINER_CALLS and not value.args  # type: ignore[attr-defined]
-
-
-def _built_here(node: ast.AST, bound: Bindings, context: TensorContext) -> bool:
-    """A name the function builds as a container and fills (`pieces = []; pieces.append(t)`): a list or a dict
-    to the walker, whatever it holds."""
-    if type(node) is not ast.Name or context.outer.get(node.id) is not None:  # type: ignore[attr-defined]
-        return False
-    values = bound.get(node.id)  # type: ignore[attr-defined]
-    return bool(values) and all(_built_container(value) for value in values)
-
-
-def _itself_may_be_tensor(node: ast.AST, bound: Bindings, context: TensorContext) -> bool:
-    """`tensor_may_be` for a question about the value itself, not what it holds (its truth, a method called on it,
-    `int(...)` of it): a container built here is none (`if pieces:`, `seen.add(k)`)."""
-    return not _built_here(node, bound, context) and tensor_may_be(node, bound, context)
 
 
 class _Before:
@@ -887,174 +208,6 @@ class _Before:
                 or v.end_lineno < row or (v.end_lineno == row and v.end_col_offset <= column)]  # type: ignore[attr-defined,operator]
 
 
-def _with_elements(bound: Bindings, sources: Bindings, parameters: set[str],
-                   comprehended: frozenset[int] = frozenset(), slots: Optional[dict[tuple[str, int], tuple[int, int]]] = None) -> Bindings:
-    """`bound` with each unknown binding that a loop target or an unpacking made replaced by an item of
-    what it is taken from (`_Element`); unknown bindings of other kinds (`with ... as x`) stay.
-    `comprehended`: the ids of the sources comprehensions take their names from (no position)."""
-    judged = bound
-    for name, taken_from in sources.items():
-        values = bound.get(name)
-        if not taken_from or values is None or name in parameters:
-            continue
-        unknown = sum(1 for v in values if v is None)
-        if not unknown:
-            continue
-        if judged is bound:
-            judged = dict(bound)
-        judged[name] = [v for v in values if v is not None] + [None] * max(0, unknown - len(taken_from)) \
-            + [_Element(s, ordered=id(s) not in comprehended, slot=slots.get((name, id(s))) if slots else None) for s in taken_from]
-    return judged
-
-
-def _part_of_self(node: ast.AST, bound: Bindings, context: TensorContext) -> bool:
-    """`self.ids[n:]`, `self.table[0]`: a part of something the object holds that is not a container of
-    other tensors and that the segment does not set (to a view of a local); its storage lives as long
-    as the object, so storing it pins nothing more (VL101, VL102)."""
-    if type(node) is not ast.Subscript:
-        return False
-    held = node.value  # type: ignore[attr-defined]
-    return type(held) is ast.Attribute and type(held.value) is ast.Name and held.value.id == "self" \
-        and held.attr not in context.container_attributes and f"self.{held.attr}" not in bound  # type: ignore[attr-defined]
-
-
-def _element_partial_may_be(node: _Element, bound: Bindings, context: TensorContext, seen: Optional[set[str]]) -> bool:
-    """An element of a tensor (a row: a view of part of it), of a sequence of views, or of `zip`/`enumerate` of them."""
-    source = node.source
-    if type(source) is ast.Call and type(source.func) is ast.Name and source.func.id in _ITERATING_BUILTINS:  # type: ignore[attr-defined]
-        return any(_element_partial_may_be(_Element(a), bound, context, seen) for a in source.args)  # type: ignore[attr-defined]
-    before = set(seen) if seen is not None else None  # the names the other question may visit again
-    return partial_may_be(source, bound, context, seen) or tensor_may_be(source, bound, context, before)
-
-
-def _bound_to(name: str, bound: Bindings, context: TensorContext, seen: Optional[set[str]],
-              judge: "Callable[[ast.AST, Bindings, TensorContext, Optional[set[str]]], bool]", parameter: bool) -> bool:
-    """`judge` holds for some value `name` is bound to (in the segment or outside functions);
-    an unknown binding (a loop target) counts, a tensor parameter counts when `parameter`."""
-    local, outer = bound.get(name), context.outer.get(name)
-    if local is None and outer is None:
-        return False
-    seen = set() if seen is None else seen
-    if name in seen:
-        return False  # a cycle (`x = x + 1`) adds nothing
-    seen.add(name)
-    for value in (*(local or ()), *(outer or ())):
-        if value is None or (parameter if value is PARAMETER else judge(value, bound, context, seen)):
-            return True
-    return False
-
-
-def contiguous_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: Optional[set[str]] = None) -> bool:
-    """A superset of the expressions the walker can know to be contiguous tensors (VL301):
-    `torch`/NumPy results, `.contiguous()`, `.clone()`, fresh contiguous methods (`matmul`, `repeat`...),
-    gathers, what casts, moves and in-place methods of such a value return, arithmetic
-    on it, and names bound to any of these (or unknowably). Views, parameters, comparisons: no."""
-    kind = type(node)
-    if kind is ast.Name:
-        return _bound_to(node.id, bound, context, seen, contiguous_may_be, False)  # type: ignore[attr-defined]
-    if kind is _Element:
-        return _element_tensor_may_be(node, bound, context, seen)  # type: ignore[arg-type]  # a row of a contiguous tensor
-    if kind is ast.Attribute:
-        name = dotted(node)
-        return name is not None and _bound_to(name, bound, context, seen, contiguous_may_be, False)
-    if kind is ast.Call:
-        func = node.func  # type: ignore[attr-defined]
-        if context.torch_result(func) or context.may_return(callee_name(func), contiguous_may_be):
-            return True
-        if type(func) is ast.Attribute:
-            method = func.attr
-            if method in ("contiguous", "clone") or method in semantics.FRESH_CONTIGUOUS_METHODS:
-                return True  # (VL301 flags `.clone().contiguous()` whatever was cloned)
-            if method in semantics.MAYBE_VIEW_METHODS or semantics.is_inplace_method(method):
-                return contiguous_may_be(func.value, bound, context, seen)
-            return False
-        if not _wrapping_call(func):
-            return False
-        return any(contiguous_may_be(a, bound, context, seen) for a in _arguments(node))
-    if kind is ast.Subscript:
-        if maybe_advanced(node.slice) and (tensor_may_be(node.value, bound, context, seen) or any(  # type: ignore[attr-defined]
-                tensor_may_be(e, bound, context, seen) for e in _index_elements(node.slice))):  # type: ignore[attr-defined]
-            return True  # a gather: a fresh contiguous tensor
-        index = node.slice  # type: ignore[attr-defined]
-        if type(index) is ast.Slice or type(index) is ast.Tuple:
-            return False  # `x[a:b]`, `x[:, 0]`: a view, which the walker never knows to be contiguous
-        return contiguous_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]  # `parts[0]`: an element
-    if kind is ast.BinOp:
-        if type(node.op) is ast.MatMult:  # type: ignore[attr-defined]
-            return True
-        return contiguous_may_be(node.left, bound, context, seen) or contiguous_may_be(node.right, bound, context, seen)  # type: ignore[attr-defined]
-    if kind is ast.UnaryOp:
-        return type(node.op) is not ast.Not and contiguous_may_be(node.operand, bound, context, seen)  # type: ignore[attr-defined]
-    return _through(node, contiguous_may_be, bound, context, seen)
-
-
-def partial_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen: Optional[set[str]] = None) -> bool:
-    """A superset of the values the walker can know to be, or to hold, a view of part of a tensor
-    (`Value.partial`, VL101/VL102): subscripts of what may be a tensor; `split`/`narrow`/`select`/...,
-    `.real`/`.imag`; views, casts and moves of such a value; containers and wrappers holding one;
-    names bound to any of these or unknowably (a loop target: rows of a tensor are views)."""
-    kind = type(node)
-    if kind is ast.Name:
-        return _bound_to(node.id, bound, context, seen, partial_may_be, False)  # type: ignore[attr-defined]
-    if kind is _Element:
-        return _element_partial_may_be(node, bound, context, seen)  # type: ignore[arg-type]
-    if kind is ast.Attribute:
-        attr = node.attr  # type: ignore[attr-defined]
-        name = dotted(node)
-        if name is not None and _bound_to(name, bound, context, seen, partial_may_be, False):
-            return True
-        if attr in _HOST_ATTRIBUTES:
-            return False  # `x.shape`, `x.device`: metadata, never a view
-        if attr in _PARTIAL_VIEW_CALLS:
-            return True  # `.real`, `.imag`
-        if name is not None and name.startswith("self.") and name.count(".") == 1 and attr in context.container_attributes:
-            return True  # what a class keeps in a container attribute
-        # A view attribute of a part (`piece.data`), or a field of an object holding one (`entry.embedding`).
-        return partial_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
-    if kind is ast.Subscript:
-        index = node.slice  # type: ignore[attr-defined]
-        return type(index) is ast.Tuple or (type(index) is ast.Constant and index.value is Ellipsis) \
-            or tensor_may_be(node.value, bound, context, seen) or partial_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
-    if kind is ast.Call:
-        func = node.func  # type: ignore[attr-defined]
-        last = callee_name(func) or ""
-        if last in _PARTIAL_VIEW_CALLS or context.may_return(last, partial_may_be):
-            return True  # a split, or a function of this module that may return a view of part of a tensor
-        torch_call = context.torch_call(func)
-        if torch_call and last in _NEW_TENSOR_FUNCTIONS:
-            return False  # `torch.empty(...)`, `torch.cat(...)`: a tensor with storage of its own
-        if type(func) is ast.Attribute and not torch_call:
-            if last in semantics.VIEW_METHODS or last in semantics.MAYBE_VIEW_METHODS or last in _CONTAINER_READS:
-                return partial_may_be(func.value, bound, context, seen)
-            return False
-        if not torch_call and not _wrapping_call(func):
-            return False
-        # A torch function of a partial view (`torch.reshape(piece, ...)`), a wrapper holding one (`Entry(piece)`).
-        return any(partial_may_be(a, bound, context, seen) for a in _arguments(node))
-    if kind is ast.BoolOp:
-        return any(partial_may_be(v, bound, context, seen) for v in node.values)  # type: ignore[attr-defined]
-    return _through(node, partial_may_be, bound, context, seen)
-
-
-def _through(node: ast.AST, judge: "Callable[[ast.AST, Bindings, TensorContext, Optional[set[str]]], bool]",
-             bound: Bindings, context: TensorContext, seen: Optional[set[str]]) -> bool:
-    """The cases the value predicates share: a conditional expression or `:=` is what it may
-    give; a literal container holds its elements; a comprehension's elements come from its own
-    `for`, so it may hold anything."""
-    kind = type(node)
-    if kind is _Held:
-        return judge(node.item, bound, context, seen)  # type: ignore[attr-defined]  # a container holding it
-    if kind is ast.IfExp:
-        return judge(node.body, bound, context, seen) or judge(node.orelse, bound, context, seen)  # type: ignore[attr-defined]
-    if kind is ast.NamedExpr or kind is ast.Starred:
-        return judge(node.value, bound, context, seen)  # type: ignore[attr-defined]
-    if kind is ast.List or kind is ast.Tuple or kind is ast.Set:
-        return any(judge(element, bound, context, seen) for element in node.elts)  # type: ignore[attr-defined]
-    if kind is ast.Dict:
-        return any(judge(value, bound, context, seen) for value in node.values)  # type: ignore[attr-defined]
-    return kind is ast.ListComp or kind is ast.SetComp or kind is ast.GeneratorExp or kind is ast.DictComp
-
-
 def _tested(node: ast.AST) -> Iterator[ast.AST]:
     """The values whose truth Python asks for in a test: through `and`, `or` and `not`."""
     kind = type(node)
@@ -1065,12 +218,6 @@ def _tested(node: ast.AST) -> Iterator[ast.AST]:
         yield from _tested(node.operand)  # type: ignore[attr-defined]
     else:
         yield node
-
-
-def _index_elements(index: ast.AST) -> list[ast.AST]:
-    if type(index) is ast.Tuple:
-        return [e for e in index.elts if type(e) is not ast.Slice]  # type: ignore[attr-defined]
-    return [] if type(index) is ast.Slice else [index]
 
 
 # Flags only hot-path rules read (VL401, VL403, VL404): `collect` judges them only where the segment may be hot.
@@ -1113,17 +260,17 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
         kind = type(node)
         if kind is Name:
             if type(node.ctx) is Store:  # type: ignore[attr-defined]
-                _note_binding(node, bound, direct)
+                note_binding(node, bound, direct)
             continue
         if kind not in collected:
             continue  # constants, operators, keywords, arguments, displays: nothing below reads them
         if kind is Expr or kind is Assign:
-            _note_addition(node, bound)
+            note_addition(node, bound)
         if (kind is ast.Return or kind is ast.Yield) and node.value is not None:  # type: ignore[attr-defined]
             handed_back.update(n.id for n in _directly_held(node.value) if type(n) is Name)  # type: ignore[attr-defined]
             continue
-        if kind in _BINDING_KINDS:
-            _note_binding(node, bound, direct)
+        if kind in BINDING_KINDS:
+            note_binding(node, bound, direct)
             if kind is ast.NamedExpr:
                 unordered.add(id(node.value))  # type: ignore[attr-defined]  # `:=` in a test the walker reads first
         if kind is Attribute:
@@ -1144,7 +291,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             calls.add(name)
             if name == "isinstance" and node.args and type(node.args[0]) is Name:  # type: ignore[attr-defined]
                 narrowed.add(node.args[0].id)  # type: ignore[attr-defined]  # the walker narrows it in the branches
-            if name in _PARTIAL_VIEW_CALLS:
+            if name in PARTIAL_VIEW_CALLS:
                 flags.add("partial-view")
             if name in semantics.GATHER_METHODS:
                 flags.add("advanced-subscript")  # `x.index_select(0, rows)`, `torch.gather(...)`: a gathered copy
@@ -1161,7 +308,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 if (name in semantics.STORING_METHODS and retention.receiver(func.value, name)) \
                         or name in retention.retaining_methods:
                     flags.add("retains")
-                    stored.extend(_arguments(node))
+                    stored.extend(call_arguments(node))
                 elif name in semantics.ACCUMULATING_METHODS and type(func.value) is Name:
                     accumulated.append((func.value.id, node))  # type: ignore[attr-defined]  # a list a loop may fill
                 inner = func.value
@@ -1184,7 +331,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                     flags.add("numpy-force")
             elif name in retention.retaining_functions:
                 flags.add("retains")
-                stored.extend(_arguments(node))
+                stored.extend(call_arguments(node))
         elif kind is Subscript:
             flags.add("partial-view")
             if maybe_advanced(node.slice):  # type: ignore[attr-defined]
@@ -1211,7 +358,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 flags.add("partial-view")  # unpacking a tensor iterates it
                 for target in node.targets:  # type: ignore[attr-defined]
                     if type(target) is ast.Tuple or type(target) is ast.List:  # (`a = b, c = x` binds `a` to `x` itself)
-                        _note_source(target, value, sources)
+                        note_source(target, value, sources)
                         _note_slots(target, value, slots)
             if type(value) is Call and type(value.func) is Attribute and value.func.attr in semantics.OUT_OF_PLACE_UPDATE_METHODS:
                 flags.add("update-assigned")
@@ -1237,7 +384,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 tests.append(node if kind is ast.BoolOp or kind is ast.UnaryOp else node.test)  # type: ignore[attr-defined]
         elif kind is ast.comprehension:
             flags.add("partial-view")  # iterating a tensor yields views of its rows
-            _note_source(node.target, node.iter, sources)  # type: ignore[attr-defined]
+            note_source(node.target, node.iter, sources)  # type: ignore[attr-defined]
             comprehended.update(id(n) for n in preorder(node.iter))  # type: ignore[attr-defined]  # (`enumerate(xs)`: `xs`)
             for test in node.ifs:  # type: ignore[attr-defined]
                 if not _host_value(test):
@@ -1245,7 +392,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                     tests.append(test)
         elif kind is ast.For or kind is ast.AsyncFor:
             flags.add("partial-view")
-            _note_source(node.target, node.iter, sources)  # type: ignore[attr-defined]
+            note_source(node.target, node.iter, sources)  # type: ignore[attr-defined]
         elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             arguments = node.args  # type: ignore[attr-defined]
             for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
@@ -1280,7 +427,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                     cached_returns.extend(n.value for n in ast.walk(node) if type(n) is ast.Return and n.value is not None)  # type: ignore[attr-defined]
     # Loop targets and unpacked names: items of what they are taken from; for the tensor questions, at each
     # use only the assignments made before it.
-    itemised = _with_elements(bound, sources, parameters, frozenset(comprehended), slots) if tensors is not None and sources else bound
+    itemised = with_elements(bound, sources, parameters, frozenset(comprehended), slots) if tensors is not None and sources else bound
 
     def before(node: ast.AST) -> Bindings:
         return _Before(itemised, node, unordered)  # type: ignore[return-value]
@@ -1292,14 +439,14 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             judged.append(cold is None or not cold())
         return judged[0]
 
-    if tests and hot() and (tensors is None or any(_itself_may_be_tensor(v, before(v), tensors) for test in tests for v in _tested(test))):
+    if tests and hot() and (tensors is None or any(itself_may_be_tensor(v, before(v), tensors) for test in tests for v in _tested(test))):
         flags.add("device-truth-test")
     if subscripts and hot() and (tensors is None or any(
-        _itself_may_be_tensor(s.value, before(s), tensors) and any(tensor_may_be(e, before(s), tensors) for e in _index_elements(s.slice))  # type: ignore[attr-defined]
+        itself_may_be_tensor(s.value, before(s), tensors) and any(tensor_may_be(e, before(s), tensors) for e in index_elements(s.slice))  # type: ignore[attr-defined]
         for s in subscripts
     )):
         flags.add("mask-subscript")
-    if made_contiguous and (tensors is None or any(not _built_here(r, before(r), tensors) and contiguous_may_be(r, before(r), tensors) for r in made_contiguous)):
+    if made_contiguous and (tensors is None or any(not built_here(r, before(r), tensors) and contiguous_may_be(r, before(r), tensors) for r in made_contiguous)):
         flags.add("contiguous-of-contiguous")
     if converted and (tensors is None or any(tensor_may_be(value, before(value), tensors) for value in converted)):
         flags.add("tensor-conversion-chain")
@@ -1308,27 +455,27 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
         # (`Facts._accumulating_loop` reads the loop and the list; this is a superset).
         for receiver, call in accumulated:
             if receiver in handed_back:
-                stored.extend(_arguments(call))
+                stored.extend(call_arguments(call))
     if stored or cached_returns:
         if stored and (tensors is None or any(partial_may_be(value, itemised, tensors) for value in stored
-                                              if not _part_of_self(value, itemised, tensors))):
+                                              if not part_of_self(value, itemised, tensors))):
             flags.add("retains-view")
         if cached_returns and (tensors is None or any(partial_may_be(value, itemised, tensors) for value in cached_returns)):
             flags.add("cached-returns-view")
-    if chained_stores and (tensors is None or any(_gathered_in_chain(r, before(r), tensors, frozenset(listed), frozenset(narrowed))
+    if chained_stores and (tensors is None or any(gathered_in_chain(r, before(r), tensors, frozenset(listed), frozenset(narrowed))
                                                   for r in chained_stores)):
         flags.add("chained-subscript-store")
-    if scalar_reads and hot() and (tensors is None or any(_itself_may_be_tensor(value, before(value), tensors) for value in scalar_reads)):
+    if scalar_reads and hot() and (tensors is None or any(itself_may_be_tensor(value, before(value), tensors) for value in scalar_reads)):
         flags.add("tensor-scalar-read")
-    if twins and (tensors is None or any(_twin_may_be_tensor(func, before(func), tensors) for func in twins)):
+    if twins and (tensors is None or any(twin_may_be_tensor(func, before(func), tensors) for func in twins)):
         flags.add("tensor-twin-statement")
     # A subscript or augmented assignment is reported only through `copy_of`: a conversion of a named tensor.
     if (inplace_roots or written_roots) and not calls.isdisjoint(semantics.MAYBE_COPY_METHODS) and (
-            any(_chain_has(ast.Name(id=root), _maybe_copy_node, bound, sources) for root in inplace_roots)
-            or any(_chain_has(ast.Name(id=root), _converts_a_name(bound, tensors), bound, sources) for root in written_roots)):
+            any(chain_has(ast.Name(id=root), _maybe_copy_node, bound, sources) for root in inplace_roots)
+            or any(chain_has(ast.Name(id=root), converts_a_name(bound, tensors), bound, sources) for root in written_roots)):
         flags.add("write-into-maybe-copy")
     if inplace_roots and "advanced-subscript" in flags and any(
-            _chain_has(ast.Name(id=root), _gather_node, bound, sources) for root in inplace_roots):
+            chain_has(ast.Name(id=root), _gather_node, bound, sources) for root in inplace_roots):
         flags.add("inplace-on-gathered-name")
     return features
 
@@ -1358,28 +505,6 @@ def _strided_contiguous(value: ast.AST) -> bool:
     return False
 
 
-def _twin_may_be_tensor(func: ast.AST, bound: Bindings, context: TensorContext) -> bool:
-    """`x.<m>` of a twin statement that VL205 may report: a method only tensors have, a function of an
-    imported module (`torch.clamp`), or a receiver that may be a tensor the walker knows."""
-    if func.attr in semantics.TENSOR_ONLY_TWIN_METHODS:  # type: ignore[attr-defined]
-        return True
-    receiver = func.value  # type: ignore[attr-defined]
-    head = receiver
-    while type(head) is ast.Attribute:
-        head = head.value  # type: ignore[attr-defined]
-    if type(head) is ast.Name and head.id in context.aliases:  # type: ignore[attr-defined]
-        return True
-    return _itself_may_be_tensor(receiver, bound, context)
-
-
-def _arguments(call: ast.AST) -> list[ast.AST]:
-    """The argument values of a call, positional (unstarred) and keyword."""
-    return [a.value if type(a) is ast.Starred else a for a in call.args] + [k.value for k in call.keywords]  # type: ignore[attr-defined]
-
-
-_HOST_COMPARISONS = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
-
-
 def _host_value(node: ast.AST) -> bool:
     """A test that is a plain Python bool whatever its operands: a constant, or a comparison
     with `is`/`is not`/`in`/`not in` (the walker's value for these is a host value)."""
@@ -1387,7 +512,7 @@ def _host_value(node: ast.AST) -> bool:
     if kind is ast.Constant:
         return True
     if kind is ast.Compare:
-        return any(isinstance(op, _HOST_COMPARISONS) for op in node.ops)  # type: ignore[attr-defined]
+        return any(isinstance(op, HOST_COMPARISONS) for op in node.ops)  # type: ignore[attr-defined]
     if kind is ast.BoolOp:
         return all(_host_value(value) for value in node.values)  # type: ignore[attr-defined]
     if kind is ast.UnaryOp and type(node.op) is ast.Not:  # type: ignore[attr-defined]
@@ -1400,18 +525,6 @@ def _host_truth(node: ast.AST) -> bool:
     if type(node) is ast.BoolOp or type(node) is ast.UnaryOp:
         return _host_value(node)
     return _host_value(node.test)  # type: ignore[attr-defined]
-
-
-def maybe_advanced(index: ast.AST) -> bool:
-    """An index that may select by tensor, list or mask: anything but slices, literals and `...`/`None`."""
-    kind = type(index)
-    if kind is ast.Slice or kind is ast.Constant:
-        return False
-    if kind is ast.Tuple:
-        return any(maybe_advanced(element) for element in index.elts)  # type: ignore[attr-defined]
-    if kind is ast.UnaryOp:
-        return type(index.operand) is not ast.Constant  # type: ignore[attr-defined]
-    return True
 
 
 def _advanced_in_chain(node: ast.AST) -> bool:
@@ -1430,10 +543,6 @@ def _advanced_in_chain(node: ast.AST) -> bool:
             return False
 
 
-_CHAIN_VIEW_ATTRIBUTES = semantics.VIEW_ATTRIBUTES | semantics.AMBIGUOUS_VIEW_ATTRIBUTES
-# Methods that may give a tensor or a sequence of them whatever they are called on (if it reads as a tensor).
-_ALIAS_SEQUENCE_METHODS = _TENSOR_MAKING_METHODS | {"tolist", "topk", "sort", "max", "min", "median", "mode", "kthvalue",
-                                                    "nonzero", "unique", "where"}
 _SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "complex", "None"})
 
 
@@ -1453,99 +562,6 @@ def _scalar_annotation(annotation: ast.AST) -> bool:
     return False
 
 
-def _gathered_in_chain(node: ast.AST, bound: Bindings, context: TensorContext, listed: frozenset[str],
-                       narrowed: frozenset[str] = frozenset()) -> bool:
-    """A subscript the walker may read as a gather (`Evaluator.index_kind`) in the receiver chain of an
-    assignment target, through the views it follows (VL202): subscripts, view attributes (`.T`, `.real`)
-    and view methods (`.view(...)`, `.transpose(...)`). A subscript of a list or dict the function builds
-    (`_built_here`) is no gather, since `index_kind` never reads a container receiver as gathered
-    (`rows = [[None] * n for _ in range(m)]; rows[i][j] = v`); `narrowed`: names an `isinstance` test may
-    turn into something else."""
-    for _ in range(64):
-        kind = type(node)
-        if kind is ast.Subscript:
-            receiver = node.value  # type: ignore[attr-defined]
-            built = type(receiver) is ast.Name and receiver.id not in narrowed and _built_here(receiver, bound, context)  # type: ignore[attr-defined]
-            if not built and _index_may_gather(node.slice, bound, context, listed):  # type: ignore[attr-defined]
-                return True
-            node = node.value  # type: ignore[attr-defined]
-        elif kind is ast.Attribute and node.attr in _CHAIN_VIEW_ATTRIBUTES:  # type: ignore[attr-defined]
-            node = node.value  # type: ignore[attr-defined]
-        elif kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in semantics.VIEW_METHODS:  # type: ignore[attr-defined]
-            node = node.func.value  # type: ignore[attr-defined]
-        else:
-            return False
-    return True
-
-
-def _index_may_gather(index: ast.AST, bound: Bindings, context: TensorContext, listed: frozenset[str]) -> bool:
-    """An index the walker may read as advanced: a list, a comparison (a mask), a name that reads as a mask or
-    an index tensor (`keep_mask`, `token_ids`), or a value that may be a tensor or a sequence (of ints)."""
-    kind = type(index)
-    if kind is ast.Slice or kind is ast.Constant:
-        return False
-    if kind is ast.Tuple:
-        return any(_index_may_gather(element, bound, context, listed) for element in index.elts)  # type: ignore[attr-defined]
-    if kind is ast.UnaryOp and type(index.operand) is ast.Constant:  # type: ignore[attr-defined]
-        return False  # `x[-1]`
-    if kind is ast.List or kind is ast.ListComp or kind is ast.Compare:
-        return True
-    name = dotted(index)
-    if name is not None and semantics.looks_like_index_name(name):
-        return True
-    return tensor_may_be(index, bound, context) or _sequence_may_be(index, bound, context, listed)
-
-
-def _sequence_may_be(node: ast.AST, bound: Bindings, context: TensorContext, listed: frozenset[str] = frozenset(),
-                     seen: Optional[set[str]] = None) -> bool:
-    """A superset of the values the walker may know to be a list or sequence that indexes by gathering (a list
-    of ints or tensors, a NumPy array, `torch.where`'s tuple): displays, calls (but those giving a Python
-    number), attributes, elements of something; a name bound to one, or unknowably; a parameter annotated as a
-    sequence. Not an int: a constant, a `range` counter, arithmetic of those."""
-    kind = type(node)
-    if kind is ast.Constant:
-        return False
-    if kind is ast.Name:
-        name = node.id  # type: ignore[attr-defined]
-        values = [*(bound.get(name) or ()), *(context.outer.get(name) or ())]
-        seen = set() if seen is None else seen
-        if name in seen:
-            return False
-        seen.add(name)
-        for value in values:
-            if value is None or value is PARAMETER:
-                return True
-            if value is PLAIN_PARAMETER:
-                if name in listed:
-                    return True  # annotated as something other than a number or a string
-                continue
-            if _sequence_may_be(value, bound, context, listed, seen):
-                return True
-        return False
-    if kind is _Element:
-        source = node.source  # type: ignore[attr-defined]
-        if source is _COUNTER or (type(source) is ast.Call and type(source.func) is ast.Name and source.func.id == "range"):  # type: ignore[attr-defined]
-            return False  # a count
-        # A row of a list of lists: what it is taken from holds sequences (an item of something unknown is unknown).
-        return _sequence_may_be(source, bound, context, listed, seen)
-    if kind is ast.BinOp:
-        return _sequence_may_be(node.left, bound, context, listed, seen) or _sequence_may_be(node.right, bound, context, listed, seen)  # type: ignore[attr-defined]
-    if kind is ast.UnaryOp:
-        return False  # `-n`, `not x`: a number or a bool (a tensor's: `tensor_may_be`)
-    if kind is ast.IfExp:
-        return _sequence_may_be(node.body, bound, context, listed, seen) or _sequence_may_be(node.orelse, bound, context, listed, seen)  # type: ignore[attr-defined]
-    if kind is ast.Call:
-        func = node.func  # type: ignore[attr-defined]
-        called = callee_name(func)
-        if called in _HOST_RESULT_CALLS or called in ("int", "float", "round", "abs", "bool"):
-            return False
-        # A function of an imported module other than torch and NumPy (`fx.range_constexpr(n)`, `tl.arange(...)`):
-        # unknown to the walker, unless it is a method that makes tensors or sequences of them.
-        return not (type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id in context.aliases
-                    and not context.tensor_module(func.value.id) and called not in _ALIAS_SEQUENCE_METHODS)
-    return kind is not ast.JoinedStr and kind is not ast.Compare and kind is not ast.BoolOp
-
-
 def _inplace_statement(call: ast.Call, flags: set[str]) -> Optional[str]:
     """Classify the receiver of an in-place statement: `buf[idx].add_(1).mul_(2)` -> `buf[idx]`;
     the name at its root (`buf`), if it has one."""
@@ -1560,9 +576,9 @@ def _inplace_statement(call: ast.Call, flags: set[str]) -> Optional[str]:
         return None
     if type(receiver) is ast.Call:
         flags.add("inplace-on-call")
-    if _chain_has(receiver, _maybe_copy_node):
+    if chain_has(receiver, _maybe_copy_node):
         flags.add("inplace-on-maybe-copy")  # `x.float().add_(1)`, `x.reshape(-1)[0].zero_()`
-    if _chain_has(receiver, _gather_node):
+    if chain_has(receiver, _gather_node):
         flags.add("inplace-on-gather")  # `x.index_select(0, rows).add_(1)`, `buf[idx].zero_()`
     if _advanced_in_chain(receiver):
         flags.add("inplace-on-subscript")
@@ -1570,39 +586,6 @@ def _inplace_statement(call: ast.Call, flags: set[str]) -> Optional[str]:
     if root is not None:
         flags.add("inplace-on-name")
     return root
-
-
-_COUNTER = ast.Constant(value=0)  # what `enumerate` counts with, the keys of `.items()`: host values
-
-
-def _note_source(target: ast.AST, source: ast.AST, sources: Bindings) -> None:
-    """Names in a loop target or an unpacking target, each taken from `source`; in
-    `for i, (k, v) in enumerate(zip(keys, d.items()))`, `i` is a count, `k` comes from `keys` and
-    `v` from `d.items()`, whose keys are host values (a tensor key is hashed by identity)."""
-    kind = type(target)
-    if kind is ast.Name:
-        sources.setdefault(target.id, []).append(source)  # type: ignore[attr-defined]
-    elif kind is ast.Tuple or kind is ast.List:
-        elements = target.elts  # type: ignore[attr-defined]
-        if type(source) is ast.Call and not any(type(e) is ast.Starred for e in elements):
-            func, arguments = source.func, source.args  # type: ignore[attr-defined]
-            if type(func) is ast.Name and func.id == "enumerate" and len(elements) == 2 and len(arguments) == 1:
-                _note_source(elements[0], _COUNTER, sources)
-                _note_source(elements[1], arguments[0], sources)
-                return
-            if type(func) is ast.Name and func.id == "zip" and len(elements) == len(arguments) \
-                    and not any(type(a) is ast.Starred for a in arguments):
-                for element, argument in zip(elements, arguments):
-                    _note_source(element, argument, sources)
-                return
-            if type(func) is ast.Attribute and func.attr == "items" and len(elements) == 2:
-                _note_source(elements[0], _COUNTER, sources)
-                _note_source(elements[1], source, sources)
-                return
-        for element in elements:
-            _note_source(element, source, sources)
-    elif kind is ast.Starred:
-        _note_source(target.value, source, sources)  # type: ignore[attr-defined]
 
 
 def _note_slots(target: ast.AST, source: ast.AST, slots: dict[tuple[str, int], tuple[int, int]]) -> None:
@@ -1637,100 +620,12 @@ def _maybe_copy_node(node: ast.AST) -> bool:
     return type(func) is ast.Name and func.id in ("reshape", "flatten", "ravel")  # `from torch import reshape`; not `int(n)`
 
 
-def _maybe_copy_of_a_name(node: ast.AST) -> bool:
-    """A conversion that may copy a named tensor (`x.float()`, `self.w.reshape(-1)`, `torch.flatten(x)`): the
-    walker remembers which tensor a write into its result was meant for (`Value.copy_of`) only for these."""
-    if type(node) is not ast.Call:
-        return False
-    func = node.func  # type: ignore[attr-defined]
-    if type(func) is ast.Attribute:
-        return func.attr in semantics.MAYBE_COPY_METHODS and dotted(func.value) is not None
-    return type(func) is ast.Name and func.id in ("reshape", "flatten", "ravel") \
-        and bool(node.args) and dotted(node.args[0]) is not None  # type: ignore[attr-defined]
-
-
-def _converts_a_name(bound: Bindings, tensors: Optional[TensorContext]) -> Callable[[ast.AST], bool]:
-    """`_maybe_copy_of_a_name`, as the walker reads the conversion: a method only tensors are sure to have
-    (`reshape`, `contiguous`) converts whatever it is called on, but one other objects have too (`.to(...)`,
-    `.float()`) converts only what may be a tensor, or what it is given a torch dtype or a `dtype=`/`device=`
-    for (`tl.load(p).to(tl.float32)` in a Triton kernel is not)."""
-    if tensors is None:
-        return _maybe_copy_of_a_name
-
-    def converts(node: ast.AST) -> bool:
-        if not _maybe_copy_of_a_name(node):
-            return False
-        func = node.func  # type: ignore[attr-defined]
-        if type(func) is not ast.Attribute or func.attr not in semantics.MAYBE_VIEW_METHODS_NEED_TENSOR:
-            return True
-        return _given_tensor_arguments(node, tensors) or tensor_may_be(func.value, bound, tensors)
-
-    return converts
-
-
 def _gather_node(node: ast.AST) -> bool:
     """A gathered copy: a subscript with a maybe-advanced index, or `index_select`/`gather`/`masked_select`/`take`."""
     kind = type(node)
     if kind is ast.Subscript:
         return maybe_advanced(node.slice)  # type: ignore[attr-defined]
     return kind is ast.Call and callee_name(node.func) in semantics.GATHER_METHODS  # type: ignore[attr-defined]
-
-
-def _chain_has(node: ast.AST, made_by: Callable[[ast.AST], bool], bound: Optional[Bindings] = None,
-               sources: Optional[Bindings] = None, seen: Optional[set[str]] = None) -> bool:
-    """Whether `node`'s value may come from an expression `made_by` accepts, through the views,
-    conversions and method calls on top of it (`y.view(-1)[0]`), the first argument of a function
-    (`torch.narrow(y, ...)`, every argument of `zip(...)`), both arms of a conditional expression and,
-    with `bound`, the values a name in the chain is bound to in the segment. A loop target or an
-    unpacked name comes from what is iterated or unpacked (`sources`); a name bound where the
-    segment cannot say to what (`with ... as y`) may come from anything."""
-    for _ in range(64):
-        if made_by(node):
-            return True
-        kind = type(node)
-        if kind is ast.Attribute and node.attr in _HOST_ATTRIBUTES:  # type: ignore[attr-defined]
-            return False  # `x.shape`, `x.dtype`: metadata, not the tensor
-        if kind is ast.Subscript or kind is ast.Attribute or kind is ast.Starred:
-            node = node.value  # type: ignore[attr-defined]
-        elif kind is ast.Call:
-            func = node.func  # type: ignore[attr-defined]
-            called = callee_name(func)
-            if called in _HOST_RESULT_CALLS or called in _FRESH_RESULT_CALLS:
-                return False  # `int(n.item())`, `x.size(0)`: host values; `x.new_zeros(...)`, `x.clone()`: fresh tensors
-            if type(func) is ast.Name:
-                # What `zip(a, b)` or `enumerate(a)` yields comes from their arguments; what another function
-                # returns is its own.
-                return called in _ITERATING_BUILTINS and any(_chain_has(a, made_by, bound, sources, seen) for a in node.args)  # type: ignore[attr-defined]
-            arguments = node.args[:1]  # type: ignore[attr-defined]
-            if any(_chain_has(a, made_by, bound, sources, seen) for a in arguments):
-                return True
-            if type(func) is not ast.Attribute:
-                return False
-            node = func.value
-        elif kind is ast.IfExp:
-            return _chain_has(node.body, made_by, bound, sources, seen) \
-                or _chain_has(node.orelse, made_by, bound, sources, seen)  # type: ignore[attr-defined]
-        elif kind is ast.NamedExpr:
-            node = node.value  # type: ignore[attr-defined]
-        elif kind is _Held:
-            return False  # what a container holds: a write into the container does not reach it
-        elif kind is ast.Name and bound is not None:
-            name = node.id  # type: ignore[attr-defined]
-            seen = set() if seen is None else seen
-            if name in seen:
-                return False
-            seen.add(name)
-            for value in bound.get(name, ()):
-                if value is None:
-                    unpacked = sources.get(name) if sources is not None else None
-                    if unpacked is None or any(s is None or _chain_has(s, made_by, bound, sources, seen) for s in unpacked):
-                        return True
-                elif value is not PARAMETER and _chain_has(value, made_by, bound, sources, seen):
-                    return True
-            return False
-        else:
-            return False
-    return True  # too long a chain to follow: it may
 
 
 def _names_cpu(call: ast.Call) -> bool:

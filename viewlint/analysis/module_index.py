@@ -10,7 +10,7 @@ from typing import Optional, Sequence
 import libcst as cst
 
 from viewlint.analysis import semantics
-from viewlint.analysis.features import callee_name, dotted, preorder
+from viewlint.analysis.nodes import callee_name, dotted, preorder
 from viewlint.analysis import tree as tree_module
 from viewlint.analysis.tree import dotted_name
 

@@ -29,14 +29,16 @@ from typing import TYPE_CHECKING, Any, Optional
 import libcst as cst
 
 from viewlint.analysis import stack
-from viewlint.analysis.callgraph import MAIN_BLOCK, CallGraph, FunctionInfo, FunctionKey, host_annotation
-from viewlint.analysis.features import dotted
+from viewlint.analysis.annotations import annotation_value
+from viewlint.analysis.callgraph import (MAIN_BLOCK, MAX_CALLER_LINES, MAX_CALLERS, MAX_SUMMARY_LINES, MAX_TUPLE_SUMMARY_LINES,
+                                         CallGraph, FunctionInfo, FunctionKey, host_annotation)
 from viewlint.analysis.contexts import Context
-from viewlint.analysis.evaluator import Evaluator, Locals, annotation_value
+from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex
 from viewlint.analysis.project import Project
 from viewlint.analysis.tree import descendants, dotted_name, parse_module
 from viewlint.analysis import semantics as sem
+from viewlint.analysis.value_ops import Locals
 from viewlint.analysis.values import (HOST, INT, INTERFACE, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Provenance, Value,
                                       join, referenced_function)
 
@@ -44,18 +46,7 @@ if TYPE_CHECKING:
     from viewlint.analysis.facts import Facts
     from viewlint.settings import Settings
 
-# How many callers of one function are walked to learn what it is passed.
-MAX_CALLERS = 8
-# Functions longer than this (in lines) are not walked for summaries: helpers that return views or
-# masks are short, and walking every long `forward` a call reaches would cost more than it tells.
-MAX_SUMMARY_LINES = 40
-# The walk that only records what a function passes to its callees may read longer functions (a step
-# function that builds its helpers' host-side arguments).
-MAX_CALLER_LINES = 150
-# A helper whose every `return <value>` is a tuple display (`return q, k, v, buffer`, or `return None`) hands
-# back several values that may be views of one another: only its walk tells the caller that, so what it returns
-# is read up to this length (half as long again: on sglang, 3% more summary walks, 5% more lines walked).
-MAX_TUPLE_SUMMARY_LINES = 60
+
 @dataclass
 class RunResult:
     """What one walk of a function found."""

@@ -24,6 +24,8 @@ from pygls.uris import from_fs_path
 from viewlint import __version__
 from viewlint.diagnostics import rule_url
 from viewlint.lsp.documents import LintedDocument, fix_all_edits, noqa_all_edits
+from viewlint.lsp.edits import text_edit
+from viewlint.lsp.scheduler import outcome
 
 if TYPE_CHECKING:
     from viewlint.server import ViewlintServer
@@ -72,8 +74,6 @@ def _uris(arguments: tuple[Any, ...]) -> list[str]:
 async def _edit_documents(ls: "ViewlintServer", arguments: tuple[Any, ...], label: str,
                           make: Any) -> Optional[types.ApplyWorkspaceEditResult]:
     """Compute ``make(linted)`` edits for each document named and send them to the editor as one edit."""
-    from viewlint.server import _outcome, _text_edit
-
     changes: dict[str, list[types.TextEdit]] = {}
     for uri in _uris(arguments):
         cell = await ls.current_cell(uri)
@@ -82,10 +82,10 @@ async def _edit_documents(ls: "ViewlintServer", arguments: tuple[Any, ...], labe
             continue
         text = cell[2] if cell is not None else linted.text
         document = linted
-        finished, edits = await _outcome(ls.scheduler.start(f"command: {uri}", lambda: make(document)))
+        finished, edits = await outcome(ls.scheduler.start(f"command: {uri}", lambda: make(document)))
         if finished and edits:
             encoder = ls.encoder(text)
-            changes[uri] = [_text_edit(edit, encoder) for edit in edits]
+            changes[uri] = [text_edit(edit, encoder) for edit in edits]
     if not changes:
         return None
     return await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(

@@ -155,3 +155,10 @@ class LintScheduler:
             job.future.set_exception(error)
         else:
             job.future.set_result(result)
+
+
+async def outcome(future: "asyncio.Future[Any]") -> tuple[bool, Any]:
+    """(True, the lint's result), or (False, None) when the lint was superseded; the request's own
+    cancellation (``$/cancelRequest``, shutdown) propagates."""
+    result = await asyncio.shield(future)
+    return (False, None) if result is SUPERSEDED else (True, result)

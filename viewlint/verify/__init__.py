@@ -16,19 +16,12 @@ The flow (DESIGN.md §6):
 3. :mod:`viewlint.verify.verdicts` judges the measurements per rule and attaches a
    :class:`~viewlint.diagnostics.Verdict` to each finding.
 
-This package's ``__init__`` imports nothing heavy: the child process imports it too.
+This package's ``__init__`` imports nothing (its submodules import it): the child process imports
+it too. The entry points are :func:`viewlint.verify.runner.verify_scripts` and
+:func:`viewlint.verify.runner.verify_command`.
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Optional, Sequence
-
-if TYPE_CHECKING:
-    from viewlint.diagnostics import Diagnostic
-    from viewlint.verify.runner import VerifyResult
-
 DEVICES = ("auto", "cpu", "cuda")
-DEFAULT_TIMEOUT = 60.0
 
 # The global name instrumented code calls its probes through; the runner puts it in the module's globals.
 PROBE_MODULE = "__viewlint__"
@@ -38,21 +31,3 @@ RETENTION = ("VL101", "VL102", "VL103")
 LOST_WRITE = ("VL201", "VL202", "VL203")
 COPIES = ("VL302", "VL303", "VL304", "VL305")
 SYNCS = ("VL401", "VL402", "VL403", "VL404")
-
-
-def verify_scripts(diagnostics: Sequence["Diagnostic"], *, timeout: float = DEFAULT_TIMEOUT, device: str = "auto",
-                   python: Optional[str] = None, roots: Sequence[str] = (), cwd: Optional[str] = None
-                   ) -> "VerifyResult":
-    """Run every file with findings as ``__main__`` (package modules as ``python -m`` would; each
-    in a fresh process and a fresh temporary folder, unless ``cwd`` is given) and attach verdicts."""
-    from viewlint.verify.runner import verify_scripts as run
-
-    return run(diagnostics, timeout=timeout, device=device, python=python, roots=roots, cwd=cwd)
-
-
-def verify_command(diagnostics: Sequence["Diagnostic"], command: str, *, timeout: Optional[float] = None,
-                   device: str = "auto", roots: Sequence[str] = ()) -> "VerifyResult":
-    """Run the user's ``command`` with a hook that instruments the flagged files however it runs them."""
-    from viewlint.verify.runner import verify_command as run
-
-    return run(diagnostics, command, timeout=timeout, device=device, roots=roots)

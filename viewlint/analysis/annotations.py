@@ -1,0 +1,184 @@
+"""What annotations, docstrings and uses say a name holds, read off libcst nodes.
+
+Real code spells a tensor many ways (`Optional[torch.Tensor]`, `Tensor | None`, `torch.LongTensor`,
+`"torch.Tensor"`, `np.ndarray`, a docstring's `x (LongTensor): ...`); the evaluator and the flow read
+parameters, fields and annotated locals through these.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import libcst as cst
+
+from viewlint.analysis import semantics as sem
+from viewlint.analysis.module_index import ModuleIndex
+from viewlint.analysis.tree import code_for_node, descendants, dotted_name
+from viewlint.analysis.values import HOST, INT, UNKNOWN, Kind, Value, join
+
+
+# Annotation names (last part) that mean a torch tensor; and what each says about its contents.
+_TENSOR_ANNOTATIONS = {
+    "Tensor": {}, "Parameter": {"is_parameter": True}, "FloatTensor": {}, "HalfTensor": {}, "DoubleTensor": {},
+    "BFloat16Tensor": {}, "LongTensor": {"index_like": True, "zero_dim": False}, "IntTensor": {"index_like": True, "zero_dim": False},
+    "BoolTensor": {"bool_mask": True, "zero_dim": False}, "ByteTensor": {"bool_mask": True, "zero_dim": False},
+    "Buffer": {}, "DTensor": {},
+}
+# Host values `.to()` reads as a dtype or as a device.
+DTYPE_VALUE = Value(kind=Kind.HOST, host_type="dtype")
+DEVICE_VALUE = Value(kind=Kind.HOST, host_type="device")
+_ARRAY_ANNOTATIONS = frozenset({"ndarray", "NDArray", "ArrayLike"})
+_SEQUENCE_ANNOTATIONS = frozenset({"list", "List", "Sequence", "MutableSequence", "tuple", "Tuple", "Iterable", "Iterator", "Collection", "set", "Set", "frozenset", "deque"})
+_MAPPING_ANNOTATIONS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "defaultdict"})
+_OPTIONAL_ANNOTATIONS = frozenset({"Optional", "Union", "Annotated", "Final", "ClassVar"})
+_HOST_ANNOTATIONS = frozenset({"str", "float", "bool", "bytes", "complex", "None", "dtype", "device", "Size"})
+
+
+_DOC_PARAM = r"(?:^|\n)\s*[*`]*{name}[*`]*\s*(?:\(([^)\n]*)\)|:\s*([^\n]*))"
+_DOC_TENSOR = re.compile(r"\b(?:torch\.)?(Long|Bool|Byte|Float|Int|Half)?Tensor\b|\btensor\b")
+_DOC_ARRAY = re.compile(r"\b(?:np|numpy)\.ndarray\b|\bndarray\b")
+
+
+def _says_nothing(annotation: cst.BaseExpression) -> bool:
+    """`Any` or `object`: a union with it admits every value."""
+    return (dotted_name(annotation) or "").split(".")[-1] in ("Any", "object")
+
+
+def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: int = 0) -> Value:
+    """What a parameter annotated with `annotation` may hold, in any of its spellings."""
+    if depth > 4:
+        return UNKNOWN
+    if isinstance(annotation, cst.SimpleString):
+        text = annotation.evaluated_value if isinstance(annotation.evaluated_value, str) else ""
+        try:
+            parsed = cst.parse_expression(text)
+        except Exception:  # a string annotation that is not an expression
+            return UNKNOWN
+        return annotation_value(parsed, index, depth + 1)
+    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+        return _union_value([annotation.left, annotation.right], index, depth)
+    if isinstance(annotation, cst.Subscript):
+        container = (dotted_name(annotation.value) or "").split(".")[-1]
+        items = [e.slice.value for e in annotation.slice if isinstance(e.slice, cst.Index)]
+        if container in _OPTIONAL_ANNOTATIONS:
+            if container == "Union":
+                return _union_value(items, index, depth)
+            values = [annotation_value(i, index, depth + 1) for i in (items[:1] if container == "Annotated" else items)]
+            result = UNKNOWN
+            for value in values:
+                result = _annotation_join(result, value)
+            return result
+        if container in ("tuple", "Tuple") and len(items) > 1 and not any(isinstance(i, cst.Ellipsis) for i in items):
+            # `tuple[Tensor, Tensor, list[int]]`: each position its own.
+            return Value(kind=Kind.WRAPPER, wrapper="tuple", why=f"annotated `{node_text(annotation)}`",
+                         elements=tuple(annotation_value(i, index, depth + 1) for i in items))
+        if container in _SEQUENCE_ANNOTATIONS:
+            element = annotation_value(items[0], index, depth + 1) if items else UNKNOWN
+            if element.kind is Kind.INT:
+                return Value(kind=Kind.INT_LIST, why=f"annotated `{node_text(annotation)}`")
+            if element.is_tensor:
+                return Value(kind=Kind.WRAPPER, elements=(element,), wrapper="list", why=f"annotated `{node_text(annotation)}`")
+            return Value(kind=Kind.WRAPPER, wrapper="list") if container in ("list", "List") else UNKNOWN
+        if container in _MAPPING_ANNOTATIONS:
+            element = annotation_value(items[-1], index, depth + 1) if items else UNKNOWN
+            return Value(kind=Kind.WRAPPER, elements=(element,) if element.is_tensor else (), wrapper="dict")
+        if container in _ARRAY_ANNOTATIONS:
+            return Value(kind=Kind.ARRAY, why=f"annotated `{node_text(annotation)}`")
+        return UNKNOWN
+    name = dotted_name(annotation)
+    if name is None:
+        return UNKNOWN
+    qualified = index.qualify(annotation) or name
+    last = qualified.split(".")[-1]
+    torch_name = qualified.startswith("torch.") or name in ("Tensor", "Parameter") or (
+        last in _TENSOR_ANNOTATIONS and last.endswith("Tensor") and "." not in name)
+    if last in _TENSOR_ANNOTATIONS and torch_name:
+        return Value(kind=Kind.TENSOR, why=f"annotated `{name}`", **_TENSOR_ANNOTATIONS[last])  # type: ignore[arg-type]
+    if last in _ARRAY_ANNOTATIONS:
+        return Value(kind=Kind.ARRAY, why=f"annotated `{name}`")
+    if last == "int":
+        return INT
+    if last in ("device", "dtype") and (qualified.startswith("torch.") or name == last):
+        return DEVICE_VALUE if last == "device" else DTYPE_VALUE  # `device: torch.device`
+    if last in _HOST_ANNOTATIONS:
+        return HOST
+    if last in ("list", "List"):
+        return Value(kind=Kind.WRAPPER, wrapper="list")
+    if last in ("dict", "Dict"):
+        return Value(kind=Kind.WRAPPER, wrapper="dict")
+    if sem.nn_module_class(qualified) or (qualified.startswith("torch.optim.") and last[:1].isupper()):
+        return Value(kind=Kind.HOST, wrapper=qualified, why=f"annotated `{name}`")  # `encoder: nn.Module`
+    if last[:1].isupper() and last not in ("Any", "Callable", "Iterable", "Iterator", "Sequence", "Mapping", "Union",
+                                          "Optional", "Type", "TypeVar", "Protocol", "Generic") \
+            and not qualified.startswith(("torch.", "numpy.", "np.", "jax.")):
+        # An object of another class: not a tensor. Its class is kept (`m: Extractor`): calls of its methods run them.
+        return Value(kind=Kind.HOST, wrapper=last, why=f"annotated `{name}`")
+    return UNKNOWN
+
+
+def _union_value(sides: list[cst.BaseExpression], index: Optional[ModuleIndex], depth: int) -> Value:
+    """`Tensor | None` is a tensor (a join: either side's evidence counts); `int | Tensor` may be a plain number and
+    `Tensor | Any` may be anything (nothing known). `list[int] | Tensor` stays a maybe-tensor: such grids are device
+    tensors in the models that pass them."""
+    if any(_says_nothing(side) for side in sides):
+        return UNKNOWN
+    values = [annotation_value(side, index, depth + 1) for side in sides
+              if not (isinstance(side, cst.Name) and side.value == "None")]
+    if any(v.is_tensor for v in values) and any(v.kind in (Kind.INT, Kind.HOST) for v in values):
+        return UNKNOWN
+    result = UNKNOWN
+    for value in values:
+        result = _annotation_join(result, value)
+    return result
+
+
+def _annotation_join(a: Value, b: Value) -> Value:
+    """`Optional[X]`: None adds nothing; an unknown alternative does not hide a tensor one."""
+    if a.kind is Kind.UNKNOWN or (a.kind is Kind.HOST and b.kind is not Kind.UNKNOWN):
+        return b
+    if b.kind is Kind.UNKNOWN or b.kind is Kind.HOST:
+        return a
+    return join(a, b)
+
+
+_PRINTER = cst.Module(body=[])
+
+
+def node_text(node: cst.CSTNode) -> str:
+    return code_for_node(_PRINTER, node)
+
+
+def docstring_value(docstring: Optional[str], name: str) -> Value:
+    """A parameter's type as its function's docstring gives it (Google, NumPy or Sphinx style, or
+    `name: LongTensor of ...` prose)."""
+    if not docstring or name not in docstring:
+        return UNKNOWN
+    texts = []
+    for match in re.finditer(_DOC_PARAM.format(name=re.escape(name)), docstring):
+        texts.append(match.group(1) or match.group(2) or "")
+    for match in re.finditer(rf":type\s+{re.escape(name)}\s*:\s*([^\n]*)", docstring):
+        texts.append(match.group(1))
+    for match in re.finditer(rf":param\s+[\w.\[\], ]*?\b{re.escape(name)}\s*:\s*([^\n]*)", docstring):
+        texts.append(match.group(1))
+    for text in texts:
+        head = text[:80]
+        found = _DOC_TENSOR.search(head)
+        if found:
+            kind = (found.group(1) or "") if found.group(0) != "tensor" else ""
+            facts = _TENSOR_ANNOTATIONS.get(f"{kind}Tensor", {}) if kind else {}
+            if re.search(r"\bmask\b", head, re.I):
+                facts = {**facts, "bool_mask": True, "zero_dim": False}
+            return Value(kind=Kind.TENSOR, why=f"docstring says `{name}` is a tensor", **facts)  # type: ignore[arg-type]
+        if _DOC_ARRAY.search(head):
+            return Value(kind=Kind.ARRAY, why=f"docstring says `{name}` is an array")
+    return UNKNOWN
+
+
+def collect_usage(function: cst.CSTNode) -> dict[str, frozenset[str]]:
+    """For each plain name in a function, the attributes and methods read off it (`mask.any()` -> {"any"})."""
+    found: dict[str, set[str]] = {}
+    for node in descendants(function):
+        if type(node) is cst.Attribute and type(node.value) is cst.Name:  # type: ignore[attr-defined]
+            found.setdefault(node.value.value, set()).add(node.attr.value)  # type: ignore[attr-defined]
+    return {name: frozenset(attrs) for name, attrs in found.items()}

@@ -1,0 +1,501 @@
+"""The flow's hooks: how `Facts` follows the walker through a function, statement by statement.
+
+The walker (`viewlint.analysis.walker`) calls these `enter_*`/`leave_*`/`after_*` hooks in statement
+order: they bind names at assignments, snapshot and join the environment around branches and loops,
+enter hot and cold contexts, and seed a function's parameters from their annotations, docstrings,
+callers and uses. The part of `Facts` (`viewlint.analysis.facts`) the walker drives, a class of its
+own only to keep each file readable: `Facts` inherits it.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any, Iterable, Optional
+
+import libcst as cst
+
+from viewlint.analysis import semantics as sem
+from viewlint.analysis.annotations import annotation_value, docstring_value
+from viewlint.analysis.callgraph import FunctionKey
+from viewlint.analysis.contexts import ContextStack, warns_and_leaves
+from viewlint.analysis.evaluator import Evaluator
+from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class
+from viewlint.analysis.rebinding import match_captures, stored_names
+from viewlint.analysis.tree import descendants, dotted_name, remembered, subtree
+from viewlint.analysis.value_ops import MODULE_OUTPUT, labelled
+from viewlint.analysis.values import HOST, UNKNOWN, Device, Kind, Value, join
+
+if TYPE_CHECKING:
+    from viewlint.analysis.summaries import ModuleSummaries
+
+
+class FlowHooks:
+    """`Facts`' walking hooks (a mixin: `Facts` is the only class that inherits it)."""
+
+    index: ModuleIndex
+    summaries: Optional[ModuleSummaries]
+    evaluator: Evaluator
+    contexts: ContextStack
+    recorder: Optional[Any]
+    entry_values: Optional[dict[str, Value]]
+    _scopes: list[dict[str, Value]]
+    _scope_nodes: list[cst.CSTNode]
+    _statements: list[cst.CSTNode]
+    _if_snapshots: list[dict[str, Value]]
+    _loop_snapshots: list[dict[str, Value]]
+    _parameter_classes: dict[str, str]
+    _subtree_cache: dict[tuple[str, int], tuple[cst.CSTNode, Any]]
+    _sync_allowed: tuple[str, ...]
+    _try_stores: list[set[str]]
+
+    if TYPE_CHECKING:  # the rest of `Facts`, which this part calls
+        @property
+        def class_name(self) -> Optional[str]: ...
+        def current_statement(self) -> Optional[cst.CSTNode]: ...
+        def lookup(self, name: str) -> Value: ...
+        def bind(self, name: str, value: Value) -> None: ...
+        def bind_target(self, target: cst.BaseExpression, value: Value) -> None: ...
+        def value_of(self, node: cst.BaseExpression) -> Value: ...
+        def forget_layout(self, names: Iterable[str]) -> None: ...
+        def _proves_layout(self) -> bool: ...
+
+    # ------------------------------------------------------------------ walking hooks (called by Walker)
+    def enter_module(self, node: cst.Module) -> None:
+        self._scope_nodes.append(node)
+
+    def enter_function(self, node: cst.FunctionDef) -> None:
+        self.contexts.enter_function(node)
+        scope: dict[str, Value] = {}
+        params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
+        entry = self.entry_values
+        actual = entry is not None  # a summary walk: the values one call passes
+        if entry is not None:
+            self.entry_values = None  # for this function only, not the ones nested in it
+        elif self.summaries is not None and len(self._scopes) == 1 + (self.class_name is not None):
+            entry = self.summaries.entry_values(self.class_name, node.name.value)
+        docstring = node.get_docstring() if any(p.annotation is None for p in params) else None
+        inputs = self._module_inputs(node)
+        self._parameter_classes = self._annotated_classes(node, params)
+        for param in params:
+            name = param.name.value
+            evidence = self.parameter_value(param, docstring)
+            if evidence.is_tensor and isinstance(param.default, cst.Name) and param.default.value in ("True", "False"):
+                evidence = HOST  # `output_attentions: torch.Tensor | None = False`: a flag, whatever the annotation says
+            if evidence.kind is Kind.UNKNOWN and name in inputs:
+                evidence = inputs[name]
+            passed = entry.get(name) if entry is not None else None
+            if passed is not None and not actual and param.annotation is not None and evidence.is_tensor \
+                    and passed.kind is Kind.INT and node.name.value.startswith("_"):
+                # A private helper every caller here passes a plain number (`self._lengths(mask.shape[-1])`):
+                # what the callers pass beats the annotation.
+                evidence, passed = passed, None
+            if passed is not None and not actual and param.annotation is not None and evidence.kind is not Kind.UNKNOWN:
+                # Annotated: the annotation says what it is; the callers only say where it lives.
+                if evidence.is_tensor and evidence.device is Device.UNKNOWN and passed.device is not Device.UNKNOWN \
+                        and passed.kind in (Kind.TENSOR, Kind.UNKNOWN):
+                    evidence = evidence.with_(device=passed.device, guessed_cpu=passed.guessed_cpu)
+                passed = None
+            if passed is not None and passed.kind is Kind.UNKNOWN and passed.device is not Device.UNKNOWN \
+                    and evidence.kind in (Kind.TENSOR, Kind.UNKNOWN) and evidence.device is Device.UNKNOWN:
+                value = evidence.with_(device=passed.device, guessed_cpu=passed.guessed_cpu)  # every caller passes a `*_cpu` value
+            elif passed is None or passed.kind is Kind.UNKNOWN:
+                value = evidence
+            elif actual or evidence.kind is Kind.UNKNOWN:
+                value = passed
+            else:
+                value = join(evidence, passed)  # what the annotation says, and what this module's callers pass
+            scope[name] = labelled(value, name)
+        if node.params.star_arg is not None and isinstance(node.params.star_arg, cst.Param):
+            scope[node.params.star_arg.name.value] = UNKNOWN
+        self._scopes.append(scope)
+        self._scope_nodes.append(node)
+
+    def _module_inputs(self, node: cst.FunctionDef) -> dict[str, Value]:
+        """The unannotated inputs of an `nn.Module`'s `forward` (or `forward_*`, `__call__`): activations,
+        tensors on the module's device. Parameters with a non-`None` default (`use_cache=False`) or a
+        flag's name (`return_dict`, `output_attentions`) are options, not inputs."""
+        info = self.index.classes.get(self.class_name or "")
+        name = node.name.value
+        if info is None or not info.is_module or name not in ("forward", "__call__", "_forward"):
+            return {}
+        key = ("module inputs", id(node), self.class_name)  # read once per function, not per summary walk of it
+        known = self.index.memo.get(key)
+        if known is not None and known[0] is node:  # type: ignore[index]
+            return dict(known[1])  # type: ignore[index]
+        compared = _compared_with_constants(node)
+        used = _used_as_tensors(node, self.index, info)
+        found: dict[str, Value] = {}
+        for param in [*node.params.params[1:], *node.params.kwonly_params]:
+            pname = param.name.value
+            no_default = param.default is None or (isinstance(param.default, cst.Name) and param.default.value == "None")
+            if sem.is_module_input(pname, param.annotation is not None, no_default) and pname not in compared and pname in used:
+                found[pname] = Value(kind=Kind.TENSOR, why=f"an input of `{self.class_name}.{name}`")
+        self.index.memo[key] = (node, dict(found))  # type: ignore[index]
+        return found
+
+    def _annotated_classes(self, node: cst.FunctionDef, params: list[cst.Param]) -> dict[str, str]:
+        """Parameter -> the class its annotation names, read off the module's `ast` when the function is one
+        of its top-level functions or methods."""
+        if not any(p.annotation is not None for p in params):
+            return {}
+        function = self.contexts.function
+        info = None
+        if self.summaries is not None and len(self._scopes) == 1 + (self.class_name is not None):
+            info = self.summaries.functions.get(FunctionKey(function.class_name if function else None, node.name.value))
+        if info is not None:
+            arguments = info.node.args  # type: ignore[attr-defined]
+            return {a.arg: found for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
+                    if (found := annotation_class(a.annotation)) is not None}
+        found: dict[str, str] = {}
+        for param in params:
+            if param.annotation is not None:
+                reference = _annotation_class_of(param.annotation.annotation)
+                if reference is not None:
+                    found[param.name.value] = reference
+        return found
+
+    def parameter_value(self, param: cst.Param, docstring: Optional[str]) -> Value:
+        """What a parameter is, from its annotation or its function's docstring."""
+        if param.annotation is not None:
+            value = annotation_value(param.annotation.annotation, self.index)
+            if value.kind is not Kind.UNKNOWN:
+                return value
+        return docstring_value(docstring, param.name.value)
+
+    def leave_function(self, node: cst.FunctionDef) -> None:
+        self.contexts.pop()
+        self._scopes.pop()
+        self._scope_nodes.pop()
+
+    def enter_class(self, node: cst.ClassDef) -> None:
+        self.contexts.enter_class(node)
+        self._scopes.append({})
+
+    def leave_class(self, node: cst.ClassDef) -> None:
+        self.contexts.leave_class()
+        self._scopes.pop()
+
+    def enter_loop(self, node: cst.CSTNode) -> None:
+        self.contexts.enter_loop(node)
+        if self._proves_layout():
+            # The body runs again with what its last run bound: a name it rebinds is not known at its top.
+            self.forget_layout(stored_names(node.body))  # type: ignore[attr-defined]
+        self._loop_snapshots.append(dict(self._scopes[-1]))
+        if isinstance(node, cst.For):
+            element = self.evaluator.iterate(node.iter, {})
+            if element.is_tensor and isinstance(node.target, cst.Name) and self.value_of(node.iter).whole_partition:
+                element = element.with_(every_piece=True)  # `for page in pages:` over a whole split
+            elif element.kind is Kind.WRAPPER and isinstance(node.iter, cst.Call) and dotted_name(node.iter.func) == "zip" \
+                    and len(element.elements) == len(node.iter.args):
+                # `for lin, piece in zip(linears, packed.split(rows)):` visits every piece of the split too.
+                element = element.with_(elements=tuple(
+                    item.with_(every_piece=True) if item.is_tensor and self.value_of(arg.value).whole_partition else item
+                    for item, arg in zip(element.elements, node.iter.args)))
+            self.bind_target(node.target, element)
+
+    def leave_loop(self, node: cst.CSTNode) -> None:
+        self.contexts.pop()
+        before = self._loop_snapshots.pop()
+        self._scopes[-1] = _join_scopes(before, self._scopes[-1])
+
+    def enter_if(self, node: cst.If) -> None:
+        self.contexts.enter_if(node)
+        self._if_snapshots.append(dict(self._scopes[-1]))
+        for name, value in self.evaluator.narrowings(node.test, True):
+            self._scopes[-1][name] = value
+
+    def enter_cold_block(self, node: cst.CSTNode) -> None:
+        self.contexts.enter_cold_block(node)
+        if isinstance(node, cst.ExceptHandler) and self._try_stores:
+            self.forget_layout(self._try_stores[-1])  # entered after any statement of the `try` body
+
+    def enter_with(self, node: cst.With) -> None:
+        self.contexts.enter_with(node, self._sync_allowed)
+        for item in node.items:
+            if item.asname is not None:
+                self.bind_target(item.asname.name, UNKNOWN)  # what `__enter__` returns
+
+    def leave_with(self, node: cst.With) -> None:
+        self.contexts.pop()
+
+    def leave_cold_block(self, node: cst.CSTNode) -> None:
+        self.contexts.pop()
+
+    def if_body_done(self, node: cst.If) -> None:
+        # Keep the body's result and restart from the state before the `if` for the else branch.
+        before = self._if_snapshots[-1]
+        self._if_snapshots[-1] = self._scopes[-1]
+        self._scopes[-1] = dict(before)
+        self.contexts.else_branch()
+        for name, value in self.evaluator.narrowings(node.test, False):
+            self._scopes[-1][name] = value
+
+    def leave_if(self, node: cst.If) -> None:
+        self.contexts.pop()
+        after_body = self._if_snapshots.pop()
+        if _leaves(node.body) or _never_eager(node.test):
+            # `if torch.jit.is_scripting(): ...`: an eager run never takes the body; what it binds does not flow on.
+            return  # `if isinstance(x, torch.Tensor): return ...`: after the `if`, only the other path goes on
+        if isinstance(node.orelse, cst.Else) and _leaves(node.orelse.body):
+            self._scopes[-1] = after_body
+            return
+        self._scopes[-1] = _join_scopes(after_body, self._scopes[-1])
+
+    def push_statement(self, node: cst.CSTNode) -> None:
+        self._statements.append(node)
+        kind = type(node).__name__
+        if kind in ("Try", "TryStar") and node.handlers:  # type: ignore[attr-defined]
+            self._try_stores.append(stored_names(node.body) if self._proves_layout() else set())  # type: ignore[attr-defined]
+        elif kind == "Match":
+            for case in node.cases:  # type: ignore[attr-defined]
+                for child in descendants(case.pattern):
+                    for name in match_captures(child):
+                        self.bind(name, UNKNOWN)
+
+    def pop_statement(self) -> None:
+        node = self._statements.pop()
+        kind = type(node).__name__
+        if kind in ("Try", "TryStar") and node.handlers:  # type: ignore[attr-defined]
+            self._try_stores.pop()
+            if self._proves_layout():
+                self.forget_layout(stored_names(node))  # the body may have stopped half-way, then a handler ran
+        elif kind == "Match" and self._proves_layout():
+            self.forget_layout(stored_names(node))  # one case body ran, or none: not all of them in a row
+
+    def after_named_expression(self, node: cst.NamedExpr) -> None:
+        """`(x := expr)`: binds `x` in the function, on the paths that evaluate it."""
+        if not isinstance(node.target, cst.Name):
+            return
+        value = self.value_of(node.value)
+        name = node.target.value
+        self.bind(name, join(self.lookup(name), value) if name in self._scopes[-1] else value)
+
+    def after_assign(self, node: cst.BaseSmallStatement) -> None:
+        if isinstance(node, cst.Assign):
+            value = self.value_of(node.value)
+            for target in node.targets:
+                self._assign_to(target.target, value)
+        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+            value = self.value_of(node.value)
+            if value.origin == MODULE_OUTPUT or value.kind is Kind.UNKNOWN:
+                # `outputs: BaseModelOutputWithPast = self.model(...)`: what a module gives was a guess; the
+                # annotation says which object it is (a class: not a tensor).
+                annotated = annotation_value(node.annotation.annotation, self.index)
+                if annotated.kind is Kind.HOST and annotated.wrapper is not None:
+                    value = annotated
+            self._assign_to(node.target, value)
+        elif isinstance(node, cst.AugAssign):
+            target = node.target
+            if isinstance(target, cst.Name):
+                old = self.lookup(target.value)
+                if old.is_tensor:
+                    return  # `x += y` on a tensor is in place: x keeps its storage
+                value = self.value_of(cst.BinaryOperation(left=target, operator=_BINARY[type(node.operator)](), right=node.value)) \
+                    if type(node.operator) in _BINARY else UNKNOWN
+                self.bind_target(target, value)
+
+    def _assign_to(self, target: cst.BaseExpression, value: Value) -> None:
+        if isinstance(target, cst.Subscript):
+            self._add_to_container(target.value, value)
+            return
+        self.bind_target(target, value)
+        if self.recorder is not None and isinstance(target, cst.Attribute):
+            name = dotted_name(target)
+            if name is not None and name.startswith("self.") and name.count(".") == 1:
+                self.recorder.assigned(name[5:], value)
+
+    def in_fallback_path(self, node: cst.CSTNode) -> bool:
+        """Whether `node` runs only on a fallback path: in the branch taken when the callers give no host copy
+        (`x_host if x_host is not None else x.tolist()`, `if seq_lens_cpu is None: n = seq_lens.cpu()`), or in a
+        branch that logs a warning and gives up (an error path, like `raise`; the `if` test itself still runs on
+        every call)."""
+        ifs = [c.node for c in self.contexts.contexts if isinstance(c.node, cst.If)]
+        statement = self.current_statement
+        expressions = self._conditionals_in(statement) if statement is not None else []
+        for branch in (*ifs, *expressions):
+            if isinstance(branch, cst.If) and warns_and_leaves(branch):
+                fallback: Optional[cst.CSTNode] = branch.body
+            else:
+                present = _host_copy_test(branch.test)
+                if present is None:
+                    continue
+                fallback = branch.orelse if present else branch.body
+            if fallback is not None and id(node) in self._ids_within(fallback):
+                return True
+        return False
+
+    def _conditionals_in(self, statement: cst.CSTNode) -> list[cst.IfExp]:
+        """The `a if c else b` expressions in a statement, found once per statement (rules ask at every node)."""
+        found = self._subtree_cache.get(("conditionals", id(statement)))
+        if found is None:
+            found = self._subtree_cache[("conditionals", id(statement))] = (
+                statement, [n for n in descendants(statement) if isinstance(n, cst.IfExp)])
+        return found[1]  # type: ignore[return-value]
+
+    def _ids_within(self, node: cst.CSTNode) -> frozenset[int]:
+        """The ids of `node` and of every node under it, collected once per node."""
+        found = self._subtree_cache.get(("within", id(node)))
+        if found is None:
+            found = self._subtree_cache[("within", id(node))] = (node, frozenset(id(n) for n in descendants(node)))
+        return found[1]  # type: ignore[return-value]
+
+    def after_assert(self, node: cst.Assert) -> None:
+        """`assert x.is_contiguous()`, `assert isinstance(x, torch.Tensor)`: what holds after it."""
+        for name, value in self.evaluator.narrowings(node.test, True):
+            self._scopes[-1][name] = value
+
+    def after_expression(self, node: cst.Expr) -> None:
+        """`pieces.append(p)`, `self.queue.put(entry)`: what the container may hold now."""
+        call = node.value
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in sem.ADDING_METHODS:
+            for arg in call.args:
+                if arg.keyword is None and not arg.star:
+                    value = self.value_of(arg.value)
+                    if call.func.attr.value in ("extend", "update") and value.is_container:
+                        value = value.element()
+                    self._add_to_container(call.func.value, value)
+
+    def _add_to_container(self, container: cst.BaseExpression, value: Value) -> None:
+        """Record that `container` (or the container it is an item of: `d["k"][i] = v`) may hold `value`."""
+        while isinstance(container, cst.Subscript):
+            container = container.value
+        name = dotted_name(container)
+        if name is None:
+            return
+        if name.startswith("self.") and name.count(".") == 1 and self.recorder is not None:
+            self.recorder.added(name[5:], value)
+        if name in self._scopes[-1]:
+            current = self._scopes[-1][name]
+            if current.kind is Kind.WRAPPER:
+                self._scopes[-1][name] = current.with_element(value)
+
+
+def _annotation_class_of(annotation: cst.BaseExpression) -> Optional[str]:
+    """The class a parameter's annotation names (read with `ast`, as the module index reads them)."""
+    try:
+        return annotation_class(ast.parse(cst.Module(body=[]).code_for_node(annotation), mode="eval").body)
+    except SyntaxError:
+        return None
+
+
+def _used_as_tensors(function: cst.FunctionDef, index: ModuleIndex, info: ClassInfo) -> set[str]:
+    """Names a function uses the way tensors are used: an array method or attribute (`x.shape`, `mask.any()`),
+    an argument of a `torch` function, of a submodule (`self.proj(x)`) or of a function of this module,
+    tensor-style indexing (`x[:, 0]`), a matrix product."""
+    by_shape, calls = remembered("tensor uses", function, lambda: _tensor_uses(function))
+    found: set[str] = set(by_shape)
+    for node in calls:
+        func = node.func
+        qualified = index.qualify(func) or ""
+        receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
+        callee = dotted_name(func) or ""
+        if qualified.startswith("torch.") or receiver == "self" and (
+                func.attr.value in info.submodule_attributes or func.attr.value in info.assigned_attributes) \
+                or callee in index.defined_functions:
+            found.update(a.value.value for a in node.args if isinstance(a.value, cst.Name))  # type: ignore[attr-defined]
+    return found
+
+
+def _tensor_uses(function: cst.FunctionDef) -> tuple[frozenset[str], tuple[cst.Call, ...]]:
+    """What `_used_as_tensors` reads off the function's tree alone: the names used the way tensors are by their
+    shape (`x.shape`, `x[:, 0]`, `a @ b`), and the calls, whose callees the module index judges."""
+    found: set[str] = set()
+    calls: list[cst.Call] = []
+    Attribute, Call, Name, Subscript, BinaryOperation = cst.Attribute, cst.Call, cst.Name, cst.Subscript, cst.BinaryOperation
+    for node in subtree(function):
+        kind = type(node)  # exact types: libcst's `isinstance` runs Python code for its ABCs
+        if kind is Name:
+            continue
+        if kind is Attribute and type(node.value) is Name and node.attr.value in sem.ARRAY_METHODS:  # type: ignore[attr-defined]
+            found.add(node.value.value)  # type: ignore[attr-defined]
+        elif kind is Call:
+            calls.append(node)  # type: ignore[arg-type]
+        elif kind is Subscript and type(node.value) is Name and len(node.slice) > 1:  # type: ignore[attr-defined]
+            found.add(node.value.value)  # type: ignore[attr-defined]
+        elif kind is BinaryOperation and type(node.operator) is cst.MatrixMultiply:  # type: ignore[attr-defined]
+            found.update(n.value for n in (node.left, node.right) if isinstance(n, cst.Name))  # type: ignore[attr-defined]
+    return frozenset(found), tuple(calls)
+
+
+def _compared_with_constants(function: cst.FunctionDef) -> frozenset[str]:
+    """Names compared with a string or an enum member (`mode == "train"`, `cache[i] == "Rep"`,
+    `method == Kind.MHA`): options or containers of them, not tensors."""
+    return remembered("compared with constants", function, lambda: _find_compared_with_constants(function))
+
+
+def _find_compared_with_constants(function: cst.FunctionDef) -> frozenset[str]:
+    found: set[str] = set()
+    for node in descendants(function):
+        if type(node) is cst.Comparison:
+            left = node.left  # type: ignore[attr-defined]
+            while isinstance(left, cst.Subscript):
+                left = left.value
+            if not isinstance(left, cst.Name):
+                continue
+            for target in node.comparisons:
+                other = target.comparator
+                if isinstance(other, (cst.SimpleString, cst.ConcatenatedString)) or (
+                        isinstance(other, cst.Attribute) and isinstance(other.value, cst.Name) and other.value.value[:1].isupper()):
+                    found.add(left.value)
+    return frozenset(found)
+
+
+_BINARY = {
+    cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign: cst.Modulo,
+    cst.BitAndAssign: cst.BitAnd, cst.BitOrAssign: cst.BitOr, cst.BitXorAssign: cst.BitXor,
+    cst.MatrixMultiplyAssign: cst.MatrixMultiply, cst.PowerAssign: cst.Power,
+}
+
+
+def _never_eager(test: cst.BaseExpression) -> bool:
+    """A test that holds only while the code is traced, scripted or exported (`torch.jit.is_scripting()`,
+    `a() or b()` of such calls), never in an eager run."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        return _never_eager(test.left) and _never_eager(test.right)
+    if isinstance(test, cst.BooleanOperation):
+        return _never_eager(test.left) or _never_eager(test.right)
+    if isinstance(test, cst.Call) and not test.args:
+        name = dotted_name(test.func) or ""
+        return name.rsplit(".", 1)[-1].lstrip("_") in sem.NEVER_EAGER_CALLS
+    return False
+
+
+def _join_scopes(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
+    """The names after two paths: bound on one path only, a name keeps that path's value (using it
+    on the other path would raise); bound on both, the values join."""
+    joined = dict(a)
+    for key, value in b.items():
+        if key not in a:
+            joined[key] = value
+            continue
+        merged = join(a[key], value)
+        if merged.kind is Kind.TENSOR and merged.label is None and key.isidentifier():
+            # The paths bound tensors known by different names (or one by none): after the join it is known by
+            # this name, as the views taken of it are, so that storing it next to one of them stores their base.
+            merged = labelled(merged, key)
+        joined[key] = merged
+    return joined
+
+
+def _leaves(block: cst.BaseSuite) -> bool:
+    """The block always ends in `return`, `raise`, `continue` or `break` (its last statement does)."""
+    statements = block.body if isinstance(block, cst.IndentedBlock) else (block,)
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return any(isinstance(s, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for s in last.body)
+    return False
+
+
+def _host_copy_test(test: cst.BaseExpression) -> Optional[bool]:
+    """`seq_lens_cpu is not None` -> True, `cu_seqlens_host is None` -> False: a test of whether a host copy (a
+    `*_cpu`/`*_host` name) was given; None for any other test."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"
+            and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))):
+        return None
+    if not sem.named_host_side(dotted_name(test.left) or ""):
+        return None
+    return isinstance(test.comparisons[0].operator, cst.IsNot)

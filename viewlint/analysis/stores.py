@@ -1,0 +1,434 @@
+"""Stores into long-lived places: which containers outlive a function, and what a statement keeps there.
+
+The part of `Facts` (`viewlint.analysis.facts`) that the retention rules (VL101-VL104) ask:
+`store_events`, `is_long_lived_container`, `pins_nothing_more`, `outlives_function`, ... A class
+of its own only to keep each file readable: `Facts` inherits it, and its methods read the flow's
+state and the rest of `Facts` (`value_of`, `lookup`, ...) through `self`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional
+
+import libcst as cst
+
+from viewlint.analysis import semantics as sem
+from viewlint.analysis.contexts import ContextStack
+from viewlint.analysis.evaluator import Evaluator
+from viewlint.analysis.module_index import ClassInfo, ModuleIndex
+from viewlint.analysis.tree import descendants, dotted_name, remembered
+from viewlint.analysis.value_ops import MODULE_OUTPUT
+from viewlint.analysis.values import UNKNOWN, Kind, Value
+
+if TYPE_CHECKING:
+    from viewlint.analysis.summaries import ModuleSummaries
+    from viewlint.settings import Settings
+
+
+@dataclass
+class StoreEvent:
+    """A value entering a long-lived place (a container held by `self` or the module, a cache)."""
+
+    node: cst.CSTNode  # the Assign or Call that stores
+    value_node: cst.BaseExpression
+    value: Value
+    target: str  # e.g. "self.cache[...]", "cache.set(...)"
+    # For a list of this function that collects across a loop and is handed back: the loop. Only views of
+    # tensors each iteration makes pin something: every entry keeps one iteration's whole tensor alive.
+    loop: Optional[cst.CSTNode] = None
+
+
+class StoreQuestions:
+    """`Facts`' answers about stores (a mixin: `Facts` is the only class that inherits it)."""
+
+    settings: Settings
+    index: ModuleIndex
+    summaries: Optional[ModuleSummaries]
+    evaluator: Evaluator
+    contexts: ContextStack
+    recorder: Optional[Any]
+    _scopes: list[dict[str, Value]]
+    _scope_nodes: list[cst.CSTNode]
+    _parameter_classes: dict[str, str]
+    _locals_annotated: dict[int, tuple[cst.FunctionDef, dict[str, str]]]
+
+    if TYPE_CHECKING:  # the rest of `Facts`, which this part calls
+        @property
+        def class_name(self) -> Optional[str]: ...
+        def lookup(self, name: str) -> Value: ...
+        def value_of(self, node: cst.BaseExpression) -> Value: ...
+        def short_source(self, node: cst.CSTNode, limit: int = 60) -> str: ...
+
+    # ------------------------------------------------------------------ stores into long-lived places
+    def is_long_lived_container(self, node: cst.BaseExpression) -> bool:
+        """`self.<attr>` known to be a container, a module-level container, or a cache-named receiver."""
+        name = dotted_name(node)
+        if name is None:
+            return False
+        if name.startswith("self.") and name.count(".") == 1:
+            info = self.index.classes.get(self.class_name or "")
+            if info is not None and name[5:] in info.container_attributes:
+                return True
+        if "." not in name and name in self.index.module_containers and not self._is_local(name):
+            return True
+        return False
+
+    def _is_local(self, name: str) -> bool:
+        return len(self._scopes) > 1 and name in self._scopes[-1]
+
+    def _annotated_locals(self) -> dict[str, str]:
+        """The locals the current function annotates with a class (`outputs: BaseModelOutputWithPast = ...`),
+        each bound only so."""
+        function = self._scope_nodes[-1] if self._scope_nodes else None
+        if not isinstance(function, cst.FunctionDef):
+            return {}
+        known = self._locals_annotated.get(id(function))
+        if known is None or known[0] is not function:
+            known = self._locals_annotated[id(function)] = (
+                function, remembered("annotated locals", function, lambda: _annotated_locals(function)))
+        return known[1]
+
+    def pins_nothing_more(self, value: Value, view: Value) -> bool:
+        """Storing `value` keeps nothing of `view`'s base that is not kept anyway: the entry also holds
+        the base itself (`(raw, raw.narrow(...))`), other parts of it (`(table[:n], table[n:])`) or all
+        the pieces of a split (`list(packed.chunk(4))`), or
+        this function hands the base to its object (`self._cache_workspace(key, workspace)`)."""
+        if view.base is None:
+            return False
+        if view.base in value.held_bases():
+            return True
+        if sum(1 for v in value.retained_views() if v.base == view.base) >= 2 or value.covers_base(view.base):
+            return True
+        return self._kept_by_self(re.split(r"[.\[(]", view.base, maxsplit=1)[0])
+
+    def _kept_by_self(self, name: str) -> bool:
+        """`name` is given to `self` in this function (assigned into it, passed to one of its methods) or
+        read from a container `self` holds: its storage lives as long as the object."""
+        context = self.contexts.function
+        if context is None or context.node is None or not re.fullmatch(r"[A-Za-z_]\w*", name) or name == "self":
+            return False
+        info = self.index.classes.get(self.class_name or "")
+        kept_by = set(info.retaining_methods) if info is not None else set()
+        for node in descendants(context.node):
+            if isinstance(node, cst.Assign):
+                targets = [dotted_name(t.target.value if isinstance(t.target, cst.Subscript) else t.target) or "" for t in node.targets]
+                if any(t.startswith("self.") for t in targets) and _holds_directly(node.value, name):
+                    return True
+                if any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets) \
+                        and _reads_self_container(node.value):
+                    return True
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                    and dotted_name(node.func.value) == "self" and node.func.attr.value in kept_by \
+                    and any(_holds_directly(a.value, name) for a in node.args):
+                return True  # `self._cache_workspace(key, workspace)`, a method that keeps its argument
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                    and node.func.attr.value in sem.STORING_METHODS \
+                    and (dotted_name(node.func.value) or "").startswith("self.") \
+                    and any(_holds_directly(a.value, name) for a in node.args):
+                return True  # `self._packed.append(packed)`: a container of the object keeps it
+        return False
+
+    def partitioned(self, value_node: cst.BaseExpression, base: Optional[str]) -> bool:
+        """`layer.weight.data = w[i * rows:(i + 1) * rows]` in a loop, or `a.weight.data = w[:n]` and
+        `b.weight.data = w[n:]`: parameters that between them hold every part of one tensor pin nothing extra."""
+        if base is None or not isinstance(value_node, cst.Subscript):
+            return False
+        context = self.contexts.function
+        scope = context.node if context is not None else None
+        if scope is None:
+            return False
+        bounds = {n.value for n in descendants(value_node) if isinstance(n, cst.Name)} - {base}
+        loops = [c.node for c in self.contexts.contexts if c.kind == "loop" and c.node is not None]
+        if loops:
+            bound_in_loop = set()
+            for node in descendants(loops[-1]):
+                if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.For)):
+                    target = node.target
+                    bound_in_loop.update(n.value for n in descendants(target) if isinstance(n, cst.Name))
+            if bounds & bound_in_loop:
+                return True
+        slices = 0
+        for node in descendants(scope):
+            if isinstance(node, cst.Assign) and isinstance(node.value, cst.Subscript) \
+                    and dotted_name(node.value.value) == base \
+                    and any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "data" for t in node.targets):
+                slices += 1
+        return slices >= 2
+
+    def outlives_function(self, expression: str) -> bool:
+        """`self.<attr>…` or a module-level name: its storage stays alive whatever this function keeps."""
+        head = re.split(r"[.\[(]", expression, maxsplit=1)[0]
+        if head in ("self", "cls"):
+            return expression.startswith(head + ".")
+        return head in self.index.module_names and not self._is_local(head)
+
+    def _long_lived_receiver(self, node: cst.BaseExpression, method: str) -> bool:
+        name = dotted_name(node)
+        if name is None:
+            return False
+        if self.is_long_lived_container(node):
+            return True
+        if name.startswith("self.") and name[5:] in self.index.drained_attributes:
+            return False  # `self.group.append(x)` where a method takes the group and sets it back to None
+        if method in sem.CONTAINER_ONLY_METHODS:
+            # Only containers have these: any self-held or module-level receiver is long-lived.
+            if name.startswith("self.") or (name in self.index.module_names and not self._is_local(name)):
+                return True
+        if name.startswith("self.") and name.count(".") == 1 and method in sem.QUEUE_METHODS:
+            info = self.index.classes.get(self.class_name or "")
+            if info is not None and name[5:] in info.container_attributes:
+                return True  # `self.write_queue.put(...)`: held until a consumer takes it
+        last = name.split(".")[-1]
+        if sem.looks_long_lived(last, self.settings.long_lived_names):
+            # A receiver named like a cache/pool/store/registry keeps what it is given (also when it is passed
+            # in: the caller owns it and keeps it), unless it is a container built in this function.
+            configured = any(last.lower() == extra.lower() for extra in self.settings.long_lived_names)
+            return configured or not self._is_local_container(name)
+        return False
+
+    def _accumulating_loop(self, receiver: cst.BaseExpression) -> Optional[cst.CSTNode]:
+        """The innermost loop, when `receiver` is a list this function builds before it and returns (or yields):
+        what each iteration adds to it outlives the iteration."""
+        if not isinstance(receiver, cst.Name) or not self._is_local_container(receiver.value) \
+                or self._is_parameter(receiver.value):
+            return None
+        loops = [c.node for c in self.contexts.contexts if c.kind == "loop" and c.node is not None]
+        context = self.contexts.function
+        if not loops or context is None or context.node is None:
+            return None
+        name = receiver.value
+        for node in descendants(loops[-1]):
+            if isinstance(node, (cst.AssignTarget, cst.AnnAssign)) and isinstance(node.target, cst.Name) \
+                    and node.target.value == name:
+                return None  # rebound on each iteration: it holds one iteration's values
+        for node in descendants(context.node):
+            if isinstance(node, (cst.Return, cst.Yield)) and isinstance(node.value, cst.BaseExpression) \
+                    and _holds_directly(node.value, name):
+                return loops[-1]
+        return None
+
+    def _pins_an_iteration(self, value: Value, loop: cst.CSTNode) -> bool:
+        """What a loop adds to a list it fills holds a view of part of a tensor that iteration computed
+        (`act = model(batch)`, then `act[:, 0]`): each entry keeps one iteration's whole tensor. Not so for
+        views of a tensor read out of something that lives anyway (`buf = buffers[i]`), a leading index
+        (`out[0]` of a batch of one is all of it), or parts of one tensor all added in the iteration
+        (`x[0]` and `x[1]`)."""
+        for view in value.retained_views():
+            base = view.base
+            if not (view.is_view and view.partial and base is not None and re.fullmatch(r"[A-Za-z_]\w*", base)):
+                continue
+            if re.fullmatch(r"\[[^,:\]]+\]", view.origin or ""):
+                continue  # `x[0]`: a leading index, often all of a batch of one
+            made = self.lookup(base)
+            if made.kind is Kind.WRAPPER and made.origin == MODULE_OUTPUT:
+                made = made.element()  # `act = model(batch)`: a tensor (or a tuple of them) the model made
+            if not made.is_fresh or not self._bound_in(base, loop):
+                continue
+            adds = [n for n in descendants(loop) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                    and n.func.attr.value in sem.ACCUMULATING_METHODS
+                    and any(isinstance(m, cst.Name) and m.value == base for a in n.args for m in descendants(a.value))]
+            if len(adds) > 1:
+                continue  # several parts of the same tensor added: together they may cover it
+            return True
+        return False
+
+    @staticmethod
+    def _bound_in(name: str, loop: cst.CSTNode) -> bool:
+        """`name` is assigned by the body of `loop` (on each iteration)."""
+        for node in descendants(loop):
+            if isinstance(node, cst.AssignTarget) and any(isinstance(n, cst.Name) and n.value == name
+                                                          for n in descendants(node.target)):
+                return True
+        return False
+
+    def _is_local_container(self, name: str) -> bool:
+        """A name bound in this function to a container literal (it dies with the function), or a
+        parameter annotated as a plain `dict`/`list` (a per-call container its caller owns)."""
+        if "." in name or not self._is_local(name):
+            return False
+        value = self._scopes[-1].get(name, UNKNOWN)
+        if self._is_parameter(name):
+            return value.kind is Kind.WRAPPER and value.wrapper in ("dict", "list")
+        return value.kind is Kind.WRAPPER
+
+    def is_parameter(self, name: str) -> bool:
+        return self._is_parameter(name)
+
+    def _is_parameter(self, name: str) -> bool:
+        """`name` is a parameter of the innermost enclosing function."""
+        context = self.contexts.function
+        if context is not None and isinstance(context.node, cst.FunctionDef):
+            params = context.node.params
+            every = [*params.posonly_params, *params.params, *params.kwonly_params]
+            return any(p.name.value == name for p in every)
+        return False
+
+    def store_events(self, node: cst.CSTNode) -> list[StoreEvent]:
+        """The values that `node` (an Assign or a Call) puts into a long-lived place.
+
+        A parameter that this function keeps is left out: its callers' calls are the stores
+        (`cache.set(key, piece)` is reported where `piece` is made, not inside `set`)."""
+        return [e for e in self._store_events(node) if not self._kept_for_callers(e.value_node)]
+
+    def _kept_for_callers(self, node: cst.BaseExpression) -> bool:
+        while isinstance(node, (cst.Attribute, cst.Subscript)) or (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+            node = node.func.value if isinstance(node, cst.Call) else node.value  # type: ignore[union-attr]
+        if not isinstance(node, cst.Name) or not self._is_parameter(node.value):
+            return False
+        context = self.contexts.function
+        if context is None:
+            return False
+        if context.class_name is not None:
+            info = self.index.classes.get(context.class_name)
+            kept = info.retaining_keywords.get(context.name, set()) if info is not None else set()
+        else:
+            kept = self.index.retaining_function_keywords.get(context.name, set())
+        return node.value in kept
+
+    def _store_events(self, node: cst.CSTNode) -> list[StoreEvent]:
+        events: list[StoreEvent] = []
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                t = target.target
+                if isinstance(t, cst.Subscript) and self.is_long_lived_container(t.value):
+                    events.append(StoreEvent(node, node.value, self.value_of(node.value), self.short_source(t.value) + "[...]"))
+                elif isinstance(t, cst.Attribute) and t.attr.value == "data" and self._parameter_like(t.value):
+                    # `layer.weight.data = piece`: the parameter now lives on the storage of `piece`.
+                    events.append(StoreEvent(node, node.value, self.value_of(node.value), self.short_source(t)))
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            method = node.func.attr.value
+            receiver = node.func.value
+            # `list.append/extend/insert` take no keywords: `self.dispatcher.extend(q=q)` is some other method.
+            container_call = method not in sem.CONTAINER_ONLY_METHODS or all(a.keyword is None for a in node.args)
+            known = self.receiver_class(receiver)
+            loop = self._accumulating_loop(receiver) if method in sem.ACCUMULATING_METHODS and container_call else None
+            if known is not None and method in known.methods and known.name in self.index.classes \
+                    and self.index.classes[known.name] is known:
+                # The receiver's class is defined here: its method says what it keeps.
+                events.extend(self._summary_store_events(node, method, receiver))
+            elif loop is not None:
+                for arg in node.args:
+                    if isinstance(arg.value, (cst.ListComp, cst.GeneratorExp)):
+                        continue  # `out.extend(x[i:i + n] for i in ...)`: pieces that together cover their base
+                    value = self.value_of(arg.value)
+                    if self._pins_an_iteration(value, loop):
+                        events.append(StoreEvent(node, arg.value, value, f"{self.short_source(receiver)}.{method}(...)",
+                                                 loop=loop))
+            elif method in sem.STORING_METHODS and container_call and self._long_lived_receiver(receiver, method):
+                if known is not None and method in known.methods:
+                    # Imported from another module of the project: what its method keeps (a `set` that clones
+                    # when the storage is larger than the payload keeps nothing extra) narrows the heuristic.
+                    events.extend(e for e in self._arguments_at(
+                        node, known.retaining_methods.get(method, set()), known.retaining_keywords.get(method, set()),
+                        f"{self.short_source(receiver)}.{method}(...)"))
+                    return events
+                for arg in node.args:
+                    events.append(StoreEvent(node, arg.value, self.value_of(arg.value), f"{self.short_source(receiver)}.{method}(...)"))
+            else:
+                events.extend(self._summary_store_events(node, method, receiver))
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+            name = node.func.value
+            positions = self.index.retaining_functions.get(name)
+            if positions is not None:
+                keywords = self.index.retaining_function_keywords.get(name, set())
+                events.extend(self._arguments_at(node, positions, keywords, f"{name}(...)"))
+        return events
+
+    def _parameter_like(self, node: cst.BaseExpression) -> bool:
+        """`layer.weight`, `self.proj.bias`, a parameter from `model.parameters()`: a module's tensor."""
+        value = self.value_of(node)
+        if value.is_parameter:
+            return True
+        return (dotted_name(node) or "").split(".")[-1] in sem.PARAMETER_ATTRIBUTE_NAMES
+
+    def receiver_class(self, receiver: cst.BaseExpression) -> Optional[ClassInfo]:
+        """The class of `receiver` when the code says it: `self`, an attribute built or annotated with a
+        class, a module-level instance or annotated name, an annotated parameter. A class imported from
+        another module of the project is read from that module."""
+        name = dotted_name(receiver)
+        if name is None:
+            return None
+        reference: Optional[str] = None
+        if name == "self":
+            reference = self.class_name
+        elif name.startswith("self.") and name.count(".") == 1:
+            info = self.index.classes.get(self.class_name or "")
+            if info is not None:
+                reference = info.attribute_classes.get(name[5:]) or info.attribute_annotations.get(name[5:])
+        elif "." not in name:
+            if self._is_parameter(name):
+                reference = self._parameter_classes.get(name)
+            elif not self._is_local(name):
+                reference = self.index.module_instances.get(name) or self.index.module_annotations.get(name)
+            else:
+                reference = self._annotated_locals().get(name)  # `outputs: BaseModelOutput = self.model(...)`
+        if reference is None:
+            return None
+        if self.summaries is not None:
+            return self.summaries.class_named(reference)
+        return self.index.classes.get(reference)
+
+    def _summary_store_events(self, node: cst.Call, method: str, receiver: cst.BaseExpression) -> list[StoreEvent]:
+        """Calls of methods (of classes in this module or the project) whose body keeps an argument in a long-lived place."""
+        info = self.receiver_class(receiver)
+        if info is not None and self.index.classes.get(info.name) is not info:
+            return []  # imported: only ever narrows a store the heuristics found (see `_store_events`)
+        if info is None and self.summaries is not None:
+            # `token.set_embedding(...)` on a receiver of unknown type: the one class here that defines it.
+            owner = self.summaries.unique_method_owner(method, self.value_of(receiver))
+            info = self.index.classes.get(owner) if owner is not None else None
+        if info is None or method not in info.retaining_methods:
+            return []
+        return self._arguments_at(node, info.retaining_methods[method], info.retaining_keywords.get(method, set()),
+                                  f"{self.short_source(receiver)}.{method}(...)")
+
+    def _arguments_at(self, node: cst.Call, positions: set[int], keywords: set[str], target: str) -> list[StoreEvent]:
+        events = []
+        positional = [a for a in node.args if a.keyword is None and a.star == ""]
+        for i, arg in enumerate(positional):
+            if i in positions:
+                events.append(StoreEvent(node, arg.value, self.value_of(arg.value), target))
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value in keywords:
+                events.append(StoreEvent(node, arg.value, self.value_of(arg.value), target))
+        return events
+
+
+def _holds_directly(node: cst.BaseExpression, name: str) -> bool:
+    """`name`, or a tuple, list, dict or constructor call with `name` itself among its items."""
+    if isinstance(node, cst.Name):
+        return node.value == name
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return any(_holds_directly(e.value, name) for e in node.elements)
+    if isinstance(node, cst.Dict):
+        return any(isinstance(e, cst.DictElement) and _holds_directly(e.value, name) for e in node.elements)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value[:1].isupper():
+        return any(_holds_directly(a.value, name) for a in node.args)
+    return False
+
+
+def _reads_self_container(node: cst.BaseExpression) -> bool:
+    """`self.cache.get(key)`, `self.cache[key]`: an item a container of `self` holds."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("get", "pop", "setdefault"):
+        node = node.func.value
+    elif isinstance(node, cst.Subscript):
+        node = node.value
+    else:
+        return False
+    name = dotted_name(node) or ""
+    return name.startswith("self.") and name.count(".") == 1
+
+
+def _annotated_locals(function: cst.FunctionDef) -> dict[str, str]:
+    """Local name -> the class its `name: Class = ...` annotation names, for names no other statement of the
+    function annotates differently."""
+    found: dict[str, Optional[str]] = {}
+    for node in descendants(function.body):
+        if type(node) is cst.AnnAssign and type(node.target) is cst.Name:  # type: ignore[attr-defined]
+            annotated = dotted_name(node.annotation.annotation)  # type: ignore[attr-defined]
+            name = node.target.value  # type: ignore[attr-defined]
+            reference = annotated.split(".")[-1] if annotated and annotated.split(".")[-1][:1].isupper() else None
+            found[name] = reference if found.get(name, reference) == reference else None
+    return {name: reference for name, reference in found.items() if reference is not None}
