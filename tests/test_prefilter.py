@@ -841,7 +841,7 @@ def test_positions_from_single_statements_match_the_whole_module(path):
     """Rows and columns computed per module-level statement equal those of the whole module."""
     from libcst.metadata import MetadataWrapper, PositionProvider
 
-    from viewlint.engine import _statement_positions
+    from viewlint.positions import statement_positions
 
     text = TRICKY if path is None else path.read_text(encoding="utf-8")
     tree = ast.parse(text)
@@ -861,7 +861,7 @@ def test_positions_from_single_statements_match_the_whole_module(path):
         whole = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         file_row = reduction.file_row if reduction is not None else (lambda row: row)
         rows = reduction.rows if reduction is not None else None
-        alone = _statement_positions(module, facts.reports, tree, rows)
+        alone = statement_positions(module, facts.reports, tree, rows)
         assert alone is not None
         if path is None:
             assert {r.rule.code for r in facts.reports} >= {"VL101", "VL201"}

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import functools
 import gc
 import io
 import os
@@ -18,22 +17,20 @@ import tokenize
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import libcst as cst
-from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 from viewlint.analysis import stack
 from viewlint.analysis.module_index import build_index_from_ast
 from viewlint.analysis import tree as tree_module
 from viewlint.analysis.tree import parse_module
 from viewlint.analysis.callgraph import callgraph_of
-from viewlint.analysis.facts import Facts, Report
+from viewlint.analysis.facts import Facts
 from viewlint.analysis.project import Project
 from viewlint.analysis.summaries import ModuleSummaries
 from viewlint.analysis.walker import Walker
 from viewlint.newer_syntax import parse_source
-from viewlint.fix import drops_comments
 from viewlint.large_files import LARGE_FILE_BYTES, Unsplittable, chunks_of
 from viewlint.prefilter import Reduction, reduce, split_lines
 from viewlint.reading import FileTooLargeError, read_regular_file
@@ -42,13 +39,11 @@ from viewlint.diagnostics import (
     IO_ERROR,
     RESERVED_CODES,
     SYNTAX_ERROR,
-    Applicability,
     Diagnostic,
-    Edit,
-    Fix,
     Location,
 )
 from viewlint.notebook import Notebook, NotebookError, is_notebook
+from viewlint.positions import present_starts, resolve
 from viewlint.registry import all_rules
 from viewlint.settings import Settings
 from viewlint.suppression import Suppressions
@@ -355,7 +350,7 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
             diagnostics.extend(_reserved(display, INTERNAL_ERROR, f"internal error in rule {code}: {message}")
                                for code, message in facts.errors)
             if facts.reports:
-                diagnostics.extend(_resolve(module, facts.reports, display, (tree, rows), reduction))
+                diagnostics.extend(resolve(module, facts.reports, display, (tree, rows), reduction))
             facts.close()
         else:
             diagnostics.extend(_lint_pieces(reduced, tree, reduction, display, settings, index, project, rule_classes))
@@ -501,7 +496,7 @@ def _lint_pieces(text: str, tree: ast.Module, reduction: Optional[Reduction], di
             low, high = file_row(1), file_row(last - first)
             statements = [statement for statement in tree.body if low <= statement.lineno <= high]
             located = (ast.Module(body=statements, type_ignores=[]), reduction.rows if reduction is not None else None)
-            diagnostics.extend(_resolve(module, facts.reports, display, located, reduction, file_row=file_row))
+            diagnostics.extend(resolve(module, facts.reports, display, located, reduction, file_row=file_row))
         facts.close()
     return diagnostics
 
@@ -540,26 +535,10 @@ def _syntax_error_details(text: str, error: cst.ParserSyntaxError, reduction: Op
     return row, error.raw_column + 1, message
 
 
-def _location(position: object, end: bool = False) -> Location:
-    point = position.end if end else position.start  # type: ignore[attr-defined]
-    return Location(point.line, point.column + 1)
-
-
-def _present_starts(statements: list[ast.stmt], rows: Optional[bytearray]) -> list[int]:
-    """The row where each of these statements starts (its keyword, after any decorators: where
-    libcst's syntactic position starts), in order, for those present in the parsed text (`rows`:
-    the rows the prefilter kept; None: all); statements sharing a row (`a = 1; b = 2`) count once."""
-    found = set()
-    for statement in statements:
-        if rows is None or (statement.lineno < len(rows) and rows[statement.lineno]):
-            found.add(statement.lineno)
-    return sorted(found)
-
-
 def _activity(module: cst.Module, tree: ast.Module, reduction: Reduction) -> Optional[dict[int, frozenset[str]]]:
     """For each parsed module-level statement and class member (by `id`), the rules that can fire
     in it; None when the parsed statements cannot be matched to rows (then every rule runs everywhere)."""
-    starts = _present_starts(tree.body, reduction.rows)
+    starts = present_starts(tree.body, reduction.rows)
     if len(starts) != len(module.body):
         return None
     by_row = {statement.lineno: statement for statement in reversed(tree.body)}
@@ -570,7 +549,7 @@ def _activity(module: cst.Module, tree: ast.Module, reduction: Reduction) -> Opt
         if isinstance(statement, cst.ClassDef) and isinstance(original, ast.ClassDef):
             if isinstance(statement.body, cst.IndentedBlock):
                 members = statement.body.body
-                member_rows = _present_starts(original.body, reduction.rows)
+                member_rows = present_starts(original.body, reduction.rows)
                 if len(member_rows) == len(members):
                     for member, member_row in zip(members, member_rows):
                         codes = active.get(member_row)
@@ -581,164 +560,6 @@ def _activity(module: cst.Module, tree: ast.Module, reduction: Reduction) -> Opt
         if codes is not None:
             activity[id(statement)] = codes
     return activity
-
-
-def positions_of(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
-    """libcst's syntactic positions of every node of `module`.
-
-    The same table as `MetadataWrapper(module).resolve(PositionProvider)`, without the wrapper's
-    extra visit of the whole tree (a third of the cost), which only batchable providers need.
-    """
-    provider = PositionProvider()
-    generate = getattr(provider, "_gen_impl", None)
-    computed = getattr(provider, "_computed", None)
-    if generate is None or not isinstance(computed, dict):  # a libcst without these internals
-        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    generate(module)
-    return computed
-
-
-class _Positions:
-    """Positions of the nodes under a few module-level statements, each computed from that
-    statement alone (code generation of the whole module costs as much as the walk)."""
-
-    def __init__(self, tables: list[tuple[Mapping[cst.CSTNode, CodeRange], int]],
-                 file_row: Optional[Callable[[int], int]] = None) -> None:
-        self._file_row = file_row  # maps rows of a reduced text to the file's
-        self._tables = tables
-        self._table, self._shift = tables[0] if len(tables) == 1 else ({}, 0)
-        # Several tables: the nodes asked about, found in them (merging the tables, each holding every node of its
-        # statement, cost more than the lookups): a node's range from the last table that holds it, its shift from
-        # the last with a shift that holds it.
-        self._found: Optional[dict[cst.CSTNode, tuple[CodeRange, int]]] = {} if len(tables) > 1 else None
-
-    def _lookup(self, node: object) -> Optional[tuple[CodeRange, int]]:
-        found = self._found.get(node)  # type: ignore[union-attr, arg-type]
-        if found is None:
-            code_range: Optional[CodeRange] = None
-            shift = 0
-            for table, table_shift in reversed(self._tables):
-                if node in table:
-                    if code_range is None:
-                        code_range = table[node]  # type: ignore[index]
-                    if table_shift:
-                        shift = table_shift
-                        break
-            if code_range is None:
-                return None
-            found = self._found[node] = (code_range, shift)  # type: ignore[index]
-        return found
-
-    def __contains__(self, node: object) -> bool:
-        if self._found is None:
-            return node in self._table
-        return self._lookup(node) is not None
-
-    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
-        if self._found is None:
-            found, shift = self._table[node], self._shift
-        else:
-            looked_up = self._lookup(node)
-            if looked_up is None:
-                raise KeyError(node)
-            found, shift = looked_up
-        if self._file_row is not None:
-            return CodeRange(CodePosition(self._file_row(found.start.line), found.start.column),
-                             CodePosition(self._file_row(found.end.line), found.end.column))
-        if not shift:
-            return found
-        return CodeRange(CodePosition(found.start.line + shift, found.start.column),
-                         CodePosition(found.end.line + shift, found.end.column))
-
-
-def _unit_positions(module: cst.Module, top: cst.CSTNode, unit: cst.CSTNode, in_class: bool) -> Mapping[cst.CSTNode, CodeRange]:
-    """The positions of the nodes of a module-level statement (`top`) alone, or of one member of a class
-    (`unit`, `in_class`) inside a one-member copy of its class: same indentation, same columns."""
-    wrapper = top.with_changes(decorators=(), leading_lines=(), lines_after_decorators=(),  # type: ignore[attr-defined]
-                               body=top.body.with_changes(body=(unit,))) if in_class else top  # type: ignore[attr-defined]
-    return positions_of(module.with_changes(header=(), body=(wrapper,), footer=()))
-
-
-def _statement_positions(module: cst.Module, reports: list[Report], tree: ast.Module,
-                         rows: Optional[bytearray], partial: frozenset[int] = frozenset()) -> Optional[_Positions]:
-    """Positions for the reports, each computed from its own class member or module-level
-    statement alone; None when the statements cannot be matched to rows, or a report is in a
-    literal kept element by element (`partial`: its rows have gaps); then the whole module is
-    resolved through the line map. `rows`: the rows the prefilter kept (None: all)."""
-    starts = _present_starts(tree.body, rows)
-    if len(starts) != len(module.body) or any(report.top is None for report in reports):
-        return None
-    index_of = {id(statement): k for k, statement in enumerate(module.body)}
-    by_row = {statement.lineno: statement for statement in reversed(tree.body)}
-    tables: list[tuple[Mapping[cst.CSTNode, CodeRange], int]] = []
-    done: set[int] = set()
-    for report in reports:
-        k = index_of.get(id(report.top))
-        if k is None:
-            return None
-        if starts[k] in partial:
-            return None
-        top = module.body[k]
-        unit, start, in_class = top, starts[k], False
-        member_of = by_row.get(starts[k])
-        if report.member is not None and isinstance(top, cst.ClassDef) and isinstance(top.body, cst.IndentedBlock) \
-                and isinstance(member_of, ast.ClassDef):
-            members = list(top.body.body)
-            member_starts = _present_starts(member_of.body, rows)
-            position = next((j for j, m in enumerate(members) if m is report.member), None)
-            if position is not None and len(member_starts) == len(members):
-                # The member inside a one-member copy of its class: same indentation, same columns.
-                unit, start, in_class = report.member, member_starts[position], True
-        if id(unit) in done:
-            continue
-        done.add(id(unit))
-        cache = tree_module.PARSE_CACHE
-        compute = functools.partial(_unit_positions, module, top, unit, in_class)
-        table = compute() if cache is None else cache.positions(top, unit, compute)
-        tables.append((table, start - table[unit].start.line))
-    positions = _Positions(tables)
-    needed = [node for report in reports for node in (report.node, *(n for n, _ in report.edits))]
-    return positions if all(node in positions for node in needed) else None
-
-
-def _resolve(module: cst.Module, reports: list[Report], display: str,
-             located: Optional[tuple[ast.Module, Optional[bytearray]]] = None,
-             reduction: Optional[Reduction] = None, file_row: Optional[Callable[[int], int]] = None) -> list[Diagnostic]:
-    """Turn reports (nodes) into diagnostics (rows and columns); `located`: the file's `ast` and
-    the rows the prefilter kept (None: all), to compute positions statement by statement;
-    `reduction`: maps rows of the parsed text back to the file's."""
-    partial = reduction.partial if reduction is not None else frozenset()
-    positions: Any = _statement_positions(module, reports, *located, partial) if located is not None else None
-    if positions is None:
-        table = positions_of(module)
-        positions = _Positions([(table, 0)], file_row or (reduction.file_row if reduction is not None else None))
-    diagnostics = []
-    for report in reports:
-        position = positions[report.node]
-        start, end = _location(position), _location(position, end=True)
-        rows = (start.row, end.row)
-        if report.statement is not None and report.statement in positions:
-            statement = positions[report.statement]
-            if isinstance(report.statement, cst.SimpleStatementLine):
-                rows = (statement.start.line, statement.end.line)
-            else:  # a compound statement: its header, up to the flagged node's last row
-                rows = (statement.start.line, end.row)
-        fix = None
-        if report.fix_message is not None or report.edits:
-            edits = tuple(
-                Edit(text, _location(positions[node]), _location(positions[node], end=True)) for node, text in report.edits
-            )
-            message = report.fix_message or ""
-            if edits and any(drops_comments(module.code_for_node(node), text) for node, text in report.edits):
-                # The rewrite would delete a comment inside the replaced code (`# type: ignore[…]`): offered as a hint only.
-                edits, message = (), f"{message} (not applied automatically: it would delete a comment)"
-            applicability = report.applicability if edits and report.applicability else Applicability.DISPLAY_ONLY
-            fix = Fix(applicability=applicability, message=message, edits=edits)
-        diagnostics.append(
-            Diagnostic(path=display, code=report.rule.code, name=report.rule.name, message=report.message,
-                       start=start, end=end, fix=fix, noqa_row=rows[1] if rows[0] else start.row, statement_rows=rows)
-        )
-    return diagnostics
 
 
 def lint_path(path: Path, display: str, settings: Settings, relative: Optional[str] = None) -> FileResult:
@@ -775,7 +596,8 @@ def lint_notebook(data: bytes, display: str, settings: Settings,
     return located, dependencies, notebook.python_source
 
 
-def _relative(path: Path, settings: Settings) -> str:
+def settings_relative(path: Path, settings: Settings) -> str:
+    """`path` relative to the project root (where per-file settings and the cache key it)."""
     try:
         return os.path.relpath(path.absolute(), settings.project_root)
     except ValueError:  # another drive on Windows
@@ -803,7 +625,7 @@ def process(source_file: "SourceFile", cache: Optional["Cache"]) -> FileResult:
         return FileResult(display, [_reserved(display, IO_ERROR, f"cannot read {what}: {source_file.error}")])
     path = source_file.path
     settings = source_file.settings
-    relative = _relative(path, settings)
+    relative = settings_relative(path, settings)
     if cache is None:
         return lint_path(path, display, settings, relative)
     text, problem = None, None

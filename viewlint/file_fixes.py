@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from viewlint.diagnostics import RESERVED_CODES, Diagnostic
-from viewlint.engine import MAX_FILE_BYTES, DecodeError, FileResult, _relative, decode_source, lint_text
+from viewlint.engine import MAX_FILE_BYTES, DecodeError, FileResult, decode_source, settings_relative, lint_text
 from viewlint.fix import FixOutcome, LintFunction, fix_text, unified_diff, write_atomically
 from viewlint.files import SourceFile
 from viewlint.settings import Settings
@@ -151,7 +151,7 @@ def _fix_batch(batch: list[tuple[Path, str, Settings, Optional[str]]], unsafe_fi
 
 def fix_files(files: Sequence[SourceFile], jobs: int, unsafe_fixes: bool) -> list[FileFix]:
     """Fix discovered files (in parallel when there are several); results in the order of `files`."""
-    tasks = [(f.path, str(f.path), f.settings, _relative(f.path, f.settings)) for f in files]
+    tasks = [(f.path, str(f.path), f.settings, settings_relative(f.path, f.settings)) for f in files]
     from viewlint.interrupts import in_worker, worker_pool
 
     if jobs <= 1 or len(tasks) < 4:

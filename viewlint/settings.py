@@ -6,7 +6,7 @@ import fnmatch
 import functools
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import PurePosixPath
 from typing import Any, Optional
 
