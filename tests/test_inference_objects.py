@@ -556,3 +556,69 @@ def test_a_local_annotated_with_a_class_of_this_module_reads_its_fields():
     found = beliefs(source, "lm.py")
     assert found[(19, "outputs")]["tensor"] is False
     assert found[(20, "hidden_states")]["tensor"] is True
+
+
+def test_a_function_imported_from_another_module_returns_what_its_annotation_says(tmp_path):
+    from viewlint.engine import lint_text
+    from viewlint.settings import Settings
+
+    folder = package(tmp_path, utils="""
+        import torch
+        from torch import Tensor
+
+
+        def keep_last(hidden: torch.Tensor, n: int) -> torch.Tensor:
+            return hidden[:, -n:, :]
+
+
+        def pair(x: Tensor) -> tuple[Tensor, int]:
+            return x, 0
+
+
+        def count(x) -> int:
+            return 3
+
+
+        def unannotated(x):
+            return x
+    """)
+    (folder / "api.py").write_text("from .utils import keep_last as last_of\n")  # re-exported under another name
+    source = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        from pkg import utils
+        from .api import last_of
+        from .utils import count, keep_last, pair, unannotated
+
+
+        class Head(nn.Module):
+            def forward(self, h, n: int):
+                s = keep_last(h, n)
+                t = utils.keep_last(h, n)
+                a, b = pair(h)
+                c = count(h)
+                u = unannotated(h)
+                r = last_of(h, n)
+                if s:
+                    return t.item()
+                return r.sum().item() + a.max().item() + c
+    """).lstrip("\n")
+    path = folder / "head.py"
+    path.write_text(source)
+    found = beliefs(source, "pkg/head.py", path)
+    for row, target in ((11, "s"), (12, "t"), (13, "a"), (16, "r")):
+        assert found[(row, target)]["tensor"] is True, (row, target)
+        assert found[(row, target)]["view"] is None  # the annotation says nothing of views
+    assert found[(13, "b")]["tensor"] is False  # the annotation's second position: an `int`
+    assert found[(14, "c")]["tensor"] is not True
+    assert found[(15, "u")]["tensor"] is not True  # no annotation: nothing claimed
+    # The prefilter reads the same answer: `if s:` and `t.item()` are found on both paths.
+    paths = []
+    for prefilter in (True, False):
+        diagnostics = lint_text(source, str(path), Settings(select=("ALL",), prefilter=prefilter))
+        paths.append(sorted((d.start.row, d.code) for d in diagnostics))
+    assert paths[0] == paths[1]
+    assert {(17, "VL403"), (18, "VL401")} <= set(paths[0])
+    # Without the package, nothing is known of them.
+    assert beliefs(source, "head.py")[(11, "s")]["tensor"] is not True

@@ -942,3 +942,69 @@ def test_a_cold_segment_skips_the_hot_path_flags_and_keeps_the_others():
     assert features.HOT_PATH_FLAGS <= hot
     assert not features.HOT_PATH_FLAGS & cold
     assert hot - features.HOT_PATH_FLAGS == cold
+
+
+# Module classes of this module held by `self.<attr>`, and lists handed back inside an object built in the
+# `return`: the walker reads both (a submodule's `forward`, `Output(preds=feats)`); the prefilter must too.
+HEAD_OF_STACKED_LINEARS = '''
+import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    def __init__(self, n: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(n, 8, 8))
+
+    def forward(self, hidden):
+        parts = [nn.functional.linear(hidden[:, i, :], self.weight[i].T) for i in range(self.weight.shape[0])]
+        return torch.stack(parts, dim=1)
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = Head(4)
+
+    def forward(self, hidden):
+        logits = self.head(hidden)
+        return logits.contiguous()
+'''
+
+FEATURES_HANDED_BACK_IN_AN_OBJECT = '''
+import torch
+from torch import nn
+
+
+class Output:
+    def __init__(self, feats):
+        self.feats = feats
+
+
+def collect(model: nn.Module, loader):
+    feats = []
+    for batch in loader:
+        act = model(batch)
+        feats.append(act[:, 0, :])
+    return Output(feats=feats)
+
+
+def collect_then_join(model: nn.Module, loader):
+    feats = []
+    for batch in loader:
+        act = model(batch)
+        feats.append(act[:, 0, :])
+    feats = torch.cat(feats)
+    return Output(feats=feats)
+'''
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    (HEAD_OF_STACKED_LINEARS, [(22, "VL301")]),
+    # The list joined after the loop holds no view once the function returns: only the first one pins batches.
+    (FEATURES_HANDED_BACK_IN_AN_OBJECT, [(14, "VL101")]),
+])
+def test_what_the_walker_reads_through_submodules_and_returned_objects_the_prefilter_keeps(source, expected):
+    from conftest import lint_both_paths
+
+    assert lint_both_paths(source.lstrip("\n")) == expected

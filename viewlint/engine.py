@@ -303,7 +303,7 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
         # A form feed resets the indentation count where CPython reads it and libcst drops it: the
         # prefilter's segments could miss a member after one, so such (rare) files take the full path.
         prefilter = settings.prefilter and "\x0c" not in text
-        reduction = reduce(text, tree, rule_classes, settings, index) if prefilter else None
+        reduction = reduce(text, tree, rule_classes, settings, index, project) if prefilter else None
     except RecursionError as error:
         if not deep:
             raise _TooDeep() from error

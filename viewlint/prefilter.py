@@ -30,6 +30,7 @@ from viewlint.analysis import semantics as sem
 from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_CALL_NAMES, HOT_FUNCTION_NAMES, HOT_MARKER, SETUP_FUNCTION_NAMES
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.nodes import preorder
+from viewlint.analysis.project import Project
 from viewlint.analysis.tensor_context import TensorContext
 from viewlint.settings import Settings
 
@@ -304,7 +305,7 @@ def reduce_source(text: str, tree: ast.Module, rule_classes: Sequence[type], set
 
 
 def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: Settings,
-           index: ModuleIndex) -> Optional[Reduction]:
+           index: ModuleIndex, project: Optional[Project] = None) -> Optional[Reduction]:
     """Blank every segment no enabled rule can fire in; None if nothing is left to parse."""
     renamed = _renamed_imports(index)
     all_needs = [(r, rule_needs(r, index, settings, renamed)) for r in rule_classes]
@@ -317,7 +318,7 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
     hot_only = features.CompiledNeeds(tuple(c for r, n in all_needs if r.hot_path_only for c in n))  # type: ignore[union-attr]
     per_rule = [(r.code, features.CompiledNeeds(n), r.hot_path_only) for r, n in all_needs]  # type: ignore[arg-type]
     retention = features.RetentionContext(index, settings.long_lived_names)
-    tensors = TensorContext(index, settings.cpu_names)
+    tensors = TensorContext(index, settings.cpu_names, project)
     segment_nodes = index.segment_nodes
     lines: Optional[list[tuple[str, str]]] = None
     nothing: frozenset[str] = frozenset()

@@ -65,6 +65,10 @@ class CallEvaluation:
             held = self._torch_module_attribute(func)
             if held is not None:
                 return self._object_call(node, held, local)  # `self.proj(x)`, `self.proj = nn.Linear(...)`
+            if isinstance(func.value, cst.Name) and func.value.value not in local:
+                imported = self._imported_return(f"{func.value.value}.{func.attr.value}", node, local)
+                if imported is not None:
+                    return imported  # `utils.keep_last(h, n)`: a function of a module of the project imported whole
             result = self._method(node, func, local)
             if result.kind is Kind.UNKNOWN and self._calls_a_module(func, local) \
                     and not func.attr.value.startswith(sem.PREDICATE_PREFIXES):
@@ -75,12 +79,33 @@ class CallEvaluation:
             if held.kind is Kind.HOST and held.wrapper is not None:
                 return self._object_call(node, held.wrapper, local)
             result = self._builtin_or_constructor(node, func.value, qualified, local)
+            if result.kind is Kind.UNKNOWN and func.value not in local and held is UNKNOWN:
+                imported = self._imported_return(func.value, node, local)
+                if imported is not None:
+                    return imported  # `keep_last(h, n)` imported from another module of the project
             if result.kind is Kind.UNKNOWN and func.value not in self.index.aliases and func.value not in sem.BUILTIN_NAMES \
                     and not func.value.startswith(sem.PREDICATE_PREFIXES) \
                     and (func.value in local or self.env.lookup(func.value) is not UNKNOWN or self._is_parameter_name(func.value)):
                 return self._module_output(node, local, f"`{func.value}(…)`")  # a callable passed in: `f(x)`, `model(x)`
             return result
         return UNKNOWN
+
+    def _imported_return(self, reference: str, node: cst.Call, local: Locals) -> Optional[Value]:
+        """What a function imported from another module of the project returns, by its return annotation: its
+        tensors on the device of the tensors it is given (as a module's output is), unless it is told a `device=`."""
+        summaries = self.env.summaries
+        if summaries is None:
+            return None
+        value = summaries.project.imported_return(self.index, reference)
+        if value is None or not value.holds_tensor():
+            return None  # `-> TensorType` (an alias of several array types), `-> int`: not claimed either way
+        device = Device.UNKNOWN
+        if self.keyword(node, "device") is None:
+            device = elementwise_device([self.evaluate(a.value, local) for a in node.args if a.keyword is None and not a.star])
+        why = f"returned by `{reference}(…)`, annotated so where it is defined"
+        if value.is_tensor:
+            return value.with_(why=why, device=device)
+        return value.with_(elements=tuple(e.with_(why=why, device=device) if e.is_tensor else e for e in value.elements))
 
     def _is_module_object(self, value: Value) -> bool:
         """An instance of a module class (`torch.nn.Linear(...)`, a module class of this file)."""

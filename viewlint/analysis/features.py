@@ -649,7 +649,14 @@ def flag(name: str) -> Atom:
 
 
 def _directly_held(node: ast.AST) -> list[ast.AST]:
-    """`node` and the items of the tuples and lists it displays (`return feats, n`): what a return hands back."""
-    if type(node) in (ast.Tuple, ast.List):
+    """`node` and the items of the tuples, lists and dicts it displays and of the objects it builds (`return feats, n`,
+    `return Output(preds=feats)`): what a return hands back, as `Facts._accumulating_loop` reads it."""
+    kind = type(node)
+    if kind is ast.Tuple or kind is ast.List:
         return [n for e in node.elts for n in _directly_held(e)]  # type: ignore[attr-defined]
+    if kind is ast.Dict:
+        return [n for e in node.values for n in _directly_held(e)]  # type: ignore[attr-defined]
+    if kind is ast.Call and type(node.func) is ast.Name and node.func.id[:1].isupper():  # type: ignore[attr-defined]
+        arguments = [*node.args, *(k.value for k in node.keywords)]  # type: ignore[attr-defined]
+        return [node, *(n for a in arguments for n in _directly_held(a.value if type(a) is ast.Starred else a))]
     return [node]

@@ -90,6 +90,8 @@ class ModuleIndex:
     # (`_validate_replay = envs.SGLANG_VALIDATE_REPLAY.get()`, `DEBUG = os.environ.get("X_DEBUG")`):
     # what they guard is opt-in diagnostics, not the hot path.
     debug_switches: set[str] = field(default_factory=set)
+    # Top-level functions with a return annotation: name -> the annotation (read by modules that import them).
+    function_returns: dict[str, ast.expr] = field(default_factory=dict, repr=False, compare=False)
     # The preorder node list of each top-level statement and top-level class member, by id():
     # walked once here and reused by the prefilter.
     segment_nodes: dict[int, list[ast.AST]] = field(default_factory=dict, repr=False, compare=False)
@@ -622,6 +624,8 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             nodes = segment_nodes[id(stmt)]
             functions.append((stmt, None, nodes))  # type: ignore[arg-type]
+            if stmt.returns is not None:
+                index.function_returns[stmt.name] = stmt.returns
             if _repeats_heads(stmt, nodes):  # type: ignore[arg-type]
                 index.head_repeat_functions.add(stmt.name)
             if any(d.split(".")[-1] in {"cache", "lru_cache"} for d in _decorator_names(stmt.decorator_list, index)):

@@ -15,10 +15,18 @@ import hashlib
 import os
 import warnings
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional, TypeVar
 
+import libcst as cst
+
+from viewlint.analysis.annotations import annotation_value
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex, build_index_from_ast
+from viewlint.analysis.values import Value
 from viewlint.newer_syntax import parse_source
+
+T = TypeVar("T")
+# Top-level packages that are never a module of the project being linted.
+_NOT_PROJECT = frozenset({"torch", "numpy", "typing", "collections", "dataclasses", "queue"})
 
 # Modules larger than this are not read for a dependency (generated code).
 MAX_DEPENDENCY_BYTES = 2 * 1024 * 1024
@@ -69,6 +77,7 @@ class Project:
         self.path = os.path.abspath(path) if path and os.path.isfile(path) else None
         # path -> content digest of every other module whose facts were used
         self.dependencies: dict[str, str] = {}
+        self._returns: dict[tuple[int, str], Optional[Value]] = {}  # what `imported_return` found
 
     def module_file(self, module: str, level: int = 0, importer: Optional[str] = None) -> Optional[str]:
         """The file of `module` (`pkg.sub.mod`, or relative with `level` dots) next to the linted file (or next
@@ -93,20 +102,66 @@ class Project:
             current = parent
         return None
 
-    def imported_class(self, index: ModuleIndex, name: str, _from: Optional[str] = None,
-                       _depth: int = 0) -> Optional[tuple[ClassInfo, ModuleIndex]]:
+    def imported_class(self, index: ModuleIndex, name: str) -> Optional[tuple[ClassInfo, ModuleIndex]]:
         """The class a name imported into `index`'s module refers to, read from its own module (following a
         module that imports it from another in turn, `from .downsampling import Downsample2D`, a few steps)."""
+        return self._imported(index, name, lambda other, symbol: other.classes.get(symbol))
+
+    def imported_return(self, index: ModuleIndex, reference: str) -> Optional[Value]:
+        """What a function of another module of the project returns, as its return annotation says, read in its
+        own module: `keep_last(h, n)` after `from .utils import keep_last`, or `utils.keep_last(h, n)` after
+        `from pkg import utils` (`-> torch.Tensor`: a tensor, nothing known of its layout, device or views).
+        The one reading of it: the walker and the prefilter both ask here."""
+        alias, _, attr = reference.partition(".")
+        if alias not in index.aliases and alias not in index.relative_imports:
+            return None  # not imported: defined here, or a builtin
+        memo_key = (id(index), reference)
+        if memo_key in self._returns:
+            return self._returns[memo_key]
+        found: Optional[tuple[ast.expr, ModuleIndex]] = None
+        if not attr:
+            found = self._imported(index, reference, lambda other, symbol: other.function_returns.get(symbol))
+        elif "." not in attr:
+            path = self._module_path(index, alias)  # `utils.keep_last`: a module imported whole
+            read = _read_index(path) if path is not None else (None, None)
+            if read[1] is not None and attr in read[1].function_returns:
+                self.dependencies[path] = read[0]  # type: ignore[index]
+                found = read[1].function_returns[attr], read[1]
+        value = None
+        if found is not None:
+            annotation, other = found
+            try:
+                value = annotation_value(cst.parse_expression(ast.unparse(annotation)), other)
+            except Exception:  # noqa: BLE001 - an annotation libcst cannot read back
+                value = None
+        self._returns[memo_key] = value
+        return value
+
+    def _module_path(self, index: ModuleIndex, alias: str) -> Optional[str]:
+        """The file of a module imported whole under `alias` (`from pkg import utils`, `import pkg.utils as utils`)."""
+        relative = index.relative_imports.get(alias)
+        if relative is not None:
+            level, module, name = relative
+            return self.module_file(f"{module}.{name}" if module else name, level)
+        target = index.aliases.get(alias)
+        if target is None or target.split(".")[0] in _NOT_PROJECT:
+            return None
+        return self.module_file(target)
+
+    def _imported(self, index: ModuleIndex, name: str, lookup: Callable[[ModuleIndex, str], Optional[T]],
+                  _from: Optional[str] = None, _depth: int = 0) -> Optional[tuple[T, ModuleIndex]]:
+        """What `lookup` finds for a name imported into `index`'s module, in the module it comes from, following
+        re-exports a few steps; each module read is a dependency."""
         relative = index.relative_imports.get(name)
         if relative is not None:
-            level, module, class_name = relative
+            level, module, symbol = relative
         else:
             target = index.aliases.get(name)
             if target is None or "." not in target:
                 return None
             level = 0
-            module, _, class_name = target.rpartition(".")
-            if module.split(".")[0] in ("torch", "numpy", "typing", "collections", "dataclasses", "queue"):
+            module, _, symbol = target.rpartition(".")
+            if module.split(".")[0] in _NOT_PROJECT:
                 return None
         path = self.module_file(module, level, _from)
         if path is None or path == self.path:
@@ -114,16 +169,16 @@ class Project:
         digest, other = _read_index(path)
         if other is None or digest is None:
             return None
-        info = other.classes.get(class_name)
-        if info is None:
-            if _depth < 3 and class_name in other.relative_imports:
-                found = self.imported_class(other, class_name, path, _depth + 1)  # re-exported there
-                if found is not None:
+        found = lookup(other, symbol)
+        if found is None:
+            if _depth < 3 and symbol in other.relative_imports:
+                further = self._imported(other, symbol, lookup, path, _depth + 1)  # re-exported there
+                if further is not None:
                     self.dependencies[path] = digest
-                return found
+                return further
             return None
         self.dependencies[path] = digest
-        return info, other
+        return found, other
 
 
 def _module_in(directory: str, parts: list[str]) -> Optional[str]:

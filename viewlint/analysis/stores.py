@@ -199,14 +199,22 @@ class StoreQuestions:
         if not loops or context is None or context.node is None:
             return None
         name = receiver.value
-        for node in descendants(loops[-1]):
+        loop = loops[-1]
+        in_loop = {id(node) for node in descendants(loop)}
+        for node in descendants(loop):
             if isinstance(node, (cst.AssignTarget, cst.AnnAssign)) and isinstance(node.target, cst.Name) \
                     and node.target.value == name:
                 return None  # rebound on each iteration: it holds one iteration's values
+        after = False
         for node in descendants(context.node):
+            if node is loop:
+                after = True
+            elif after and id(node) not in in_loop and isinstance(node, (cst.AssignTarget, cst.AnnAssign)) \
+                    and isinstance(node.target, cst.Name) and node.target.value == name:
+                return None  # `outs = torch.cat(outs)` after the loop: the list dies there, and what it held with it
             if isinstance(node, (cst.Return, cst.Yield)) and isinstance(node.value, cst.BaseExpression) \
                     and _holds_directly(node.value, name):
-                return loops[-1]
+                return loop
         return None
 
     def _pins_an_iteration(self, value: Value, loop: cst.CSTNode) -> bool:

@@ -16,6 +16,7 @@ from viewlint.analysis.bindings import (COUNTER, PARAMETER, PLAIN_PARAMETER, Bin
                                         outer_bindings)
 from viewlint.analysis.callgraph import MAX_CALLER_LINES, MAX_TUPLE_SUMMARY_LINES, callgraph_of, may_return_tensor
 from viewlint.analysis.nodes import callee_name, dotted, preorder
+from viewlint.analysis.project import Project
 
 
 # Calls whose result may be part of their input's storage (with subscripts and iteration: `partial-view`).
@@ -58,10 +59,12 @@ class TensorContext:
     from the module's call graph, the functions whose callers here pass their parameters
     (`called`) and the names of the functions and methods here that return a value."""
 
-    __slots__ = ("outer", "tensor_attributes", "tensor_fields", "container_attributes", "aliases", "cpu_names", "called",
+    __slots__ = ("index", "project", "module_instances", "outer", "tensor_attributes", "tensor_fields", "container_attributes", "aliases", "cpu_names", "called",
                  "returning", "forwards", "held_callables", "torch_modules", "_returners", "_segments", "_returns", "_bindings")
 
-    def __init__(self, index: object, cpu_names: Iterable[str] = ()) -> None:
+    def __init__(self, index: object, cpu_names: Iterable[str] = (), project: Optional[Project] = None) -> None:
+        self.index = index
+        self.project = project  # the other modules of the package, for what their functions return
         self.outer = outer_bindings(index)
         classes = getattr(index, "classes", {}).values()
         self.tensor_attributes = {a for info in classes for a in info.tensor_attributes}
@@ -71,6 +74,9 @@ class TensorContext:
         self.container_attributes = {a for info in classes for a in info.container_attributes}
         # `self.<attr>`s a class assigns: called on tensors, the walker reads what they give as a module's output.
         self.held_callables = {a for info in classes for a in (*info.submodule_attributes, *info.assigned_attributes)}
+        # `self.<attr>`s assigned an instance of a module class of this module: calling one runs its `forward`.
+        module_classes = {info.name for info in classes if info.is_module}
+        self.module_instances = {a for info in classes for a, cls in info.attribute_classes.items() if cls in module_classes}
         # `self.<attr>`s assigned a `torch.nn` module: the walker reads their calls as tensors whatever they are given.
         self.torch_modules = {a for info in classes for a in info.torch_module_attributes}
         self.aliases: dict[str, str] = dict(getattr(index, "aliases", {}))
@@ -114,6 +120,31 @@ class TensorContext:
             self._returns[key] = True  # while it is judged: calls of itself may give anything
             found = self._returns[key] = any(self._gives(info, judge) for info in self._returners[name])
         return found
+
+    def may_call_return(self, func: ast.AST, judge: "Callable[[ast.AST, Bindings, TensorContext, Optional[set[str]]], bool]") -> bool:
+        """`may_return` for a call of `func`: a function or method of this module of its name, or, for
+        `self.<attr>(...)` holding an instance of a module class of this module, a `forward` or `__call__`
+        (the walker runs that class's `forward`)."""
+        if self.may_return(callee_name(func), judge):
+            return True
+        return type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == "self" \
+            and func.attr in self.module_instances \
+            and (self.may_return("forward", judge) or self.may_return("__call__", judge))  # type: ignore[attr-defined]
+
+    def imported_tensor(self, func: ast.AST) -> bool:
+        """Whether calling `func`, a function imported from another module of the project (`keep_last`,
+        `utils.keep_last`), gives a tensor or tensors as its return annotation says: the walker's own reading
+        (`Project.imported_return`)."""
+        if self.project is None:
+            return False
+        if type(func) is ast.Name:
+            reference = func.id  # type: ignore[attr-defined]
+        elif type(func) is ast.Attribute and type(func.value) is ast.Name:  # type: ignore[attr-defined]
+            reference = f"{func.value.id}.{func.attr}"  # type: ignore[attr-defined]
+        else:
+            return False
+        value = self.project.imported_return(self.index, reference)  # type: ignore[arg-type]
+        return value is not None and value.holds_tensor()
 
     def may_return_at(self, name: Optional[str], slot: tuple[int, int],
                       judge: "Callable[[ast.AST, Bindings, TensorContext, Optional[set[str]]], bool]") -> Optional[bool]:
@@ -256,8 +287,10 @@ def _call_tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, 
     """`tensor_may_be` of a call; `summarised=False`: without what the functions of this module of its name
     may return (already judged by the caller)."""
     func = node.func  # type: ignore[attr-defined]
-    if summarised and context.may_return(callee_name(func), tensor_may_be):
+    if summarised and context.may_call_return(func, tensor_may_be):
         return True  # a function of this module that may return a tensor
+    if context.imported_tensor(func):
+        return True  # a function of another module of the package annotated to return a tensor
     known = context.torch_result(func)
     if known is not None:
         return known  # a torch function the walker knows the result of (not `torch.cuda.is_available()`), NumPy's
@@ -452,7 +485,7 @@ def contiguous_may_be(node: ast.AST, bound: Bindings, context: TensorContext, se
         return name is not None and _bound_to(name, bound, context, seen, contiguous_may_be, False)
     if kind is ast.Call:
         func = node.func  # type: ignore[attr-defined]
-        if context.torch_result(func) or context.may_return(callee_name(func), contiguous_may_be):
+        if context.torch_result(func) or context.may_call_return(func, contiguous_may_be):
             return True
         if type(func) is ast.Attribute:
             method = func.attr
@@ -511,7 +544,7 @@ def partial_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen:
     if kind is ast.Call:
         func = node.func  # type: ignore[attr-defined]
         last = callee_name(func) or ""
-        if last in PARTIAL_VIEW_CALLS or context.may_return(last, partial_may_be):
+        if last in PARTIAL_VIEW_CALLS or context.may_call_return(func, partial_may_be):
             return True  # a split, or a function of this module that may return a view of part of a tensor
         torch_call = context.torch_call(func)
         if torch_call and last in _NEW_TENSOR_FUNCTIONS:

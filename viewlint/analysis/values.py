@@ -143,6 +143,12 @@ class Value:
     def is_container(self) -> bool:
         return self.kind in (Kind.WRAPPER, Kind.TENSOR_SEQUENCE)
 
+    def holds_tensor(self, depth: int = 3) -> bool:
+        """A tensor, or a container known to hold one (`tuple[Tensor, Tensor]`, a list of tensors)."""
+        if self.kind is Kind.TENSOR or self.kind is Kind.TENSOR_SEQUENCE:
+            return True
+        return self.kind is Kind.WRAPPER and depth > 0 and any(e.holds_tensor(depth - 1) for e in self.elements)
+
     def with_(self, **changes: object) -> "Value":
         """A copy with `changes` (what `dataclasses.replace` gives, without running the frozen
         `__init__`'s two dozen `object.__setattr__` calls: values are copied on most steps of the walk)."""
