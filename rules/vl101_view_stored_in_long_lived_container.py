@@ -6,7 +6,7 @@ from typing import Any, Optional
 
 import libcst as cst
 
-from viewlint.analysis import features, semantics
+from viewlint.analysis import features
 
 from viewlint.analysis.values import DELIBERATE_BASES, Value
 from viewlint.analysis.facts import Facts

@@ -71,10 +71,10 @@ from viewlint.analysis import semantics
 from viewlint.analysis.bindings import (BINDING_KINDS, PARAMETER, PLAIN_PARAMETER, Bindings, note_addition, note_binding,
                                         note_source, with_elements)
 from viewlint.analysis.nodes import callee_name, dotted, preorder
+from viewlint.analysis.chain_judges import chain_has, converts_a_name, gathered_in_chain, twin_may_be_tensor
 from viewlint.analysis.tensor_context import (HOST_COMPARISONS, PARTIAL_VIEW_CALLS, TensorContext, built_here,
-                                              call_arguments, chain_has, contiguous_may_be, converts_a_name,
-                                              gathered_in_chain, index_elements, itself_may_be_tensor, maybe_advanced,
-                                              part_of_self, partial_may_be, tensor_may_be, twin_may_be_tensor)
+                                              call_arguments, contiguous_may_be, index_elements, itself_may_be_tensor,
+                                              maybe_advanced, part_of_self, partial_may_be, tensor_may_be)
 
 Atom = tuple[str, str]
 # A rule's needs: any one of these conjunctions of atoms must hold in a segment.

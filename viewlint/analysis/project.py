@@ -63,6 +63,15 @@ def _read_index(path: str) -> tuple[Optional[str], Optional[ModuleIndex]]:
         index: Optional[ModuleIndex] = build_index_from_ast(tree, text)
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None, None
+    if index is not None:
+        # Another module is read for its classes, imports and functions' annotations, never walked: its `ast` (a
+        # hundred times its text in memory, for each of the modules kept below) goes.
+        index.tree = None
+        index.source = ""
+        index.segment_nodes = {}
+        index.class_segments = {}
+        index.class_defs = {}
+        index.memo.clear()
     if len(_INDEXES) >= _CACHE_SIZE:
         _INDEXES.pop(next(iter(_INDEXES)))
     digest = digest_of(data)
