@@ -31,7 +31,7 @@ from viewlint.analysis.project import Project
 from viewlint.analysis.summaries import ModuleSummaries
 from viewlint.analysis.walker import Walker
 from viewlint.newer_syntax import parse_source
-from viewlint.large_files import LARGE_FILE_BYTES, Unsplittable, chunks_of
+from viewlint.large_files import LARGE_FILE_BYTES, Unsplittable, chunks_of, parsed_or_none
 from viewlint.prefilter import Reduction, reduce, split_lines
 from viewlint.reading import FileTooLargeError, read_regular_file
 from viewlint.diagnostics import (
@@ -328,7 +328,7 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
                         parsed.clear()
                         parsed[reduced] = module
         except cst.ParserSyntaxError as error:
-            if _compiles(text):
+            if parsed_or_none(text) is not None:  # valid Python (of this version, or newer syntax)
                 module = None  # valid Python that libcst cannot read: lint it statement by statement
             else:
                 row, column, message = _syntax_error_details(text, error, reduction)
@@ -402,17 +402,6 @@ def _without_lone_continuations(text: str, tree: ast.Module) -> str:
             continue
         continued = content.endswith("\\")  # `x = a + \\` then a `\\` row: part of the statement, kept
     return "".join(content + ending for content, ending in zip(rows, endings))
-
-
-def _compiles(text: str) -> bool:
-    """Whether `text` is valid Python (of this version, or newer syntax read downgraded)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            parse_source(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return False
-    return True
 
 
 def _walk(module: cst.Module, settings: Settings, index: Any, project: Project, rule_classes: list[type],

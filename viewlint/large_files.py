@@ -34,7 +34,7 @@ from typing import Iterator, Optional
 
 from viewlint.newer_syntax import parse_source
 
-__all__ = ["CHUNK_BYTES", "LARGE_FILE_BYTES", "Chunk", "Unsplittable", "chunks_of"]
+__all__ = ["CHUNK_BYTES", "LARGE_FILE_BYTES", "Chunk", "Unsplittable", "chunks_of", "parsed_or_none"]
 
 # Files longer than this (in characters) are analysed a chunk at a time; real modules stay far below it
 # (the largest file of transformers 5.23.0 is about 0.4 MB).
@@ -76,7 +76,8 @@ class Chunk:
         return self.first - 1 - self.preamble_rows
 
 
-def _parses(text: str) -> Optional[ast.Module]:
+def parsed_or_none(text: str) -> Optional[ast.Module]:
+    """The `ast` of `text` (newer syntax read downgraded), or None when no Python accepts it."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -132,7 +133,7 @@ def chunks_of(text: str) -> Iterator[Chunk]:
             position += 1
         end = candidates[position] if position < len(candidates) else len(lines)
         head = "".join(preamble)
-        tree = _parses(head + "".join(lines[start:end]))
+        tree = parsed_or_none(head + "".join(lines[start:end]))
         while tree is None:
             if end == len(lines) or sizes[end] - sizes[start] > MOST_CHUNK_BYTES:
                 raise Unsplittable(f"no statement boundary found after row {start + 1}")
@@ -142,7 +143,7 @@ def chunks_of(text: str) -> Iterator[Chunk]:
             while position < len(candidates) and sizes[candidates[position]] < want:
                 position += 1
             end = candidates[position] if position < len(candidates) else len(lines)
-            tree = _parses(head + "".join(lines[start:end]))
+            tree = parsed_or_none(head + "".join(lines[start:end]))
         yield Chunk(head + "".join(lines[start:end]), tree, start + 1, preamble_rows)
         for statement in _carried(tree, lines, start, preamble_rows):
             if statement not in carried and carried_bytes + len(statement) <= MOST_PREAMBLE_BYTES:
