@@ -337,10 +337,13 @@ def test_a_generated_file_four_times_larger_costs_about_four_times_more() -> Non
             path = Path(directory) / "large.py"
             large_file.generate(path, megabytes)
             source = path.read_text()
-            gc.collect()
-            start = time.process_time()
-            with engine.few_collections():  # as the command line lints
-                diagnostics = engine.lint_text(source, "large.py", Settings(select=("ALL",)))
-            seconds[megabytes] = time.process_time() - start
+            tries = []
+            for _ in range(3):  # the least of three: one lint can be slowed by what else the process holds
+                gc.collect()
+                start = time.process_time()
+                with engine.few_collections():  # as the command line lints
+                    diagnostics = engine.lint_text(source, "large.py", Settings(select=("ALL",)))
+                tries.append(time.process_time() - start)
+            seconds[megabytes] = min(tries)
             assert len(diagnostics) > 50 * megabytes * 10
     assert seconds[0.2] < 6 * seconds[0.05], seconds
