@@ -36,7 +36,13 @@ _NOT_TENSOR = frozenset({Kind.HOST, Kind.INT, Kind.INT_LIST, Kind.ARRAY, Kind.WR
 def belief(value: Value) -> dict[str, Any]:
     """One value as the record's fields: `tensor`, `view`, `base`, `device`, `contiguous`, and `why`."""
     if value.kind is Kind.TENSOR:
+        # What holds on every path: a tensor here and `None` there is not known to be a tensor, nor a view on one
+        # path and not on another to be a view.
         view: Optional[bool] = {Provenance.VIEW: True, Provenance.FRESH: False}.get(value.provenance)
+        if value.some_view:
+            view = None
+        if value.optional:
+            return {"tensor": None, "view": None, "base": None, "device": None, "contiguous": None, "why": value.why}
         device = {Device.CPU: "cpu", Device.ACCELERATOR: "cuda"}.get(value.device)
         return {"tensor": True, "view": view, "base": value.base if view else None, "device": device,
                 "contiguous": value.contiguous, "why": value.why}

@@ -17,7 +17,7 @@ from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.tree import descendants, dotted_name
 from viewlint.analysis.value_ops import MODULE_OUTPUT, Environment, Locals, container_value, elementwise_device
 from viewlint.analysis.values import (ADVANCED_INDEX, EMPTY, FACTORY, HOST, INT, INTERFACE, UNKNOWN, UNKNOWN_TENSOR, Device,
-                                      Kind, Provenance, Value, fresh, join, referenced_function)
+                                      Kind, Provenance, Value, fresh, join, join_all, referenced_function)
 
 
 class CallEvaluation:
@@ -88,6 +88,9 @@ class CallEvaluation:
                     and (func.value in local or self.env.lookup(func.value) is not UNKNOWN or self._is_parameter_name(func.value)):
                 return self._module_output(node, local, f"`{func.value}(…)`")  # a callable passed in: `f(x)`, `model(x)`
             return result
+        held = self.evaluate(func, local)
+        if held.kind is Kind.HOST and held.wrapper is not None:
+            return self._object_call(node, held.wrapper, local)  # `self.resnets[0](x)`: an item of a `ModuleList`
         return UNKNOWN
 
     def _imported_return(self, reference: str, node: cst.Call, local: Locals) -> Optional[Value]:
@@ -96,7 +99,10 @@ class CallEvaluation:
         summaries = self.env.summaries
         if summaries is None:
             return None
-        value = summaries.project.imported_return(self.index, reference)
+        return self._as_annotated(summaries.project.imported_return(self.index, reference), reference, node, local)
+
+    def _as_annotated(self, value: Optional[Value], reference: str, node: cst.Call, local: Locals) -> Optional[Value]:
+        """A call's result as the return annotation of what it calls says, read in another module of the project."""
         if value is None or not value.holds_tensor():
             return None  # `-> TensorType` (an alias of several array types), `-> int`: not claimed either way
         device = Device.UNKNOWN
@@ -162,6 +168,15 @@ class CallEvaluation:
         """A call of an object whose class is known but whose `forward` this module does not define: a
         `torch.nn` layer gives a new tensor on its input's device (a tuple for recurrent layers and attention,
         its input itself for `Identity`/`Dropout`); a module of unknown kind gives a tensor or a tuple of them."""
+        if "|" in class_name:
+            # One of several module classes (`for resnet in self.resnets`, a `ModuleList` of two kinds of block):
+            # whatever any of them gives.
+            results = []
+            for part in class_name.split("|"):
+                summaries = self.env.summaries
+                value = summaries.instance_call_value(node, part, self, local) if summaries is not None else None
+                results.append(value if value is not None else self._object_call(node, part, local))
+            return join_all(results)
         module = self.index.classes.get(class_name)
         torch_layer = sem.nn_module_class(class_name)
         if module is None and not torch_layer and self.env.summaries is not None:
@@ -520,6 +535,13 @@ class CallEvaluation:
             return UNKNOWN
         if receiver.kind is Kind.WRAPPER:
             return self._container_method(node, method, receiver, local)
+        if receiver.kind is Kind.HOST and receiver.wrapper is not None and receiver.wrapper not in self.index.classes \
+                and self.env.summaries is not None:
+            # `past_key_values.update(k, v, i)` of `past_key_values: Cache`, a class another module of the project defines.
+            imported = self._as_annotated(self.env.summaries.project.imported_method_return(self.index, receiver.wrapper, method),
+                                          f"{receiver.wrapper}.{method}", node, local)
+            if imported is not None:
+                return imported
         if receiver.kind is Kind.HOST and (receiver.wrapper or "").startswith("torch.distributions.") \
                 and method in ("sample", "rsample", "sample_n", "log_prob", "entropy", "cdf", "icdf"):
             return fresh(device=receiver.device)  # a distribution's sample, where its parameters live

@@ -273,6 +273,17 @@ class Evaluator(CallEvaluation):
             return UNKNOWN_TENSOR.with_(is_parameter=True, why=f"a module's `.{attr}`")
         return UNKNOWN
 
+    def _nth_field(self, record: Value, n: int) -> Value:
+        """Item `n` of an object built with named fields (`Output(last_hidden_state=h, pooler_output=p)[0]`): its
+        `n`-th field set, in the order its class declares them where the code shows the class (a `ModelOutput`
+        indexes the fields it was given), else in the order the call names them."""
+        summaries = self.env.summaries
+        info = summaries.class_named(record.wrapper) if summaries is not None and record.wrapper else None
+        order = [f for f in info.fields if f in record.fields] if info is not None and info.fields else []
+        if len(order) != len([f for f in record.fields if f is not None]):
+            order = [f for f in record.fields if f is not None]
+        return record.field(order[n]) if n < len(order) else UNKNOWN
+
     def _field_value(self, receiver: cst.BaseExpression, attr: str) -> Optional[Value]:
         """What a class annotates its field `attr` as, for a receiver whose class the code names."""
         finder = getattr(self.env, "receiver_class", None)
@@ -504,6 +515,8 @@ class Evaluator(CallEvaluation):
                 if isinstance(key, cst.Integer) and receiver.kind is Kind.WRAPPER and receiver.wrapper == "tuple" \
                         and int(key.evaluated_value) < len(receiver.elements):
                     return receiver.elements[int(key.evaluated_value)]
+                if isinstance(key, cst.Integer) and receiver.kind is Kind.WRAPPER and receiver.fields:
+                    return self._nth_field(receiver, int(key.evaluated_value))  # `outputs[0]` of a `ModelOutput`
                 return receiver.element()
             return receiver if receiver.kind is Kind.WRAPPER and receiver.wrapper in ("list", "tuple") else UNKNOWN
         if receiver.kind is Kind.INT_LIST:

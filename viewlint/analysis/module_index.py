@@ -53,6 +53,10 @@ class ClassInfo:
     # The source of the return annotation of its `forward` (or `__call__`), when it has one: what a call of an
     # instance gives, read where the class is imported into another module.
     call_returns: Optional[str] = None
+    # method name -> the source of its return annotation (`update` -> "tuple[torch.Tensor, torch.Tensor]"), and the
+    # names of the classes it derives from: what a method of an instance gives, read where the class is imported.
+    method_returns: dict[str, str] = field(default_factory=dict)
+    base_names: list[str] = field(default_factory=list)
     # Class-level annotations (a dataclass's fields): name -> the annotation's source.
     field_annotations: dict[str, str] = field(default_factory=dict)
     # Every self.<attr> some method assigns.
@@ -140,26 +144,38 @@ def _qualify_name(index: "ModuleIndex", name: Optional[str]) -> Optional[str]:
 _CONTAINER_TAILS = semantics.CONTAINER_CLASS_NAMES
 
 
-def _listed_class(call: ast.Call, index: "ModuleIndex", nodes: Sequence[ast.AST] = ()) -> Optional[str]:
-    """The one class whose instances `nn.ModuleList(...)` is built from: `[Layer(c) for ...]`, `[Layer(a), Layer(b)]`,
-    or a local list the same function fills (`blocks = []`, `blocks.append(Block(...))`, then
-    `nn.ModuleList(blocks)`): a class of this module or one imported (by its name), a `torch.nn` one qualified;
-    None when mixed or unknown."""
+# A `ModuleList` may hold modules of a few classes (`ResnetBlock2D` or `ResnetBlockCondNorm2D` by the config):
+# calling one of its items gives what any of them gives. More than this many: nothing is known.
+MAX_LISTED_CLASSES = 4
+
+
+def _listed_class(call: ast.Call, index: "ModuleIndex", nodes: Sequence[ast.AST] = (),
+                  attribute: Optional[str] = None) -> Optional[str]:
+    """The classes whose instances `nn.ModuleList(...)` is built from, `|`-separated: `[Layer(c) for ...]`,
+    `[Layer(a), Layer(b)]`, a local list the same function fills (`blocks = []`, `blocks.append(Block(...))`, then
+    `nn.ModuleList(blocks)`), or an empty one it appends to (`self.layer = nn.ModuleList()`,
+    `self.layer.append(T5LayerFF(config))`): classes of this module or imported (by their names), `torch.nn` ones
+    qualified; None when an item is not a call of one (`None`, a function's result) or nothing is known."""
     if not call.args:
-        return None
-    items = call.args[0]
-    if isinstance(items, (ast.ListComp, ast.GeneratorExp)):
-        elements = [items.elt]
-    elif isinstance(items, (ast.List, ast.Tuple)):
-        elements = list(items.elts)
-    elif isinstance(items, ast.Name):
-        elements = _appended(items.id, nodes)
+        elements = _appended(f"self.{attribute}", nodes, bound=False) if attribute is not None else []
         if not elements:
             return None
     else:
-        return None
+        items = call.args[0]
+        if isinstance(items, (ast.ListComp, ast.GeneratorExp)):
+            elements = [items.elt]
+        elif isinstance(items, (ast.List, ast.Tuple)):
+            elements = list(items.elts)
+        elif isinstance(items, ast.Name):
+            elements = _appended(items.id, nodes)
+            if not elements:
+                return None
+        else:
+            return None
     found = set()
     for element in elements:
+        if isinstance(element, ast.Constant) and element.value is None:
+            continue  # `attentions.append(None)`: a slot the code skips (`if attn is not None`)
         if not isinstance(element, ast.Call):
             return None
         name = dotted(element.func)
@@ -172,28 +188,30 @@ def _listed_class(call: ast.Call, index: "ModuleIndex", nodes: Sequence[ast.AST]
             found.add(qualified)
         else:
             return None
-    return found.pop() if len(found) == 1 else None
+    return "|".join(sorted(found)) if 0 < len(found) <= MAX_LISTED_CLASSES else None
 
 
-def _appended(name: str, nodes: Sequence[ast.AST]) -> list[ast.AST]:
-    """What a function adds to its local list `name`: the items of `name = [...]` and the arguments of
-    `name.append(...)`; empty when it is filled in any other way (`extend`, `+=`, `insert`, or bound twice)."""
+def _appended(name: str, nodes: Sequence[ast.AST], bound: bool = True) -> list[ast.AST]:
+    """What a function adds to its list `name` (a local, or `self.<attr>`): the items of `name = [...]` and the
+    arguments of `name.append(...)` (a list bound on two branches: what either holds); empty when it is filled in any
+    other way (`extend`, `+=`, `insert`). `bound`: each binding must be a list display (`self.layer = nn.ModuleList()`
+    need not be)."""
     found: list[ast.AST] = []
-    bound = 0
+    bindings = 0
     for node in nodes:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-            bound += 1
-            if not isinstance(node.value, ast.List):
+        if isinstance(node, ast.Assign) and any(dotted(t) == name for t in node.targets):
+            bindings += 1
+            if isinstance(node.value, ast.List):
+                found.extend(node.value.elts)
+            elif bound:
                 return []
-            found.extend(node.value.elts)
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+        elif isinstance(node, ast.AugAssign) and dotted(node.target) == name:
             return []
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
-                and node.func.value.id == name:
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and dotted(node.func.value) == name:
             if node.func.attr != "append" or len(node.args) != 1:
                 return []
             found.append(node.args[0])
-    return found if bound == 1 else []
+    return found if bindings >= 1 else []
 
 
 def _is_container_expression(node: ast.AST, index: "ModuleIndex") -> bool:
@@ -611,10 +629,12 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                 (m, info, segment_nodes[id(m)]) for m in stmt.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
             )
             info.methods = {m.name for m in stmt.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            info.base_names = [b.split(".")[-1] for b in bases if b]
             for member in stmt.body:
-                if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) and member.name in ("forward", "__call__") \
-                        and member.returns is not None and info.call_returns is None:
-                    info.call_returns = ast.unparse(member.returns)
+                if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) and member.returns is not None:
+                    info.method_returns[member.name] = ast.unparse(member.returns)
+                    if member.name in ("forward", "__call__") and info.call_returns is None:
+                        info.call_returns = info.method_returns[member.name]
             for member in stmt.body:
                 if isinstance(member, ast.AnnAssign) and isinstance(member.target, ast.Name):
                     annotated = annotation_class(member.annotation)
@@ -674,7 +694,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                 qualified = _qualify_name(index, callee) or callee or ""
                 short = qualified.split(".")[-1]
                 if qualified == "torch.nn.ModuleList":
-                    held = _listed_class(value, index, nodes)
+                    held = _listed_class(value, index, nodes, attribute)
                     if held is not None:
                         info.module_list_classes[attribute] = held
                 if semantics.nn_module_class(qualified):

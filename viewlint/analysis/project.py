@@ -136,13 +136,29 @@ class Project:
             if read[1] is not None and attr in read[1].function_returns:
                 self.dependencies[path] = read[0]  # type: ignore[index]
                 found = read[1].function_returns[attr], read[1]
+        value = _annotated(ast.unparse(found[0]), found[1]) if found is not None else None
+        self._returns[memo_key] = value
+        return value
+
+    def imported_method_return(self, index: ModuleIndex, class_name: str, method: str) -> Optional[Value]:
+        """What a method of an instance of a class imported from another module of the project returns, as its return
+        annotation says where the class (or a class of that module it derives from) defines it:
+        `past_key_values.update(k, v, i)` of `past_key_values: Cache` (`-> tuple[torch.Tensor, torch.Tensor]`)."""
+        memo_key = (id(index), f"{class_name}().{method}")
+        if memo_key in self._returns:
+            return self._returns[memo_key]
         value = None
+        found = self.imported_class(index, class_name)
         if found is not None:
-            annotation, other = found
-            try:
-                value = annotation_value(cst.parse_expression(ast.unparse(annotation)), other)
-            except Exception:  # noqa: BLE001 - an annotation libcst cannot read back
-                value = None
+            info, other = found
+            for _ in range(4):  # up the bases that module defines
+                if method in info.method_returns:
+                    value = _annotated(info.method_returns[method], other)
+                    break
+                bases = [other.classes[b] for b in info.base_names if b in other.classes]
+                if len(bases) != 1:
+                    break
+                info = bases[0]
         self._returns[memo_key] = value
         return value
 
@@ -188,6 +204,14 @@ class Project:
             return None
         self.dependencies[path] = digest
         return found, other
+
+
+def _annotated(annotation: str, index: ModuleIndex) -> Optional[Value]:
+    """An annotation's source, read in the module that wrote it."""
+    try:
+        return annotation_value(cst.parse_expression(annotation), index)
+    except Exception:  # noqa: BLE001 - an annotation libcst cannot read back
+        return None
 
 
 def _module_in(directory: str, parts: list[str]) -> Optional[str]:

@@ -289,8 +289,16 @@ class ModuleSummaries:
     def call_value(self, call: cst.Call, evaluator: Evaluator, local: Locals) -> Optional[Value]:
         """The value a call of a function of this module returns, or None when it calls something else."""
         info = self.resolve(call, evaluator, local)
-        if info is None:
+        return self._call_of(info, call, evaluator, local) if info is not None else None
+
+    def instance_call_value(self, call: cst.Call, class_name: str, evaluator: Evaluator, local: Locals) -> Optional[Value]:
+        """What calling an instance of `class_name`, a class of this module, returns (its `forward`), or None."""
+        if class_name not in self.index.classes:
             return None
+        info = self._called_instance(class_name)
+        return self._call_of(info, call, evaluator, local) if info is not None else None
+
+    def _call_of(self, info: FunctionInfo, call: cst.Call, evaluator: Evaluator, local: Locals) -> Optional[Value]:
         if info.key.name == "__init__":
             return None  # a constructor: the evaluator reads the object it builds
         if not info.returns_value or host_annotation(info.returns):
@@ -299,7 +307,12 @@ class ModuleSummaries:
             return UNKNOWN  # recursion: not followed
         arguments = self.bind_arguments(call, info, evaluator, local)
         normalized, bases = _normalize(arguments)
-        result = self.run(info, normalized, shallow=bool(getattr(evaluator.env, "shallow", False)))
+        shallow = bool(getattr(evaluator.env, "shallow", False))
+        result = self.run(info, normalized, shallow=shallow)
+        if not result.returned and not shallow and MAX_SUMMARY_LINES < info.lines <= MAX_CALLER_LINES:
+            # Too long to walk once per call (a layer's `forward`): what it returns on its one walk of its own, with
+            # what its annotations and its callers here say of its parameters (the walk that records its calls).
+            result = _as_called(self.run(info, {}), bases, {*info.positional, *info.keyword_only})
         if result.returned and _through_interface(call, evaluator, local):
             # One implementation of an interface (`attention_interface(...)`, eager or a kernel's): the first
             # thing it returns is what every implementation returns; the rest (weights or `None`) is not claimed.
@@ -583,6 +596,26 @@ def _renamed(value: Value, renames: dict[str, str], depth: int = 3) -> Value:
     if value.is_container and depth > 0:
         return value.with_(elements=tuple(_renamed(e, renames, depth - 1) for e in value.elements))
     return value
+
+
+def _as_called(result: RunResult, bases: dict[str, str], parameters: set[str]) -> RunResult:
+    """What a function returned on its own walk, as one call's result: a view of a parameter is a view of what the
+    call passes (`bases`), or, where the call passes nothing with a name, a tensor whose storage is not known."""
+    if not result.returned:
+        return result
+
+    def called(value: Value, depth: int = 3) -> Value:
+        if value.kind is Kind.TENSOR:
+            if value.base in parameters and value.base not in bases:
+                value = value.with_(provenance=Provenance.UNKNOWN, base=None, origin=None, partial=False)
+            if value.label in parameters and value.label not in bases:
+                value = value.with_(label=None)
+            return value
+        if value.is_container and depth > 0:
+            return value.with_(elements=tuple(called(e, depth - 1) for e in value.elements))
+        return value
+
+    return RunResult(returns=called(_rebase(result.returns, bases)), returned=True)
 
 
 def _rebase(value: Value, bases: dict[str, str], depth: int = 3) -> Value:

@@ -56,6 +56,8 @@ EMPTY = "uninitialised allocation"
 DELIBERATE_BASES = frozenset({EMPTY, ".clone()", ADVANCED_INDEX})
 # At most this many element values are kept for a container (joins and appends add more).
 MAX_ELEMENTS = 6
+# At most this many classes are kept for an object of one of several (`A|B`).
+MAX_CLASSES = 4
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,12 @@ class Value:
     grad_leaf: bool = False
     # For a host value: "dtype" (`torch.float16`, `x.dtype`) or "device" (`torch.device(…)`, `x.device`) on every path.
     host_type: Optional[str] = None
+    # What the value is on some paths only (a join): `optional`, a tensor on one path and `None` or a number on
+    # another (`mask if cond else None`); `some_view`, a view on one path and a tensor that owns its storage on
+    # another. The rules read the "may" (a bug needs one path); `viewlint beliefs` reports only what holds on
+    # every path.
+    optional: bool = False
+    some_view: bool = False
 
     @property
     def is_tensor(self) -> bool:
@@ -262,8 +270,14 @@ def join(a: Value, b: Value) -> Value:
             return _join_tensors(a, b)
         if a.kind in (Kind.WRAPPER, Kind.TENSOR_SEQUENCE):
             return _join_sequences(a, b)
+        wrapper = None
+        if a.kind is Kind.HOST and a.wrapper and b.wrapper:
+            # An object of one of a few classes (`ResnetBlock2D` or `ResnetBlockCondNorm2D`): its calls give what
+            # any of them gives.
+            classes = sorted(set(a.wrapper.split("|")) | set(b.wrapper.split("|")))
+            wrapper = "|".join(classes) if len(classes) <= MAX_CLASSES else None
         return Value(kind=a.kind, device=a.device if a.device is b.device else Device.UNKNOWN,
-                     host_type=a.host_type if a.host_type == b.host_type else None)
+                     host_type=a.host_type if a.host_type == b.host_type else None, wrapper=wrapper)
     if a.kind is Kind.TENSOR or b.kind is Kind.TENSOR:
         # A tensor on one path (and None, a number or nothing known on the other): a tensor may be here.
         tensor = a if a.kind is Kind.TENSOR else b
@@ -271,7 +285,9 @@ def join(a: Value, b: Value) -> Value:
         if other.kind in _SEQUENCES:
             return _join_sequences(Value(kind=Kind.WRAPPER, elements=(tensor,)), other)
         # Nothing known on the other path: it may be a tensor of any kind, so excuses no longer hold.
-        return _join_tensors(tensor, UNKNOWN_TENSOR) if other.kind is Kind.UNKNOWN else tensor
+        if other.kind is Kind.UNKNOWN:
+            return _join_tensors(tensor, UNKNOWN_TENSOR).with_(optional=True)
+        return tensor if tensor.optional else tensor.with_(optional=True)
     if a.kind in _SEQUENCES and b.kind in _SEQUENCES:
         return _join_sequences(a, b)
     if {a.kind, b.kind} == {Kind.HOST, Kind.WRAPPER}:
@@ -374,6 +390,8 @@ def _join_tensors(a: Value, b: Value) -> Value:
         label=a.label if a.label == b.label else None,
         why=a.why or b.why,
         guessed_cpu=device is Device.CPU and (a.guessed_cpu or b.guessed_cpu),
+        optional=a.optional or b.optional,
+        some_view=a.some_view or b.some_view or (provenance is Provenance.VIEW and a.provenance is not b.provenance),
     )
 
 

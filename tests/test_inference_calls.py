@@ -1,0 +1,234 @@
+"""What calls give, as `viewlint beliefs` reports it: long methods, methods of classes other modules define, items of
+`ModelOutput`s, `ModuleList`s of several classes, and values a join makes a tensor on some paths only."""
+
+from __future__ import annotations
+
+import textwrap
+
+from conftest import lint_both_paths
+from test_inference_objects import beliefs, package
+
+
+def _long_body(lines: int) -> str:
+    """Statements that bind nothing a test asks about, to make a method longer than a summary walks."""
+    return "".join(f"        note_{i} = {i}\n" for i in range(lines))
+
+
+def test_a_method_too_long_to_walk_per_call_gives_what_its_own_walk_returns():
+    source = (
+        "import torch\n"
+        "from torch import nn\n"
+        "\n"
+        "\n"
+        "class Attention(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.proj = nn.Linear(8, 8)\n"
+        "\n"
+        "    def forward(self, hidden_states: torch.Tensor):\n"
+        + _long_body(60)
+        + "        out = self.proj(hidden_states)\n"
+        "        return out, None\n"
+        "\n"
+        "\n"
+        "class Layer(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.attn = Attention()\n"
+        "\n"
+        "    def forward(self, x):\n"
+        "        h, weights = self.attn(x)\n"
+        "        return h\n"
+    )
+    found = beliefs(source)
+    row = source.splitlines().index("        h, weights = self.attn(x)") + 1
+    assert found[(row, "h")]["tensor"] is True
+    assert found[(row, "weights")]["tensor"] is False  # `None` on its one path
+
+
+def test_a_long_helpers_view_of_its_parameter_is_a_view_of_what_the_call_passes():
+    source = (
+        "import torch\n"
+        "\n"
+        "\n"
+        "def first_rows(x: torch.Tensor):\n"
+        + _long_body(60).replace("        ", "    ")
+        + "    return x[:1]\n"
+        "\n"
+        "\n"
+        "def use(batch: torch.Tensor):\n"
+        "    head = first_rows(batch)\n"
+        "    other = first_rows(batch + 1)\n"
+        "    return head, other\n"
+    )
+    found = beliefs(source)
+    row = source.splitlines().index("    head = first_rows(batch)") + 1
+    assert (found[(row, "head")]["view"], found[(row, "head")]["base"]) == (True, "batch")
+    # Passed a temporary: a tensor, but the callee's name for its base means nothing here.
+    assert found[(row + 1, "other")]["tensor"] is True
+    assert found[(row + 1, "other")]["base"] != "x"
+
+
+def test_a_method_of_an_instance_of_a_class_another_module_defines_returns_what_it_is_annotated_to(tmp_path):
+    folder = package(tmp_path, cache="""
+        import torch
+
+
+        class Cache:
+            def update(self, k: torch.Tensor, v: torch.Tensor, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+                raise NotImplementedError
+
+            def get_seq_length(self) -> int:
+                return 0
+
+
+        class DynamicCache(Cache):
+            pass
+    """)
+    model = textwrap.dedent("""
+        import torch
+
+        from .cache import Cache, DynamicCache
+
+
+        def attend(k: torch.Tensor, v: torch.Tensor, past: Cache | None, dyn: DynamicCache):
+            k2, v2 = past.update(k, v, 0)
+            n = past.get_seq_length()
+            k3, v3 = dyn.update(k, v, 0)
+            return k2, v2, n, k3
+    """).lstrip("\n")
+    path = folder / "model.py"
+    path.write_text(model)
+    found = beliefs(model, "pkg/model.py", path)
+    assert (found[(7, "k2")]["tensor"], found[(7, "v2")]["tensor"]) == (True, True)
+    assert "Cache.update" in found[(7, "k2")]["why"]
+    assert found[(8, "n")]["tensor"] is not True  # `-> int`
+    assert found[(9, "k3")]["tensor"] is True  # defined on the base class of that module
+    alone = beliefs(model, "model.py")  # without the package, nothing is known of the class
+    assert alone[(7, "k2")]["tensor"] is None
+
+
+def test_an_integer_index_of_an_output_object_is_its_field_in_declared_order(tmp_path):
+    folder = package(tmp_path, outputs="""
+        from dataclasses import dataclass
+        from typing import Optional
+
+        import torch
+
+
+        @dataclass
+        class Output:
+            last_hidden_state: Optional[torch.FloatTensor] = None
+            pooler_output: Optional[torch.FloatTensor] = None
+    """)
+    model = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        from .outputs import Output
+
+
+        class Inner(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(4, 4)
+
+            def forward(self, x):
+                h = self.lin(x)
+                return Output(pooler_output=h[:, 0], last_hidden_state=h)
+
+
+        class Outer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inner = Inner()
+
+            def forward(self, x):
+                outputs = self.inner(x)
+                first = outputs[0]
+                second = outputs[1]
+                return first, second
+    """).lstrip("\n")
+    path = folder / "model.py"
+    path.write_text(model)
+    found = beliefs(model, "pkg/model.py", path)
+    assert (found[(24, "first")]["tensor"], found[(24, "first")]["view"]) == (True, False)  # last_hidden_state
+    assert found[(25, "second")]["view"] is True  # pooler_output, a row of it
+    # Without the class, the order the call names them in.
+    alone = beliefs(model, "model.py")
+    assert alone[(24, "first")]["view"] is True
+
+
+def test_a_module_list_of_several_classes_gives_what_any_of_them_gives(tmp_path):
+    folder = package(tmp_path, blocks="""
+        import torch
+        from torch import nn
+
+
+        class A(nn.Module):
+            def forward(self, x: torch.Tensor, temb=None) -> torch.Tensor:
+                return x * 2
+
+
+        class B(nn.Module):
+            def forward(self, x: torch.Tensor, temb=None) -> torch.Tensor:
+                return x + 1
+    """)
+    model = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        from .blocks import A, B
+
+
+        class Mid(nn.Module):
+            def __init__(self, spatial: bool):
+                super().__init__()
+                if spatial:
+                    resnets = [A()]
+                else:
+                    resnets = [B()]
+                attentions = []
+                for _ in range(2):
+                    if spatial:
+                        resnets.append(A())
+                    else:
+                        resnets.append(B())
+                    attentions.append(None)
+                self.resnets = nn.ModuleList(resnets)
+                self.layer = nn.ModuleList()
+                self.layer.append(A())
+                self.layer.append(B())
+
+            def forward(self, hidden_states, temb=None):
+                hidden_states = self.resnets[0](hidden_states, temb)
+                for resnet in self.resnets[1:]:
+                    hidden_states = resnet(hidden_states, temb)
+                out = self.layer[-1](hidden_states)
+                return out
+    """).lstrip("\n")
+    path = folder / "model.py"
+    path.write_text(model)
+    found = beliefs(model, "pkg/model.py", path)
+    assert found[(27, "hidden_states")]["tensor"] is True
+    assert found[(29, "hidden_states")]["tensor"] is True
+    assert found[(30, "out")]["tensor"] is True
+
+
+def test_a_tensor_on_some_paths_only_is_not_reported_a_tensor_but_the_rules_still_see_it():
+    source = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+
+        class Head(nn.Module):
+            def forward(self, x: torch.Tensor, pool: bool):
+                pooled = x[:, 0] if pool else None
+                picked = x[:, 0] if pool else x.clone()
+                return pooled.sum().item(), picked
+    """).lstrip("\n")
+    found = beliefs(source)
+    assert found[(7, "pooled")]["tensor"] is None  # a tensor, or None
+    assert (found[(8, "picked")]["tensor"], found[(8, "picked")]["view"]) == (True, None)  # a view on one path only
+    # The rules read the "may": a sync of what may be a tensor in a forward is still reported.
+    assert (9, "VL401") in lint_both_paths(source)
