@@ -232,3 +232,72 @@ def test_a_tensor_on_some_paths_only_is_not_reported_a_tensor_but_the_rules_stil
     assert (found[(8, "picked")]["tensor"], found[(8, "picked")]["view"]) == (True, None)  # a view on one path only
     # The rules read the "may": a sync of what may be a tensor in a forward is still reported.
     assert (9, "VL401") in lint_both_paths(source)
+
+
+def test_an_abstract_method_returns_what_it_is_annotated_to_and_a_layer_of_one_of_two_kinds_gives_a_tensor():
+    source = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+
+        class Layer:
+            def update(self, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                raise NotImplementedError
+
+            def reset(self) -> None:
+                raise NotImplementedError
+
+
+        class Block(nn.Module):
+            def __init__(self, linear: bool):
+                super().__init__()
+                self.layer = Layer()
+                if linear:
+                    self._linear()
+                else:
+                    self._conv()
+
+            def _linear(self):
+                self.proj_in = nn.Linear(4, 4)
+
+            def _conv(self):
+                self.proj_in = nn.Conv2d(4, 4, 1)
+
+            def forward(self, x: torch.Tensor):
+                k, v = self.layer.update(x)
+                nothing = self.layer.reset()
+                h = self.proj_in(x)
+                return k, v, nothing, h
+    """).lstrip("\n")
+    found = beliefs(source)
+    assert (found[(29, "k")]["tensor"], found[(29, "v")]["tensor"]) == (True, True)
+    assert found[(30, "nothing")]["tensor"] is False
+    assert found[(31, "h")]["tensor"] is True  # `nn.Linear` or `nn.Conv2d`: a tensor either way
+
+
+def test_a_buffer_is_a_tensor_of_the_module_and_a_class_level_annotation_beats_a_guess_from_the_name():
+    source = textwrap.dedent("""
+        from dataclasses import dataclass
+
+        import torch
+        from torch import nn
+
+
+        class Embeddings(nn.Module):
+            def __init__(self, n: int):
+                super().__init__()
+                self.position_ids = nn.Buffer(torch.arange(n).expand((1, -1)), persistent=False)
+
+
+        @dataclass
+        class Config:
+            feed_forward_proj: str = "relu"
+
+            def __post_init__(self):
+                act_info = self.feed_forward_proj.split("-")
+                self.dense_act_fn = act_info[-1]
+    """).lstrip("\n")
+    found = beliefs(source)
+    position_ids = found[(10, "self.position_ids")]
+    assert (position_ids["tensor"], position_ids["view"], position_ids["device"]) == (True, None, "cpu")
+    assert found[(19, "self.dense_act_fn")]["tensor"] is not True  # a piece of a string, not of a tensor

@@ -45,6 +45,9 @@ class CallEvaluation:
             off = self.keyword(node, "requires_grad")
             leaf = off is None or not (isinstance(off.value, cst.Name) and off.value.value == "False")
             return UNKNOWN_TENSOR.with_(device=data.device, dtype=data.dtype, grad_leaf=leaf, why="an `nn.Parameter`")
+        if (qualified or dotted_name(func)) in sem.BUFFER_CONSTRUCTORS:
+            data = self.evaluate(node.args[0].value, local) if node.args else UNKNOWN
+            return UNKNOWN_TENSOR.with_(device=data.device, dtype=data.dtype, is_parameter=True, why="an `nn.Buffer`")
         if qualified is not None and (qualified.startswith("torch.") or qualified.startswith("numpy.")):
             return self._torch_function(node, qualified, local)
         if (qualified or dotted_name(func) or "").split(".")[-1] in sem.CONTAINER_CLASS_NAMES:

@@ -331,6 +331,12 @@ class Evaluator(CallEvaluation):
             if attr in info.container_attributes:
                 # What it holds is asked of the summaries only when an item is read (`self.queue.get()`).
                 return Value(kind=Kind.WRAPPER, wrapper=ATTRIBUTE_CONTAINER, base=f"{info.name}.{attr}")
+            if attr in info.field_annotations and attr not in info.assigned_attributes:
+                # Annotated in the class body and never assigned elsewhere (a config dataclass's
+                # `feed_forward_proj: str = "relu"`): what the annotation says, before any guess from the name.
+                annotated = self._annotated(info.field_annotations[attr])
+                if annotated.kind is not Kind.UNKNOWN:
+                    return annotated
         if info is not None and info.is_optimizer and attr not in info.assigned_attributes:
             known = optimizer_attribute(attr)
             if known is not None:

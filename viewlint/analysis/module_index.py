@@ -34,8 +34,8 @@ class ClassInfo:
     # self.<attr> names holding a parameter or buffer: `nn.Parameter(...)`, `register_buffer("attr", ...)`.
     tensor_attributes: set[str] = field(default_factory=set)
     # self.<attr> names holding a submodule: `nn.Linear(...)`, or a module class defined here.
-    # self.<attr> -> the `torch.nn` module class it is assigned (`self.proj = nn.Linear(...)`; `torch.nn.Module`
-    # when methods assign it different ones).
+    # self.<attr> -> the `torch.nn` module class it is assigned (`self.proj = nn.Linear(...)`; several, `|`-separated,
+    # when methods assign it different ones; `torch.nn.Module` when more than a few).
     torch_module_attributes: dict[str, str] = field(default_factory=dict)
     # self.<attr> -> the class of the modules an `nn.ModuleList` it is assigned holds
     # (`self.layers = nn.ModuleList([DecoderLayer(config, i) for i in range(n)])`).
@@ -698,9 +698,13 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                     if held is not None:
                         info.module_list_classes[attribute] = held
                 if semantics.nn_module_class(qualified):
-                    known = info.torch_module_attributes.get(attribute)
-                    info.torch_module_attributes[attribute] = qualified if known in (None, qualified) else "torch.nn.Module"
-                if qualified in semantics.PARAMETER_CONSTRUCTORS:
+                    # Assigned different layers by different methods (`nn.Linear` or `nn.Conv2d` by the config): one
+                    # of them, `|`-separated (calls give what any of them gives).
+                    known = set(info.torch_module_attributes[attribute].split("|")) if attribute in info.torch_module_attributes else set()
+                    known.add(qualified)
+                    info.torch_module_attributes[attribute] = "|".join(sorted(known)) if len(known) <= MAX_LISTED_CLASSES \
+                        else "torch.nn.Module"
+                if qualified in semantics.PARAMETER_CONSTRUCTORS or qualified in semantics.BUFFER_CONSTRUCTORS:
                     info.tensor_attributes.add(attribute)
                     if _builds_matrix(value, index):
                         info.matrix_attributes.add(attribute)

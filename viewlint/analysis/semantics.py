@@ -261,6 +261,8 @@ OUT_OF_PLACE_UPDATE_METHODS = frozenset(
 PARAMETER_ATTRIBUTE_NAMES = frozenset({"weight", "bias"})
 # Calls whose result stored on `self` in `__init__` is a parameter or buffer tensor.
 PARAMETER_CONSTRUCTORS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "Parameter", "nn.Parameter"})
+# `nn.Buffer(t)`: a module's buffer, a tensor object of its own over `t`'s storage (no grad, not a view of `t`).
+BUFFER_CONSTRUCTORS = frozenset({"torch.nn.Buffer", "torch.nn.parameter.Buffer", "Buffer", "nn.Buffer"})
 # Results that are Python scalars or lists (already on the host).
 HOST_VALUE_METHODS = frozenset({"item", "tolist", "numel", "dim", "ndimension", "element_size", "size", "stride", "storage_offset", "nelement", "is_contiguous", "data_ptr", "get_device"})
 # Index-producing results (always at least 1-D): an advanced index when used in [].

@@ -301,6 +301,12 @@ class ModuleSummaries:
     def _call_of(self, info: FunctionInfo, call: cst.Call, evaluator: Evaluator, local: Locals) -> Optional[Value]:
         if info.key.name == "__init__":
             return None  # a constructor: the evaluator reads the object it builds
+        if not info.returns_value and info.returns is not None and not host_annotation(info.returns):
+            # An abstract method (`def update(...) -> tuple[torch.Tensor, torch.Tensor]: ...`, or one that raises
+            # `NotImplementedError`): what its subclasses return, as it is annotated.
+            annotated = self._annotated_return(info)
+            if annotated is not None:
+                return annotated
         if not info.returns_value or host_annotation(info.returns):
             return HOST  # no `return <value>` or `yield`, or annotated to return a plain Python value
         if info.key in self.callgraph.recursive:
