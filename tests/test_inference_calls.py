@@ -301,3 +301,36 @@ def test_a_buffer_is_a_tensor_of_the_module_and_a_class_level_annotation_beats_a
     position_ids = found[(10, "self.position_ids")]
     assert (position_ids["tensor"], position_ids["view"], position_ids["device"]) == (True, None, "cpu")
     assert found[(19, "self.dense_act_fn")]["tensor"] is not True  # a piece of a string, not of a tensor
+
+
+def test_a_submodule_of_an_instance_of_a_known_class_gives_what_its_layer_gives():
+    source = textwrap.dedent("""
+        from typing import Optional
+
+        import torch
+        from torch import nn
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim: int):
+                super().__init__()
+                self.to_q = nn.Linear(dim, dim)
+                self.to_out = nn.ModuleList([])
+                self.to_out.append(nn.Linear(dim, dim))
+                self.to_out.append(nn.Dropout(0.1))
+                self.drop = nn.Dropout(0.1)
+
+
+        class Processor:
+            def __call__(self, attn: Attention, hidden_states, extra: Optional[torch.Tensor] = None):
+                query = attn.to_q(hidden_states)
+                out = attn.to_out[0](query)
+                out = attn.to_out[1](out)
+                dropped = attn.drop(extra)
+                return out, dropped
+    """).lstrip("\n")
+    found = beliefs(source)
+    assert (found[(19, "query")]["tensor"], found[(19, "query")]["view"]) == (True, False)
+    assert found[(20, "out")]["tensor"] is True and found[(21, "out")]["tensor"] is True
+    # Dropout gives its input, which is a tensor on every path it runs on (it fails on `None`).
+    assert found[(22, "dropped")]["tensor"] is True

@@ -46,8 +46,9 @@ def belief(value: Value) -> dict[str, Any]:
         device = {Device.CPU: "cpu", Device.ACCELERATOR: "cuda"}.get(value.device)
         return {"tensor": True, "view": view, "base": value.base if view else None, "device": device,
                 "contiguous": value.contiguous, "why": value.why}
-    # A module of unknown kind gives a tensor or a tuple of them (a join, kept as a container): not known.
-    tensor = False if value.kind in _NOT_TENSOR and value.origin != MODULE_OUTPUT else None
+    # A module of unknown kind gives a tensor or a tuple of them (a join, kept as a container): not known; nor is a
+    # tuple here that is a tensor on another path.
+    tensor = False if value.kind in _NOT_TENSOR and value.origin != MODULE_OUTPUT and not value.optional else None
     # Of a value not known to be a tensor, only where it is, when the code says (`meta.lens.cpu()`).
     device = {Device.CPU: "cpu", Device.ACCELERATOR: "cuda"}.get(value.device) if tensor is None else None
     return {"tensor": tensor, "view": None, "base": None, "device": device, "contiguous": None, "why": value.why}

@@ -72,6 +72,12 @@ class CallEvaluation:
                 imported = self._imported_return(f"{func.value.value}.{func.attr.value}", node, local)
                 if imported is not None:
                     return imported  # `utils.keep_last(h, n)`: a function of a module of the project imported whole
+            # (Of a name only: a call chain's receiver is evaluated once, by `_method`.)
+            receiver_name = dotted_name(func.value)
+            held_module = self.evaluate(func, local) if receiver_name is not None and receiver_name != "self" \
+                and not receiver_name.startswith("self.") else UNKNOWN
+            if held_module.kind is Kind.HOST and held_module.wrapper is not None:
+                return self._object_call(node, held_module.wrapper, local)  # `attn.to_q(x)`, a submodule of `attn: Attention`
             result = self._method(node, func, local)
             if result.kind is Kind.UNKNOWN and self._calls_a_module(func, local) \
                     and not func.attr.value.startswith(sem.PREDICATE_PREFIXES):
@@ -179,7 +185,10 @@ class CallEvaluation:
                 summaries = self.env.summaries
                 value = summaries.instance_call_value(node, part, self, local) if summaries is not None else None
                 results.append(value if value is not None else self._object_call(node, part, local))
-            return join_all(results)
+            joined = join_all(results)
+            if len({r.kind for r in results}) > 1 and joined.kind is not Kind.TENSOR:
+                return joined.with_(origin=MODULE_OUTPUT)  # a tensor from one, a tuple from another: either
+            return joined
         module = self.index.classes.get(class_name)
         torch_layer = sem.nn_module_class(class_name)
         if module is None and not torch_layer and self.env.summaries is not None:
@@ -199,7 +208,8 @@ class CallEvaluation:
         if last in sem.NN_TUPLE_MODULES:
             return Value(kind=Kind.WRAPPER, wrapper="tuple", elements=(output,))
         if last in sem.NN_IDENTITY_MODULES:
-            return inputs[0] if inputs and inputs[0].is_tensor else UNKNOWN_TENSOR.with_(why=why)
+            # Its input itself (a tensor on every path it runs on: it fails on `None`).
+            return inputs[0].with_(optional=False) if inputs and inputs[0].is_tensor else UNKNOWN_TENSOR.with_(why=why)
         return output
 
     def _builtin_or_constructor(self, node: cst.Call, name: str, qualified: Optional[str], local: Locals) -> Value:

@@ -257,6 +257,10 @@ class Evaluator(CallEvaluation):
         if receiver.kind is Kind.WRAPPER and receiver.fields:
             # A field of a dataclass or namedtuple built here (`Entry(embedding=piece).embedding`).
             return receiver.field(attr)
+        if receiver.kind is Kind.HOST and receiver.wrapper is not None and not (name or "").startswith("self."):
+            held = self._instance_submodule(receiver.wrapper, attr)
+            if held is not None:
+                return held  # `attn.to_q` of `attn: Attention`, whose `__init__` makes it an `nn.Linear`
         if receiver.kind is Kind.HOST and (receiver.wrapper or "").startswith("torch.optim."):
             known = optimizer_attribute(attr)  # `loaded.state` of `loaded: torch.optim.Optimizer`
             if known is not None:
@@ -272,6 +276,25 @@ class Evaluator(CallEvaluation):
             # `layer.weight`, `self.q_proj.weight`, `m.bias`: a module's parameter.
             return UNKNOWN_TENSOR.with_(is_parameter=True, why=f"a module's `.{attr}`")
         return UNKNOWN
+
+    def _instance_submodule(self, class_name: str, attr: str) -> Optional[Value]:
+        """A submodule an instance of a class (of this module, or one imported) holds in `attr`: a `torch.nn` layer
+        (an object whose calls give what that layer gives), a `ModuleList` of known classes, an instance of a class
+        of this module; None when the class says nothing of it."""
+        summaries = self.env.summaries
+        info = self.index.classes.get(class_name)
+        if info is None and summaries is not None and "|" not in class_name:
+            info = summaries.class_named(class_name)
+        if info is None:
+            return None
+        if attr in info.torch_module_attributes:
+            return Value(kind=Kind.HOST, wrapper=info.torch_module_attributes[attr])
+        if attr in info.module_list_classes:
+            return container_value((Value(kind=Kind.HOST, wrapper=info.module_list_classes[attr]),), "list")
+        held = info.attribute_classes.get(attr)
+        if held is not None and self.index.classes.get(class_name) is info:
+            return Value(kind=Kind.HOST, wrapper=held)
+        return None
 
     def _nth_field(self, record: Value, n: int) -> Value:
         """Item `n` of an object built with named fields (`Output(last_hidden_state=h, pooler_output=p)[0]`): its

@@ -153,10 +153,10 @@ def _listed_class(call: ast.Call, index: "ModuleIndex", nodes: Sequence[ast.AST]
                   attribute: Optional[str] = None) -> Optional[str]:
     """The classes whose instances `nn.ModuleList(...)` is built from, `|`-separated: `[Layer(c) for ...]`,
     `[Layer(a), Layer(b)]`, a local list the same function fills (`blocks = []`, `blocks.append(Block(...))`, then
-    `nn.ModuleList(blocks)`), or an empty one it appends to (`self.layer = nn.ModuleList()`,
+    `nn.ModuleList(blocks)`), or an empty one it appends to (`self.layer = nn.ModuleList()` or `nn.ModuleList([])`,
     `self.layer.append(T5LayerFF(config))`): classes of this module or imported (by their names), `torch.nn` ones
     qualified; None when an item is not a call of one (`None`, a function's result) or nothing is known."""
-    if not call.args:
+    if not call.args or (isinstance(call.args[0], ast.List) and not call.args[0].elts):
         elements = _appended(f"self.{attribute}", nodes, bound=False) if attribute is not None else []
         if not elements:
             return None

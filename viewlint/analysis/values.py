@@ -120,9 +120,9 @@ class Value:
     grad_leaf: bool = False
     # For a host value: "dtype" (`torch.float16`, `x.dtype`) or "device" (`torch.device(…)`, `x.device`) on every path.
     host_type: Optional[str] = None
-    # What the value is on some paths only (a join): `optional`, a tensor on one path and `None` or a number on
-    # another (`mask if cond else None`); `some_view`, a view on one path and a tensor that owns its storage on
-    # another. The rules read the "may" (a bug needs one path); `viewlint beliefs` reports only what holds on
+    # What the value is on some paths only (a join): `optional`, a tensor on one path and `None`, a number, a tuple
+    # or nothing known on another (`mask if cond else None`); `some_view`, a view on one path and a tensor that owns
+    # its storage on another. The rules read the "may" (a bug needs one path); `viewlint beliefs` reports only what holds on
     # every path.
     optional: bool = False
     some_view: bool = False
@@ -265,6 +265,13 @@ def join(a: Value, b: Value) -> Value:
     """The value a name has after two paths bound it differently ("may" for bugs, "must" for excuses)."""
     if a == b:
         return a
+    result = _join(a, b)
+    if (a.optional or b.optional) and not result.optional and result.kind is not Kind.UNKNOWN:
+        return result.with_(optional=True)  # what is so on some paths only stays so after any further join
+    return result
+
+
+def _join(a: Value, b: Value) -> Value:
     if a.kind is b.kind:
         if a.kind is Kind.TENSOR:
             return _join_tensors(a, b)
@@ -283,7 +290,7 @@ def join(a: Value, b: Value) -> Value:
         tensor = a if a.kind is Kind.TENSOR else b
         other = b if tensor is a else a
         if other.kind in _SEQUENCES:
-            return _join_sequences(Value(kind=Kind.WRAPPER, elements=(tensor,)), other)
+            return _join_sequences(Value(kind=Kind.WRAPPER, elements=(tensor,)), other).with_(optional=True)
         # Nothing known on the other path: it may be a tensor of any kind, so excuses no longer hold.
         if other.kind is Kind.UNKNOWN:
             return _join_tensors(tensor, UNKNOWN_TENSOR).with_(optional=True)
