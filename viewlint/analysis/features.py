@@ -70,6 +70,8 @@ from typing import Callable, Iterable, Iterator, Optional
 from viewlint.analysis import semantics
 from viewlint.analysis.bindings import (BINDING_KINDS, PARAMETER, PLAIN_PARAMETER, Bindings, note_addition, note_binding,
                                         note_source, with_elements)
+from viewlint.analysis.module_index import ModuleIndex
+from viewlint.analysis.retention import held_container, long_lived_receiver
 from viewlint.analysis.nodes import callee_name, dotted, preorder
 from viewlint.analysis.chain_judges import chain_has, converts_a_name, gathered_in_chain, twin_may_be_tensor
 from viewlint.analysis.tensor_context import (HOST_COMPARISONS, PARTIAL_VIEW_CALLS, TensorContext, built_here,
@@ -139,37 +141,24 @@ class CompiledNeeds:
 
 
 class RetentionContext:
-    """The module facts that decide whether a store may outlive its function (a superset of the walker's test)."""
+    """Whether a store may outlive its function, asked of `retention` as the walker asks it, knowing nothing of
+    the function's class or locals: a superset of the walker's answer."""
 
-    __slots__ = ("container_attributes", "module_containers", "module_names", "retaining_methods",
-                 "retaining_functions", "long_lived_names")
+    __slots__ = ("index", "long_lived_names", "retaining_methods", "retaining_functions")
 
-    def __init__(self, index: object, long_lived_names: Iterable[str] = ()) -> None:
-        classes = getattr(index, "classes", {}).values()
-        self.container_attributes = {a for info in classes for a in info.container_attributes}
-        self.retaining_methods = {m for info in classes for m in info.retaining_methods}
-        self.module_containers = set(getattr(index, "module_containers", ()))
-        self.module_names = set(getattr(index, "module_names", ()))
-        self.retaining_functions = set(getattr(index, "retaining_functions", {}))
+    def __init__(self, index: ModuleIndex, long_lived_names: Iterable[str] = ()) -> None:
+        self.index = index
         self.long_lived_names = tuple(long_lived_names)
+        self.retaining_methods = {m for info in index.classes.values() for m in info.retaining_methods}
+        self.retaining_functions = set(index.retaining_functions)
 
     def container(self, node: ast.AST) -> bool:
         name = dotted(node)
-        if name is None:
-            return False
-        if name.startswith("self.") and name.count(".") == 1:
-            return name[5:] in self.container_attributes
-        return "." not in name and name in self.module_containers
+        return name is not None and held_container(name, self.index)
 
     def receiver(self, node: ast.AST, method: str) -> bool:
         name = dotted(node)
-        if name is None:
-            return False
-        if self.container(node):
-            return True
-        if method in semantics.CONTAINER_ONLY_METHODS and (name.startswith("self.") or name in self.module_names):
-            return True
-        return semantics.looks_long_lived(name.split(".")[-1], self.long_lived_names)
+        return name is not None and long_lived_receiver(name, method, self.index, self.long_lived_names)
 
 
 def _docstring_mentions_tensors(function: ast.AST) -> bool:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import libcst as cst
 
 from viewlint.analysis import semantics as sem
+from viewlint.analysis.retention import held_container, long_lived_receiver
 from viewlint.analysis.contexts import ContextStack
 from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex
@@ -63,17 +64,9 @@ class StoreQuestions:
 
     # ------------------------------------------------------------------ stores into long-lived places
     def is_long_lived_container(self, node: cst.BaseExpression) -> bool:
-        """`self.<attr>` known to be a container, a module-level container, or a cache-named receiver."""
+        """`self.<attr>` known to be a container, or a module-level container."""
         name = dotted_name(node)
-        if name is None:
-            return False
-        if name.startswith("self.") and name.count(".") == 1:
-            info = self.index.classes.get(self.class_name or "")
-            if info is not None and name[5:] in info.container_attributes:
-                return True
-        if "." not in name and name in self.index.module_containers and not self._is_local(name):
-            return True
-        return False
+        return name is not None and held_container(name, self.index, self.class_name or "", self._is_local)
 
     def _is_local(self, name: str) -> bool:
         return len(self._scopes) > 1 and name in self._scopes[-1]
@@ -166,27 +159,9 @@ class StoreQuestions:
 
     def _long_lived_receiver(self, node: cst.BaseExpression, method: str) -> bool:
         name = dotted_name(node)
-        if name is None:
-            return False
-        if self.is_long_lived_container(node):
-            return True
-        if name.startswith("self.") and name[5:] in self.index.drained_attributes:
-            return False  # `self.group.append(x)` where a method takes the group and sets it back to None
-        if method in sem.CONTAINER_ONLY_METHODS:
-            # Only containers have these: any self-held or module-level receiver is long-lived.
-            if name.startswith("self.") or (name in self.index.module_names and not self._is_local(name)):
-                return True
-        if name.startswith("self.") and name.count(".") == 1 and method in sem.QUEUE_METHODS:
-            info = self.index.classes.get(self.class_name or "")
-            if info is not None and name[5:] in info.container_attributes:
-                return True  # `self.write_queue.put(...)`: held until a consumer takes it
-        last = name.split(".")[-1]
-        if sem.looks_long_lived(last, self.settings.long_lived_names):
-            # A receiver named like a cache/pool/store/registry keeps what it is given (also when it is passed
-            # in: the caller owns it and keeps it), unless it is a container built in this function.
-            configured = any(last.lower() == extra.lower() for extra in self.settings.long_lived_names)
-            return configured or not self._is_local_container(name)
-        return False
+        return name is not None and long_lived_receiver(
+            name, method, self.index, self.settings.long_lived_names, class_name=self.class_name or "",
+            is_local=self._is_local, is_local_container=self._is_local_container)
 
     def _accumulating_loop(self, receiver: cst.BaseExpression) -> Optional[cst.CSTNode]:
         """The innermost loop, when `receiver` is a list this function builds before it and returns (or yields):
