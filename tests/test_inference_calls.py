@@ -334,3 +334,47 @@ def test_a_submodule_of_an_instance_of_a_known_class_gives_what_its_layer_gives(
     assert found[(20, "out")]["tensor"] is True and found[(21, "out")]["tensor"] is True
     # Dropout gives its input, which is a tensor on every path it runs on (it fails on `None`).
     assert found[(22, "dropped")]["tensor"] is True
+
+
+def test_an_item_at_a_known_position_of_a_module_list_runs_that_class():
+    source = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+
+        class SelfAttention(nn.Module):
+            def forward(self, x: torch.Tensor):
+                return x * 2, None
+
+
+        class CrossAttention(nn.Module):
+            def forward(self, x: torch.Tensor, memory: torch.Tensor):
+                return x + memory, None
+
+
+        class FeedForward(nn.Module):
+            def forward(self, x: torch.Tensor):
+                return x * 3
+
+
+        class Block(nn.Module):
+            def __init__(self, is_decoder: bool):
+                super().__init__()
+                self.layer = nn.ModuleList()
+                self.layer.append(SelfAttention())
+                if is_decoder:
+                    self.layer.append(CrossAttention())
+                self.layer.append(FeedForward())
+
+            def forward(self, hidden_states, memory=None):
+                hidden_states, bias = self.layer[0](hidden_states)
+                if memory is not None:
+                    middle = self.layer[1](hidden_states, memory)
+                out = self.layer[-1](hidden_states)
+                return out
+    """).lstrip("\n")
+    found = beliefs(source)
+    assert found[(30, "hidden_states")]["tensor"] is True  # `SelfAttention`, always first
+    assert found[(30, "bias")]["tensor"] is False
+    assert found[(32, "middle")]["tensor"] is None  # cross-attention or the feed-forward: not known which
+    assert (found[(33, "out")]["tensor"], found[(33, "out")]["view"]) == (True, False)  # `FeedForward`, always last

@@ -177,14 +177,15 @@ class CallEvaluation:
         """A call of an object whose class is known but whose `forward` this module does not define: a
         `torch.nn` layer gives a new tensor on its input's device (a tuple for recurrent layers and attention,
         its input itself for `Identity`/`Dropout`); a module of unknown kind gives a tensor or a tuple of them."""
+        summaries = self.env.summaries
+        if "|" not in class_name and summaries is not None:
+            walked = summaries.instance_call_value(node, class_name, self, local)  # a class of this module: its `forward`
+            if walked is not None:
+                return walked
         if "|" in class_name:
             # One of several module classes (`for resnet in self.resnets`, a `ModuleList` of two kinds of block):
             # whatever any of them gives.
-            results = []
-            for part in class_name.split("|"):
-                summaries = self.env.summaries
-                value = summaries.instance_call_value(node, part, self, local) if summaries is not None else None
-                results.append(value if value is not None else self._object_call(node, part, local))
+            results = [self._object_call(node, part, local) for part in class_name.split("|")]
             joined = join_all(results)
             if len({r.kind for r in results}) > 1 and joined.kind is not Kind.TENSOR:
                 return joined.with_(origin=MODULE_OUTPUT)  # a tensor from one, a tuple from another: either

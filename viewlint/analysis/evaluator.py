@@ -296,6 +296,26 @@ class Evaluator(CallEvaluation):
             return Value(kind=Kind.HOST, wrapper=held)
         return None
 
+    def _module_list_item(self, node: cst.Subscript) -> Optional[Value]:
+        """`self.layer[0]`, `self.layer[-1]` of a `ModuleList` whose class puts a known class at that position."""
+        name = dotted_name(node.value)
+        info = self.index.classes.get(self.env.class_name or "")
+        if info is None or name is None or not name.startswith("self.") or name[5:] not in info.module_list_order \
+                or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return None
+        key = node.slice[0].slice.value
+        negative = isinstance(key, cst.UnaryOperation) and isinstance(key.operator, cst.Minus)
+        number = key.expression if negative else key  # type: ignore[attr-defined]
+        if not isinstance(number, cst.Integer):
+            return None
+        position = int(number.evaluated_value)
+        head, tail = info.module_list_order[name[5:]]
+        if not negative and position < len(head):
+            return Value(kind=Kind.HOST, wrapper=head[position])
+        if negative and 0 < position <= len(tail):
+            return Value(kind=Kind.HOST, wrapper=tail[-position])
+        return None
+
     def _nth_field(self, record: Value, n: int) -> Value:
         """Item `n` of an object built with named fields (`Output(last_hidden_state=h, pooler_output=p)[0]`): its
         `n`-th field set, in the order its class declares them where the code shows the class (a `ModelOutput`
@@ -531,6 +551,9 @@ class Evaluator(CallEvaluation):
         return IndexKind.UNKNOWN
 
     def _subscript(self, node: cst.Subscript, local: Locals) -> Value:
+        positioned = self._module_list_item(node)
+        if positioned is not None:
+            return positioned
         receiver = self.contents(self.evaluate(node.value, local))
         receiver = as_indexed(node, receiver)
         single = len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)

@@ -40,6 +40,9 @@ class ClassInfo:
     # self.<attr> -> the class of the modules an `nn.ModuleList` it is assigned holds
     # (`self.layers = nn.ModuleList([DecoderLayer(config, i) for i in range(n)])`).
     module_list_classes: dict[str, str] = field(default_factory=dict)
+    # self.<attr> -> the classes at its known positions: from the start while the appends that fill it are
+    # unconditional, and from the end likewise (`self.layer[0]`, `self.layer[-1]` of a T5 block).
+    module_list_order: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
     submodule_attributes: set[str] = field(default_factory=set)
     # self.<attr> names whose parameter is a matrix (2-D or more): `nn.Parameter(torch.empty(n, m))`,
     # or the submodules whose `.weight` is one (`nn.Linear`, `*Linear`, `*Embedding`, `Conv*`).
@@ -176,19 +179,55 @@ def _listed_class(call: ast.Call, index: "ModuleIndex", nodes: Sequence[ast.AST]
     for element in elements:
         if isinstance(element, ast.Constant) and element.value is None:
             continue  # `attentions.append(None)`: a slot the code skips (`if attn is not None`)
-        if not isinstance(element, ast.Call):
+        item = _item_class(element, index)
+        if item is None:
             return None
-        name = dotted(element.func)
-        qualified = _qualify_name(index, name) or name
-        imported = name is not None and name[:1].isupper() and (name in index.relative_imports or (
-            "." in index.aliases.get(name, "") and not (qualified or "").startswith("torch.")))
-        if name is not None and (name in index.classes or imported):
-            found.add(name)
-        elif qualified is not None and semantics.nn_module_class(qualified):
-            found.add(qualified)
-        else:
-            return None
+        found.add(item)
     return "|".join(sorted(found)) if 0 < len(found) <= MAX_LISTED_CLASSES else None
+
+
+def _item_class(element: ast.AST, index: "ModuleIndex") -> Optional[str]:
+    """The class a `ModuleList` item is an instance of: `Layer(c)` of a class of this module or imported (by its
+    name), `nn.Linear(...)` (qualified); None for anything else."""
+    if not isinstance(element, ast.Call):
+        return None
+    name = dotted(element.func)
+    qualified = _qualify_name(index, name) or name
+    imported = name is not None and name[:1].isupper() and (name in index.relative_imports or (
+        "." in index.aliases.get(name, "") and not (qualified or "").startswith("torch.")))
+    if name is not None and (name in index.classes or imported):
+        return name
+    if qualified is not None and semantics.nn_module_class(qualified):
+        return qualified
+    return None
+
+
+def _listed_order(function: ast.AST, attribute: str, index: "ModuleIndex") -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The classes at the known positions of `self.<attribute>`, a `ModuleList` the function fills by appends: an
+    append among the function's own statements always runs, one nested in an `if` or a loop may not (or may run
+    more than once). (head, tail): the classes from the start up to the first such append, and from the end."""
+    name = f"self.{attribute}"
+    sequence: list[Optional[str]] = []
+    for statement in getattr(function, "body", ()):
+        call = statement.value if isinstance(statement, ast.Expr) else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append" \
+                and dotted(call.func.value) == name and len(call.args) == 1:
+            sequence.append(_item_class(call.args[0], index))
+        elif not isinstance(statement, (ast.Assign, ast.AnnAssign)) and any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and dotted(n.func.value) == name
+                for n in ast.walk(statement)):
+            sequence.append(None)
+    head: list[str] = []
+    for item in sequence:
+        if item is None:
+            break
+        head.append(item)
+    tail: list[str] = []
+    for item in reversed(sequence):
+        if item is None:
+            break
+        tail.append(item)
+    return tuple(head), tuple(reversed(tail))
 
 
 def _appended(name: str, nodes: Sequence[ast.AST], bound: bool = True) -> list[ast.AST]:
@@ -697,6 +736,10 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                     held = _listed_class(value, index, nodes, attribute)
                     if held is not None:
                         info.module_list_classes[attribute] = held
+                        order = _listed_order(fn, attribute, index) if not value.args or (
+                            isinstance(value.args[0], ast.List) and not value.args[0].elts) else ((), ())
+                        if order != ((), ()):
+                            info.module_list_order[attribute] = order
                 if semantics.nn_module_class(qualified):
                     # Assigned different layers by different methods (`nn.Linear` or `nn.Conv2d` by the config): one
                     # of them, `|`-separated (calls give what any of them gives).
