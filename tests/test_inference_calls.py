@@ -378,3 +378,40 @@ def test_an_item_at_a_known_position_of_a_module_list_runs_that_class():
     assert found[(30, "bias")]["tensor"] is False
     assert found[(32, "middle")]["tensor"] is None  # cross-attention or the feed-forward: not known which
     assert (found[(33, "out")]["tensor"], found[(33, "out")]["view"]) == (True, False)  # `FeedForward`, always last
+
+
+def test_a_module_list_item_appended_by_name_is_any_class_that_name_is_bound_to():
+    source = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+
+        class GELU(nn.Module):
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return x * 2
+
+
+        class GEGLU(nn.Module):
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return x * 3
+
+
+        class FeedForward(nn.Module):
+            def __init__(self, kind: str):
+                super().__init__()
+                if kind == "gelu":
+                    act_fn = GELU()
+                else:
+                    act_fn = GEGLU()
+                self.net = nn.ModuleList([])
+                self.net.append(act_fn)
+                self.net.append(nn.Dropout(0.1))
+                self.net.append(nn.Linear(4, 4))
+
+            def forward(self, hidden_states):
+                for module in self.net:
+                    hidden_states = module(hidden_states)
+                return hidden_states
+    """).lstrip("\n")
+    found = beliefs(source)
+    assert found[(29, "hidden_states")]["tensor"] is True

@@ -149,7 +149,7 @@ _CONTAINER_TAILS = semantics.CONTAINER_CLASS_NAMES
 
 # A `ModuleList` may hold modules of a few classes (`ResnetBlock2D` or `ResnetBlockCondNorm2D` by the config):
 # calling one of its items gives what any of them gives. More than this many: nothing is known.
-MAX_LISTED_CLASSES = 4
+MAX_LISTED_CLASSES = 8
 
 
 def _listed_class(call: ast.Call, index: "ModuleIndex", nodes: Sequence[ast.AST] = (),
@@ -175,10 +175,19 @@ def _listed_class(call: ast.Call, index: "ModuleIndex", nodes: Sequence[ast.AST]
                 return None
         else:
             return None
-    found = set()
+    found: set[str] = set()
     for element in elements:
         if isinstance(element, ast.Constant) and element.value is None:
             continue  # `attentions.append(None)`: a slot the code skips (`if attn is not None`)
+        if isinstance(element, ast.Name):
+            # `self.net.append(act_fn)` after `act_fn = GELU(...)` or `act_fn = GEGLU(...)`: what the name is bound to.
+            bound = [value for node in nodes if isinstance(node, ast.Assign)
+                     for target, value in _assignments(node) if isinstance(target, ast.Name) and target.id == element.id]
+            items = [_item_class(value, index) for value in bound]
+            if not items or None in items:
+                return None
+            found.update(part for item in items for part in item.split("|"))  # type: ignore[union-attr]
+            continue
         item = _item_class(element, index)
         if item is None:
             return None

@@ -57,7 +57,7 @@ DELIBERATE_BASES = frozenset({EMPTY, ".clone()", ADVANCED_INDEX})
 # At most this many element values are kept for a container (joins and appends add more).
 MAX_ELEMENTS = 6
 # At most this many classes are kept for an object of one of several (`A|B`).
-MAX_CLASSES = 4
+MAX_CLASSES = 8
 
 
 @dataclass(frozen=True)
