@@ -182,3 +182,23 @@ def resize(image: torch.Tensor):
     return shape
 """
     assert records(source)[(9, "shape")]["tensor"] is False
+
+
+OPTIONAL = """
+import torch
+
+
+def pool(x: torch.Tensor, flag: bool):
+    pooled = x[:, 0] if flag else None
+    return pooled
+"""
+
+
+def test_a_tensor_on_some_paths_only_is_reported_unknown_and_its_hover_says_why():
+    from viewlint.beliefs import beliefs_of_text
+
+    found = {(r["line"], r["target"]): r for r in beliefs_of_text(OPTIONAL, "m.py")}
+    assert found[(6, "pooled")]["tensor"] is None
+    line = OPTIONAL.splitlines()[5]
+    assert hover_text(OPTIONAL, 6, line.index("pooled") + 1) == \
+        "`pooled`: a tensor on some paths only (`None`, a number or something unknown on others)"

@@ -57,6 +57,8 @@ def belief(value: Value) -> dict[str, Any]:
 def describe(value: Value) -> str:
     """A hover's one line: `tensor, view of qkv (via .unbind()), contiguous: unknown`."""
     fields = belief(value)
+    if fields["tensor"] is None and value.optional and value.kind is Kind.TENSOR:
+        return "a tensor on some paths only (`None`, a number or something unknown on others)"
     if fields["tensor"] is None:
         return "unknown"
     if fields["tensor"] is False:
