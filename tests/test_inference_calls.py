@@ -415,3 +415,37 @@ def test_a_module_list_item_appended_by_name_is_any_class_that_name_is_bound_to(
     """).lstrip("\n")
     found = beliefs(source)
     assert found[(29, "hidden_states")]["tensor"] is True
+
+
+def test_an_object_whose_call_is_annotated_to_return_a_tensor_gives_one(tmp_path):
+    folder = package(tmp_path, processors="""
+        import torch
+
+
+        class ProcessorList(list):
+            def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+                for processor in self:
+                    scores = processor(input_ids, scores)
+                return scores
+
+
+        class Plain:
+            def __call__(self, x):
+                return x
+    """)
+    model = textwrap.dedent("""
+        import torch
+
+        from .processors import Plain, ProcessorList
+
+
+        def step(processors: ProcessorList, plain: Plain, ids: torch.Tensor, logits: torch.Tensor):
+            scores = processors(ids, logits)
+            other = plain(logits)
+            return scores, other
+    """).lstrip("\n")
+    path = folder / "model.py"
+    path.write_text(model)
+    found = beliefs(model, "pkg/model.py", path)
+    assert found[(7, "scores")]["tensor"] is True
+    assert found[(8, "other")]["tensor"] is None  # not annotated: its own business

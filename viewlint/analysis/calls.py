@@ -194,16 +194,20 @@ class CallEvaluation:
         torch_layer = sem.nn_module_class(class_name)
         if module is None and not torch_layer and self.env.summaries is not None:
             module = self.env.summaries.class_named(class_name)  # a class imported from another module of the project
-        if not torch_layer and not (module is not None and module.is_module):
+        # Its `forward` (imported, or too long to summarise), or another object's `__call__` (a `LogitsProcessorList`),
+        # is annotated to return a tensor.
+        annotated = module is not None and module.call_returns is not None and self._annotated(module.call_returns).is_tensor
+        if not torch_layer and not (module is not None and module.is_module) and not annotated:
             return UNKNOWN  # an object of another class: its `__call__` is its own business
         inputs = [self.evaluate(a.value, local) for a in node.args if a.keyword is None and not a.star]
         tensors = [v for v in inputs if v.is_tensor]
         device = elementwise_device(tensors) if tensors else Device.UNKNOWN
         last = class_name.split(".")[-1]
-        why = f"returned by `{last}` module"
+        why = f"returned by `{last}` module" if torch_layer or (module is not None and module.is_module) \
+            else f"returned by `{last}.__call__`, annotated so"
         output = fresh(contiguous=None, device=device, origin=MODULE_OUTPUT, why=why)
-        if module is not None and module.call_returns is not None and self._annotated(module.call_returns).is_tensor:
-            return output  # its `forward` (imported, or too long to summarise) is annotated to return a tensor
+        if annotated:
+            return output
         if not torch_layer or last in ("Module", "Sequential"):
             return join(output, Value(kind=Kind.WRAPPER, wrapper="tuple", elements=(output,))).with_(origin=MODULE_OUTPUT)
         if last in sem.NN_TUPLE_MODULES:
