@@ -8,7 +8,7 @@ import libcst as cst
 
 from viewlint.analysis import features
 
-from viewlint.analysis.values import DELIBERATE_BASES, Value
+from viewlint.analysis.values import DELIBERATE_BASES, Kind, Value
 from viewlint.analysis.facts import Facts
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
@@ -181,7 +181,9 @@ class ViewStoredInLongLivedContainer(Rule):
             return None
         children: list[cst.BaseExpression] = []
         if isinstance(node, cst.Call):
-            children = [a.value for a in node.args]
+            # Only where the call's result holds its arguments (`Entry(x)`, `list(pieces)`): a module or a function
+            # given `text_ids` hands back something else.
+            children = [a.value for a in node.args if value.kind is Kind.WRAPPER and self.facts.value_of(a.value) in value.elements]
         elif isinstance(node, (cst.Tuple, cst.List)):
             children = [e.value for e in node.elements]
         elif isinstance(node, cst.Dict):

@@ -599,3 +599,35 @@ def test_storage_aware_size_helpers_are_not_payload_sizes(lint_source):
                 self.current_size_bytes += size_bytes
     """)
     assert found == []
+
+
+def test_a_module_that_hands_back_views_is_named_not_the_argument_it_was_given(lint_source):
+    found = lint(lint_source, """
+        import torch
+        from torch import nn
+
+
+        class Layer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.to_qkv = nn.Linear(8, 24)
+
+            def forward(self, hidden):
+                qkv = self.to_qkv(hidden)
+                return hidden * 2, qkv[..., 16:]
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer = Layer()
+                self.cached_kv = {}
+
+            def forward(self, ids: torch.Tensor, key: str):
+                tokens = ids[:, 1:]
+                self.cached_kv[key] = self.layer(tokens)
+                return self.cached_kv[key]
+    """)
+    assert codes(found) == [(24, "VL101")]
+    message = found[0][2]
+    assert "view of `qkv`" in message and "holds `tokens`" not in message
