@@ -449,3 +449,37 @@ def test_an_object_whose_call_is_annotated_to_return_a_tensor_gives_one(tmp_path
     found = beliefs(model, "pkg/model.py", path)
     assert found[(7, "scores")]["tensor"] is True
     assert found[(8, "other")]["tensor"] is None  # not annotated: its own business
+
+
+def test_an_integer_index_of_an_annotated_output_object_is_its_annotated_field(tmp_path):
+    folder = package(tmp_path, outputs="""
+        from dataclasses import dataclass
+        from typing import Optional
+
+        import torch
+
+
+        @dataclass
+        class Seq2SeqOutput:
+            last_hidden_state: Optional[torch.FloatTensor] = None
+            past_key_values: Optional[object] = None
+    """)
+    model = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        from .outputs import Seq2SeqOutput
+
+
+        class Classifier(nn.Module):
+            def forward(self, model: nn.Module, input_ids: torch.Tensor):
+                outputs: Seq2SeqOutput = model(input_ids)
+                hidden_states = outputs[0]
+                cache = outputs[1]
+                return hidden_states, cache
+    """).lstrip("\n")
+    path = folder / "model.py"
+    path.write_text(model)
+    found = beliefs(model, "pkg/model.py", path)
+    assert found[(10, "hidden_states")]["tensor"] is True
+    assert found[(11, "cache")]["tensor"] is not True

@@ -575,6 +575,12 @@ class Evaluator(CallEvaluation):
             return INT if single else receiver
         if receiver.kind is Kind.HOST and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
             return INT if single else HOST  # `x.shape[-1]`: a Python int
+        if receiver.kind is Kind.HOST and receiver.wrapper is not None and single and self.env.summaries is not None \
+                and isinstance(node.slice[0].slice.value, cst.Integer):  # type: ignore[attr-defined]
+            # `outputs[0]` of `outputs: Seq2SeqModelOutput`: its first field, as the class annotates it.
+            item = self.env.summaries.nth_field_value(receiver.wrapper, int(node.slice[0].slice.value.evaluated_value))  # type: ignore[attr-defined]
+            if item is not None:
+                return item
         if receiver.kind is Kind.HOST or self._keyed_by_string(node):
             return UNKNOWN  # `d["key"]`: tensors are not indexed by strings
         kind = self.index_kind(node, local)

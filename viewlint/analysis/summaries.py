@@ -262,6 +262,26 @@ class ModuleSummaries:
         found = self.project.imported_class(self.index, reference)
         return found[0] if found is not None else None
 
+    def nth_field_value(self, class_name: str, n: int) -> Optional[Value]:
+        """What item `n` of an instance of a dataclass-like class (of this module or imported) is, as the class annotates
+        its `n`-th field (`outputs[0]` of `outputs: Seq2SeqModelOutput`: `last_hidden_state: torch.FloatTensor | None`);
+        None when the class or the field is not known, or the annotation says nothing."""
+        local = self.index.classes.get(class_name)
+        if local is not None:
+            info, index = local, self.index
+        else:
+            found = self.project.imported_class(self.index, class_name) if "." not in class_name else None
+            if found is None:
+                return None
+            info, index = found
+        if not info.is_dataclass_like or n >= len(info.fields) or info.fields[n] not in info.field_annotations:
+            return None
+        try:
+            value = annotation_value(cst.parse_expression(info.field_annotations[info.fields[n]]), index)
+        except Exception:  # noqa: BLE001 - an annotation libcst cannot read back
+            return None
+        return value if value.kind is not Kind.UNKNOWN else None
+
     def unique_method_owner(self, method: str, receiver: Value) -> Optional[str]:
         """The one class of this module that defines `method`, for a receiver of unknown type."""
         return self.callgraph.unique_method_owner(method) if receiver.kind is Kind.UNKNOWN else None
