@@ -622,26 +622,3 @@ def test_a_function_imported_from_another_module_returns_what_its_annotation_say
     assert {(17, "VL403"), (18, "VL401")} <= set(paths[0])
     # Without the package, nothing is known of them.
     assert beliefs(source, "head.py")[(11, "s")]["tensor"] is not True
-
-
-@pytest.mark.parametrize("made, found", [
-    ("model(batch)", [(12, "VL101")]),        # what a callable the function is given computes, whatever `batch` is
-    ("pool.get(batch)", []),                  # read out of something that may keep it anyway
-    ("buffers[batch]", []),
-])
-def test_a_loop_keeps_views_of_what_a_passed_callable_computes_each_iteration(made, found):
-    assert codes(f"""
-    import torch
-
-
-    def cls_token(act):
-        return act[:, 0, :]
-
-
-    def collect(model, pool, buffers, loader):
-        feats = []
-        for batch in loader:
-            act = {made}
-            feats.append(cls_token(act))
-        return feats
-    """) == found

@@ -207,8 +207,7 @@ class StoreQuestions:
             made = self.lookup(base)
             if made.kind is Kind.WRAPPER and made.origin == MODULE_OUTPUT:
                 made = made.element()  # `act = model(batch)`: a tensor (or a tuple of them) the model made
-            computed = made.is_fresh or (made.kind is Kind.UNKNOWN and self._computed_by_a_passed_callable(base, loop))
-            if not computed or not self._bound_in(base, loop):
+            if not made.is_fresh or not self._bound_in(base, loop):
                 continue
             adds = [n for n in descendants(loop) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
                     and n.func.attr.value in sem.ACCUMULATING_METHODS
@@ -217,21 +216,6 @@ class StoreQuestions:
                 continue  # several parts of the same tensor added: together they may cover it
             return True
         return False
-
-    def _computed_by_a_passed_callable(self, name: str, loop: cst.CSTNode) -> bool:
-        """Each iteration binds `name` only to what a callable the function is given returns (`act = model(batch)`,
-        whatever `batch` is): a result computed anew, not a tensor read out of something that lives anyway
-        (`buf = buffers[i]`, `pool.get(i)`)."""
-        calls = []
-        for node in descendants(loop):
-            if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name
-                                                    for t in node.targets):
-                calls.append(node.value)
-            elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and isinstance(node.target, cst.Name) \
-                    and node.target.value == name:
-                return False
-        return bool(calls) and all(isinstance(c, cst.Call) and isinstance(c.func, cst.Name) and self._is_parameter(c.func.value)
-                                   for c in calls)
 
     @staticmethod
     def _bound_in(name: str, loop: cst.CSTNode) -> bool:
