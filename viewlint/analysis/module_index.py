@@ -10,7 +10,8 @@ from typing import Optional, Sequence
 import libcst as cst
 
 from viewlint.analysis import semantics
-from viewlint.analysis.nodes import callee_name, dotted, preorder
+from viewlint.analysis.module_lists import MAX_LISTED_CLASSES, listed_class, listed_order
+from viewlint.analysis.nodes import assignments as _assignments, callee_name, dotted, preorder, qualify_name as _qualify_name
 from viewlint.analysis import tree as tree_module
 from viewlint.analysis.tree import dotted_name
 
@@ -134,132 +135,7 @@ class ModuleIndex:
         return any(t == "torch" or t.startswith("torch.") for t in self.aliases.values())
 
 
-def _qualify_name(index: "ModuleIndex", name: Optional[str]) -> Optional[str]:
-    if name is None:
-        return None
-    head, _, rest = name.partition(".")
-    target = index.aliases.get(head)
-    if target is None:
-        return None
-    return f"{target}.{rest}" if rest else target
-
-
 _CONTAINER_TAILS = semantics.CONTAINER_CLASS_NAMES
-
-
-# A `ModuleList` may hold modules of a few classes (`ResnetBlock2D` or `ResnetBlockCondNorm2D` by the config):
-# calling one of its items gives what any of them gives. More than this many: nothing is known.
-MAX_LISTED_CLASSES = 8
-
-
-def _listed_class(call: ast.Call, index: "ModuleIndex", nodes: Sequence[ast.AST] = (),
-                  attribute: Optional[str] = None) -> Optional[str]:
-    """The classes whose instances `nn.ModuleList(...)` is built from, `|`-separated: `[Layer(c) for ...]`,
-    `[Layer(a), Layer(b)]`, a local list the same function fills (`blocks = []`, `blocks.append(Block(...))`, then
-    `nn.ModuleList(blocks)`), or an empty one it appends to (`self.layer = nn.ModuleList()` or `nn.ModuleList([])`,
-    `self.layer.append(T5LayerFF(config))`): classes of this module or imported (by their names), `torch.nn` ones
-    qualified; None when an item is not a call of one (`None`, a function's result) or nothing is known."""
-    if not call.args or (isinstance(call.args[0], ast.List) and not call.args[0].elts):
-        elements = _appended(f"self.{attribute}", nodes, bound=False) if attribute is not None else []
-        if not elements:
-            return None
-    else:
-        items = call.args[0]
-        if isinstance(items, (ast.ListComp, ast.GeneratorExp)):
-            elements = [items.elt]
-        elif isinstance(items, (ast.List, ast.Tuple)):
-            elements = list(items.elts)
-        elif isinstance(items, ast.Name):
-            elements = _appended(items.id, nodes)
-            if not elements:
-                return None
-        else:
-            return None
-    found: set[str] = set()
-    for element in elements:
-        if isinstance(element, ast.Constant) and element.value is None:
-            continue  # `attentions.append(None)`: a slot the code skips (`if attn is not None`)
-        if isinstance(element, ast.Name):
-            # `self.net.append(act_fn)` after `act_fn = GELU(...)` or `act_fn = GEGLU(...)`: what the name is bound to.
-            bound = [value for node in nodes if isinstance(node, ast.Assign)
-                     for target, value in _assignments(node) if isinstance(target, ast.Name) and target.id == element.id]
-            items = [_item_class(value, index) for value in bound]
-            if not items or None in items:
-                return None
-            found.update(part for item in items for part in item.split("|"))  # type: ignore[union-attr]
-            continue
-        item = _item_class(element, index)
-        if item is None:
-            return None
-        found.add(item)
-    return "|".join(sorted(found)) if 0 < len(found) <= MAX_LISTED_CLASSES else None
-
-
-def _item_class(element: ast.AST, index: "ModuleIndex") -> Optional[str]:
-    """The class a `ModuleList` item is an instance of: `Layer(c)` of a class of this module or imported (by its
-    name), `nn.Linear(...)` (qualified); None for anything else."""
-    if not isinstance(element, ast.Call):
-        return None
-    name = dotted(element.func)
-    qualified = _qualify_name(index, name) or name
-    imported = name is not None and name[:1].isupper() and (name in index.relative_imports or (
-        "." in index.aliases.get(name, "") and not (qualified or "").startswith("torch.")))
-    if name is not None and (name in index.classes or imported):
-        return name
-    if qualified is not None and semantics.nn_module_class(qualified):
-        return qualified
-    return None
-
-
-def _listed_order(function: ast.AST, attribute: str, index: "ModuleIndex") -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The classes at the known positions of `self.<attribute>`, a `ModuleList` the function fills by appends: an
-    append among the function's own statements always runs, one nested in an `if` or a loop may not (or may run
-    more than once). (head, tail): the classes from the start up to the first such append, and from the end."""
-    name = f"self.{attribute}"
-    sequence: list[Optional[str]] = []
-    for statement in getattr(function, "body", ()):
-        call = statement.value if isinstance(statement, ast.Expr) else None
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append" \
-                and dotted(call.func.value) == name and len(call.args) == 1:
-            sequence.append(_item_class(call.args[0], index))
-        elif not isinstance(statement, (ast.Assign, ast.AnnAssign)) and any(
-                isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and dotted(n.func.value) == name
-                for n in ast.walk(statement)):
-            sequence.append(None)
-    head: list[str] = []
-    for item in sequence:
-        if item is None:
-            break
-        head.append(item)
-    tail: list[str] = []
-    for item in reversed(sequence):
-        if item is None:
-            break
-        tail.append(item)
-    return tuple(head), tuple(reversed(tail))
-
-
-def _appended(name: str, nodes: Sequence[ast.AST], bound: bool = True) -> list[ast.AST]:
-    """What a function adds to its list `name` (a local, or `self.<attr>`): the items of `name = [...]` and the
-    arguments of `name.append(...)` (a list bound on two branches: what either holds); empty when it is filled in any
-    other way (`extend`, `+=`, `insert`). `bound`: each binding must be a list display (`self.layer = nn.ModuleList()`
-    need not be)."""
-    found: list[ast.AST] = []
-    bindings = 0
-    for node in nodes:
-        if isinstance(node, ast.Assign) and any(dotted(t) == name for t in node.targets):
-            bindings += 1
-            if isinstance(node.value, ast.List):
-                found.extend(node.value.elts)
-            elif bound:
-                return []
-        elif isinstance(node, ast.AugAssign) and dotted(node.target) == name:
-            return []
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and dotted(node.func.value) == name:
-            if node.func.attr != "append" or len(node.args) != 1:
-                return []
-            found.append(node.args[0])
-    return found if bindings >= 1 else []
 
 
 def _is_container_expression(node: ast.AST, index: "ModuleIndex") -> bool:
@@ -270,14 +146,6 @@ def _is_container_expression(node: ast.AST, index: "ModuleIndex") -> bool:
         qualified = _qualify_name(index, name)
         return name in semantics.CONTAINER_CONSTRUCTORS or (qualified is not None and qualified.split(".")[-1] in _CONTAINER_TAILS)
     return False
-
-
-def _assignments(stmt: ast.stmt) -> list[tuple[ast.AST, Optional[ast.AST]]]:
-    if isinstance(stmt, ast.Assign):
-        return [(target, stmt.value) for target in stmt.targets]
-    if isinstance(stmt, ast.AnnAssign):
-        return [(stmt.target, stmt.value)]
-    return []
 
 
 def _is_debug_switch(name: str, value: ast.AST) -> bool:
@@ -742,10 +610,10 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                 qualified = _qualify_name(index, callee) or callee or ""
                 short = qualified.split(".")[-1]
                 if qualified == "torch.nn.ModuleList":
-                    held = _listed_class(value, index, nodes, attribute)
+                    held = listed_class(value, index, nodes, attribute)
                     if held is not None:
                         info.module_list_classes[attribute] = held
-                        order = _listed_order(fn, attribute, index) if not value.args or (
+                        order = listed_order(fn, attribute, index) if not value.args or (
                             isinstance(value.args[0], ast.List) and not value.args[0].elts) else ((), ())
                         if order != ((), ()):
                             info.module_list_order[attribute] = order

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 
 # Fields that only ever hold context or operator singletons (`Load()`, `Add()`): read through their
@@ -128,3 +128,23 @@ def dotted(node: ast.AST) -> Optional[str]:
         parts.append(node.id)  # type: ignore[attr-defined]
         return ".".join(reversed(parts))
     return None
+
+
+def qualify_name(index: Any, name: Optional[str]) -> Optional[str]:
+    """`name` with its first part replaced by what the module imports under it (`nn.Linear` -> `torch.nn.Linear`)."""
+    if name is None:
+        return None
+    head, _, rest = name.partition(".")
+    target = index.aliases.get(head)
+    if target is None:
+        return None
+    return f"{target}.{rest}" if rest else target
+
+
+def assignments(stmt: ast.AST) -> list[tuple[ast.AST, Optional[ast.AST]]]:
+    """(target, value) of each target an `=` or annotated assignment binds."""
+    if isinstance(stmt, ast.Assign):
+        return [(target, stmt.value) for target in stmt.targets]
+    if isinstance(stmt, ast.AnnAssign):
+        return [(stmt.target, stmt.value)]
+    return []
