@@ -10,10 +10,11 @@ from typing import Optional, Sequence
 import libcst as cst
 
 from viewlint.analysis import semantics
-from viewlint.analysis.module_lists import MAX_LISTED_CLASSES, listed_class, listed_order
+from viewlint.analysis.module_lists import listed_class, listed_order
 from viewlint.analysis.nodes import assignments as _assignments, callee_name, dotted, preorder, qualify_name as _qualify_name
 from viewlint.analysis import tree as tree_module
 from viewlint.analysis.tree import dotted_name
+from viewlint.analysis.values import MAX_CLASSES
 
 
 @dataclass
@@ -622,7 +623,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                     # of them, `|`-separated (calls give what any of them gives).
                     known = set(info.torch_module_attributes[attribute].split("|")) if attribute in info.torch_module_attributes else set()
                     known.add(qualified)
-                    info.torch_module_attributes[attribute] = "|".join(sorted(known)) if len(known) <= MAX_LISTED_CLASSES \
+                    info.torch_module_attributes[attribute] = "|".join(sorted(known)) if len(known) <= MAX_CLASSES \
                         else "torch.nn.Module"
                 if qualified in semantics.PARAMETER_CONSTRUCTORS or qualified in semantics.BUFFER_CONSTRUCTORS:
                     info.tensor_attributes.add(attribute)

@@ -8,14 +8,15 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 from viewlint.analysis import semantics
 from viewlint.analysis.nodes import assignments, dotted, qualify_name
+from viewlint.analysis.values import MAX_CLASSES
 
 if TYPE_CHECKING:
     from viewlint.analysis.module_index import ModuleIndex
 
 
 # A `ModuleList` may hold modules of a few classes (`ResnetBlock2D` or `ResnetBlockCondNorm2D` by the config):
-# calling one of its items gives what any of them gives. More than this many: nothing is known.
-MAX_LISTED_CLASSES = 8
+# calling one of its items gives what any of them gives. More than `MAX_CLASSES` (the most an object of one of
+# several classes keeps, `values.py`): nothing is known.
 
 
 def listed_class(call: ast.Call, index: "ModuleIndex", nodes: Sequence[ast.AST] = (),
@@ -58,7 +59,7 @@ def listed_class(call: ast.Call, index: "ModuleIndex", nodes: Sequence[ast.AST] 
         if item is None:
             return None
         found.add(item)
-    return "|".join(sorted(found)) if 0 < len(found) <= MAX_LISTED_CLASSES else None
+    return "|".join(sorted(found)) if 0 < len(found) <= MAX_CLASSES else None
 
 
 def _item_class(element: ast.AST, index: "ModuleIndex") -> Optional[str]:

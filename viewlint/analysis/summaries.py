@@ -254,26 +254,26 @@ class ModuleSummaries:
     def class_named(self, reference: str) -> Optional[ClassInfo]:
         """The class a name in this module refers to: one defined here, or one imported from another
         module of the project (read from that module)."""
+        found = self._class_and_index(reference)
+        return found[0] if found is not None else None
+
+    def _class_and_index(self, reference: str) -> Optional[tuple[ClassInfo, ModuleIndex]]:
+        """`class_named`'s class, with the index of the module that defines it (where its annotations are read)."""
         local = self.index.classes.get(reference)
         if local is not None:
-            return local
+            return local, self.index
         if "." in reference:
             return None
-        found = self.project.imported_class(self.index, reference)
-        return found[0] if found is not None else None
+        return self.project.imported_class(self.index, reference)
 
     def nth_field_value(self, class_name: str, n: int) -> Optional[Value]:
         """What item `n` of an instance of a dataclass-like class (of this module or imported) is, as the class annotates
         its `n`-th field (`outputs[0]` of `outputs: Seq2SeqModelOutput`: `last_hidden_state: torch.FloatTensor | None`);
         None when the class or the field is not known, or the annotation says nothing."""
-        local = self.index.classes.get(class_name)
-        if local is not None:
-            info, index = local, self.index
-        else:
-            found = self.project.imported_class(self.index, class_name) if "." not in class_name else None
-            if found is None:
-                return None
-            info, index = found
+        found = self._class_and_index(class_name)
+        if found is None:
+            return None
+        info, index = found
         if not info.is_dataclass_like or n >= len(info.fields) or info.fields[n] not in info.field_annotations:
             return None
         try:
