@@ -483,3 +483,163 @@ def test_an_integer_index_of_an_annotated_output_object_is_its_annotated_field(t
     found = beliefs(model, "pkg/model.py", path)
     assert found[(10, "hidden_states")]["tensor"] is True
     assert found[(11, "cache")]["tensor"] is not True
+
+
+def test_an_augmented_assignment_of_a_tensor_to_a_number_or_tensor_is_a_tensor_on_every_path():
+    source = textwrap.dedent("""
+        import torch
+
+
+        def bucket(position: torch.Tensor, bidirectional: bool):
+            buckets = 0
+            if bidirectional:
+                buckets += (position > 0).long() * 16
+            joined = buckets
+            buckets += torch.where(position < 8, position, position)
+            counts = 0
+            if bidirectional:
+                counts += position.sum()
+            counts += 1
+            return buckets, joined, counts
+    """).lstrip("\n")
+    found = beliefs(source)
+    assert found[(8, "joined")]["tensor"] is None  # `0` on one path
+    assert found[(9, "buckets")]["tensor"] is True  # `0 + tensor` on that path, in place on the other
+    assert found[(13, "counts")]["tensor"] is None  # `0 + 1` stays a number where the branch did not run
+
+
+def test_a_value_filled_with_a_tensor_where_it_is_none_is_a_tensor_where_it_is_given():
+    source = textwrap.dedent("""
+        import torch
+
+
+        def attend(scores: torch.Tensor, bias=None, scale=None, count: int | None = None):
+            if bias is None:
+                bias = torch.zeros(scores.shape[-1])
+            with_bias = bias
+            if scale is None:
+                scale = 1.0
+            with_scale = scale
+            if count is None:
+                count = torch.tensor(0)
+            with_count = count
+            return scores + with_bias, with_scale, with_count
+    """).lstrip("\n")
+    found = beliefs(source)
+    assert found[(7, "with_bias")]["tensor"] is True  # the caller's tensor, or the zeros
+    assert "where it is `None`" in found[(7, "with_bias")]["why"]
+    assert found[(10, "with_scale")]["tensor"] is None  # filled with a number: nothing known where it is given
+    assert found[(13, "with_count")]["tensor"] is None  # annotated `int`: what the annotation says is not overruled
+
+
+def test_a_position_after_an_append_that_may_not_run_holds_either_class():
+    source = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+
+        class Norm(nn.Module):
+            def forward(self, x: torch.Tensor):
+                return x * 2
+
+
+        class Proj(nn.Module):
+            def forward(self, x: torch.Tensor):
+                return x + 1
+
+
+        class Block(nn.Module):
+            def __init__(self, normed: bool):
+                super().__init__()
+                self.parts = nn.ModuleList()
+                self.parts.append(Proj())
+                if normed:
+                    self.parts.append(Norm())
+                self.parts.append(Proj())
+
+            def forward(self, hidden_states: torch.Tensor):
+                second = self.parts[1](hidden_states)
+                third = self.parts[2](hidden_states)
+                return second, third
+    """).lstrip("\n")
+    found = beliefs(source)
+    assert found[(25, "second")]["tensor"] is True  # `Norm` or the last `Proj`: each gives a tensor
+    assert found[(26, "third")]["tensor"] is True  # only where the `if` ran: the last `Proj`
+
+
+def test_an_attribute_of_an_object_narrowed_to_a_class_another_module_defines_is_of_the_class_it_names(tmp_path):
+    folder = package(tmp_path, cache="""
+        import torch
+
+
+        class Cache:
+            def update(self, k: torch.Tensor, v: torch.Tensor, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+                raise NotImplementedError
+
+
+        class DynamicCache(Cache):
+            pass
+
+
+        class PairCache(Cache):
+            def __init__(self, *caches):
+                if len(caches) == 2:
+                    self.self_cache = caches[0]
+                else:
+                    self.self_cache = DynamicCache()
+    """)
+    model = textwrap.dedent("""
+        import torch
+
+        from .cache import Cache, DynamicCache, PairCache
+
+
+        def attend(k: torch.Tensor, v: torch.Tensor, past: Cache | None):
+            if isinstance(past, PairCache):
+                past = past.self_cache
+            k2, v2 = past.update(k, v, 0)
+            return k2, v2
+    """).lstrip("\n")
+    path = folder / "model.py"
+    path.write_text(model)
+    found = beliefs(model, "pkg/model.py", path)
+    assert (found[(9, "k2")]["tensor"], found[(9, "v2")]["tensor"]) == (True, True)
+    # Where this module does not import `DynamicCache`, the name the other module gives the attribute's class means
+    # nothing here.
+    unnamed = model.replace("Cache, DynamicCache, PairCache", "Cache, PairCache")
+    path.write_text(unnamed)
+    found = beliefs(unnamed, "pkg/model.py", path)
+    assert found[(9, "k2")]["tensor"] is None
+
+
+def test_a_helper_annotated_to_return_a_tensor_returns_one_where_its_walk_finds_one_only_on_some_paths():
+    source = textwrap.dedent("""
+        import torch
+
+
+        def lengths(grid: torch.Tensor, kwargs: dict | None = None) -> torch.Tensor:
+            if kwargs is not None and (found := kwargs.pop("lengths", None)) is not None:
+                return found
+            return torch.nn.functional.pad(grid.cumsum(0), (1, 0))
+
+
+        def maybe(grid: torch.Tensor, kwargs: dict | None = None) -> torch.Tensor | None:
+            if kwargs is not None:
+                return kwargs.get("lengths")
+            return grid.cumsum(0)
+
+
+        def pair(grid: torch.Tensor, kwargs: dict) -> tuple[torch.Tensor, int]:
+            return kwargs["lengths"], 3
+
+
+        def use(grid: torch.Tensor, kwargs: dict):
+            cu = lengths(grid, kwargs=kwargs)
+            other = maybe(grid, kwargs)
+            first, n = pair(grid, kwargs)
+            return cu, other, first, n
+    """).lstrip("\n")
+    found = beliefs(source)
+    assert found[(21, "cu")]["tensor"] is True  # annotated so: the caller's value is one too
+    assert found[(22, "other")]["tensor"] is None  # the annotation admits `None`
+    assert (found[(23, "first")]["tensor"], found[(23, "n")]["tensor"]) == (True, False)

@@ -556,8 +556,11 @@ class CallEvaluation:
         if receiver.kind is Kind.HOST and receiver.wrapper is not None and receiver.wrapper not in self.index.classes \
                 and self.env.summaries is not None:
             # `past_key_values.update(k, v, i)` of `past_key_values: Cache`, a class another module of the project defines.
-            imported = self._as_annotated(self.env.summaries.project.imported_method_return(self.index, receiver.wrapper, method),
-                                          f"{receiver.wrapper}.{method}", node, local)
+            # One of several classes (`Cache|DynamicCache`): what each of them says, where every one says it.
+            project = self.env.summaries.project
+            said = [project.imported_method_return(self.index, part, method) for part in receiver.wrapper.split("|")]
+            imported = self._as_annotated(join_all(said) if all(v is not None for v in said) else None,  # type: ignore[arg-type]
+                                          f"{receiver.wrapper.split('|')[0]}.{method}", node, local)
             if imported is not None:
                 return imported
         if receiver.kind is Kind.HOST and (receiver.wrapper or "").startswith("torch.distributions.") \

@@ -282,9 +282,11 @@ class Evaluator(CallEvaluation):
         (an object whose calls give what that layer gives), a `ModuleList` of known classes, an instance of a class
         of this module; None when the class says nothing of it."""
         summaries = self.env.summaries
-        info = self.index.classes.get(class_name)
+        info, defined_in = self.index.classes.get(class_name), self.index
         if info is None and summaries is not None and "|" not in class_name:
-            info = summaries.class_named(class_name)
+            found = summaries.class_and_index(class_name)
+            if found is not None:
+                info, defined_in = found
         if info is None:
             return None
         if attr in info.torch_module_attributes:
@@ -292,7 +294,14 @@ class Evaluator(CallEvaluation):
         if attr in info.module_list_classes:
             return container_value((Value(kind=Kind.HOST, wrapper=info.module_list_classes[attr]),), "list")
         held = info.attribute_classes.get(attr)
-        if held is not None and self.index.classes.get(class_name) is info:
+        if held is None:
+            return None
+        if defined_in is self.index:
+            return Value(kind=Kind.HOST, wrapper=held)
+        # A class of another module names the attribute's class as that module knows it (`DynamicCache` in
+        # `cache_utils.py`): the name means the same class here where this module imports it from there.
+        here = summaries.class_and_index(held) if summaries is not None else None
+        if here is not None and here[0] is defined_in.classes.get(held):
             return Value(kind=Kind.HOST, wrapper=held)
         return None
 
@@ -469,6 +478,13 @@ class Evaluator(CallEvaluation):
             return current if current.kind in (Kind.WRAPPER, Kind.TENSOR_SEQUENCE, Kind.INT_LIST) else Value(kind=Kind.WRAPPER, wrapper="list")
         if last in ("dict", "Dict", "Mapping"):
             return current if current.kind is Kind.WRAPPER else Value(kind=Kind.WRAPPER, wrapper="dict")
+        reference = dotted_name(kind)
+        summaries = self.env.summaries
+        if reference is not None and "." not in reference and summaries is not None and not current.is_tensor \
+                and not getattr(self.env, "shallow", False) and summaries.class_named(reference) is not None:
+            # `isinstance(past_key_values, EncoderDecoderCache)`, a class of this module or imported from another of
+            # the project: an object of that class there.
+            return Value(kind=Kind.HOST, wrapper=reference)
         return None
 
     # ------------------------------------------------------------------ views

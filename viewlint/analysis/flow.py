@@ -23,7 +23,7 @@ from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_cl
 from viewlint.analysis.rebinding import match_captures, stored_names
 from viewlint.analysis.tree import descendants, dotted_name, remembered, subtree
 from viewlint.analysis.value_ops import MODULE_OUTPUT, labelled
-from viewlint.analysis.values import HOST, UNKNOWN, Device, Kind, Value, join
+from viewlint.analysis.values import HOST, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Value, join
 
 if TYPE_CHECKING:
     from viewlint.analysis.summaries import ModuleSummaries
@@ -239,7 +239,24 @@ class FlowHooks:
         if isinstance(node.orelse, cst.Else) and _leaves(node.orelse.body):
             self._scopes[-1] = after_body
             return
+        self._fill_in_absent(node, after_body)
         self._scopes[-1] = _join_scopes(after_body, self._scopes[-1])
+
+    def _fill_in_absent(self, node: cst.If, after_body: dict[str, Value]) -> None:
+        """`if position_bias is None: position_bias = torch.zeros(...)`: the body puts a tensor where the value is
+        missing, so where it is not missing it is a tensor too (the code goes on using either the same way). Read only
+        where nothing else is known of the value the `if` skips."""
+        test = node.test
+        if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, cst.Is)
+                and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"):
+            return
+        name = test.left.value
+        skipped, filled = self._scopes[-1].get(name), after_body.get(name)
+        if skipped is None or filled is None or skipped.kind is not Kind.UNKNOWN or skipped.wrapper is not None \
+                or skipped.elements or not filled.is_tensor or filled.optional:
+            return
+        self._scopes[-1][name] = labelled(UNKNOWN_TENSOR.with_(why=f"a tensor is put in `{name}` where it is `None`"), name)
 
     def push_statement(self, node: cst.CSTNode) -> None:
         self._statements.append(node)
@@ -288,10 +305,14 @@ class FlowHooks:
             target = node.target
             if isinstance(target, cst.Name):
                 old = self.lookup(target.value)
-                if old.is_tensor:
+                if old.is_tensor and not old.optional:
                     return  # `x += y` on a tensor is in place: x keeps its storage
                 value = self.value_of(cst.BinaryOperation(left=target, operator=_BINARY[type(node.operator)](), right=node.value)) \
                     if type(node.operator) in _BINARY else UNKNOWN
+                if old.is_tensor and value.is_tensor and not value.optional:
+                    # A tensor on some paths, a number on the others (`buckets = 0`, then `buckets += t` on one
+                    # path): in place on the first, a new tensor on the others; a tensor on every path now.
+                    value = join(old.with_(optional=False), value)
                 self.bind_target(target, value)
 
     def _assign_to(self, target: cst.BaseExpression, value: Value) -> None:

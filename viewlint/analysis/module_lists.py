@@ -80,30 +80,55 @@ def _item_class(element: ast.AST, index: "ModuleIndex") -> Optional[str]:
 
 def listed_order(function: ast.AST, attribute: str, index: "ModuleIndex") -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The classes at the known positions of `self.<attribute>`, a `ModuleList` the function fills by appends: an
-    append among the function's own statements always runs, one nested in an `if` or a loop may not (or may run
-    more than once). (head, tail): the classes from the start up to the first such append, and from the end."""
+    append among the function's own statements always runs; one alone in the body of an `if` may run or not (the
+    positions after it hold one of two classes, `A|B`); one in a loop, or any other change of the list, ends what is
+    known. (head, tail): the classes from the start up to the first such change, and from the end."""
     name = f"self.{attribute}"
-    sequence: list[Optional[str]] = []
+    sequence: list[Optional[tuple[str, bool]]] = []  # (class, whether the append may not run); None: unknown
     for statement in getattr(function, "body", ()):
-        call = statement.value if isinstance(statement, ast.Expr) else None
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append" \
-                and dotted(call.func.value) == name and len(call.args) == 1:
-            sequence.append(_item_class(call.args[0], index))
+        item = _append_of(statement, name, index)
+        if item is not None:
+            sequence.append((item, False))
+        elif isinstance(statement, ast.If) and not statement.orelse and len(statement.body) == 1 \
+                and (item := _append_of(statement.body[0], name, index)) is not None:
+            sequence.append((item, True))
         elif not isinstance(statement, (ast.Assign, ast.AnnAssign)) and any(
                 isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and dotted(n.func.value) == name
                 for n in ast.walk(statement)):
             sequence.append(None)
-    head: list[str] = []
-    for item in sequence:
-        if item is None:
+    cut = sequence.index(None) if None in sequence else len(sequence)
+    head = _positions(sequence[:cut])  # type: ignore[arg-type]
+    after = len(sequence) - 1 - sequence[::-1].index(None) if None in sequence else -1
+    tail = _positions(sequence[after + 1:][::-1])[::-1]  # type: ignore[arg-type]
+    return head, tail
+
+
+def _append_of(statement: ast.stmt, name: str, index: "ModuleIndex") -> Optional[str]:
+    """The class `name.append(Layer(...))` appends, where the statement is that append."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append" \
+            and dotted(call.func.value) == name and len(call.args) == 1:
+        return _item_class(call.args[0], index) or ""
+    return None
+
+
+def _positions(appends: Sequence[tuple[str, bool]]) -> tuple[str, ...]:
+    """The class at each position of a list filled by `appends` in order, where some may not run: at each position,
+    the classes it holds on the fillings long enough to have it (`A|B`), while they are few."""
+    fillings: list[tuple[str, ...]] = [()]
+    for item, may_skip in appends:
+        if not item:
             break
-        head.append(item)
-    tail: list[str] = []
-    for item in reversed(sequence):
-        if item is None:
+        fillings = [f + (item,) for f in fillings] + (fillings if may_skip else [])
+        if len(fillings) > 16:
             break
-        tail.append(item)
-    return tuple(head), tuple(reversed(tail))
+    found: list[str] = []
+    for position in range(max(len(f) for f in fillings)):
+        held = {f[position] for f in fillings if len(f) > position}
+        if len(held) > MAX_CLASSES:
+            break
+        found.append("|".join(sorted(held)))
+    return tuple(found)
 
 
 def _appended(name: str, nodes: Sequence[ast.AST], bound: bool = True) -> list[ast.AST]:

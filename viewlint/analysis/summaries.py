@@ -254,10 +254,10 @@ class ModuleSummaries:
     def class_named(self, reference: str) -> Optional[ClassInfo]:
         """The class a name in this module refers to: one defined here, or one imported from another
         module of the project (read from that module)."""
-        found = self._class_and_index(reference)
+        found = self.class_and_index(reference)
         return found[0] if found is not None else None
 
-    def _class_and_index(self, reference: str) -> Optional[tuple[ClassInfo, ModuleIndex]]:
+    def class_and_index(self, reference: str) -> Optional[tuple[ClassInfo, ModuleIndex]]:
         """`class_named`'s class, with the index of the module that defines it (where its annotations are read)."""
         local = self.index.classes.get(reference)
         if local is not None:
@@ -270,7 +270,7 @@ class ModuleSummaries:
         """What item `n` of an instance of a dataclass-like class (of this module or imported) is, as the class annotates
         its `n`-th field (`outputs[0]` of `outputs: Seq2SeqModelOutput`: `last_hidden_state: torch.FloatTensor | None`);
         None when the class or the field is not known, or the annotation says nothing."""
-        found = self._class_and_index(class_name)
+        found = self.class_and_index(class_name)
         if found is None:
             return None
         info, index = found
@@ -358,8 +358,36 @@ class ModuleSummaries:
                 # class, a tuple: not a tensor), else what any module gives (the evaluator's).
                 annotated = self._annotated_return(info)
                 return annotated if annotated is not None and annotated.kind is not Kind.TENSOR else None
-            return UNKNOWN
-        return _rebase(result.returns, bases)
+            annotated = self._annotated_return(info)
+            return annotated if annotated is not None else UNKNOWN
+        return self._as_annotated(info, _rebase(result.returns, bases))
+
+    def _as_annotated(self, info: FunctionInfo, returned: Value) -> Value:
+        """What a walk found a function returns, where its return annotation says more: `-> torch.Tensor` of a
+        function that returns what a caller's `kwargs` held on one path and a tensor it makes on the other is a
+        tensor on every path (what the walk knows of it, its views and layout, stays)."""
+        if info.returns is None or not (returned.optional or returned.kind is Kind.UNKNOWN
+                                         or returned.kind is Kind.WRAPPER and returned.elements):
+            return returned
+        annotated = self._annotated_return(info)
+        if annotated is None or any(isinstance(n, ast.Constant) and n.value is None
+                                    or isinstance(n, (ast.Name, ast.Attribute)) and (n.id if isinstance(n, ast.Name) else n.attr) == "Optional"
+                                    for n in ast.walk(info.returns)):
+            return returned  # none, or one that admits `None`
+
+        def settled(found: Value, said: Value) -> Value:
+            if said.is_tensor and found.is_tensor:
+                return found.with_(optional=False)
+            if said.is_tensor and found.kind is Kind.UNKNOWN:
+                return said
+            return found
+
+        if annotated.is_tensor:
+            return settled(returned, annotated)
+        if annotated.kind is Kind.WRAPPER and annotated.wrapper == "tuple" and returned.kind is Kind.WRAPPER \
+                and returned.wrapper == "tuple" and len(returned.elements) == len(annotated.elements):
+            return returned.with_(elements=tuple(settled(f, a) for f, a in zip(returned.elements, annotated.elements)))
+        return returned
 
     def run(self, info: FunctionInfo, arguments: dict[str, Value], shallow: bool = False) -> RunResult:
         """Walk `info`'s function (no rules) with `arguments` bound to its parameters; memoized.

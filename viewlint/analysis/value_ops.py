@@ -186,9 +186,11 @@ def binary_result(operator: cst.BaseBinaryOp, left: Value, right: Value) -> Valu
         index = any(v.index_like for v in operands) and not isinstance(operator, (cst.Divide,))
         # On the CPU only because grid metadata is guessed to be: so is the result.
         guessed = device is Device.CPU and all(v.guessed_cpu for v in operands if v.cpu)
-        return fresh(contiguous=contiguous, device=device, bool_mask=mask, zero_dim=zero_dim,
-                     reduced=all(v.reduced or v.zero_dim for v in operands) and scalars_ok, index_like=index,
-                     why=operands[0].why, guessed_cpu=guessed)
+        result = fresh(contiguous=contiguous, device=device, bool_mask=mask, zero_dim=zero_dim,
+                       reduced=all(v.reduced or v.zero_dim for v in operands) and scalars_ok, index_like=index,
+                       why=operands[0].why, guessed_cpu=guessed)
+        # A tensor on some paths only, with a number: on the other paths the result is a number too.
+        return result.with_(optional=True) if all(v.optional for v in operands) else result
     if left.kind is Kind.ARRAY or right.kind is Kind.ARRAY:
         return Value(kind=Kind.ARRAY)
     if left.kind in (Kind.INT, Kind.HOST) and right.kind in (Kind.INT, Kind.HOST):
