@@ -151,7 +151,7 @@ class Tracer:
         self.roots = tuple(os.path.join(os.path.abspath(r), "") for r in roots)
         self.files: dict[str, Statements] = {}
         self.seen: dict[tuple[str, int, str], list[tuple[str, bool, bool, Optional[bool], Optional[str]]]] = collections.defaultdict(list)
-        self._pending: dict[int, tuple[str, int]] = {}  # id(frame) -> (file, first line of its last statement)
+        self._pending: dict[int, tuple[str, int, int]] = {}  # id(frame) -> (file, first line of its last statement, where it began)
         self._keep: dict[str, bool] = {}
 
     def _traced(self, filename: str) -> bool:
@@ -171,7 +171,7 @@ class Tracer:
         pending = self._pending.pop(id(frame), None)
         if pending is None:
             return
-        filename, first = pending
+        filename, first, _ = pending
         statements = self.files[filename]
         frame_locals = frame.f_locals
         for target in statements.targets.get(first, ()):
@@ -192,10 +192,16 @@ class Tracer:
             filename = frame.f_code.co_filename
             statement = self.files[filename].of_line.get(frame.f_lineno)
             pending = self._pending.get(id(frame))
-            if pending is not None and (statement is None or statement[0] != pending[1] or frame.f_lineno == statement[0]):
+            # The same statement again: a loop ran it once more (the code went back), or the evaluation of a statement
+            # over several lines came back to its first line (`x = torch.zeros(\n ...\n)` calls on the first line),
+            # which is still the one run: its target is not bound yet.
+            again = pending is not None and frame.f_lineno == statement[0] and frame.f_lasti <= pending[2] \
+                if statement is not None else False
+            if pending is not None and (statement is None or statement[0] != pending[1] or again):
                 self._flush(frame)
-            if statement is not None and statement[0] in self.files[filename].targets:
-                self._pending[id(frame)] = (filename, statement[0])
+                pending = None
+            if statement is not None and statement[0] in self.files[filename].targets and pending is None:
+                self._pending[id(frame)] = (filename, statement[0], frame.f_lasti)
         elif event in ("return", "exception"):
             if event == "return":
                 self._flush(frame)

@@ -629,17 +629,22 @@ def test_a_helper_annotated_to_return_a_tensor_returns_one_where_its_walk_finds_
             return grid.cumsum(0)
 
 
-        def pair(grid: torch.Tensor, kwargs: dict) -> tuple[torch.Tensor, int]:
-            return kwargs["lengths"], 3
+        def pair(grid: torch.Tensor, kwargs: dict) -> tuple[torch.Tensor, torch.Tensor]:
+            if kwargs:
+                return kwargs["lengths"], kwargs.get("weights")
+            return grid.cumsum(0), kwargs.get("weights")
 
 
         def use(grid: torch.Tensor, kwargs: dict):
             cu = lengths(grid, kwargs=kwargs)
             other = maybe(grid, kwargs)
-            first, n = pair(grid, kwargs)
-            return cu, other, first, n
+            first, weights = pair(grid, kwargs)
+            return cu, other, first, weights
     """).lstrip("\n")
     found = beliefs(source)
-    assert found[(21, "cu")]["tensor"] is True  # annotated so: the caller's value is one too
-    assert found[(22, "other")]["tensor"] is None  # the annotation admits `None`
-    assert (found[(23, "first")]["tensor"], found[(23, "n")]["tensor"]) == (True, False)
+    assert found[(23, "cu")]["tensor"] is True  # annotated so: the caller's value is one too
+    assert found[(24, "other")]["tensor"] is None  # the annotation admits `None`
+    assert found[(25, "first")]["tensor"] is True  # a tensor on one path, and the annotation says on every one
+    # Nothing found on any path: an annotation alone does not claim an item (attention weights are `None` from most
+    # kernels, whatever `-> tuple[Tensor, Tensor]` says).
+    assert found[(25, "weights")]["tensor"] is None

@@ -376,16 +376,14 @@ class ModuleSummaries:
             return returned  # none, or one that admits `None`
 
         def settled(found: Value, said: Value) -> Value:
-            if said.is_tensor and found.is_tensor:
-                return found.with_(optional=False)
-            if said.is_tensor and found.kind is Kind.UNKNOWN:
-                return said
-            return found
+            return found.with_(optional=False) if said.is_tensor and found.is_tensor else found
 
         if annotated.is_tensor:
-            return settled(returned, annotated)
+            return annotated if returned.kind is Kind.UNKNOWN else settled(returned, annotated)
         if annotated.kind is Kind.WRAPPER and annotated.wrapper == "tuple" and returned.kind is Kind.WRAPPER \
                 and returned.wrapper == "tuple" and len(returned.elements) == len(annotated.elements):
+            # Item by item, and only where the walk found a tensor on some path: `-> tuple[Tensor, Tensor]` of an
+            # attention that returns `None` weights from most kernels says nothing of the weights.
             return returned.with_(elements=tuple(settled(f, a) for f, a in zip(returned.elements, annotated.elements)))
         return returned
 
