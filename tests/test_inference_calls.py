@@ -648,3 +648,28 @@ def test_a_helper_annotated_to_return_a_tensor_returns_one_where_its_walk_finds_
     # Nothing found on any path: an annotation alone does not claim an item (attention weights are `None` from most
     # kernels, whatever `-> tuple[Tensor, Tensor]` says).
     assert found[(25, "weights")]["tensor"] is None
+
+
+def test_a_sequential_gives_what_its_last_layer_gives():
+    source = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+
+        class Merger(nn.Module):
+            def __init__(self, width: int, layers: list):
+                super().__init__()
+                self.mlp = nn.Sequential(nn.Linear(width, width), nn.GELU(), nn.Linear(width, 4))
+                self.lstm_head = nn.Sequential(nn.Linear(width, width), nn.LSTM(width, width))
+                self.listed = nn.Sequential(*layers)
+
+            def forward(self, x: torch.Tensor):
+                merged = self.mlp(x)
+                recurrent = self.lstm_head(x)
+                unknown = self.listed(x)
+                return merged, recurrent, unknown
+    """).lstrip("\n")
+    found = beliefs(source)
+    assert (found[(13, "merged")]["tensor"], found[(13, "merged")]["view"]) == (True, False)
+    assert found[(14, "recurrent")]["tensor"] is False  # an LSTM gives a tuple
+    assert found[(15, "unknown")]["tensor"] is None  # its layers are not listed here

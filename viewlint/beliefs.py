@@ -22,6 +22,7 @@ from viewlint.analysis.callgraph import callgraph_of
 from viewlint.analysis.facts import Facts
 from viewlint.analysis.module_index import build_index_from_ast
 from viewlint.analysis.project import Project
+from viewlint.analysis.elsewhere import walker
 from viewlint.analysis.summaries import ModuleSummaries
 from viewlint.analysis.tree import dotted_name
 from viewlint.analysis.value_ops import MODULE_OUTPUT
@@ -142,7 +143,7 @@ def beliefs_of_text(text: str, display: str, settings: Optional[Settings] = None
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
     facts = Facts(module, settings, index, ModuleSummaries(index, module, settings, callgraph_of(index),
-                                                             Project(source_path or display)))
+                                                             Project(source_path or display, walker(settings))))
     recorder = _Recorder(facts, positions)
     try:
         Walker(facts, [recorder]).walk(module)  # type: ignore[list-item]

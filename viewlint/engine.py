@@ -28,6 +28,7 @@ from viewlint.analysis.tree import parse_module
 from viewlint.analysis.callgraph import callgraph_of
 from viewlint.analysis.facts import Facts
 from viewlint.analysis.project import Project
+from viewlint.analysis.elsewhere import walker
 from viewlint.analysis.summaries import ModuleSummaries
 from viewlint.analysis.walker import Walker
 from viewlint.newer_syntax import parse_source
@@ -179,7 +180,7 @@ def lint_text_with_dependencies(text: str, display: str, settings: Settings,
 def _lint_whole(text: str, display: str, settings: Settings, relative: Optional[str],
                 tree: Optional[ast.Module] = None) -> tuple[list[Diagnostic], dict[str, str]]:
     """`lint_text_with_dependencies` of `text` as one module; `tree`: its `ast`, when already parsed."""
-    project = Project(display)
+    project = Project(display, walker(settings))
     stack.reset()
     parsed: dict[str, cst.Module] = {}  # what libcst read in the first try, for the second
     try:
@@ -189,7 +190,7 @@ def _lint_whole(text: str, display: str, settings: Settings, relative: Optional[
             return diagnostics, project.dependencies
     except (Exception, stack.Exhausted):  # noqa: BLE001 - RecursionError, or an error it left behind (libcst positions)
         pass
-    project = Project(display)
+    project = Project(display, walker(settings))
     outcome = _on_deep_stack(lambda: _lint_text(text, display, settings, relative, project, deep=True, parsed=parsed,
                                                 tree=tree))
     stack.reset()

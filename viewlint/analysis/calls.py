@@ -65,7 +65,7 @@ class CallEvaluation:
             if result is not None:
                 return result
         if isinstance(func, cst.Attribute):
-            held = self._torch_module_attribute(func)
+            held = self._torch_module_attribute(func) or self._imported_attribute_class(func)
             if held is not None:
                 return self._object_call(node, held, local)  # `self.proj(x)`, `self.proj = nn.Linear(...)`
             if isinstance(func.value, cst.Name) and func.value.value not in local:
@@ -117,10 +117,12 @@ class CallEvaluation:
         device = Device.UNKNOWN
         if self.keyword(node, "device") is None:
             device = elementwise_device([self.evaluate(a.value, local) for a in node.args if a.keyword is None and not a.star])
-        why = f"returned by `{reference}(…)`, annotated so where it is defined"
+        # (What a walk of it there found says so itself: `elsewhere`.)
+        why = value.why if (value.why or "").startswith("returned by") else f"returned by `{reference}(…)`, annotated so where it is defined"
         if value.is_tensor:
             return value.with_(why=why, device=device)
-        return value.with_(elements=tuple(e.with_(why=why, device=device) if e.is_tensor else e for e in value.elements))
+        return value.with_(elements=tuple(e.with_(why=e.why if (e.why or "").startswith("returned by") else why, device=device)
+                                          if e.is_tensor else e for e in value.elements))
 
     def _is_module_object(self, value: Value) -> bool:
         """An instance of a module class (`torch.nn.Linear(...)`, a module class of this file)."""
@@ -128,6 +130,15 @@ class CallEvaluation:
             return False
         info = self.index.classes.get(value.wrapper)
         return sem.nn_module_class(value.wrapper) or (info is not None and info.is_module)
+
+    def _imported_attribute_class(self, func: cst.Attribute) -> Optional[str]:
+        """The class of `self.<attr>` when the class assigns it an instance of a class imported from another module of
+        the project (`self.c_fc = Conv1D(...)`)."""
+        if not (isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return None
+        info = self.index.classes.get(self.env.class_name or "")
+        held = info.attribute_classes.get(func.attr.value) if info is not None else None
+        return held if held is not None and held not in self.index.classes else None
 
     def _torch_module_attribute(self, func: cst.Attribute) -> Optional[str]:
         """The `torch.nn` class of `self.<attr>` when the class assigns it one (`self.proj = nn.Linear(...)`)."""
@@ -197,6 +208,14 @@ class CallEvaluation:
         # Its `forward` (imported, or too long to summarise), or another object's `__call__` (a `LogitsProcessorList`),
         # is annotated to return a tensor.
         annotated = module is not None and module.call_returns is not None and self._annotated(module.call_returns).is_tensor
+        if module is not None and module.call_returns is None and class_name not in self.index.classes \
+                and self.env.summaries is not None:
+            # A class another module of the project defines, whose `forward` no annotation describes (`Conv1D`): what
+            # one walk of it there finds.
+            walked = self._as_annotated(self.env.summaries.project.imported_call_return(self.index, class_name),
+                                        f"{class_name}.forward", node, local)
+            if walked is not None:
+                return walked
         if not torch_layer and not (module is not None and module.is_module) and not annotated:
             return UNKNOWN  # an object of another class: its `__call__` is its own business
         inputs = [self.evaluate(a.value, local) for a in node.args if a.keyword is None and not a.star]

@@ -10,7 +10,7 @@ from typing import Optional, Sequence
 import libcst as cst
 
 from viewlint.analysis import semantics
-from viewlint.analysis.module_lists import listed_class, listed_order
+from viewlint.analysis.module_lists import item_class, listed_class, listed_order
 from viewlint.analysis.nodes import assignments as _assignments, callee_name, dotted, preorder, qualify_name as _qualify_name
 from viewlint.analysis import tree as tree_module
 from viewlint.analysis.tree import dotted_name
@@ -101,6 +101,7 @@ class ModuleIndex:
     debug_switches: set[str] = field(default_factory=set)
     # Top-level functions with a return annotation: name -> the annotation (read by modules that import them).
     function_returns: dict[str, ast.expr] = field(default_factory=dict, repr=False, compare=False)
+    function_names: set[str] = field(default_factory=set)  # every top-level function
     # The preorder node list of each top-level statement and top-level class member, by id():
     # walked once here and reused by the prefilter.
     segment_nodes: dict[int, list[ast.AST]] = field(default_factory=dict, repr=False, compare=False)
@@ -561,6 +562,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             nodes = segment_nodes[id(stmt)]
             functions.append((stmt, None, nodes))  # type: ignore[arg-type]
+            index.function_names.add(stmt.name)
             if stmt.returns is not None:
                 index.function_returns[stmt.name] = stmt.returns
             if _repeats_heads(stmt, nodes):  # type: ignore[arg-type]
@@ -606,8 +608,8 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                 info.container_attributes.add(attribute)
             elif isinstance(value, ast.Call):
                 callee = dotted(value.func)
-                if callee in index.classes:
-                    info.attribute_classes[attribute] = callee
+                if callee in index.classes or (callee is not None and "." not in callee and item_class(value, index) == callee):
+                    info.attribute_classes[attribute] = callee  # a class of this module, or one imported from the project
                 qualified = _qualify_name(index, callee) or callee or ""
                 short = qualified.split(".")[-1]
                 if qualified == "torch.nn.ModuleList":
@@ -622,7 +624,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                     # Assigned different layers by different methods (`nn.Linear` or `nn.Conv2d` by the config): one
                     # of them, `|`-separated (calls give what any of them gives).
                     known = set(info.torch_module_attributes[attribute].split("|")) if attribute in info.torch_module_attributes else set()
-                    known.add(qualified)
+                    known.add(_last_layer(value, index) if qualified == "torch.nn.Sequential" else qualified)
                     info.torch_module_attributes[attribute] = "|".join(sorted(known)) if len(known) <= MAX_CLASSES \
                         else "torch.nn.Module"
                 if qualified in semantics.PARAMETER_CONSTRUCTORS or qualified in semantics.BUFFER_CONSTRUCTORS:
@@ -676,3 +678,15 @@ def build_index(module: cst.Module) -> "ModuleIndex":
     """The index of a libcst module (re-parsed with `ast`; the engine passes its own tree instead)."""
     source = module.code
     return build_index_from_ast(ast.parse(source), source)
+
+
+def _last_layer(call: ast.Call, index: ModuleIndex) -> str:
+    """What calling `nn.Sequential(a, b, nn.Linear(...))` gives is what its last layer gives: that layer's `torch.nn`
+    class, where the call lists its layers and the last is one; else `torch.nn.Sequential` (nothing known)."""
+    if call.args and not call.keywords and isinstance(call.args[-1], ast.Call) \
+            and not any(isinstance(a, ast.Starred) for a in call.args):
+        last = _qualify_name(index, dotted(call.args[-1].func)) or ""
+        if semantics.nn_module_class(last) and last != "torch.nn.Sequential":
+            return last
+    return "torch.nn.Sequential"
+

@@ -50,19 +50,19 @@ def listed_class(call: ast.Call, index: "ModuleIndex", nodes: Sequence[ast.AST] 
             # `self.net.append(act_fn)` after `act_fn = GELU(...)` or `act_fn = GEGLU(...)`: what the name is bound to.
             bound = [value for node in nodes if isinstance(node, ast.Assign)
                      for target, value in assignments(node) if isinstance(target, ast.Name) and target.id == element.id]
-            items = [_item_class(value, index) for value in bound]
+            items = [item_class(value, index) for value in bound]
             if not items or None in items:
                 return None
             found.update(part for item in items for part in item.split("|"))  # type: ignore[union-attr]
             continue
-        item = _item_class(element, index)
+        item = item_class(element, index)
         if item is None:
             return None
         found.add(item)
     return "|".join(sorted(found)) if 0 < len(found) <= MAX_CLASSES else None
 
 
-def _item_class(element: ast.AST, index: "ModuleIndex") -> Optional[str]:
+def item_class(element: ast.AST, index: "ModuleIndex") -> Optional[str]:
     """The class a `ModuleList` item is an instance of: `Layer(c)` of a class of this module or imported (by its
     name), `nn.Linear(...)` (qualified); None for anything else."""
     if not isinstance(element, ast.Call):
@@ -108,7 +108,7 @@ def _append_of(statement: ast.stmt, name: str, index: "ModuleIndex") -> Optional
     call = statement.value if isinstance(statement, ast.Expr) else None
     if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append" \
             and dotted(call.func.value) == name and len(call.args) == 1:
-        return _item_class(call.args[0], index) or ""
+        return item_class(call.args[0], index) or ""
     return None
 
 

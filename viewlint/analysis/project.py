@@ -25,6 +25,10 @@ from viewlint.analysis.values import Value
 from viewlint.newer_syntax import parse_source
 
 T = TypeVar("T")
+# What a function of another module returns on one walk of its own there (its file, its class or None, its name),
+# and the files that answer depends on: `elsewhere.walker`, handed to the project by whoever builds it (the project
+# module cannot import the summaries that walk).
+Walk = Callable[[str, Optional[str], str], "tuple[Optional[Value], dict[str, str]]"]
 # Top-level packages that are never a module of the project being linted.
 _NOT_PROJECT = frozenset({"torch", "numpy", "typing", "collections", "dataclasses", "queue"})
 
@@ -33,6 +37,7 @@ MAX_DEPENDENCY_BYTES = 2 * 1024 * 1024
 # How many other modules one process keeps indexed.
 _CACHE_SIZE = 256
 _INDEXES: dict[str, tuple[tuple[int, int], str, Optional[ModuleIndex]]] = {}
+_PATHS: dict[int, str] = {}  # id() of an index kept above -> its file
 
 
 def digest_of(data: bytes) -> str:
@@ -73,17 +78,22 @@ def _read_index(path: str) -> tuple[Optional[str], Optional[ModuleIndex]]:
         index.class_defs = {}
         index.memo.clear()
     if len(_INDEXES) >= _CACHE_SIZE:
-        _INDEXES.pop(next(iter(_INDEXES)))
+        dropped = _INDEXES.pop(next(iter(_INDEXES)))
+        if dropped[2] is not None:
+            _PATHS.pop(id(dropped[2]), None)
     digest = digest_of(data)
     _INDEXES[path] = (key, digest, index)
+    if index is not None:
+        _PATHS[id(index)] = path
     return digest, index
 
 
 class Project:
     """The modules around one linted file, and which of them its findings depend on."""
 
-    def __init__(self, path: Optional[str]) -> None:
+    def __init__(self, path: Optional[str], walk: Optional[Walk] = None) -> None:
         self.path = os.path.abspath(path) if path and os.path.isfile(path) else None
+        self.walk = walk
         # path -> content digest of every other module whose facts were used
         self.dependencies: dict[str, str] = {}
         self._returns: dict[tuple[int, str], Optional[Value]] = {}  # what `imported_return` found
@@ -127,16 +137,38 @@ class Project:
         memo_key = (id(index), reference)
         if memo_key in self._returns:
             return self._returns[memo_key]
-        found: Optional[tuple[ast.expr, ModuleIndex]] = None
+        found: Optional[tuple[str, ModuleIndex]] = None  # (the function's name there, the module's index)
         if not attr:
-            found = self._imported(index, reference, lambda other, symbol: other.function_returns.get(symbol))
+            found = self._imported(index, reference, lambda other, symbol: symbol if symbol in other.function_names else None)
         elif "." not in attr:
             path = self._module_path(index, alias)  # `utils.keep_last`: a module imported whole
             read = _read_index(path) if path is not None else (None, None)
-            if read[1] is not None and attr in read[1].function_returns:
+            if read[1] is not None and attr in read[1].function_names:
                 self.dependencies[path] = read[0]  # type: ignore[index]
-                found = read[1].function_returns[attr], read[1]
-        value = _annotated(ast.unparse(found[0]), found[1]) if found is not None else None
+                found = attr, read[1]
+        value = None
+        if found is not None:
+            name, other = found
+            if name in other.function_returns:
+                value = _annotated(ast.unparse(other.function_returns[name]), other)
+            elif self.walk is not None and id(other) in _PATHS:
+                value = self._walked(_PATHS[id(other)], None, name)  # not annotated: what one walk of it there finds
+        self._returns[memo_key] = value
+        return value
+
+    def imported_call_return(self, index: ModuleIndex, class_name: str) -> Optional[Value]:
+        """What calling an instance of a class imported from another module of the project gives, where its `forward`
+        (or `__call__`) is not annotated: what one walk of it in its own module finds (`Conv1D.forward`)."""
+        memo_key = (id(index), f"{class_name}()")
+        if memo_key in self._returns:
+            return self._returns[memo_key]
+        value = None
+        found = self.imported_class(index, class_name) if self.walk is not None else None
+        if found is not None and id(found[1]) in _PATHS:
+            info, other = found
+            symbol = next((name for name, known in other.classes.items() if known is info), None)
+            if symbol is not None:
+                value = self._walked(_PATHS[id(other)], symbol, "forward" if info.is_module else "__call__")
         self._returns[memo_key] = value
         return value
 
@@ -160,6 +192,11 @@ class Project:
                     break
                 info = bases[0]
         self._returns[memo_key] = value
+        return value
+
+    def _walked(self, path: str, owner: Optional[str], name: str) -> Optional[Value]:
+        value, depends = self.walk(path, owner, name)  # type: ignore[misc]
+        self.dependencies.update(depends)
         return value
 
     def _module_path(self, index: ModuleIndex, alias: str) -> Optional[str]:

@@ -360,9 +360,9 @@ class ModuleSummaries:
                 return annotated if annotated is not None and annotated.kind is not Kind.TENSOR else None
             annotated = self._annotated_return(info)
             return annotated if annotated is not None else UNKNOWN
-        return self._as_annotated(info, _rebase(result.returns, bases))
+        return self.as_annotated(info, _rebase(result.returns, bases))
 
-    def _as_annotated(self, info: FunctionInfo, returned: Value) -> Value:
+    def as_annotated(self, info: FunctionInfo, returned: Value) -> Value:
         """What a walk found a function returns, where its return annotation says more: `-> torch.Tensor` of a
         function that returns what a caller's `kwargs` held on one path and a tensor it makes on the other is a
         tensor on every path (what the walk knows of it, its views and layout, stays)."""

@@ -1,0 +1,121 @@
+"""Functions and module classes of other modules of the project that no annotation describes: walked where they are
+defined (`viewlint.analysis.elsewhere`), for the walker and the prefilter alike."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from test_inference_objects import beliefs, package
+
+from viewlint.engine import run
+from viewlint.files import SourceFile
+from viewlint.settings import Settings
+
+LAYERS = """
+    import torch
+    from torch import nn
+
+
+    class Conv1D(nn.Module):
+        def __init__(self, nf, nx):
+            super().__init__()
+            self.nf = nf
+            self.weight = nn.Parameter(torch.empty(nx, nf))
+            self.bias = nn.Parameter(torch.zeros(nf))
+
+        def forward(self, x):
+            size_out = x.size()[:-1] + (self.nf,)
+            x = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+            return x.view(size_out)
+
+
+    class Pair(nn.Module):
+        def forward(self, x):
+            return torch.tanh(x), None
+
+
+    def make_noise(shape, device=None):
+        latents = torch.randn(shape, device=device)
+        return latents
+
+
+    def lengths(shape):
+        return [n for n in shape]
+"""
+
+MODEL = """
+    import torch
+    from torch import nn
+
+    from .layers import Conv1D, Pair, lengths, make_noise
+
+
+    class MLP(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.c_fc = Conv1D(n, n)
+            self.pair = Pair()
+
+        def forward(self, hidden_states: tuple):
+            projected = self.c_fc(hidden_states)
+            doubled, nothing = self.pair(projected)
+            noise = make_noise(projected.shape)
+            sizes = lengths(projected.shape)
+            return projected + noise, doubled, sizes
+"""
+
+
+def test_what_an_unannotated_class_or_function_of_another_module_gives_is_what_a_walk_of_it_there_finds(tmp_path):
+    folder = package(tmp_path, layers=LAYERS)
+    model = textwrap.dedent(MODEL).lstrip("\n")
+    path = folder / "model.py"
+    path.write_text(model)
+    found = beliefs(model, "pkg/model.py", path)
+    # `hidden_states` is annotated a tuple (a wrong annotation real code has): the layer's own code says what it gives.
+    assert found[(14, "projected")]["tensor"] is True
+    assert "`Conv1D.forward`, walked where it is defined" in found[(14, "projected")]["why"]
+    assert found[(14, "projected")]["view"] is None  # a view of what that module made: not claimed either way here
+    assert (found[(15, "doubled")]["tensor"], found[(15, "nothing")]["tensor"]) == (True, False)
+    assert (found[(16, "noise")]["tensor"], found[(16, "noise")]["view"]) == (True, False)  # made there
+    assert found[(17, "sizes")]["tensor"] is None  # a list: what holds no tensor is not claimed either way
+    alone = beliefs(model, "model.py")  # without the package, nothing is known of them
+    assert alone[(16, "noise")]["tensor"] is None
+
+
+SYNCING = """
+    import torch
+    from torch import nn
+
+    from .layers import make_noise
+
+
+    class Block(nn.Module):
+        def forward(self, x):
+            noise = make_noise(x.shape)
+            if noise.any():
+                x = x + noise
+            return x
+"""
+
+HOST_NOISE = """
+    def make_noise(shape, device=None):
+        return [0.0 for _ in shape]
+"""
+
+
+def _findings(path: Path, prefilter: bool, cache: Path | None = None) -> list[tuple[int, str]]:
+    settings = Settings(select=("VL403",), prefilter=prefilter)
+    results = run([SourceFile(path, settings)], jobs=1, cache_directory=cache)
+    return [(d.start.row, d.code) for r in results for d in r.diagnostics]
+
+
+def test_a_finding_that_rests_on_a_walk_elsewhere_is_found_on_both_paths_and_follows_that_module(tmp_path):
+    folder = package(tmp_path, layers=LAYERS)
+    path = folder / "block.py"
+    path.write_text(textwrap.dedent(SYNCING).lstrip("\n"))
+    assert _findings(path, prefilter=True) == _findings(path, prefilter=False) == [(10, "VL403")]
+    cache = tmp_path / "cache"
+    assert _findings(path, True, cache) == [(10, "VL403")]
+    (folder / "layers.py").write_text(textwrap.dedent(HOST_NOISE).lstrip("\n"))  # now a list: a plain truth test
+    assert _findings(path, True, cache) == []

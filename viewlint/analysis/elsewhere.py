@@ -1,0 +1,104 @@
+"""Functions of other modules of the project that no annotation describes, walked where they are defined.
+
+`self.c_fc = Conv1D(...)` with `from ...pytorch_utils import Conv1D`, or `sample = randn_tensor(shape, ...)`: what
+the call gives is written in the other module, in a `forward` or a helper with no return annotation. The module that
+defines it is indexed whole (with its `ast`, unlike the modules `Project` reads for their annotations alone), and
+the function is walked once there, as this module's own functions are (`ModuleSummaries.run`), with what its
+annotations and its module's callers say of its parameters. Only what holds wherever it is called comes back.
+
+`Project` asks here through the `walk` it is built with (`walker(settings)`), for the walker and the prefilter
+alike; it cannot import this module (the summaries import the project).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from viewlint.analysis.callgraph import FunctionKey
+from viewlint.analysis.module_index import build_index_from_ast
+from viewlint.analysis.project import Project, Walk
+from viewlint.analysis.summaries import ModuleSummaries
+from viewlint.analysis.values import UNKNOWN, Kind, Provenance, Value
+
+if TYPE_CHECKING:
+    from viewlint.settings import Settings
+
+# path -> ((size, mtime), the module's summaries): few, as each holds the module's tree.
+_MODULES: dict[str, tuple[tuple[int, int], Optional[ModuleSummaries]]] = {}
+_KEPT = 16
+MAX_WALKED_MODULE_BYTES = 256 * 1024
+
+
+def walker(settings: "Settings") -> Walk:
+    """The `walk` a `Project` asks: `walk(path, owner, name)` -> (what it returns or None, the files that depends on)."""
+    return lambda path, owner, name: walk_elsewhere(path, owner, name, settings)
+
+
+def walk_elsewhere(path: str, owner: Optional[str], name: str, settings: "Settings") -> tuple[Optional[Value], dict[str, str]]:
+    """What a function (`owner` None) or a method of a class of the module at `path` returns on one walk of its own
+    there; and the modules (path -> content digest) what it found depends on. None where the walk says nothing."""
+    summaries = _summaries_of(path, settings)
+    if summaries is None:
+        return None, {}
+    if owner is not None:
+        owner = summaries.callgraph.defining_class(owner, name)  # or a base class of that module
+        if owner is None:
+            return None, {}
+    info = summaries.functions.get(FunctionKey(owner, name))
+    if info is None or not info.returns_value or info.key in summaries.callgraph.recursive:
+        return None, {}
+    result = summaries.run(info, {})
+    depends = dict(summaries.project.dependencies)  # what its walks read of the modules it imports in turn
+    if not result.returned:
+        return None, depends
+    what = f"{owner}.{name}" if owner else name
+    found = summaries.as_annotated(info, result.returns)
+    return _carried(found, f"returned by `{what}`, walked where it is defined"), depends
+
+
+def _carried(value: Value, why: str, depth: int = 2) -> Optional[Value]:
+    """What of a value another module's walk found holds for a caller here: tensors (made there, or of unknown
+    provenance: a view of what, and where it lives, is the caller's business), tuples of them, plain values; None for
+    anything else."""
+    if value.kind is Kind.TENSOR:
+        made = value.provenance is Provenance.FRESH
+        return Value(kind=Kind.TENSOR, provenance=Provenance.FRESH if made else Provenance.UNKNOWN,
+                     contiguous=value.contiguous if made else None, optional=value.optional, why=why)
+    if value.kind is Kind.WRAPPER and value.wrapper == "tuple" and value.elements and depth > 0:
+        items = [_carried(e, why, depth - 1) for e in value.elements]
+        return Value(kind=Kind.WRAPPER, wrapper="tuple", elements=tuple(i if i is not None else UNKNOWN for i in items))
+    if value.kind in (Kind.INT, Kind.HOST) and value.wrapper is None:
+        return value
+    return None
+
+
+def _summaries_of(path: str, settings: "Settings") -> Optional[ModuleSummaries]:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    stamp = (stat.st_size, stat.st_mtime_ns)
+    found = _MODULES.get(path)
+    if found is not None and found[0] == stamp:
+        return found[1]
+    summaries = None
+    if stat.st_size <= MAX_WALKED_MODULE_BYTES:
+        try:
+            text = Path(path).read_bytes().decode("utf-8", "replace")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                index = build_index_from_ast(ast.parse(text), text)
+            # Its own imports are read for their annotations only: one module away, no further.
+            summaries = ModuleSummaries(index, cst.Module(body=[]), settings, project=Project(path))
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            summaries = None
+    if len(_MODULES) >= _KEPT:
+        _MODULES.pop(next(iter(_MODULES)))
+    _MODULES[path] = (stamp, summaries)
+    return summaries
