@@ -38,6 +38,7 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from typing import Any, Callable, Optional
@@ -449,7 +450,10 @@ def run_beliefs(viewlint: str, files: list[str], relative: Callable[[str], str])
     found: dict[tuple[str, int, str], dict[str, Any]] = {}
     for start in range(0, len(files), 50):
         chunk = files[start:start + 50]
-        result = subprocess.run(shlex.split(viewlint) + ["beliefs", *chunk], capture_output=True, text=True, check=False)
+        # Run from a folder of its own: `python -m viewlint` in a checkout imports that checkout's package before the one
+        # a `PYTHONPATH=<tree>` in `--viewlint` names, and the comparison of two trees would compare one with itself.
+        result = subprocess.run(shlex.split(viewlint) + ["beliefs", *[os.path.abspath(f) for f in chunk]], capture_output=True,
+                                text=True, check=False, cwd=tempfile.gettempdir())
         if result.returncode != 0:
             sys.exit(f"viewlint beliefs failed ({result.returncode}): {result.stderr[-2000:]}")
         for line in result.stdout.splitlines():

@@ -42,13 +42,23 @@ LAYERS = """
 
     def lengths(shape):
         return [n for n in shape]
+
+
+    def as_int(x):
+        return x.to(torch.int64) if torch.jit.is_tracing() and isinstance(x, torch.Tensor) else int(x)
+
+
+    def either(x, flag):
+        if flag:
+            return torch.ones(3)
+        return [x]
 """
 
 MODEL = """
     import torch
     from torch import nn
 
-    from .layers import Conv1D, Pair, lengths, make_noise
+    from .layers import Conv1D, Pair, as_int, either, lengths, make_noise
 
 
     class MLP(nn.Module):
@@ -62,7 +72,9 @@ MODEL = """
             doubled, nothing = self.pair(projected)
             noise = make_noise(projected.shape)
             sizes = lengths(projected.shape)
-            return projected + noise, doubled, sizes
+            side = as_int(projected.shape[-1])
+            maybe = either(projected, side)
+            return projected + noise, doubled, sizes, maybe
 """
 
 
@@ -79,6 +91,9 @@ def test_what_an_unannotated_class_or_function_of_another_module_gives_is_what_a
     assert (found[(15, "doubled")]["tensor"], found[(15, "nothing")]["tensor"]) == (True, False)
     assert (found[(16, "noise")]["tensor"], found[(16, "noise")]["view"]) == (True, False)  # made there
     assert found[(17, "sizes")]["tensor"] is None  # a list: what holds no tensor is not claimed either way
+    # A tensor only while traced, an `int` in an eager run: not a tensor (and, holding none, not claimed either way).
+    assert found[(18, "side")]["tensor"] is None
+    assert found[(19, "maybe")]["tensor"] is None  # a tensor on one of its paths only: not claimed here
     alone = beliefs(model, "model.py")  # without the package, nothing is known of them
     assert alone[(16, "noise")]["tensor"] is None
 

@@ -673,3 +673,18 @@ def test_a_sequential_gives_what_its_last_layer_gives():
     assert (found[(13, "merged")]["tensor"], found[(13, "merged")]["view"]) == (True, False)
     assert found[(14, "recurrent")]["tensor"] is False  # an LSTM gives a tuple
     assert found[(15, "unknown")]["tensor"] is None  # its layers are not listed here
+
+
+def test_a_conditional_expression_taken_only_while_traced_gives_its_eager_branch():
+    source = textwrap.dedent("""
+        import torch
+
+
+        def side(t: torch.Tensor):
+            n = t.to(torch.int64) if torch.jit.is_tracing() else int(t.shape[-1])
+            m = t.to(torch.int64) if t.dim() > 2 else int(t.shape[-1])
+            return n, m
+    """).lstrip("\n")
+    found = beliefs(source)
+    assert found[(5, "n")]["tensor"] is False
+    assert found[(6, "m")]["tensor"] is None  # either, in an eager run

@@ -63,10 +63,12 @@ def walk_elsewhere(path: str, owner: Optional[str], name: str, settings: "Settin
 
 
 def _carried(value: Value, why: str, depth: int = 2) -> Optional[Value]:
-    """What of a value another module's walk found holds for a caller here: tensors (made there, or of unknown
-    provenance: a view of what, and where it lives, is the caller's business), tuples of them, plain values; None for
-    anything else."""
+    """What of a value another module's walk found holds for a caller here: tensors on every path (made there, or of
+    unknown provenance: a view of what, and where it lives, is the caller's business), tuples of them, plain values;
+    None for anything else."""
     if value.kind is Kind.TENSOR:
+        if value.optional:
+            return None  # a tensor on some of its paths only: not claimed here (its module's rules read the "may")
         made = value.provenance is Provenance.FRESH
         return Value(kind=Kind.TENSOR, provenance=Provenance.FRESH if made else Provenance.UNKNOWN,
                      contiguous=value.contiguous if made else None, optional=value.optional, why=why)

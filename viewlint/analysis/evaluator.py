@@ -29,7 +29,7 @@ from viewlint.analysis.annotations import DEVICE_VALUE, DTYPE_VALUE, node_text
 from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.calls import CallEvaluation
 from viewlint.analysis.tree import dotted_name, short_text
-from viewlint.analysis.value_ops import (ATTRIBUTE_CONTAINER, MODULE_OUTPUT, Environment, Locals, as_indexed, binary_result,
+from viewlint.analysis.value_ops import (ATTRIBUTE_CONTAINER, MODULE_OUTPUT, Environment, Locals, as_indexed, binary_result, never_eager,
                                          container_value, cpu_test, elementwise_device, labelled, on_the_host_if,
                                          optimizer_attribute, value_index_kind, view_zero_dim)
 from viewlint.analysis.values import (ADVANCED_INDEX, HOST, INT, UNKNOWN, UNKNOWN_TENSOR, Device, IndexKind, Kind, Provenance,
@@ -139,6 +139,8 @@ class Evaluator(CallEvaluation):
             right = self.evaluate(node.right, inner)  # type: ignore[attr-defined]
             return join(left, right) if left.is_tensor or right.is_tensor else UNKNOWN
         if kind is cst.IfExp:
+            if never_eager(node.test):  # type: ignore[attr-defined]
+                return self.evaluate(node.orelse, local)  # type: ignore[attr-defined]  # `t.to(...) if torch.jit.is_tracing() else int(t)`
             return join(self.evaluate(node.body, local), self.evaluate(node.orelse, local))  # type: ignore[attr-defined]
         if kind is cst.Attribute:
             return self._attribute(node, local)  # type: ignore[arg-type]

@@ -22,7 +22,7 @@ from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class
 from viewlint.analysis.rebinding import match_captures, stored_names
 from viewlint.analysis.tree import descendants, dotted_name, remembered, subtree
-from viewlint.analysis.value_ops import MODULE_OUTPUT, labelled
+from viewlint.analysis.value_ops import MODULE_OUTPUT, labelled, never_eager
 from viewlint.analysis.values import HOST, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Value, join
 
 if TYPE_CHECKING:
@@ -233,7 +233,7 @@ class FlowHooks:
     def leave_if(self, node: cst.If) -> None:
         self.contexts.pop()
         after_body = self._if_snapshots.pop()
-        if _leaves(node.body) or _never_eager(node.test):
+        if _leaves(node.body) or never_eager(node.test):
             # `if torch.jit.is_scripting(): ...`: an eager run never takes the body; what it binds does not flow on.
             return  # `if isinstance(x, torch.Tensor): return ...`: after the `if`, only the other path goes on
         if isinstance(node.orelse, cst.Else) and _leaves(node.orelse.body):
@@ -467,19 +467,6 @@ _BINARY = {
     cst.BitAndAssign: cst.BitAnd, cst.BitOrAssign: cst.BitOr, cst.BitXorAssign: cst.BitXor,
     cst.MatrixMultiplyAssign: cst.MatrixMultiply, cst.PowerAssign: cst.Power,
 }
-
-
-def _never_eager(test: cst.BaseExpression) -> bool:
-    """A test that holds only while the code is traced, scripted or exported (`torch.jit.is_scripting()`,
-    `a() or b()` of such calls), never in an eager run."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
-        return _never_eager(test.left) and _never_eager(test.right)
-    if isinstance(test, cst.BooleanOperation):
-        return _never_eager(test.left) or _never_eager(test.right)
-    if isinstance(test, cst.Call) and not test.args:
-        name = dotted_name(test.func) or ""
-        return name.rsplit(".", 1)[-1].lstrip("_") in sem.NEVER_EAGER_CALLS
-    return False
 
 
 def _join_scopes(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:

@@ -358,8 +358,9 @@ class ModuleSummaries:
                 # class, a tuple: not a tensor), else what any module gives (the evaluator's).
                 annotated = self._annotated_return(info)
                 return annotated if annotated is not None and annotated.kind is not Kind.TENSOR else None
+            # Any other function too long to walk once per call: a tensor (or a tuple) where its annotation says so.
             annotated = self._annotated_return(info)
-            return annotated if annotated is not None else UNKNOWN
+            return annotated if annotated is not None and (annotated.is_tensor or annotated.wrapper == "tuple") else UNKNOWN
         return self.as_annotated(info, _rebase(result.returns, bases))
 
     def as_annotated(self, info: FunctionInfo, returned: Value) -> Value:

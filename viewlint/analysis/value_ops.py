@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Optional, Protocol
 
 import libcst as cst
 
+from viewlint.analysis import semantics as sem
 from viewlint.analysis.module_index import ModuleIndex
+from viewlint.analysis.tree import dotted_name
 from viewlint.analysis.values import (HOST, INT, MAX_ELEMENTS, UNKNOWN, UNKNOWN_TENSOR, Device, IndexKind, Kind, Provenance,
                                       Value, fresh)
 
@@ -198,3 +200,16 @@ def binary_result(operator: cst.BaseBinaryOp, left: Value, right: Value) -> Valu
     if all(v.device is Device.CPU or v.kind in (Kind.INT, Kind.HOST) for v in (left, right)):
         return UNKNOWN.with_(device=Device.CPU)  # `grid_t * grid_h` of a row of CPU grid metadata
     return UNKNOWN
+
+
+def never_eager(test: cst.BaseExpression) -> bool:
+    """A test that holds only while the code is traced, scripted or exported (`torch.jit.is_scripting()`,
+    `a() or b()` of such calls), never in an eager run."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        return never_eager(test.left) and never_eager(test.right)
+    if isinstance(test, cst.BooleanOperation):
+        return never_eager(test.left) or never_eager(test.right)
+    if isinstance(test, cst.Call) and not test.args:
+        name = dotted_name(test.func) or ""
+        return name.rsplit(".", 1)[-1].lstrip("_") in sem.NEVER_EAGER_CALLS
+    return False
