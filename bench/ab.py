@@ -45,9 +45,11 @@ def lint(files: list[Path], pythonpath: "str | None", jobs: int, listing: Path) 
     if pythonpath is not None:
         env["PYTHONPATH"] = pythonpath
     command = [sys.executable, "-m", "viewlint", "check", "--no-cache", f"-j{jobs}", "--output-format", "concise",
-               *map(str, files)]
+               *(str(f.resolve()) for f in files)]
     start, cpu = time.perf_counter(), _children_cpu()
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    # From the listing's folder, not the caller's: `python -m viewlint` in a checkout imports that checkout's package
+    # first, whatever PYTHONPATH says, and both sides would run the same code.
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False, cwd=listing.parent)
     elapsed, cpu = time.perf_counter() - start, _children_cpu() - cpu
     if done.returncode not in (0, 1):
         sys.exit(f"viewlint exited {done.returncode}: {done.stderr[-2000:]}")

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 # path -> ((size, mtime), the module's summaries): few, as each holds the module's tree.
 _MODULES: dict[str, tuple[tuple[int, int], Optional[ModuleSummaries]]] = {}
-_KEPT = 16
+_KEPT = 8
 MAX_WALKED_MODULE_BYTES = 256 * 1024
 
 

@@ -309,10 +309,11 @@ class FlowHooks:
                     return  # `x += y` on a tensor is in place: x keeps its storage
                 value = self.value_of(cst.BinaryOperation(left=target, operator=_BINARY[type(node.operator)](), right=node.value)) \
                     if type(node.operator) in _BINARY else UNKNOWN
-                if old.is_tensor and value.is_tensor and not value.optional:
+                if old.is_tensor:
                     # A tensor on some paths, a number on the others (`buckets = 0`, then `buckets += t` on one
-                    # path): in place on the first, a new tensor on the others; a tensor on every path now.
-                    value = join(old.with_(optional=False), value)
+                    # path): in place on the first (it keeps its storage), a new value on the others; with a tensor
+                    # added, a tensor on every path now.
+                    value = join(old.with_(optional=False), value) if value.is_tensor and not value.optional else join(old, value)
                 self.bind_target(target, value)
 
     def _assign_to(self, target: cst.BaseExpression, value: Value) -> None:
