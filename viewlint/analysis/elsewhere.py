@@ -12,17 +12,13 @@ alike; it cannot import this module (the summaries import the project).
 
 from __future__ import annotations
 
-import ast
 import os
-import warnings
-from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
 from viewlint.analysis.callgraph import FunctionKey
-from viewlint.analysis.module_index import build_index_from_ast
-from viewlint.analysis.project import Project, Walk
+from viewlint.analysis.project import Project, Walk, whole_index
 from viewlint.analysis.summaries import ModuleSummaries
 from viewlint.analysis.values import UNKNOWN, Kind, Provenance, Value
 
@@ -32,7 +28,6 @@ if TYPE_CHECKING:
 # path -> ((size, mtime), the module's summaries): few, as each holds the module's tree.
 _MODULES: dict[str, tuple[tuple[int, int], Optional[ModuleSummaries]]] = {}
 _KEPT = 8
-MAX_WALKED_MODULE_BYTES = 256 * 1024
 
 
 def walker(settings: "Settings") -> Walk:
@@ -89,17 +84,9 @@ def _summaries_of(path: str, settings: "Settings") -> Optional[ModuleSummaries]:
     found = _MODULES.get(path)
     if found is not None and found[0] == stamp:
         return found[1]
-    summaries = None
-    if stat.st_size <= MAX_WALKED_MODULE_BYTES:
-        try:
-            text = Path(path).read_bytes().decode("utf-8", "replace")
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                index = build_index_from_ast(ast.parse(text), text)
-            # Its own imports are read for their annotations only: one module away, no further.
-            summaries = ModuleSummaries(index, cst.Module(body=[]), settings, project=Project(path))
-        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-            summaries = None
+    index = whole_index(path)  # as `Project` read it a moment ago, most often
+    # Its own imports are read for their annotations only: one module away, no further.
+    summaries = ModuleSummaries(index, cst.Module(body=[]), settings, project=Project(path)) if index is not None else None
     if len(_MODULES) >= _KEPT:
         _MODULES.pop(next(iter(_MODULES)))
     _MODULES[path] = (stamp, summaries)

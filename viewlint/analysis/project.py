@@ -11,6 +11,7 @@ keeps its path and hash and recomputes the result when it changes.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import os
 import warnings
@@ -38,6 +39,29 @@ MAX_DEPENDENCY_BYTES = 2 * 1024 * 1024
 _CACHE_SIZE = 256
 _INDEXES: dict[str, tuple[tuple[int, int], str, Optional[ModuleIndex]]] = {}
 _PATHS: dict[int, str] = {}  # id() of an index kept above -> its file
+# The last few small modules read, indexed whole (with their `ast` and text): path -> ((size, mtime), index).
+MAX_WHOLE_BYTES = 256 * 1024
+_WHOLE_KEPT = 4
+_WHOLE: dict[str, tuple[tuple[int, int], ModuleIndex]] = {}
+
+
+def whole_index(path: str) -> Optional[ModuleIndex]:
+    """A module of the project indexed whole (with its `ast` and text), from the last few read when it has not
+    changed since, else read again; None when it cannot be read or is larger than `MAX_WHOLE_BYTES`."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    key = (stat.st_size, stat.st_mtime_ns)
+    found = _WHOLE.get(path)
+    if found is not None and found[0] == key:
+        return found[1]
+    if stat.st_size > MAX_WHOLE_BYTES:
+        return None
+    _INDEXES.pop(path, None)
+    _read_index(path)
+    found = _WHOLE.get(path)
+    return found[1] if found is not None and found[0] == key else None
 
 
 def digest_of(data: bytes) -> str:
@@ -69,14 +93,15 @@ def _read_index(path: str) -> tuple[Optional[str], Optional[ModuleIndex]]:
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None, None
     if index is not None:
-        # Another module is read for its classes, imports and functions' annotations, never walked: its `ast` (a
-        # hundred times its text in memory, for each of the modules kept below) goes.
-        index.tree = None
-        index.source = ""
-        index.segment_nodes = {}
-        index.class_segments = {}
-        index.class_defs = {}
-        index.memo.clear()
+        # Another module is read for its classes, imports and functions' annotations: its `ast` (a hundred times its
+        # text in memory, for each of the modules kept below) goes. A small one is also kept whole for a while, as
+        # the reading that walks one of its functions (`elsewhere`) most often comes next and needs it.
+        if stat.st_size <= MAX_WHOLE_BYTES:
+            if len(_WHOLE) >= _WHOLE_KEPT:
+                _WHOLE.pop(next(iter(_WHOLE)))
+            _WHOLE[path] = (key, index)
+        index = dataclasses.replace(index, tree=None, source="", segment_nodes={}, class_segments={}, class_defs={},
+                                    memo={})
     if len(_INDEXES) >= _CACHE_SIZE:
         dropped = _INDEXES.pop(next(iter(_INDEXES)))
         if dropped[2] is not None:
