@@ -12,13 +12,12 @@ alike; it cannot import this module (the summaries import the project).
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
 from viewlint.analysis.callgraph import FunctionKey
-from viewlint.analysis.project import Project, Walk, whole_index
+from viewlint.analysis.project import Project, Walk, unchanged, whole_index
 from viewlint.analysis.summaries import ModuleSummaries
 from viewlint.analysis.values import UNKNOWN, Kind, Provenance, Value
 
@@ -76,14 +75,11 @@ def _carried(value: Value, why: str, depth: int = 2) -> Optional[Value]:
 
 
 def _summaries_of(path: str, settings: "Settings") -> Optional[ModuleSummaries]:
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    stamp = (stat.st_size, stat.st_mtime_ns)
-    found = _MODULES.get(path)
-    if found is not None and found[0] == stamp:
+    stamp, found = unchanged(_MODULES, path)
+    if found is not None:
         return found[1]
+    if stamp is None:
+        return None
     index = whole_index(path)  # as `Project` read it a moment ago, most often
     # Its own imports are read for their annotations only: one module away, no further.
     summaries = ModuleSummaries(index, cst.Module(body=[]), settings, project=Project(path)) if index is not None else None

@@ -16,7 +16,7 @@ import hashlib
 import os
 import warnings
 from pathlib import Path
-from typing import Callable, Optional, TypeVar
+from typing import Any, Callable, Optional, TypeVar
 
 import libcst as cst
 
@@ -48,20 +48,27 @@ _WHOLE: dict[str, tuple[tuple[int, int], ModuleIndex]] = {}
 def whole_index(path: str) -> Optional[ModuleIndex]:
     """A module of the project indexed whole (with its `ast` and text), from the last few read when it has not
     changed since, else read again; None when it cannot be read or is larger than `MAX_WHOLE_BYTES`."""
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    key = (stat.st_size, stat.st_mtime_ns)
-    found = _WHOLE.get(path)
-    if found is not None and found[0] == key:
+    key, found = unchanged(_WHOLE, path)
+    if found is not None:
         return found[1]
-    if stat.st_size > MAX_WHOLE_BYTES:
+    if key is None or key[0] > MAX_WHOLE_BYTES:
         return None
     _INDEXES.pop(path, None)
     _read_index(path)
     found = _WHOLE.get(path)
     return found[1] if found is not None and found[0] == key else None
+
+
+def unchanged(cache: dict[str, Any], path: str) -> tuple[Optional[tuple[int, int]], Any]:
+    """(the file's (size, mtime), or None where it cannot be read; the entry `cache` keeps for it, `(that key, ...)`,
+    while the file has not changed since, else None)."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None, None
+    key = (stat.st_size, stat.st_mtime_ns)
+    found = cache.get(path)
+    return key, found if found is not None and found[0] == key else None
 
 
 def digest_of(data: bytes) -> str:
@@ -70,15 +77,10 @@ def digest_of(data: bytes) -> str:
 
 def _read_index(path: str) -> tuple[Optional[str], Optional[ModuleIndex]]:
     """(content digest, index) of a module file, from the process cache when it has not changed."""
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None, None
-    key = (stat.st_size, stat.st_mtime_ns)
-    found = _INDEXES.get(path)
-    if found is not None and found[0] == key:
+    key, found = unchanged(_INDEXES, path)
+    if found is not None:
         return found[1], found[2]
-    if stat.st_size > MAX_DEPENDENCY_BYTES:
+    if key is None or key[0] > MAX_DEPENDENCY_BYTES:
         return None, None
     try:
         data = Path(path).read_bytes()
@@ -96,7 +98,7 @@ def _read_index(path: str) -> tuple[Optional[str], Optional[ModuleIndex]]:
         # Another module is read for its classes, imports and functions' annotations: its `ast` (a hundred times its
         # text in memory, for each of the modules kept below) goes. A small one is also kept whole for a while, as
         # the reading that walks one of its functions (`elsewhere`) most often comes next and needs it.
-        if stat.st_size <= MAX_WHOLE_BYTES:
+        if key[0] <= MAX_WHOLE_BYTES:
             if len(_WHOLE) >= _WHOLE_KEPT:
                 _WHOLE.pop(next(iter(_WHOLE)))
             _WHOLE[path] = (key, index)
@@ -289,14 +291,11 @@ _DIGESTS: dict[str, tuple[tuple[int, int], str]] = {}
 
 def _digest_of_file(path: str) -> Optional[str]:
     """A file's content digest, read once per process while its size and mtime stay the same."""
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    key = (stat.st_size, stat.st_mtime_ns)
-    found = _DIGESTS.get(path)
-    if found is not None and found[0] == key:
+    key, found = unchanged(_DIGESTS, path)
+    if found is not None:
         return found[1]
+    if key is None:
+        return None
     indexed = _INDEXES.get(path)
     if indexed is not None and indexed[0] == key:
         return indexed[1]
