@@ -481,11 +481,10 @@ class Evaluator(CallEvaluation):
         if last in ("dict", "Dict", "Mapping"):
             return current if current.kind is Kind.WRAPPER else Value(kind=Kind.WRAPPER, wrapper="dict")
         reference = dotted_name(kind)
-        summaries = self.env.summaries
-        if reference is not None and "." not in reference and summaries is not None and not current.is_tensor \
-                and not getattr(self.env, "shallow", False) and summaries.class_named(reference) is not None:
-            # `isinstance(past_key_values, EncoderDecoderCache)`, a class of this module or imported from another of
-            # the project: an object of that class there.
+        if reference is not None and not current.is_tensor and (reference in self.index.classes or (
+                reference in self.index.relative_imports and reference[:1].isupper())):
+            # `isinstance(past_key_values, EncoderDecoderCache)`, a class of this module or one imported from another of
+            # the package: an object of that class there (what the class is, is read where it is used, if it is).
             return Value(kind=Kind.HOST, wrapper=reference)
         return None
 

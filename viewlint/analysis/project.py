@@ -41,7 +41,7 @@ _INDEXES: dict[str, tuple[tuple[int, int], str, Optional[ModuleIndex]]] = {}
 _PATHS: dict[int, str] = {}  # id() of an index kept above -> its file
 # The last few small modules read, indexed whole (with their `ast` and text): path -> ((size, mtime), index).
 MAX_WHOLE_BYTES = 256 * 1024
-_WHOLE_KEPT = 4
+_WHOLE_KEPT = 8
 _WHOLE: dict[str, tuple[tuple[int, int], ModuleIndex]] = {}
 
 
