@@ -1,4 +1,4 @@
-"""VL103: `torch.save` of a view writes the whole base storage to the file."""
+"""VL103: `torch.save` (or `pickle.dump`) of a view writes the whole base storage to the file."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from viewlint.rule import Rule
 
 # Expressions that take a `.clone()` suffix without parentheses.
 _ATOMS = (cst.Name, cst.Attribute, cst.Subscript, cst.Call)
+# Calls that serialise a tensor by its storage: a tensor pickles as its whole storage, a view included.
+_SERIALIZERS = frozenset({"torch.save", "pickle.dump", "pickle.dumps"})
 
 
 class ViewSerialized(Rule):
@@ -21,6 +23,7 @@ class ViewSerialized(Rule):
     Flags `torch.save(obj, f)` where `obj` is a view of part of a tensor (a slice, a row, a
     `split`/`chunk`/`unbind` piece), or a dict/list/tuple/dataclass holding such views,
     including rows obtained by iterating a batch (`{k: row for k, row in zip(keys, batch)}`).
+    `pickle.dump(obj, f)` and `pickle.dumps(obj)` too: a tensor pickles the same way.
 
     ## Why it matters
     `torch.save` serialises *storages*, not the elements a view shows: saving `hidden[:, -1]`
@@ -49,16 +52,17 @@ class ViewSerialized(Rule):
 
     code = "VL103"
     name = "view-serialized"
-    summary = "`torch.save` of a view (or of a container of views) writes the whole base storage"
+    summary = "`torch.save` (or `pickle.dump`) of a view (or of a container of views) writes the whole base storage"
     fix_applicability = Applicability.UNSAFE
 
     @classmethod
     def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
-        return features.calls("save")
+        return features.calls("save", "dump", "dumps")
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.facts
-        if facts.qualify(node.func) != "torch.save":
+        serializer = facts.qualify(node.func)
+        if serializer not in _SERIALIZERS:
             return
         saved = self._saved_argument(node)
         if saved is None:
@@ -70,8 +74,8 @@ class ViewSerialized(Rule):
         direct = facts.value_of(saved).is_view
         what = "is a view" if direct else "holds a view"
         message = (
-            f"`torch.save({text}, …)`: `{text}` {what} of `{view.base}` (via `{view.origin}`), so the file "
-            f"gets the whole storage of `{view.base}`, not just the viewed elements"
+            f"`{serializer}({text}, …)`: `{text}` {what} of `{view.base}` (via `{view.origin}`), so the "
+            f"{'bytes get' if serializer == 'pickle.dumps' else 'file gets'} the whole storage of `{view.base}`, not just the viewed elements"
         )
         if direct:
             replacement = f"{facts.source_for_edit(saved)}.clone()" if isinstance(saved, _ATOMS) else f"({facts.source_for_edit(saved)}).clone()"

@@ -377,8 +377,7 @@ def runs_a_step(call: ast.Call) -> Optional[str]:
 
 def calls_a_model(call: ast.Call) -> bool:
     """`model(batch)`, `self.model(x)`, `text_model(ids)`: a module that runs a forward pass."""
-    name = (dotted(call.func) or "").split(".")[-1]
-    return name.islower() and (name in sem.MODEL_NAMES or name.endswith("_model"))
+    return sem.names_a_model(dotted(call.func) or "")
 
 
 def _ast_words(node: ast.AST) -> str:

@@ -180,9 +180,13 @@ class CallEvaluation:
         them) on their device. Called without a tensor, nothing is known."""
         inputs = [self.evaluate(a.value, local) for a in node.args if a.keyword is None and not a.star]
         tensors = [v for v in inputs if v.is_tensor]
-        if not tensors:
-            return UNKNOWN
-        return fresh(contiguous=None, device=elementwise_device(tensors), origin=MODULE_OUTPUT, why=f"returned by {what}")
+        if tensors:
+            return fresh(contiguous=None, device=elementwise_device(tensors), origin=MODULE_OUTPUT, why=f"returned by {what}")
+        if sem.names_a_model(dotted_name(node.func) or ""):
+            # `model(batch)`: a model by its name (as for hot paths), whatever it is given: a tensor or a tuple of them.
+            output = fresh(contiguous=None, origin=MODULE_OUTPUT, why=f"returned by {what}, a model by its name")
+            return join(output, Value(kind=Kind.WRAPPER, wrapper="tuple", elements=(output,))).with_(origin=MODULE_OUTPUT)
+        return UNKNOWN
 
     def _object_call(self, node: cst.Call, class_name: str, local: Locals) -> Value:
         """A call of an object whose class is known but whose `forward` this module does not define: a
@@ -557,6 +561,9 @@ class CallEvaluation:
     def _method(self, node: cst.Call, func: cst.Attribute, local: Locals) -> Value:
         method = func.attr.value
         receiver_node = func.value
+        if method == "from_pretrained" and sem.pretrained_model_class(dotted_name(receiver_node) or ""):
+            # `AutoModel.from_pretrained(...)`: a module (its call gives a tensor or a tuple of them).
+            return Value(kind=Kind.HOST, wrapper="torch.nn.Module", why=f"loaded by `{dotted_name(receiver_node)}.from_pretrained`")
         if method in ("get", "get_interface") and len(node.args) == 2:
             # `ATTENTION_FUNCTIONS.get_interface(kind, eager_forward)`: a registry's function, or the module's
             # own default, one implementation of what the registry holds.

@@ -415,8 +415,7 @@ def _step_call(root: cst.CSTNode, stack: Optional["ContextStack"]) -> Optional[s
                 if func.attr.value == "step" and any(word in receiver.split(".")[-1].lower() for word in sem.OPTIMIZER_WORDS):
                     return f"a loop that runs `{receiver}.step()`"
             callee = dotted_name(func) or ""
-            last = callee.split(".")[-1]
-            if callee and last.islower() and (last in sem.MODEL_NAMES or last.endswith("_model")):
+            if sem.names_a_model(callee):
                 return f"a loop that runs `{callee}(…)`"
         pending.extend(reversed(children(node)))
     return None

@@ -500,6 +500,23 @@ PREPROCESSING_CLASS_WORDS = ("FeatureExtract", "ImageProcessor", "VideoProcessor
 # Receivers whose `.step()` runs a training or denoising step, and callables that run a model.
 OPTIMIZER_WORDS = ("optim", "opt", "scaler", "scheduler")
 MODEL_NAMES = frozenset({"model", "net", "policy", "decoder", "generator", "engine"})
+# Classes loaded with `.from_pretrained(...)` that are models (`AutoModel`, `T5EncoderModel`, `LlamaForCausalLM`,
+# `AutoencoderKL`), not the tokenizers, processors, configs, schedulers and pipelines loaded the same way.
+_MODEL_CLASS = re.compile(r"Model(?:[A-Z]|$)|For[A-Z]|^Autoencoder")
+_NOT_MODEL_CLASS_WORDS = (*PREPROCESSING_CLASS_WORDS, "Processor", "Config", "Scheduler")
+
+
+def names_a_model(callee: str) -> bool:
+    """`model(batch)`, `self.model(x)`, `text_model(ids)`: a call of what its name says is a model (a module that
+    runs a forward pass). One reading for the hot paths (a loop that runs a model) and for what the call gives."""
+    name = callee.split(".")[-1]
+    return name.islower() and (name in MODEL_NAMES or name.endswith("_model"))
+
+
+def pretrained_model_class(class_name: str) -> bool:
+    """`AutoModelForCausalLM`, `CLIPTextModel`: `<class>.from_pretrained(...)` loads a model."""
+    last = class_name.split(".")[-1]
+    return bool(_MODEL_CLASS.search(last)) and not any(word in last for word in _NOT_MODEL_CLASS_WORDS)
 
 
 # Names of boolean masks (`mask`, `attn_mask`, `keep_masks`) and of index tensors (`indices`, `token_ids`,

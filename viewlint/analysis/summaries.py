@@ -598,6 +598,9 @@ def _normalize(arguments: dict[str, Value]) -> tuple[dict[str, Value], dict[str,
                     bases[name] = value.label
                 value = value.with_(label=None, why=None)
         elif value.is_container:
+            if value.label is not None:
+                bases[name] = value.label
+                value = value.with_(label=None)
             inner: list[Value] = []
             for element in value.elements:
                 if element.kind is Kind.TENSOR and element.base is not None:

@@ -69,6 +69,8 @@ def labelled(value: Value, name: str) -> Value:
         value = value.with_(copy_of=None, copy_op=None)
     if value.kind is Kind.TENSOR and value.label is None and value.provenance is not Provenance.VIEW:
         return value.with_(label=name)
+    if value.kind is Kind.WRAPPER and value.origin == MODULE_OUTPUT and value.label is None:
+        return value.with_(label=name)  # `out = model(batch)`, a tensor or a tuple of them: a view of it is of `out`
     return value
 
 

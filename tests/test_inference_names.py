@@ -1,0 +1,99 @@
+"""What a call gives where only names say what is called: a callable named as a model (`model(batch)`,
+`text_model(ids)`, the same reading that makes a loop running it a step loop) gives a tensor or a tuple of them,
+whatever it is given; `<ModelClass>.from_pretrained(...)` loads a module. And what a pickle keeps of a view."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from conftest import lint_both_paths
+from test_inference_objects import beliefs
+
+_COLLECT = textwrap.dedent("""\
+    def cls_token(hidden):
+        return hidden[:, 0, :]
+
+
+    def collect({callee}, loader):
+        pooled = []
+        for batch in loader:
+            out = {callee}(batch)
+            h = cls_token(out)
+            pooled.append(h)
+        return pooled
+""")
+
+
+def test_a_view_of_what_a_model_returns_each_iteration_kept_in_the_returned_list_is_reported():
+    source = _COLLECT.format(callee="model")
+    row = source.splitlines().index("        pooled.append(h)") + 1
+    assert (row, "VL101") in lint_both_paths(source)
+    found = beliefs(source)
+    bound = source.splitlines().index("        h = cls_token(out)") + 1
+    assert found[(bound, "h")]["view"] is True
+    assert found[(bound, "h")]["base"] == "out"  # the caller's name, not the helper's parameter
+
+
+def test_a_callable_not_named_as_a_model_gives_nothing_known():
+    source = _COLLECT.format(callee="scorer")
+    assert not [code for _, code in lint_both_paths(source) if code == "VL101"]
+    found = beliefs(source)
+    bound = source.splitlines().index("        out = scorer(batch)") + 1
+    assert found[(bound, "out")]["tensor"] is None
+
+
+def test_the_kept_view_pins_its_iterations_whole_output_at_run_time():
+    torch = pytest.importorskip("torch")
+    namespace: dict = {}
+    exec(compile(_COLLECT.format(callee="model"), "snippet.py", "exec"), namespace)  # noqa: S102 - our own snippet
+    pooled = namespace["collect"](lambda batch: torch.randn(8, 16, 32), range(3))
+    row_bytes = pooled[0].numel() * pooled[0].element_size()
+    assert pooled[0].untyped_storage().nbytes() == 16 * row_bytes  # each entry keeps all 16 positions of its batch
+
+
+_PRETRAINED = textwrap.dedent("""\
+    import torch
+    from transformers import {loader}
+
+
+    def embed(prompts, ids, out):
+        encoder = {loader}.from_pretrained("checkpoint")
+        with torch.no_grad():
+            for prompt, emb in zip(prompts, encoder(ids)[0]):
+                torch.save(emb, f"{{out}}/{{prompt}}.pt")
+""")
+
+
+def test_rows_of_what_a_pretrained_model_returns_saved_one_by_one_are_reported():
+    source = _PRETRAINED.format(loader="AutoModel")
+    row = next(i for i, line in enumerate(source.splitlines(), 1) if "torch.save(emb" in line)
+    assert (row, "VL103") in lint_both_paths(source)
+    found = beliefs(source)
+    loaded = next(i for i, line in enumerate(source.splitlines(), 1) if "from_pretrained" in line)
+    assert found[(loaded, "encoder")]["tensor"] is False
+    assert found[(row - 1, "emb")]["view"] is True
+
+
+@pytest.mark.parametrize("loader", ["AutoTokenizer", "AutoProcessor", "AutoConfig", "DiffusionPipeline"])
+def test_what_is_loaded_the_same_way_but_is_not_a_model_gives_nothing_known(loader):
+    source = _PRETRAINED.format(loader=loader)
+    assert not [code for _, code in lint_both_paths(source) if code == "VL103"]
+
+
+def test_a_pickled_view_is_reported_and_a_pickled_copy_is_not():
+    source = textwrap.dedent("""\
+        import pickle
+
+        import torch
+
+
+        def dump(path):
+            window = torch.randn(1000, 64)[:10]
+            with open(path, "wb") as f:
+                pickle.dump(window, f)
+            return pickle.dumps(window.clone())
+    """)
+    rows = [row for row, code in lint_both_paths(source) if code == "VL103"]
+    assert rows == [source.splitlines().index("        pickle.dump(window, f)") + 1]
