@@ -16,7 +16,7 @@ from typing import Any, Iterator, NamedTuple, Optional
 
 from viewlint.analysis import semantics as sem
 from viewlint.analysis import tree as tree_module
-from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS
+from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_FUNCTION_NAMES
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.nodes import dotted, preorder
 
@@ -357,7 +357,6 @@ def callgraph_of(index: ModuleIndex) -> CallGraph:
 
 # ---------------------------------------------------------------------- hot paths through the call graph
 # Method names hot in any class, decorators that compile, as in `viewlint.analysis.contexts`.
-_HOT_METHODS = ("forward", "_forward")
 _COLD_NAMES_PREFIXES = ("__init__", "__post_init__", "load_", "_load_", "save_", "_init", "init_weights", "reset_parameters",
                         "capture", "_capture")
 
@@ -673,7 +672,7 @@ def _own_hot(graph: "CallGraph", key: FunctionKey, info: FunctionInfo, hot_globs
         owner = graph.index.classes.get(key.owner)
         if owner is not None and not owner.is_module and preprocessing_class(graph.index, key.owner):
             return False  # pipelines, stages, processors: once per request, not per layer or step
-        if name in _HOT_METHODS or name.startswith(("forward_", "_forward_")):
+        if sem.glob_matcher(HOT_FUNCTION_NAMES)(name):
             return not hands_results_to_host(graph.index.segment_nodes.get(id(node)) or preorder(node))
         if name == "__call__" and owner is not None and owner.is_module:
             return True

@@ -357,6 +357,8 @@ class CallEvaluation:
             # Row-major unless the strides are explicit, follow an input, or another memory format is asked for.
             contiguous = None if qualified in sem.NON_CONTIGUOUS_FACTORIES else self.memory_format_layout(node)
             # On the CPU without a device (`torch.tensor(t)` of a tensor keeps t's device), or on the one named.
+            if device is None and qualified in sem.SAMPLING_FUNCTIONS and first_value.kind in (Kind.TENSOR, Kind.UNKNOWN):
+                device = first_value.device  # sampled from a tensor (`probs`), on its device; a number: the CPU
             if device is None:
                 device = first_value.device if qualified == "torch.tensor" and first_value.is_tensor else Device.CPU
             mask = self._dtype_is_bool(node)

@@ -39,7 +39,8 @@ SETUP_FUNCTION_NAMES = (
     "_build*", "create_*", "_create_*", "allocate*", "_allocate*", "process_weights_after_loading",
 )
 # Method names that are hot in any class (PyTorch's convention, used by modules and forward mixins alike).
-HOT_FUNCTION_NAMES = ("forward", "forward_*", "_forward", "_forward_*")
+# Methods that run per layer or per step: a module's `forward`, and a LightningModule's (or a trainer's) `training_step`.
+HOT_FUNCTION_NAMES = ("forward", "forward_*", "_forward", "_forward_*", "training_step")
 # `__call__` is hot only on a module-like class or when it takes a tensor: processors and collators are not.
 HOT_CALL_NAMES = ("__call__",)
 HOT_DECORATORS = ("torch.compile", "torch.jit.script", "torch.compiler.compile", "torch._dynamo.optimize")

@@ -423,6 +423,8 @@ def _tensor_uses(function: cst.FunctionDef) -> tuple[frozenset[str], tuple[cst.C
     shape (`x.shape`, `x[:, 0]`, `a @ b`), and the calls, whose callees the module index judges."""
     found: set[str] = set()
     calls: list[cst.Call] = []
+    masks: dict[str, set[str]] = {}  # `keep = scores > t`: keep -> the names compared
+    masked: list[tuple[str, cst.BaseExpression]] = []  # `scores[keep]`, `scores[scores > t]`: (name, index)
     Attribute, Call, Name, Subscript, BinaryOperation = cst.Attribute, cst.Call, cst.Name, cst.Subscript, cst.BinaryOperation
     for node in subtree(function):
         kind = type(node)  # exact types: libcst's `isinstance` runs Python code for its ABCs
@@ -434,9 +436,28 @@ def _tensor_uses(function: cst.FunctionDef) -> tuple[frozenset[str], tuple[cst.C
             calls.append(node)  # type: ignore[arg-type]
         elif kind is Subscript and type(node.value) is Name and len(node.slice) > 1:  # type: ignore[attr-defined]
             found.add(node.value.value)  # type: ignore[attr-defined]
+        elif kind is Subscript and type(node.value) is Name and type(node.slice[0].slice) is cst.Index:  # type: ignore[attr-defined]
+            masked.append((node.value.value, node.slice[0].slice.value))  # type: ignore[attr-defined]
+        elif kind is cst.Assign and type(node.value) is cst.Comparison and len(node.targets) == 1 \
+                and type(node.targets[0].target) is Name:  # type: ignore[attr-defined]
+            masks.setdefault(node.targets[0].target.value, set()).update(_compared_names(node.value))  # type: ignore[attr-defined]
         elif kind is BinaryOperation and type(node.operator) is cst.MatrixMultiply:  # type: ignore[attr-defined]
             found.update(n.value for n in (node.left, node.right) if isinstance(n, cst.Name))  # type: ignore[attr-defined]
+    for name, index in masked:
+        # Indexed by a comparison of itself: a mask of its own elements, which only arrays take (`list > 0` fails).
+        compared = _compared_names(index) if type(index) is cst.Comparison else \
+            masks.get(index.value, set()) if type(index) is Name else set()  # type: ignore[attr-defined]
+        if name in compared:
+            found.add(name)
     return frozenset(found), tuple(calls)
+
+
+def _compared_names(comparison: cst.Comparison) -> set[str]:
+    """The names a comparison compares (`scores > thresh`: scores, thresh); none for identity and membership tests."""
+    if any(type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in comparison.comparisons):
+        return set()
+    operands = [comparison.left, *(c.comparator for c in comparison.comparisons)]
+    return {o.value for o in operands if type(o) is cst.Name}
 
 
 def _compared_with_constants(function: cst.FunctionDef) -> frozenset[str]:

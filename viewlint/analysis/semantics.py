@@ -77,9 +77,11 @@ FACTORY_FUNCTIONS = frozenset(
         "torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.rand", "torch.randn",
         "torch.randint", "torch.randperm", "torch.arange", "torch.range", "torch.linspace", "torch.logspace",
         "torch.eye", "torch.tensor", "torch.empty_strided", "torch.normal", "torch.bernoulli",
-        "torch.multinomial", "torch.tril_indices", "torch.triu_indices",
+        "torch.multinomial", "torch.poisson", "torch.tril_indices", "torch.triu_indices",
     }
 )
+# Of those, the ones that sample from a tensor they are given (`torch.multinomial(probs, 1)`): on its device, not the CPU.
+SAMPLING_FUNCTIONS = frozenset({"torch.multinomial", "torch.bernoulli", "torch.normal", "torch.poisson"})
 # Factories that allocate without initialising: buffers made to be filled (or carved into views).
 EMPTY_FACTORIES = frozenset({"torch.empty", "torch.empty_strided"})
 # `*_like` factories follow the input's strides (preserve_format): fresh, but not provably contiguous.

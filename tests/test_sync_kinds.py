@@ -1,0 +1,119 @@
+"""Host syncs of kinds found missing on code written as users write it: a sample drawn from a device tensor, a tensor
+indexed by a mask of itself, a `while` test of a decoding loop, and a `training_step`; and their look-alikes."""
+
+from __future__ import annotations
+
+import textwrap
+
+from conftest import lint_both_paths
+
+
+def _syncs(source: str) -> list[tuple[int, str]]:
+    return [(row, code) for row, code in lint_both_paths(textwrap.dedent(source)) if code.startswith("VL4")]
+
+
+def _row(source: str, text: str) -> int:
+    return next(i for i, line in enumerate(textwrap.dedent(source).splitlines(), 1) if text in line)
+
+
+_SAMPLER = """\
+    import torch
+
+
+    class Sampler:
+        def __init__(self, model):
+            self.model = model
+
+        def sample(self, ids, steps):
+            tokens = []
+            for _ in range(steps):
+                logits = self.model(ids)[:, -1]
+                nxt = torch.multinomial({probs}, 1)
+                tokens.append(nxt.item())
+                ids = torch.cat([ids, nxt], dim=-1)
+            return tokens
+"""
+
+
+def test_a_sample_drawn_from_a_tensor_is_on_its_device_not_the_cpu():
+    source = _SAMPLER.format(probs="logits.softmax(-1)")
+    assert _syncs(source) == [(_row(source, "nxt.item()"), "VL401")]
+
+
+def test_a_sample_drawn_from_a_cpu_tensor_stays_on_the_cpu():
+    source = _SAMPLER.format(probs="logits.softmax(-1).cpu()")
+    assert (_row(source, "nxt.item()"), "VL401") not in _syncs(source)
+
+
+_MASKED = """\
+    import torch.nn as nn
+
+
+    class Keep(nn.Module):
+        def forward(self, scores, thresh: float):
+            keep = {test}
+            return scores[keep]
+"""
+
+
+def test_a_forward_input_indexed_by_a_mask_of_itself_is_a_tensor():
+    source = _MASKED.format(test="scores > thresh")
+    assert _syncs(source) == [(_row(source, "return scores[keep]"), "VL404")]
+
+
+def test_an_input_indexed_by_a_membership_test_is_not_taken_for_a_tensor():
+    source = _MASKED.format(test="scores in thresh")
+    assert _syncs(source) == []
+
+
+_DECODE = """\
+    import torch
+
+
+    @torch.no_grad()
+    def greedy({model}, seq, eos_id, max_steps=20):
+        step = 0
+        while (seq[:, -1] != eos_id).any() and step < max_steps:
+            logits = {model}(seq)
+            seq = torch.cat([seq, logits[:, -1:].argmax(-1)], dim=1)
+            step += 1
+        return seq
+"""
+
+
+def test_the_test_of_a_while_loop_that_runs_a_model_runs_every_step():
+    source = _DECODE.format(model="model")
+    assert _syncs(source) == [(_row(source, "while ("), "VL403")]
+
+
+def test_the_test_of_a_while_loop_that_runs_no_model_is_not_hot():
+    source = _DECODE.format(model="combine")
+    assert _syncs(source) == []
+
+
+_STEP = """\
+    import torch
+    import lightning as L
+
+
+    class Lit(L.LightningModule):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+
+        def {name}(self, batch, batch_idx):
+            x, y = batch
+            loss = torch.nn.functional.mse_loss(self.net(x), y)
+            self.log("loss", loss.item())
+            return loss
+"""
+
+
+def test_an_item_in_a_training_step_syncs_every_step():
+    source = _STEP.format(name="training_step")
+    assert _syncs(source) == [(_row(source, "loss.item()"), "VL401")]
+
+
+def test_an_item_in_a_method_run_once_is_not_reported():
+    source = _STEP.format(name="on_train_end")
+    assert _syncs(source) == []
