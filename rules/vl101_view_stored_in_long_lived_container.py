@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
 
 import libcst as cst
@@ -35,9 +36,10 @@ class ViewStoredInLongLivedContainer(Rule):
     dict, that is stored in a long-lived place: a container held by `self` or by the module,
     a receiver named like a cache/pool/store/registry (or listed in `long-lived-names`), a
     same-module function or method that keeps its argument, or the return value of a
-    `functools.cache`/`lru_cache` function. Also a list the function builds, fills in a loop
-    and returns (or yields) when each entry is a view of a tensor that iteration makes: the
-    list keeps every iteration's whole tensor (`feats.append(act[:, 0])` per batch).
+    `functools.cache`/`lru_cache` function. Also a list (or dict) the function builds, fills in
+    a loop and returns (or yields) when each entry is a view of a tensor that iteration makes (a
+    model's output, or a tensor field of it): the container keeps every iteration's whole tensor
+    (`feats.append(out.last_hidden_state[:, 0])` per batch, `index[doc_id] = hidden[0, 0]`).
 
     ## Why it matters
     A view has no storage of its own: it keeps the *whole* storage of its base alive. One
@@ -142,9 +144,11 @@ class ViewStoredInLongLivedContainer(Rule):
                 what = "holds a view"
             detach = " `.detach()` does not copy." if view.origin == ".detach()" else ""
             if event.loop is not None:
+                verb = "stored in" if event.target.endswith("[...]") else "added by"
+                held = re.split(r"[.\[]", event.target, maxsplit=1)[0]
                 message = (
-                    f"`{stored}` added by `{event.target}` on every iteration {what} of `{view.base}` (via `{view.origin}`), "
-                    f"which each iteration makes anew: the returned list keeps every iteration's whole `{view.base}` alive.{detach}"
+                    f"`{stored}` {verb} `{event.target}` on every iteration {what} of `{view.base}` (via `{view.origin}`), "
+                    f"which each iteration makes anew: the returned `{held}` keeps every iteration's whole `{view.base}` alive.{detach}"
                 )
             else:
                 message = (

@@ -1,4 +1,4 @@
-"""VL205: an out-of-place tensor method with an in-place twin, called as a bare statement."""
+"""VL205: an out-of-place tensor method with an in-place twin (or a conversion), called as a bare statement."""
 
 from __future__ import annotations
 
@@ -20,7 +20,9 @@ class DiscardedOutOfPlaceResult(Rule):
     Flags a statement that calls an out-of-place tensor method and throws its result away,
     when an in-place twin exists: `x.index_copy(0, idx, src)`, `x.masked_fill(m, 0)`,
     `x.scatter(1, idx, v)`, `x.clamp(0, 1)`, `x.add(y)`, and the functional
-    `torch.clamp(x, 0, 1)` (without `out=`).
+    `torch.clamp(x, 0, 1)` (without `out=`). Also a conversion of a tensor called as a
+    statement (`x.to(device)`, `x.cuda()`, `x.half()`): it returns the converted tensor and
+    leaves `x` as it was (a module's `.to()` converts the module in place; a tensor's does not).
 
     Generic names (`add`, `mul`, `clamp`, `abs`, ...) are flagged only on receivers known
     to be tensors, since sets, queues and other objects have methods with those names.
@@ -37,6 +39,7 @@ class DiscardedOutOfPlaceResult(Rule):
     ```python
     cache.index_copy(0, slots, new_rows)  # cache is unchanged
     scores.masked_fill(pad_mask, float("-inf"))
+    batch.to(device)                      # batch stays where it was
     ```
 
     ## Fix
@@ -44,15 +47,17 @@ class DiscardedOutOfPlaceResult(Rule):
     ```python
     cache.index_copy_(0, slots, new_rows)
     scores = scores.masked_fill(pad_mask, float("-inf"))
+    batch = batch.to(device)
     ```
     Fix safety: unsafe. `--unsafe-fixes` renames the method to its `_` form; that changes
     `x` (and every view of it) in place, and fails where the result's dtype or shape could
-    not be written back into `x`.
+    not be written back into `x`. A conversion of a name is assigned back to it (`batch =
+    batch.to(device)`), which changes what the rest of the function sees.
     """
 
     code = "VL205"
     name = "discarded-out-of-place-result"
-    summary = "Out-of-place result thrown away where the in-place `_` twin was meant"
+    summary = "Out-of-place result thrown away where the in-place `_` twin (or an assignment) was meant"
     fix_applicability = Applicability.UNSAFE
 
     @classmethod
@@ -85,6 +90,9 @@ class DiscardedOutOfPlaceResult(Rule):
         if self._expecting or not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
             return
         method = call.func.attr.value
+        if method in semantics.DISCARDABLE_CONVERSIONS and method not in semantics.HAS_INPLACE_TWIN:
+            self._check_conversion(call, method)
+            return
         if method not in semantics.HAS_INPLACE_TWIN:
             return
         qualified = self.facts.qualify(call.func)
@@ -101,6 +109,25 @@ class DiscardedOutOfPlaceResult(Rule):
             f"`{text}.{method}{args}` returns a new tensor that is thrown away: `{text}` is unchanged",
             fix_message=f"use the in-place `{text}.{method}_(…)`, or assign the result",
             edits=((call.func.attr, f"{method}_"),),
+        )
+
+    def _check_conversion(self, call: cst.Call, method: str) -> None:
+        """`x.to(device)` as a statement, where `x` is a tensor on every path (not a module, which converts itself)."""
+        receiver = call.func.value  # type: ignore[attr-defined]
+        value = self.facts.value_of(receiver)
+        if not value.is_tensor or value.optional:
+            return
+        text = self.facts.short_source(receiver)
+        args = "(…)" if call.args else "()"
+        edits = ()
+        if isinstance(receiver, cst.Name):
+            edits = ((call, f"{receiver.value} = {self.facts.source_for_edit(call)}"),)
+        self.report(
+            call,
+            f"`{text}.{method}{args}` returns the converted tensor, which is thrown away: `{text}` is unchanged "
+            f"(a tensor, unlike a module, does not convert in place)",
+            fix_message=f"assign the result: `{text} = {text}.{method}{args}`",
+            edits=edits,
         )
 
     def _check_function(self, call: cst.Call, qualified: str, method: str) -> None:

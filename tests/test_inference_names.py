@@ -97,3 +97,65 @@ def test_a_pickled_view_is_reported_and_a_pickled_copy_is_not():
     """)
     rows = [row for row, code in lint_both_paths(source) if code == "VL103"]
     assert rows == [source.splitlines().index("        pickle.dump(window, f)") + 1]
+
+
+def test_a_view_of_a_tensor_field_of_what_a_model_returns_kept_in_the_returned_list_is_reported():
+    source = textwrap.dedent("""\
+        def embed_all(model, loader):
+            feats = []
+            for batch in loader:
+                out = model(**batch)
+                feats.append(out.last_hidden_state[:, 0])
+            return feats
+    """)
+    row = source.splitlines().index("        feats.append(out.last_hidden_state[:, 0])") + 1
+    assert (row, "VL101") in lint_both_paths(source)
+
+
+def test_a_field_of_something_not_a_models_output_is_not_taken_for_a_new_tensor():
+    source = textwrap.dedent("""\
+        def embed_all(store, loader):
+            feats = []
+            for batch in loader:
+                out = store.lookup(batch)
+                feats.append(out.last_hidden_state[:, 0])
+            return feats
+    """)
+    assert not [code for _, code in lint_both_paths(source) if code == "VL101"]
+
+
+_INDEXED = textwrap.dedent("""\
+    def index_documents(model, docs, tokenizer):
+        index = {{}}
+        for doc_id, text in docs.items():
+            ids = tokenizer(text, return_tensors="pt").input_ids
+            hidden = model(ids).last_hidden_state
+            index[doc_id] = {stored}
+        return {returned}
+""")
+
+
+def test_a_view_stored_by_key_in_a_returned_dict_each_iteration_is_reported():
+    source = _INDEXED.format(stored="hidden[0, 0]", returned="index")
+    row = next(i for i, line in enumerate(source.splitlines(), 1) if "index[doc_id] =" in line)
+    assert (row, "VL101") in lint_both_paths(source)
+
+
+@pytest.mark.parametrize("stored, returned", [("hidden[0, 0].clone()", "index"), ("hidden[0, 0]", "len(index)")])
+def test_a_copy_stored_by_key_or_a_dict_that_is_not_returned_is_not_reported(stored, returned):
+    source = _INDEXED.format(stored=stored, returned=returned)
+    assert not [code for _, code in lint_both_paths(source) if code == "VL101"]
+
+
+def test_methods_modules_share_with_tensors_do_not_make_a_name_a_tensor():
+    source = textwrap.dedent("""\
+        def prepare(net, mask):
+            net.cuda()
+            net.half()
+            mask.bool()
+            mask.cuda()
+            return net, mask
+    """)
+    # `.bool()` is a tensor's alone, so `mask` is a tensor and its discarded `.cuda()` is lost; `net` may be a module,
+    # which `.cuda()` and `.half()` convert in place.
+    assert [row for row, code in lint_both_paths(source) if code == "VL205"] == [4, 5]

@@ -211,8 +211,8 @@ def tensor_flags(source: str) -> set[str]:
         ("def f(x):\n    return x.t().clone().contiguous()", {"contiguous-of-contiguous"}),
         ("def f(x):\n    y = x.contiguous()\n    z = y.float() * 2\n    return z.contiguous()", {"contiguous-of-contiguous"}),
         ("def f(x: torch.Tensor, i):\n    return x[i].contiguous()", {"contiguous-of-contiguous"}),  # maybe a gather
-        ("def f(x: torch.Tensor):\n    for y in x:\n        y.contiguous()", {"contiguous-of-contiguous"}),
-        ("def f(x):\n    for y in x:\n        y.contiguous()", set()),  # rows of something unknown
+        ("def f(x: torch.Tensor):\n    for y in x:\n        z = y.contiguous()", {"contiguous-of-contiguous"}),
+        ("def f(x):\n    for y in x:\n        z = y.contiguous()", set()),  # rows of something unknown
         ("def f(a, b):\n    return (a @ b).contiguous()", {"contiguous-of-contiguous"}),
         # ... and not of views, parameters or unknown values.
         ("def f(x: torch.Tensor):\n    return x.contiguous(), x.transpose(1, 2).contiguous(), x[:, 0].contiguous()", set()),

@@ -627,7 +627,7 @@ class CallEvaluation:
                 self.is_dtype_argument(a.value) or (a.keyword is not None and a.keyword.value in ("dtype", "device"))
                 for a in node.args)
             if tensor or method not in sem.MAYBE_VIEW_METHODS_NEED_TENSOR or takes_tensor_arguments \
-                    or self.env.usage_of(dotted_name(receiver_node) or "") & sem.TENSOR_ONLY_METHODS:
+                    or self.env.usage_of(dotted_name(receiver_node) or "") & sem.TENSOR_USAGE_METHODS:
                 device = self._moved_device(node, method, receiver, local)
                 result = self.maybe_view(receiver if tensor else UNKNOWN_TENSOR, "." + method + "()", device, receiver_node)
                 if result.ownership_op == ".to()" and any(self.is_dtype_argument(a.value) for a in node.args
@@ -661,7 +661,7 @@ class CallEvaluation:
                 return UNKNOWN
             return fresh(contiguous=contiguous, device=receiver.device, zero_dim=receiver.zero_dim, bool_mask=receiver.bool_mask,
                          index_like=receiver.index_like, reduced=receiver.reduced, origin=".clone()", why=receiver.why)
-        if method in sem.FRESH_METHODS and (tensor or (receiver.kind is Kind.UNKNOWN and method in sem.TENSOR_ONLY_METHODS)):
+        if method in sem.FRESH_METHODS and (tensor or (receiver.kind is Kind.UNKNOWN and method in sem.TENSOR_USAGE_METHODS)):
             return self._fresh_method(node, method, receiver, local)
         if tensor and sem.is_inplace_method(method):
             if method in sem.RESTRIDING_INPLACE_METHODS:

@@ -259,6 +259,10 @@ class Evaluator(CallEvaluation):
         if receiver.kind is Kind.WRAPPER and receiver.fields:
             # A field of a dataclass or namedtuple built here (`Entry(embedding=piece).embedding`).
             return receiver.field(attr)
+        if receiver.origin == MODULE_OUTPUT and attr in sem.MODEL_OUTPUT_TENSOR_FIELDS:
+            # `out.last_hidden_state` of `out = model(**batch)`: a tensor field of the output object a model returns.
+            made = receiver.element() if receiver.kind is Kind.WRAPPER else receiver
+            return fresh(contiguous=None, device=made.device, origin=MODULE_OUTPUT, why=f"the `.{attr}` of a model's output")
         if receiver.kind is Kind.HOST and receiver.wrapper is not None and not (name or "").startswith("self."):
             held = self._instance_submodule(receiver.wrapper, attr)
             if held is not None:

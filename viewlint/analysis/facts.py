@@ -202,7 +202,7 @@ class Facts(FlowHooks, StoreQuestions):
                     found = found.with_(contiguous=None)
                 break
         if found.kind is Kind.UNKNOWN and "." not in name and name not in ("self", "cls"):
-            used = self.usage_of(name) & sem.TENSOR_ONLY_METHODS
+            used = self.usage_of(name) & sem.TENSOR_USAGE_METHODS
             if used:
                 # `mask.masked_fill(...)`, `idx.long()` elsewhere in the function: only tensors have those.
                 # Where it lives stays what the value said (`seq_lens_cpu[s] - query_lens_cpu[s]`: on the host).

@@ -34,7 +34,8 @@ Flags:
 - `strided-contiguous-assign`: `y = x[..., :-1, :].contiguous()` (a slice past the first dimension) or
   `y = x.transpose(...).contiguous()` (`permute`, `t`) assigned to a name.
 - `to-cpu`: `.to("cpu")` and its spellings; `numpy-force`: `.numpy(force=...)`.
-- `twin-statement`: an expression statement `x.<m>(...)` where `m` has an in-place `m_` twin (`x.add(1)`);
+- `twin-statement`: an expression statement `x.<m>(...)` where `m` has an in-place `m_` twin (`x.add(1)`), or is a
+  conversion (`x.to(device)`);
   `tensor-twin-statement`: one whose receiver may be a tensor the walker knows (`tensor_may_be`), or an
   imported module (`torch.clamp(x, 0, 1)`), or whose method only tensors have (`index_add`): not `seen.add(k)`.
 - `tensor-scalar-read`: `.item()`/`.tolist()` of, or `int()`/`float()`/`bool()`/`complex()` of, something
@@ -229,6 +230,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     made_contiguous: list[ast.AST] = []  # receivers of `.contiguous()`
     stored: list[ast.AST] = []  # values stored into something that may outlive the function
     accumulated: list[tuple[str, ast.AST]] = []  # `name.append(...)` calls: stored when `name` is returned
+    keyed: list[tuple[str, ast.AST]] = []  # `name[key] = value` assignments: stored when `name` is returned
     handed_back: set[str] = set()  # the names returns and yields hand back (themselves, or in a tuple or list)
     twins: list[ast.AST] = []  # `x.<m>(...)` statements where `m` has an in-place twin
     scalar_reads: list[ast.AST] = []  # what `.item()`/`.tolist()`/`int(...)` and the like read
@@ -338,7 +340,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                         root = _inplace_statement(value, flags)
                         if root is not None:
                             inplace_roots.append(root)
-                    if name in semantics.HAS_INPLACE_TWIN and type(value.func) is Attribute:
+                    if (name in semantics.HAS_INPLACE_TWIN or name in semantics.DISCARDABLE_CONVERSIONS) and type(value.func) is Attribute:
                         flags.add("twin-statement")
                         twins.append(value.func)
         elif kind is Assign:
@@ -358,6 +360,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                     root = _root_name(target)
                     if root is not None:
                         written_roots.append(root)  # `flat[:3] = 0`
+                    if type(target.value) is Name:  # type: ignore[attr-defined]
+                        keyed.append((target.value.id, value))  # type: ignore[attr-defined]  # a dict the function may return
                 if type(target) is Subscript and retention.container(target.value):
                     flags.add("retains")
                     stored.append(value)
@@ -445,6 +449,9 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
         for receiver, call in accumulated:
             if receiver in handed_back:
                 stored.extend(call_arguments(call))
+    for receiver, value in keyed:
+        if receiver in handed_back:
+            stored.append(value)  # `index[key] = h[0, 0]` in a loop, `index` returned (`Facts._accumulating_loop`)
     if stored or cached_returns:
         if stored and (tensors is None or any(partial_may_be(value, itemised, tensors) for value in stored
                                               if not part_of_self(value, itemised, tensors))):

@@ -273,6 +273,11 @@ INDEX_TENSOR_METHODS = frozenset({"nonzero", "argsort", "argwhere"})
 # In-place methods: a trailing underscore is PyTorch's convention; these dunder-free names qualify.
 NON_INPLACE_UNDERSCORE = frozenset({"_", "__"})
 # Out-of-place methods with an in-place twin (`name` -> `name_`), for discarded-result rules.
+# Tensor conversions that return a new tensor (or the tensor itself) and never change their receiver: as a bare
+# statement on a tensor (`x.to(device)`, `x.cuda()`, `x.half()`) the conversion is lost. Modules convert in place.
+DISCARDABLE_CONVERSIONS = frozenset({
+    "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "long", "int", "bool", "contiguous", "pin_memory",
+})
 HAS_INPLACE_TWIN = frozenset(
     {
         "index_copy", "index_put", "index_fill", "index_add", "masked_fill", "masked_scatter", "scatter",
@@ -336,6 +341,10 @@ TENSOR_ONLY_METHODS = frozenset({
     "requires_grad_", "retain_grad", "backward", "argwhere", "is_floating_point",
     "int", "float", "double", "softmax", "log_softmax", "sigmoid", "masked_select", "count_nonzero",
 })
+# Of those, the ones `nn.Module`s have too (`model.cuda()`, `net.half()`): their use says nothing of a tensor.
+MODULE_SHARED_METHODS = frozenset({"cuda", "half", "bfloat16", "float", "double", "requires_grad_"})
+# What using a name says: only tensors have these methods.
+TENSOR_USAGE_METHODS = TENSOR_ONLY_METHODS - MODULE_SHARED_METHODS
 # Methods and attributes that arrays (torch or NumPy) have and plain Python values do not.
 ARRAY_METHODS = TENSOR_ONLY_METHODS | frozenset({
     "any", "all", "sum", "mean", "max", "min", "argmax", "argmin", "argsort", "tolist", "reshape", "flatten",
@@ -506,6 +515,14 @@ MODEL_NAMES = frozenset({"model", "net", "policy", "decoder", "generator", "engi
 # `AutoencoderKL`), not the tokenizers, processors, configs, schedulers and pipelines loaded the same way.
 _MODEL_CLASS = re.compile(r"Model(?:[A-Z]|$)|For[A-Z]|^Autoencoder")
 _NOT_MODEL_CLASS_WORDS = (*PREPROCESSING_CLASS_WORDS, "Processor", "Config", "Scheduler")
+
+
+# Fields of the output objects models return (transformers' `ModelOutput`s, diffusers' `UNet2DConditionOutput`...) that
+# hold a tensor: `out.last_hidden_state` of `out = model(**batch)`.
+MODEL_OUTPUT_TENSOR_FIELDS = frozenset({
+    "last_hidden_state", "pooler_output", "logits", "loss", "start_logits", "end_logits", "image_embeds", "text_embeds",
+    "encoder_last_hidden_state", "sample", "prev_sample", "pred_original_sample",
+})
 
 
 def names_a_model(callee: str) -> bool:

@@ -164,7 +164,7 @@ class StoreQuestions:
             is_local=self._is_local, is_local_container=self._is_local_container)
 
     def _accumulating_loop(self, receiver: cst.BaseExpression) -> Optional[cst.CSTNode]:
-        """The innermost loop, when `receiver` is a list this function builds before it and returns (or yields):
+        """The innermost loop, when `receiver` is a list (or dict) this function builds before it and returns (or yields):
         what each iteration adds to it outlives the iteration."""
         if not isinstance(receiver, cst.Name) or not self._is_local_container(receiver.value) \
                 or self._is_parameter(receiver.value):
@@ -200,18 +200,23 @@ class StoreQuestions:
         (`x[0]` and `x[1]`)."""
         for view in value.retained_views():
             base = view.base
-            if not (view.is_view and view.partial and base is not None and re.fullmatch(r"[A-Za-z_]\w*", base)):
+            # A name, or a field of a model's output (`out.last_hidden_state` of `out = model(**batch)`).
+            shape = re.fullmatch(r"([A-Za-z_]\w*)(\.[A-Za-z_]\w*)?", base or "")
+            if not (view.is_view and view.partial and shape is not None):
                 continue
             if re.fullmatch(r"\[[^,:\]]+\]", view.origin or ""):
                 continue  # `x[0]`: a leading index, often all of a batch of one
-            made = self.lookup(base)
-            if made.kind is Kind.WRAPPER and made.origin == MODULE_OUTPUT:
-                made = made.element()  # `act = model(batch)`: a tensor (or a tuple of them) the model made
-            if not made.is_fresh or not self._bound_in(base, loop):
+            root = shape.group(1)
+            made = self.lookup(root)
+            if made.origin == MODULE_OUTPUT and (made.kind is Kind.WRAPPER or shape.group(2)):
+                made = made.element() if made.kind is Kind.WRAPPER else made  # a tensor (or a tuple of them) the model made
+            elif shape.group(2):
+                continue  # a field of something else: it may well outlive the iteration
+            if not made.is_fresh or not self._bound_in(root, loop):
                 continue
             adds = [n for n in descendants(loop) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
                     and n.func.attr.value in sem.ACCUMULATING_METHODS
-                    and any(isinstance(m, cst.Name) and m.value == base for a in n.args for m in descendants(a.value))]
+                    and any(isinstance(m, cst.Name) and m.value == root for a in n.args for m in descendants(a.value))]
             if len(adds) > 1:
                 continue  # several parts of the same tensor added: together they may cover it
             return True
@@ -277,6 +282,11 @@ class StoreQuestions:
                 t = target.target
                 if isinstance(t, cst.Subscript) and self.is_long_lived_container(t.value):
                     events.append(StoreEvent(node, node.value, self.value_of(node.value), self.short_source(t.value) + "[...]"))
+                elif isinstance(t, cst.Subscript) and (loop := self._accumulating_loop(t.value)) is not None:
+                    # `index[doc_id] = hidden[0, 0]` in a loop, into a dict this function builds and returns.
+                    value = self.value_of(node.value)
+                    if self._pins_an_iteration(value, loop):
+                        events.append(StoreEvent(node, node.value, value, self.short_source(t.value) + "[...]", loop=loop))
                 elif isinstance(t, cst.Attribute) and t.attr.value == "data" and self._parameter_like(t.value):
                     # `layer.weight.data = piece`: the parameter now lives on the storage of `piece`.
                     events.append(StoreEvent(node, node.value, self.value_of(node.value), self.short_source(t)))
