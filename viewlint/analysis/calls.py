@@ -626,10 +626,14 @@ class CallEvaluation:
             takes_tensor_arguments = method in ("to", "type") and any(
                 self.is_dtype_argument(a.value) or (a.keyword is not None and a.keyword.value in ("dtype", "device"))
                 for a in node.args)
-            if tensor or method not in sem.MAYBE_VIEW_METHODS_NEED_TENSOR or takes_tensor_arguments \
-                    or self.env.usage_of(dotted_name(receiver_node) or "") & sem.TENSOR_USAGE_METHODS:
+            evidence = tensor or method not in sem.MAYBE_VIEW_METHODS_NEED_TENSOR \
+                or bool(self.env.usage_of(dotted_name(receiver_node) or "") & sem.TENSOR_USAGE_METHODS)
+            if evidence or takes_tensor_arguments:
                 device = self._moved_device(node, method, receiver, local)
                 result = self.maybe_view(receiver if tensor else UNKNOWN_TENSOR, "." + method + "()", device, receiver_node)
+                if not evidence:
+                    # `x.to(dtype=...)` of something unknown: a tensor, or a module (which takes a dtype and a device too).
+                    result = result.with_(optional=True)
                 if result.ownership_op == ".to()" and any(self.is_dtype_argument(a.value) for a in node.args
                                                          if a.keyword is None or a.keyword.value == "dtype"):
                     result = result.with_(ownership_op=".to(dtype)")  # a cast: code casts what has another dtype

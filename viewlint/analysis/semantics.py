@@ -53,7 +53,8 @@ MAYBE_VIEW_METHODS = frozenset(
 )
 # Of those, the ones ``--fix`` and messages call "ownership fixes" (the others are casts).
 OWNERSHIP_FIX_METHODS = frozenset({"contiguous", "reshape", "reshape_as", "flatten", "to", "type", "float", "half", "bfloat16", "double", "cpu", "cuda"})
-MAYBE_VIEW_METHODS_NEED_TENSOR = frozenset({"to", "type", "float", "int", "bool", "cpu", "cuda", "long", "double", "half", "short", "byte", "char", "flatten", "ravel"})
+MAYBE_VIEW_METHODS_NEED_TENSOR = frozenset({"to", "type", "float", "int", "bool", "cpu", "cuda", "long", "double", "half", "short", "byte", "char",
+                                            "flatten", "ravel", "bfloat16", "requires_grad_"})
 
 # torch.* functions returning a view of their first argument.
 VIEW_FUNCTIONS = frozenset(
