@@ -159,3 +159,25 @@ def test_methods_modules_share_with_tensors_do_not_make_a_name_a_tensor():
     # `.bool()` is a tensor's alone, so `mask` is a tensor and its discarded `.cuda()` is lost; `net` may be a module,
     # which `.cuda()` and `.half()` convert in place.
     assert [row for row, code in lint_both_paths(source) if code == "VL205"] == [4, 5]
+
+
+@pytest.mark.parametrize("holder, expected", [("model", ["VL103"]), ("optimizer", [])])
+def test_slices_of_a_models_state_dict_saved_are_reported(holder, expected):
+    source = textwrap.dedent(f"""\
+        import torch
+
+
+        def export_pruned({holder}, keep, path):
+            sd = {{k: v[:keep] for k, v in {holder}.state_dict().items()}}
+            torch.save(sd, path)
+    """)
+    assert [code for _, code in lint_both_paths(source) if code == "VL103"] == expected
+
+
+def test_a_saved_slice_of_a_state_dict_writes_the_whole_parameter_at_run_time(tmp_path):
+    torch = pytest.importorskip("torch")
+    model = torch.nn.Embedding(1000, 16)
+    sliced, copied = tmp_path / "sliced.pt", tmp_path / "copied.pt"
+    torch.save({k: v[:10] for k, v in model.state_dict().items()}, sliced)
+    torch.save({k: v[:10].clone() for k, v in model.state_dict().items()}, copied)
+    assert sliced.stat().st_size > 1000 * 16 * 4 > 10 * copied.stat().st_size

@@ -566,6 +566,10 @@ class CallEvaluation:
         if method == "from_pretrained" and sem.pretrained_model_class(dotted_name(receiver_node) or ""):
             # `AutoModel.from_pretrained(...)`: a module (its call gives a tensor or a tuple of them).
             return Value(kind=Kind.HOST, wrapper="torch.nn.Module", why=f"loaded by `{dotted_name(receiver_node)}.from_pretrained`")
+        if method == "state_dict" and not node.args and (sem.names_a_model(dotted_name(receiver_node) or "")
+                                                          or self._is_module_object(self.evaluate(receiver_node, local))):
+            # `model.state_dict()`: the module's parameters and buffers by name (an optimizer's holds dicts instead).
+            return Value(kind=Kind.WRAPPER, wrapper="dict", elements=(UNKNOWN_TENSOR.with_(is_parameter=True, why="in a module's `state_dict()`"),))
         if method in ("get", "get_interface") and len(node.args) == 2:
             # `ATTENTION_FUNCTIONS.get_interface(kind, eager_forward)`: a registry's function, or the module's
             # own default, one implementation of what the registry holds.
