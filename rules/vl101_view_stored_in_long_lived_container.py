@@ -36,9 +36,11 @@ class ViewStoredInLongLivedContainer(Rule):
     dict, that is stored in a long-lived place: a container held by `self` or by the module,
     a receiver named like a cache/pool/store/registry (or listed in `long-lived-names`), a
     same-module function or method that keeps its argument, or the return value of a
-    `functools.cache`/`lru_cache` function. Also a list (or dict) the function builds, fills in
-    a loop and returns (or yields) when each entry is a view of a tensor that iteration makes (a
-    model's output, or a tensor field of it): the container keeps every iteration's whole tensor
+    `functools.cache`/`lru_cache` function, or an attribute of `self` set outside set-up
+    methods to a view of a tensor the call made (`self.last_logits = logits[:, -1]`). Also a
+    list (or dict) the function builds, fills in a loop and returns (or yields) when each
+    entry is a view of a tensor that iteration makes (a model's output, or a tensor field of
+    it): the container keeps every iteration's whole tensor
     (`feats.append(out.last_hidden_state[:, 0])` per batch, `index[doc_id] = hidden[0, 0]`).
 
     ## Why it matters
@@ -151,9 +153,11 @@ class ViewStoredInLongLivedContainer(Rule):
                     f"which each iteration makes anew: the returned `{held}` keeps every iteration's whole `{view.base}` alive.{detach}"
                 )
             else:
+                keeper = "the entry keeps" if event.target.endswith(("]", ")")) or ".data" in event.target \
+                    else f"the object keeps, until `{event.target}` is set again,"
                 message = (
                     f"`{stored}` stored in `{event.target}` {what} of `{view.base}` (via `{view.origin}`): "
-                    f"the entry keeps all of `{view.base}`'s storage alive.{detach}"
+                    f"{keeper} all of `{view.base}`'s storage alive.{detach}"
                 )
             if inner is not None:
                 self.report(event.value_node, message, fix_message=f"store `{shown}.clone()`",

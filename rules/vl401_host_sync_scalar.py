@@ -1,4 +1,5 @@
-"""VL401: `.item()`, `.tolist()`, `int(t)`, `float(t)`, `bool(t)` on a device tensor in a hot path."""
+"""VL401: `.item()`, `.tolist()`, `int(t)`, `float(t)`, `bool(t)` on a device tensor in a hot path, and a tensor read as
+an int (a slice bound, `range(t)`, `torch.arange(t)`)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,16 @@ from viewlint.analysis import features, semantics
 from viewlint.rule import Rule
 
 
+# Slice bounds and arguments that are plainly Python numbers.
+_PLAIN_BOUNDS = (cst.Integer, cst.Float)
+
+
 class HostSyncScalar(Rule):
     """
     ## What it does
     Flags `.item()`, `.tolist()` and `int(t)`, `float(t)`, `bool(t)` on a tensor inside a
-    hot path. Hot (VL401–VL404 share this): `forward`, `forward_*` and `_forward*` methods
+    hot path, and a tensor used where an int is needed: a slice bound (`x[:, :lengths.max()]`),
+    `range(t)`, `torch.arange(t)` (Python reads it with `__index__`, PyTorch with `.item()`). Hot (VL401–VL404 share this): `forward`, `forward_*` and `_forward*` methods
     of any class (modules and the forward mixins that serve them); `__call__` of a module,
     or of any class when it takes a tensor-annotated parameter (logits and attention
     processors); functions under `torch.compile`/`torch.jit.script`; functions matched by
@@ -79,6 +85,7 @@ class HostSyncScalar(Rule):
         return ((features.flag("tensor-scalar-read"),),)
 
     def visit_Call(self, node: cst.Call) -> None:
+        self._check_implicit_arguments(node)
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in semantics.HOST_SCALAR_METHODS and not node.args:
             self._check(node, func.value, f"`{self.facts.short_source(node)}`")
@@ -87,18 +94,40 @@ class HostSyncScalar(Rule):
             if arg.keyword is None and arg.star == "" and func.value not in self.facts.index.aliases:
                 self._check(node, arg.value, f"`{self.facts.short_source(node)}`")
 
-    def _check(self, node: cst.Call, tensor: cst.BaseExpression, expression: str) -> None:
+    def visit_Slice(self, node: cst.Slice) -> None:
+        """`x[:, :lengths.max()]`: a tensor as a slice bound is read on the host (`__index__`)."""
+        for bound in (node.lower, node.upper, node.step):
+            if bound is not None and not isinstance(bound, _PLAIN_BOUNDS):
+                self._check(bound, bound, f"`{self.facts.short_source(bound)}` as a slice bound", implicit=True)
+
+    def _check_implicit_arguments(self, node: cst.Call) -> None:
+        """`range(lengths.max())`, `torch.arange(n.max())`: a tensor where Python or PyTorch needs an int."""
+        func = node.func
+        if isinstance(func, cst.Name) and func.value == "range" and func.value not in self.facts.index.aliases:
+            called = "range"
+        elif self.facts.qualify(func) == "torch.arange":
+            called = "torch.arange"
+        else:
+            return
+        for arg in node.args:
+            if (arg.keyword is None or called == "torch.arange" and arg.keyword.value in ("start", "end", "step")) \
+                    and arg.star == "" and not isinstance(arg.value, _PLAIN_BOUNDS):
+                self._check(arg.value, arg.value, f"`{self.facts.short_source(arg.value)}` given to `{called}(…)`", implicit=True)
+
+    def _check(self, node: cst.CSTNode, tensor: cst.BaseExpression, expression: str, implicit: bool = False) -> None:
         facts = self.facts
         if facts.sync_path_name() is None:
             return
         value = facts.value_of(tensor)
         if not facts.may_be_on_device(value):
             return
+        if implicit and (not value.is_tensor or value.optional):
+            return  # read as an int only where it is a tensor on every path (else it may well be a Python int)
         if facts.in_fallback_path(node):
             return  # a fallback for a missing host copy, or an error path that warns and gives up
+        how = "is read as an int on the host" if implicit else "copies a device tensor to the host"
         self.report(
             node,
-            f"{expression} copies a device tensor to the host in hot path {facts.sync_path_name()}: "
-            f"the CPU waits for every queued kernel",
+            f"{expression} {how} in hot path {facts.sync_path_name()}: the CPU waits for every queued kernel",
             fix_message="keep the value on the device, use host-side metadata, or batch the reads outside the hot path",
         )

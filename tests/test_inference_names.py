@@ -181,3 +181,37 @@ def test_a_saved_slice_of_a_state_dict_writes_the_whole_parameter_at_run_time(tm
     torch.save({k: v[:10] for k, v in model.state_dict().items()}, sliced)
     torch.save({k: v[:10].clone() for k, v in model.state_dict().items()}, copied)
     assert sliced.stat().st_size > 1000 * 16 * 4 > 10 * copied.stat().st_size
+
+
+_KEPT_ON_SELF = textwrap.dedent("""\
+    import torch.nn as nn
+
+
+    class Generator(nn.Module):
+        def __init__(self, lm):
+            super().__init__()
+            self.lm = lm
+            self.last_logits = None
+
+        def {method}(self, ids):
+            logits = self.lm(ids)
+            self.last_logits = {kept}
+            return logits
+""")
+
+
+def test_a_view_of_a_tensor_the_call_made_kept_on_self_is_reported():
+    source = _KEPT_ON_SELF.format(method="forward", kept="logits[:, -1]")
+    row = source.splitlines().index("        self.last_logits = logits[:, -1]") + 1
+    assert (row, "VL101") in lint_both_paths(source)
+
+
+@pytest.mark.parametrize("method, kept", [
+    ("forward", "logits[:, -1].clone()"),  # a copy owns its storage
+    ("forward", "logits[None]"),  # a view of all of it
+    ("forward", "ids[:, -1]"),  # the caller's tensor: the caller may well keep it
+    ("_init_cache", "logits[:, -1]"),  # a set-up method lays the object out
+])
+def test_copies_whole_views_the_callers_tensors_and_set_up_methods_are_not_reported(method, kept):
+    source = _KEPT_ON_SELF.format(method=method, kept=kept)
+    assert not [code for _, code in lint_both_paths(source) if code == "VL101"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from conftest import lint_both_paths
 
 
@@ -117,3 +119,41 @@ def test_an_item_in_a_training_step_syncs_every_step():
 def test_an_item_in_a_method_run_once_is_not_reported():
     source = _STEP.format(name="on_train_end")
     assert _syncs(source) == []
+
+
+_INT_READS = """\
+    import torch
+    import torch.nn as nn
+
+
+    class Trim(nn.Module):
+        def forward(self, x: torch.Tensor, lengths: torch.Tensor, lengths_cpu: torch.Tensor, n: int):
+            a = x[:, :{bound}]
+            for i in range({bound}):
+                a = a + i
+            return a[:, torch.arange({bound}, device=x.device)]
+"""
+
+
+def test_a_tensor_used_where_an_int_is_needed_is_read_on_the_host():
+    source = _INT_READS.format(bound="lengths.max()")
+    rows = [_row(source, "a = x[:, :"), _row(source, "for i in range("), _row(source, "torch.arange(")]
+    assert _syncs(source) == [(row, "VL401") for row in rows]
+
+
+@pytest.mark.parametrize("bound", ["n", "x.shape[1]", "int(n)", "lengths_cpu.max()"])
+def test_python_ints_and_host_tensors_as_bounds_are_free(bound):
+    assert _syncs(_INT_READS.format(bound=bound)) == []
+
+
+def test_a_tensor_slice_bound_is_read_at_run_time():
+    torch = pytest.importorskip("torch")
+    read: list = []
+
+    class Counted(torch.Tensor):
+        def __index__(self):
+            read.append(True)
+            return super().__index__()
+
+    bound = torch.tensor(3).as_subclass(Counted)
+    assert torch.arange(10)[:bound].tolist() == [0, 1, 2] and read  # Python asked the tensor for an int

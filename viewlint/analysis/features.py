@@ -39,7 +39,8 @@ Flags:
   `tensor-twin-statement`: one whose receiver may be a tensor the walker knows (`tensor_may_be`), or an
   imported module (`torch.clamp(x, 0, 1)`), or whose method only tensors have (`index_add`): not `seen.add(k)`.
 - `tensor-scalar-read`: `.item()`/`.tolist()` of, or `int()`/`float()`/`bool()`/`complex()` of, something
-  that may be a tensor the walker knows (`tensor_may_be`): not `int(n_heads)`.
+  that may be a tensor the walker knows (`tensor_may_be`): not `int(n_heads)`; or such a thing read as an int (a
+  slice bound, an argument of `range`/`arange`).
 - `update-assigned`: `a = b.<m>(...)` with `m` an out-of-place update (`index_copy`, `scatter`, ...).
 - `conversion-chain`: a cast called on a device move or a `.to(...)` (`x.cuda().half()`, `x.to(d).to(t)`);
   `tensor-conversion-chain`: one whose `x` is a call of a tensor factory (`torch.randn(n)`, any spelling: VL305
@@ -87,7 +88,7 @@ _TRUTH_NODES = (ast.If, ast.While, ast.Assert, ast.IfExp, ast.BoolOp)
 # The node kinds `collect` reads (besides names): every other kind is skipped at once.
 _COLLECTED = frozenset({ast.Attribute, ast.Call, ast.Subscript, ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign,
                         ast.NamedExpr, ast.arg, ast.UnaryOp, ast.comprehension, ast.For, ast.AsyncFor, ast.FunctionDef,
-                        ast.AsyncFunctionDef, ast.Return, ast.Yield, *_TRUTH_NODES})
+                        ast.AsyncFunctionDef, ast.Return, ast.Yield, ast.Slice, *_TRUTH_NODES})
 _CAST_CHAIN_OUTER = semantics.DTYPE_CAST_METHODS | {"to"}
 _CAST_CHAIN_INNER = frozenset({"cuda", "to"})
 _TRANSPOSED_ATTRIBUTES = frozenset({"T", "mT"})
@@ -295,6 +296,9 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             elif name in semantics.HOST_SCALAR_BUILTINS and type(func) is Name and len(node.args) == 1 \
                     and type(node.args[0]) is not ast.Starred and not node.keywords:  # type: ignore[attr-defined]
                 scalar_reads.append(node.args[0])  # type: ignore[attr-defined]
+            elif name == "range" or name == "arange":  # a tensor read as an int: `range(t)`, `torch.arange(t)`
+                scalar_reads.extend(a for a in (*node.args, *(k.value for k in node.keywords))  # type: ignore[attr-defined]
+                                    if type(a) is not ast.Constant and type(a) is not ast.Starred)
             if type(func) is Attribute:
                 if (name in semantics.STORING_METHODS and retention.receiver(func.value, name)) \
                         or name in retention.retaining_methods:
@@ -323,6 +327,11 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             elif name in retention.retaining_functions:
                 flags.add("retains")
                 stored.extend(call_arguments(node))
+        elif kind is ast.Slice:
+            # `x[:, :lengths.max()]`: a slice bound is read as an int.
+            scalar_reads.extend(b for b in (node.lower, node.upper, node.step)  # type: ignore[attr-defined]
+                                if b is not None and type(b) is not ast.Constant
+                                and not (type(b) is ast.UnaryOp and type(b.operand) is ast.Constant))  # type: ignore[attr-defined]
         elif kind is Subscript:
             flags.add("partial-view")
             if maybe_advanced(node.slice):  # type: ignore[attr-defined]
@@ -365,6 +374,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 if type(target) is Subscript and retention.container(target.value):
                     flags.add("retains")
                     stored.append(value)
+                elif type(target) is Attribute and type(target.value) is Name and target.value.id == "self":  # type: ignore[attr-defined]
+                    stored.append(value)  # `self.last_logits = logits[:, -1]` (`StoreQuestions._store_events`)
                 elif type(target) is Attribute and target.attr == "data":  # type: ignore[attr-defined]
                     stored.append(value)
         elif kind is ast.AugAssign:

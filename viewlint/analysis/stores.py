@@ -222,6 +222,12 @@ class StoreQuestions:
             return True
         return False
 
+    def _made_in_this_call(self, base: Optional[str]) -> bool:
+        """`base` names a local of this function (not a parameter) bound to a tensor that owns its storage."""
+        if base is None or not re.fullmatch(r"[A-Za-z_]\w*", base) or not self._is_local(base) or self._is_parameter(base):
+            return False
+        return self.lookup(base).is_fresh
+
     @staticmethod
     def _bound_in(name: str, loop: cst.CSTNode) -> bool:
         """`name` is assigned by the body of `loop` (on each iteration)."""
@@ -290,6 +296,13 @@ class StoreQuestions:
                 elif isinstance(t, cst.Attribute) and t.attr.value == "data" and self._parameter_like(t.value):
                     # `layer.weight.data = piece`: the parameter now lives on the storage of `piece`.
                     events.append(StoreEvent(node, node.value, self.value_of(node.value), self.short_source(t)))
+                elif isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+                    # `self.last_logits = logits[:, -1]`: the object keeps, until it is set again, all of a tensor
+                    # this call made (a model's output, a local built here); views of what the caller passed are not
+                    # read so (the caller may well keep that).
+                    value = self.value_of(node.value)
+                    if value.is_view and value.partial and self._made_in_this_call(value.base):
+                        events.append(StoreEvent(node, node.value, value, self.short_source(t)))
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             method = node.func.attr.value
             receiver = node.func.value
