@@ -14,6 +14,17 @@ from viewlint.rule import Rule
 _EXPECTING_CONTEXTS = ("raises", "Raises", "assertWarns", "warns", "Warns", "assert_raises", "profile", "record_function")
 
 
+def _names(node: cst.CSTNode) -> list[cst.Name]:
+    found: list[cst.Name] = []
+    pending: list[cst.CSTNode] = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, cst.Name):
+            found.append(current)
+        pending.extend(current.children)
+    return found
+
+
 class DiscardedOutOfPlaceResult(Rule):
     """
     ## What it does
@@ -23,6 +34,9 @@ class DiscardedOutOfPlaceResult(Rule):
     `torch.clamp(x, 0, 1)` (without `out=`). Also a conversion of a tensor called as a
     statement (`x.to(device)`, `x.cuda()`, `x.half()`): it returns the converted tensor and
     leaves `x` as it was (a module's `.to()` converts the module in place; a tensor's does not).
+    And a loop variable over tensors rebound and dropped (`for p in model.parameters():
+    p = p.clamp(-c, c)`, an EMA that assigns `ema_p = decay * ema_p + ...`): the tensors it
+    held are unchanged.
 
     Generic names (`add`, `mul`, `clamp`, `abs`, ...) are flagged only on receivers known
     to be tensors, since sets, queues and other objects have methods with those names.
@@ -62,11 +76,12 @@ class DiscardedOutOfPlaceResult(Rule):
 
     @classmethod
     def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
-        return ((features.flag("tensor-twin-statement"),),)
+        return ((features.flag("tensor-twin-statement"),), (features.flag("dead-loop-rebind"),))
 
     def __init__(self, facts, options) -> None:  # type: ignore[no-untyped-def]
         super().__init__(facts, options)
         self._expecting = 0  # depth of `with pytest.raises(...)` / `with profile(...)` blocks
+        self._loops: list[cst.For] = []
 
     def _defined_here(self, name: str) -> bool:
         """A function or method of this name is defined somewhere in the module (read from the full `ast`)."""
@@ -83,6 +98,39 @@ class DiscardedOutOfPlaceResult(Rule):
     def _is_expecting(self, node: cst.With) -> bool:
         return any(
             any(word in self.facts.source(item.item) for word in _EXPECTING_CONTEXTS) for item in node.items
+        )
+
+    def visit_For(self, node: cst.For) -> None:
+        self._loops.append(node)
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self._loops.pop()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """`for p in model.parameters(): p = p * decay`: the loop variable is rebound and dropped; the tensor it held
+        (a parameter, a row of a tensor) is unchanged."""
+        if not self._loops or len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            return
+        loop = self._loops[-1]
+        name = node.targets[0].target.value
+        if name not in {n.value for n in _names(loop.target)} or not isinstance(loop.body, cst.IndentedBlock):
+            return
+        statements = list(loop.body.body)
+        line = next((i for i, s in enumerate(statements) if isinstance(s, cst.SimpleStatementLine) and node in s.body), None)
+        if line is None:
+            return  # nested in an `if` or another block: what follows it is not read here
+        small = statements[line].body  # type: ignore[attr-defined]
+        later = [*small[small.index(node) + 1:], *statements[line + 1:]]
+        if any(n.value == name for statement in later for n in _names(statement)):
+            return  # read again in the iteration: a local computation
+        held = self.facts.lookup(name)
+        if not held.is_tensor or held.optional:
+            return
+        text = self.facts.short_source(loop.iter)
+        self.report(
+            node,
+            f"`{name} = …` rebinds the loop variable and nothing reads it after: the tensor it held (from `{text}`) is unchanged",
+            fix_message=f"update it in place (`{name}.mul_(…)`, `{name}.copy_(…)`), or assign into what it came from",
         )
 
     def visit_Expr(self, node: cst.Expr) -> None:
@@ -114,6 +162,8 @@ class DiscardedOutOfPlaceResult(Rule):
     def _check_conversion(self, call: cst.Call, method: str) -> None:
         """`x.to(device)` as a statement, where `x` is a tensor on every path (not a module, which converts itself)."""
         receiver = call.func.value  # type: ignore[attr-defined]
+        if self.facts.qualify(call.func) is not None:
+            return  # `pin_memory_utils.pin_memory(ptr, n)`: a function of an imported module
         value = self.facts.value_of(receiver)
         if not value.is_tensor or value.optional:
             return

@@ -6,6 +6,7 @@ import textwrap
 
 import pytest
 
+from conftest import lint_both_paths
 from viewlint.diagnostics import Applicability
 from viewlint.engine import lint_text
 from viewlint.settings import Settings
@@ -321,3 +322,34 @@ def test_vl205_unsafe_fix_renames_the_method():
     (edit,) = diagnostic.fix.edits
     assert edit.content == "index_copy_"
     assert (edit.start.row, edit.start.column, edit.end.column) == (5, 7, 17)
+
+
+def test_a_loop_variable_over_tensors_rebound_and_dropped_is_a_lost_update():
+    source = textwrap.dedent("""\
+        import torch
+
+
+        def clip(critic, c):
+            for p in critic.parameters():
+                p = p.clamp(-c, c)
+
+
+        def read_after(model):
+            total = 0
+            for p in model.parameters():
+                p = p.float()
+                total += p.sum()
+            return total
+
+
+        def not_tensors(path):
+            for line in open(path):
+                line = line.strip()
+
+
+        def nested(model, on):
+            for p in model.parameters():
+                if on:
+                    p = p * 0
+    """)
+    assert [(row, code) for row, code in lint_both_paths(source) if code == "VL205"] == [(6, "VL205")]

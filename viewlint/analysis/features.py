@@ -41,6 +41,7 @@ Flags:
 - `tensor-scalar-read`: `.item()`/`.tolist()` of, or `int()`/`float()`/`bool()`/`complex()` of, something
   that may be a tensor the walker knows (`tensor_may_be`): not `int(n_heads)`; or such a thing read as an int (a
   slice bound, an argument of `range`/`arange`).
+- `dead-loop-rebind`: a loop variable assigned a new value that nothing after reads (`for p in ps: p = p * 0.9`).
 - `update-assigned`: `a = b.<m>(...)` with `m` an out-of-place update (`index_copy`, `scatter`, ...).
 - `conversion-chain`: a cast called on a device move or a `.to(...)` (`x.cuda().half()`, `x.to(d).to(t)`);
   `tensor-conversion-chain`: one whose `x` is a call of a tensor factory (`torch.randn(n)`, any spelling: VL305
@@ -397,6 +398,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
         elif kind is ast.For or kind is ast.AsyncFor:
             flags.add("partial-view")
             note_source(node.target, node.iter, sources)  # type: ignore[attr-defined]
+            if _dead_target_rebinding(node) is not None:
+                flags.add("dead-loop-rebind")
         elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             arguments = node.args  # type: ignore[attr-defined]
             for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
@@ -485,6 +488,20 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             chain_has(ast.Name(id=root), _gather_node, bound, sources) for root in inplace_roots):
         flags.add("inplace-on-gathered-name")
     return features
+
+
+def _dead_target_rebinding(loop: ast.AST) -> Optional[ast.Assign]:
+    """`for p in params: p = p * 0.9` where nothing after the assignment reads `p` again: the loop variable is rebound
+    and dropped, and what it held is unchanged (VL205)."""
+    names = {n.id for n in ast.walk(loop.target) if type(n) is ast.Name}  # type: ignore[attr-defined]
+    body = loop.body  # type: ignore[attr-defined]
+    for i, statement in enumerate(body):
+        if type(statement) is ast.Assign and len(statement.targets) == 1 and type(statement.targets[0]) is ast.Name \
+                and statement.targets[0].id in names:
+            name = statement.targets[0].id
+            if not any(type(n) is ast.Name and n.id == name for later in body[i + 1:] for n in ast.walk(later)):
+                return statement
+    return None
 
 
 def _strided_contiguous(value: ast.AST) -> bool:
