@@ -342,8 +342,9 @@ TENSOR_ONLY_METHODS = frozenset({
     "requires_grad_", "retain_grad", "backward", "argwhere", "is_floating_point",
     "int", "float", "double", "softmax", "log_softmax", "sigmoid", "masked_select", "count_nonzero",
 })
-# Of those, the ones `nn.Module`s have too (`model.cuda()`, `net.half()`): their use says nothing of a tensor.
-MODULE_SHARED_METHODS = frozenset({"cuda", "half", "bfloat16", "float", "double", "requires_grad_"})
+# Of those, the ones `nn.Module`s have too (`model.cuda()`, `net.half()`), and `pin_memory`, which PyTorch asks custom
+# batch types to define: their use says nothing of a tensor.
+MODULE_SHARED_METHODS = frozenset({"cuda", "half", "bfloat16", "float", "double", "requires_grad_", "pin_memory"})
 # What using a name says: only tensors have these methods.
 TENSOR_USAGE_METHODS = TENSOR_ONLY_METHODS - MODULE_SHARED_METHODS
 # Methods and attributes that arrays (torch or NumPy) have and plain Python values do not.
