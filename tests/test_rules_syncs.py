@@ -478,7 +478,8 @@ def test_builtin_max_and_min_of_device_tensors_sync_on_each_comparison():
                 host = max(torch.tensor([1, 2]))
                 return scores[:top], cap, plain, host
     """).lstrip("\n")
-    assert lint_both_paths(source) == [(12, "VL403"), (13, "VL403")]
+    # (`scores[:top]` then reads the 0-dim tensor `max(lengths)` gives as an int: VL401.)
+    assert lint_both_paths(source) == [(12, "VL403"), (13, "VL403"), (16, "VL401")]
 
 
 def test_builtin_max_outside_a_hot_path_or_of_the_modules_own_max_is_quiet():
