@@ -28,7 +28,7 @@ class GqaRepeatInterleave(Rule):
     Flags a call of `torch.nn.functional.scaled_dot_product_attention` whose key or value
     has had its heads repeated in the same function, with
     `k.repeat_interleave(n, dim=1)`, `k.repeat(1, n, 1, 1)`,
-    `k[:, :, None].expand(b, h, n, s, d).reshape(b, h * n, s, d)`, or a helper of the
+    `k[:, :, None].expand(b, h, n, s, d).reshape(b, h * n, s, d)` (or `.contiguous().view(...)`), or a helper of the
     same module that does one of those (Hugging Face's `repeat_kv(hidden, n_rep)`),
     directly or through a name (`k = repeat_kv(k, n)`, then `sdpa(q, k, v)`).
 
@@ -238,13 +238,19 @@ class GqaRepeatInterleave(Rule):
     def _head_repeat(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         """`node` itself when it repeats the heads of a tensor, else None."""
         current = node
+        copied = False  # a `.contiguous()` on the way: of an expanded tensor, it is the copy
         # `repeat_kv(k, n).transpose(1, 2)` still passes the repeated copy on.
         while (
             isinstance(current, cst.Call)
             and isinstance(current.func, cst.Attribute)
             and current.func.attr.value in _PASS_THROUGH_METHODS
         ):
+            copied = copied or current.func.attr.value == "contiguous"
             current = current.func.value
+        if copied and isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) \
+                and current.func.attr.value == "expand":
+            # `k[:, :, None].expand(b, h, n_rep, s, d).contiguous().view(b, h * n_rep, s, d)`
+            return node if len([a for a in current.args if a.keyword is None and not a.star]) == 5 else None
         if not isinstance(current, cst.Call):
             return None
         func = current.func

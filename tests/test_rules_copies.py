@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
+from conftest import lint_both_paths
 from viewlint.engine import lint_text
 from viewlint.settings import Settings
 
@@ -305,3 +308,39 @@ def test_vl304_silent_in_registered_decompositions(lint_source):
         return out
     """
     assert codes(lint_source, source, "VL304") == []
+
+
+@pytest.mark.parametrize("repeat", [
+    "x[:, :, None].expand(b, h, n, t, d).contiguous().view(b, h * n, t, d)",  # inline
+    "repeat_heads(x, n)",  # through a helper of the module that does so
+])
+def test_heads_repeated_by_expand_then_contiguous_view_are_a_copy(repeat):
+    source = textwrap.dedent(f"""\
+        import torch
+        import torch.nn.functional as F
+
+
+        def repeat_heads(x, n):
+            b, h, t, d = x.shape
+            return x[:, :, None].expand(b, h, n, t, d).contiguous().view(b, h * n, t, d)
+
+
+        def attend(q: torch.Tensor, x: torch.Tensor, n: int):
+            b, h, t, d = x.shape
+            k = {repeat}
+            return F.scaled_dot_product_attention(q, k, k)
+    """)
+    assert (12, "VL303") in lint_both_paths(source)
+
+
+def test_a_view_of_expanded_heads_without_a_copy_is_not_reported():
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn.functional as F
+
+
+        def attend(q: torch.Tensor, x: torch.Tensor, n: int):
+            k = x[:, :, None].expand(-1, -1, n, -1, -1).view(-1)
+            return F.scaled_dot_product_attention(q, k, k)
+    """)
+    assert [code for _, code in lint_both_paths(source) if code == "VL303"] == []

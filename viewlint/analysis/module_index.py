@@ -488,7 +488,8 @@ def _repeats_heads(fn: ast.FunctionDef, nodes: list[ast.AST]) -> bool:
             name = callee_name(node.func)  # type: ignore[attr-defined]
             if name is not None:
                 called.add(name)
-    return returns and (("expand" in called and "reshape" in called) or "repeat_interleave" in called)
+    expanded_copy = "reshape" in called or ("contiguous" in called and "view" in called)  # `.contiguous().view(...)` copies too
+    return returns and (("expand" in called and expanded_copy) or "repeat_interleave" in called)
 
 
 def _segment(statement: ast.stmt) -> list[ast.AST]:
