@@ -90,6 +90,7 @@ class HostSyncTruthiness(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         """`max(a, b)`/`min(a, b)` of tensors compares them with `>`/`<` and asks each answer's truth value;
         `max(t)` iterates over a tensor and does so for every pair of its elements."""
+        self._check_any_all(node)
         func = node.func
         if not (isinstance(func, cst.Name) and func.value in ("max", "min")) or not node.args:
             return
@@ -112,6 +113,43 @@ class HostSyncTruthiness(Rule):
             f"{hot_path}: `bool()` of each comparison copies it to the host and waits for the GPU",
             fix_message="use `torch.maximum`/`torch.max` on the device, or take the values from host-side metadata",
         )
+
+    def _check_any_all(self, node: cst.Call) -> None:
+        """`any(v > 0 for v in t)`, `all(mask)`: Python's `any`/`all` ask the truth value of each item, one sync each."""
+        func = node.func
+        if not (isinstance(func, cst.Name) and func.value in ("any", "all")) or len(node.args) != 1 or node.args[0].keyword \
+                or node.args[0].star or func.value in self.facts.index.aliases or func.value in self.facts.index.defined_functions:
+            return
+        argument = node.args[0].value
+        facts = self.facts
+        if isinstance(argument, (cst.GeneratorExp, cst.ListComp)):
+            item, what = facts.value_of(argument.elt), f"`{facts.short_source(argument.elt)}`"
+            if not item.is_tensor and self._compares_a_row(argument):
+                item = facts.value_of(argument.for_in.iter)  # `v > 0 for v in t`: a comparison of a row of `t`
+        else:
+            item, what = facts.value_of(argument), f"each element of `{facts.short_source(argument)}`"
+        if not item.is_tensor or item.optional or not facts.may_be_on_device(item):
+            return
+        hot_path = facts.sync_path_name()
+        if hot_path is None:
+            return
+        self.report(
+            node,
+            f"`{func.value}(…)` asks the truth value of {what}, a tensor, item by item in hot path {hot_path}: "
+            f"each `bool()` copies it to the host and waits for the GPU",
+            fix_message=f"reduce on the device (`torch.{func.value}(…)`, `(…).{func.value}()`) and test once",
+        )
+
+    @staticmethod
+    def _compares_a_row(generator: cst.GeneratorExp | cst.ListComp) -> bool:
+        """`v > 0 for v in t`, `v for v in t`: the item is the loop variable, or a comparison of it."""
+        target = generator.for_in.target
+        if generator.for_in.inner_for_in is not None or not isinstance(target, cst.Name):
+            return False
+        element = generator.elt
+        if isinstance(element, cst.Comparison):
+            element = element.left
+        return isinstance(element, cst.Name) and element.value == target.value
 
     def _check_test(self, test: cst.BaseExpression, where: str, header_of: Optional[cst.CSTNode] = None) -> None:
         """Check a truth-tested expression, descending through `and`/`or`/`not` to the operands Python tests."""

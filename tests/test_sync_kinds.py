@@ -157,3 +157,37 @@ def test_a_tensor_slice_bound_is_read_at_run_time():
 
     bound = torch.tensor(3).as_subclass(Counted)
     assert torch.arange(10)[:bound].tolist() == [0, 1, 2] and read  # Python asked the tensor for an int
+
+
+_HOST_BOOLS = """\
+    import torch
+    import torch.nn as nn
+
+
+    class Check(nn.Module):
+        def forward(self, a: torch.Tensor, b: torch.Tensor, a_cpu: torch.Tensor, flags: list[int]):
+            {line}
+            return a
+"""
+
+
+@pytest.mark.parametrize("line, code", [
+    ("same = torch.equal(a, b)", "VL401"),
+    ("close = torch.allclose(a, b)", "VL401"),
+    ("same = a.equal(b)", "VL401"),
+    ("hit = any(v > 0 for v in a)", "VL403"),
+    ("hit = all(a > 0)", "VL403"),
+])
+def test_a_python_bool_read_off_device_tensors_is_a_sync(line, code):
+    source = _HOST_BOOLS.format(line=line)
+    assert _syncs(source) == [(_row(source, line), code)]
+
+
+@pytest.mark.parametrize("line", [
+    "same = torch.equal(a_cpu, a_cpu)",
+    "hit = any(f > 0 for f in flags)",
+    "hit = any(p.requires_grad for p in self.parameters())",
+    "hit = all(a.shape)",
+])
+def test_python_bools_of_host_values_are_free(line):
+    assert _syncs(_HOST_BOOLS.format(line=line)) == []
