@@ -402,7 +402,7 @@ def _annotation_class_of(annotation: cst.BaseExpression) -> Optional[str]:
 
 def _used_as_tensors(function: cst.FunctionDef, index: ModuleIndex, info: ClassInfo) -> set[str]:
     """Names a function uses the way tensors are used: an array method or attribute (`x.shape`, `mask.any()`),
-    an argument of a `torch` function, of a submodule (`self.proj(x)`) or of a function of this module,
+    an argument of a `torch` function (not of a factory: `torch.arange(height)` takes a size), of a submodule (`self.proj(x)`) or of a function of this module,
     tensor-style indexing (`x[:, 0]`), a matrix product."""
     by_shape, calls = remembered("tensor uses", function, lambda: _tensor_uses(function))
     found: set[str] = set(by_shape)
@@ -411,7 +411,7 @@ def _used_as_tensors(function: cst.FunctionDef, index: ModuleIndex, info: ClassI
         qualified = index.qualify(func) or ""
         receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
         callee = dotted_name(func) or ""
-        if qualified.startswith("torch.") or receiver == "self" and (
+        if qualified.startswith("torch.") and qualified not in sem.FACTORY_FUNCTIONS or receiver == "self" and (
                 func.attr.value in info.submodule_attributes or func.attr.value in info.assigned_attributes) \
                 or callee in index.defined_functions:
             found.update(a.value.value for a in node.args if isinstance(a.value, cst.Name))  # type: ignore[attr-defined]

@@ -301,7 +301,8 @@ class StoreQuestions:
                     # this call made (a model's output, a local built here); views of what the caller passed are not
                     # read so (the caller may well keep that).
                     value = self.value_of(node.value)
-                    if value.is_view and value.partial and self._made_in_this_call(value.base):
+                    held = (dotted_name(node.value) or "").startswith("self.")  # `self.values = self.keys`: held already
+                    if value.is_view and value.partial and not held and self._made_in_this_call(value.base):
                         events.append(StoreEvent(node, node.value, value, self.short_source(t)))
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             method = node.func.attr.value
