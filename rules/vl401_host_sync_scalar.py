@@ -86,7 +86,6 @@ class HostSyncScalar(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._check_implicit_arguments(node)
-        self._check_comparison(node)
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in semantics.HOST_SCALAR_METHODS and not node.args:
             self._check(node, func.value, f"`{self.facts.short_source(node)}`")
@@ -100,24 +99,6 @@ class HostSyncScalar(Rule):
         for bound in (node.lower, node.upper, node.step):
             if bound is not None and not isinstance(bound, _PLAIN_BOUNDS):
                 self._check(bound, bound, f"`{self.facts.short_source(bound)}` as a slice bound", implicit=True)
-
-    def _check_comparison(self, node: cst.Call) -> None:
-        """`torch.equal(a, b)`, `torch.allclose(a, b)`, `a.equal(b)`: compared on the device, answered as a Python bool."""
-        func = node.func
-        if not isinstance(func, cst.Attribute) or func.attr.value not in ("equal", "allclose"):
-            return
-        qualified = self.facts.qualify(func)
-        if qualified in ("torch.equal", "torch.allclose"):
-            operands = [a.value for a in node.args if a.keyword is None and not a.star][:2]
-        elif qualified is None:
-            operands = [func.value]
-        else:
-            return
-        for operand in operands:
-            value = self.facts.value_of(operand)
-            if value.is_tensor and not value.optional and self.facts.may_be_on_device(value):
-                self._check(node, operand, f"`{self.facts.short_source(node)}` (a Python bool)")
-                return
 
     def _check_implicit_arguments(self, node: cst.Call) -> None:
         """`range(lengths.max())`, `torch.arange(n.max())`: a tensor where Python or PyTorch needs an int."""

@@ -297,9 +297,6 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 argument = node.args[0]  # type: ignore[attr-defined]
                 flags.add("truth-test")
                 tests.append(argument.elt if type(argument) in (ast.GeneratorExp, ast.ListComp) else argument)  # type: ignore[attr-defined]
-            if (name == "equal" or name == "allclose") and type(func) is Attribute:
-                scalar_reads.extend(call_arguments(node))  # `torch.equal(a, b)`: a Python bool read off the device
-                scalar_reads.append(func.value)  # type: ignore[attr-defined]  # `a.equal(b)`
             if name in semantics.HOST_SCALAR_METHODS and type(func) is Attribute and not node.args:  # type: ignore[attr-defined]
                 scalar_reads.append(func.value)  # type: ignore[attr-defined]
             elif name in semantics.HOST_SCALAR_BUILTINS and type(func) is Name and len(node.args) == 1 \
