@@ -9,7 +9,7 @@ import libcst as cst
 from viewlint.analysis import features, semantics
 from viewlint.analysis.temporaries import TemporaryTracker, TracksTemporaries, inplace_chain_receiver
 from viewlint.analysis.tree import dotted_name
-from viewlint.analysis.values import IndexKind, Value
+from viewlint.analysis.values import IndexKind, Kind, Value
 from viewlint.rule import Rule
 
 # What `_maybe_copy` recognises: the methods, and `torch.reshape`/`torch.flatten`/`torch.ravel`.
@@ -174,9 +174,11 @@ class InplaceOnMaybeCopy(TracksTemporaries, Rule):
 
     @staticmethod
     def _may_copy(receiver: Value, op: str) -> bool:
-        """Only known tensors; and not where the analysis proves the conversion returns the receiver."""
+        """Only known tensors; and not where the analysis proves the conversion returns the receiver. A conversion a
+        module has too (`x.float()`, `x.cuda()`) of something unknown, then written into, is of a tensor: a module's
+        would have nothing to write into."""
         if not receiver.is_tensor:
-            return False
+            return receiver.kind is Kind.UNKNOWN and op in semantics.MODULE_SHARED_METHODS
         if op in semantics.LAYOUT_ONLY_COPY_METHODS and receiver.contiguous:
             return False  # reshapes of contiguous memory are views; `.contiguous()` returns self
         if op == "cpu" and receiver.cpu:

@@ -182,14 +182,15 @@ class DiscardedOutOfPlaceResult(Rule):
 
     def _check_function(self, call: cst.Call, qualified: str, method: str) -> None:
         """`torch.clamp(x, 0, 1)` as a statement: the functional form, unless it writes to `out=`."""
-        if qualified != f"torch.{method}" or any(a.keyword is not None and a.keyword.value == "out" for a in call.args):
+        if qualified not in (f"torch.{method}", f"torch.nn.functional.{method}") \
+                or any(a.keyword is not None and a.keyword.value in ("out", "inplace") for a in call.args):
             return
         if not call.args or call.args[0].keyword is not None or call.args[0].star:
             return
         first = self.facts.short_source(call.args[0].value)
         self.report(
             call,
-            f"`torch.{method}({first}, …)` returns a new tensor that is thrown away: `{first}` is unchanged",
+            f"`{self.facts.short_source(call.func)}({first}, …)` returns a new tensor that is thrown away: `{first}` is unchanged",
             fix_message=f"use the in-place `{first}.{method}_(…)`, or assign the result",
         )
 

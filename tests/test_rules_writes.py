@@ -353,3 +353,24 @@ def test_a_loop_variable_over_tensors_rebound_and_dropped_is_a_lost_update():
                     p = p * 0
     """)
     assert [(row, code) for row, code in lint_both_paths(source) if code == "VL205"] == [(6, "VL205")]
+
+
+def test_a_write_into_a_conversion_a_module_would_also_have_is_of_a_tensor():
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn.functional as F
+
+
+        def scale(x):
+            x.float().div_(255)
+
+
+        def freeze(net):
+            net.float().requires_grad_(False)
+
+
+        def act(x: torch.Tensor):
+            F.relu(x)
+            F.relu(x, inplace=True)
+    """)
+    assert [(row, code) for row, code in lint_both_paths(source) if code in ("VL203", "VL205")] == [(6, "VL203"), (14, "VL205")]

@@ -1,0 +1,13 @@
+import torch
+
+
+def cls_token(hidden):
+    return hidden[:, 0, :]
+
+
+def collect(model, loader):
+    pooled = []
+    for batch in loader:
+        out = model(batch)
+        pooled.append(cls_token(out))  # want: A
+    return pooled
