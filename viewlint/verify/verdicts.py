@@ -115,6 +115,9 @@ def _discarded(site: Site, record: dict[str, Any]) -> tuple[str, str]:
     if compared <= 0:
         return ERROR, f"`{receiver}` was too large to snapshot"
     if unchanged == compared:
+        if lost and not site.labels.get("method"):
+            return CONFIRMED, (f"`{receiver}` unchanged; the value bound in its place and dropped differed in "
+                               f"{_plural(record.get('max_lost_elements', 0), 'element')} ({_of(lost, hits)})")
         if lost:
             return CONFIRMED, (f"`{receiver}` unchanged after `.{site.labels.get('method', '')}(…)`; the discarded result "
                                f"differed in {_plural(record.get('max_lost_elements', 0), 'element')} ({_of(lost, hits)})")
