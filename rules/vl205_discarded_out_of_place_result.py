@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from viewlint.analysis import features, semantics
+from viewlint.analysis.tree import descendants
 from viewlint.analysis.values import Kind
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
@@ -12,17 +13,6 @@ from viewlint.rule import Rule
 # Context managers under which a discarded call is the point: it is expected to raise or warn,
 # or it runs to be measured (profilers).
 _EXPECTING_CONTEXTS = ("raises", "Raises", "assertWarns", "warns", "Warns", "assert_raises", "profile", "record_function")
-
-
-def _names(node: cst.CSTNode) -> list[cst.Name]:
-    found: list[cst.Name] = []
-    pending: list[cst.CSTNode] = [node]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, cst.Name):
-            found.append(current)
-        pending.extend(current.children)
-    return found
 
 
 class DiscardedOutOfPlaceResult(Rule):
@@ -113,7 +103,8 @@ class DiscardedOutOfPlaceResult(Rule):
             return
         loop = self._loops[-1]
         name = node.targets[0].target.value
-        if name not in {n.value for n in _names(loop.target)} or not isinstance(loop.body, cst.IndentedBlock):
+        if name not in {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)} \
+                or not isinstance(loop.body, cst.IndentedBlock):
             return
         statements = list(loop.body.body)
         line = next((i for i, s in enumerate(statements) if isinstance(s, cst.SimpleStatementLine) and node in s.body), None)
@@ -121,7 +112,7 @@ class DiscardedOutOfPlaceResult(Rule):
             return  # nested in an `if` or another block: what follows it is not read here
         small = statements[line].body  # type: ignore[attr-defined]
         later = [*small[small.index(node) + 1:], *statements[line + 1:]]
-        if any(n.value == name for statement in later for n in _names(statement)):
+        if any(isinstance(n, cst.Name) and n.value == name for statement in later for n in descendants(statement)):
             return  # read again in the iteration: a local computation
         held = self.facts.lookup(name)
         if not held.is_tensor or held.optional:

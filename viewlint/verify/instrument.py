@@ -30,6 +30,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from viewlint.analysis import semantics
+from viewlint.analysis.tree import descendants
 from viewlint.diagnostics import Diagnostic
 from viewlint.verify import COPIES, LOST_WRITE, PROBE_MODULE, RETENTION, SYNCS
 SYNC_BUILTINS = ("int", "float", "bool", "len", "list", "complex")
@@ -326,7 +327,7 @@ def _plan_discarded(node: cst.CSTNode, site: int, ctx: _Context) -> _Plan:
     (`ema_p = decay * ema_p + ...`), the tensor it held (read in the new value) and the value bound in its place."""
     if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
         name = node.targets[0].target.value
-        held = next((n for n in _names_in(node.value) if n.value == name), None)
+        held = next((n for n in descendants(node.value) if isinstance(n, cst.Name) and n.value == name), None)
         if held is not None:
             return _Plan([(held, _Wrap("before", site)), (node.value, _Wrap("after", site))], "after",
                          {"receiver": name, "method": ""})
@@ -342,19 +343,6 @@ def _plan_discarded(node: cst.CSTNode, site: int, ctx: _Context) -> _Plan:
     method = (_dotted(call.func) or _method(call) or "").split(".")[-1]
     return _Plan([(receiver, _Wrap("before", site)), (call, _Wrap("after", site))], "after",
                  {"receiver": ctx.text(receiver), "method": method})
-
-
-def _names_in(node: cst.CSTNode) -> list[cst.Name]:
-    """The names read in an expression, in source order (not inside lambdas or comprehensions, which bind their own)."""
-    found: list[cst.Name] = []
-    pending: list[cst.CSTNode] = [node]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, cst.Name):
-            found.append(current)
-        elif not isinstance(current, (cst.Lambda, cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp)):
-            pending.extend(reversed(current.children))
-    return found
 
 
 def _plan_contiguous(node: cst.CSTNode, site: int, ctx: _Context) -> _Plan:
