@@ -57,7 +57,10 @@ class ViewSerialized(Rule):
 
     @classmethod
     def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
-        return features.calls("save", "dump", "dumps")
+        aliases = getattr(index, "aliases", {})
+        pickled = any(target == "pickle" or target.startswith("pickle.") for target in aliases.values())
+        # `dump`/`dumps` only where the module imports pickle (`json.dump` is everywhere).
+        return features.calls("save", "dump", "dumps") if pickled else features.calls("save")
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.facts
