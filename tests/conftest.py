@@ -30,6 +30,14 @@ def expected_findings(path: Path) -> set[tuple[int, str]]:
     return found
 
 
+def as_from_a_terminal() -> None:
+    """A `preexec_fn` for a viewlint the tests stop with SIGINT: a shell starts background jobs with SIGINT
+    ignored (a suite run as `pytest &`, or by a runner that does), and Python then keeps ignoring it; give
+    viewlint the default disposition an interactive command gets."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_viewlint(*args: str, cwd: Path | None = None, input: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run the real `viewlint` command line in a subprocess."""
     full_env = {**os.environ, **(env or {})}

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterator, Optional
 import jsonschema
 import pytest
 
+from conftest import as_from_a_terminal
 from viewlint.config import CliOverrides, SettingsResolver
 
 BAD = (
@@ -313,12 +314,6 @@ def _many_files(folder: Path, count: int = 600) -> None:
         (folder / f"m{i:04}.py").write_text(BAD)
 
 
-def _as_from_a_terminal() -> None:
-    # A shell starts background jobs with SIGINT ignored, and Python then keeps ignoring it:
-    # give viewlint the default disposition an interactive command gets.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @pytest.fixture
 def start_with_workers() -> Iterator[Callable[..., tuple["subprocess.Popen[bytes]", list[int]]]]:
     """Start viewlint -j2 in its own process group and wait until both workers run. Whatever the
@@ -329,7 +324,7 @@ def start_with_workers() -> Iterator[Callable[..., tuple["subprocess.Popen[bytes
         env = {k: v for k, v in os.environ.items() if k != "VIEWLINT_OUTPUT_FORMAT"}
         process = subprocess.Popen([sys.executable, "-m", "viewlint", "-j", "2", "--no-cache", *args, "."],
                                    cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
-                                   start_new_session=True, preexec_fn=_as_from_a_terminal)
+                                   start_new_session=True, preexec_fn=as_from_a_terminal)
         groups.append(process.pid)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and process.poll() is None:

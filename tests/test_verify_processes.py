@@ -19,7 +19,7 @@ from typing import Optional
 
 import pytest
 
-from conftest import ROOT, run_viewlint
+from conftest import ROOT, as_from_a_terminal, run_viewlint
 from viewlint.diagnostics import Diagnostic, Location
 from viewlint.engine import lint_path
 from viewlint.settings import Settings
@@ -300,7 +300,8 @@ def _stop_viewlint(arguments: list[str], marks: Path, signum: int, cwd: Path, en
     """Start viewlint, send ``signum`` once the marks file appears; (exit status, seconds it took
     to exit after the signal, stderr, the processes of the group it ran code in still running)."""
     process = subprocess.Popen([sys.executable, "-m", "viewlint", *arguments], cwd=cwd, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
+                               stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
+                               preexec_fn=as_from_a_terminal)
     group = None
     try:
         _, group_text = wait_for(marks).split()

@@ -325,11 +325,13 @@ def _run_children(job: Path, work: Path, count: int, timeout: float, python: str
 def _follow(child: "subprocess.Popen[bytes]", progress: Path, log: Path, start: int, count: int, timeout: float,
             result: VerifyResult, outcomes: dict[int, FileOutcome]) -> int:
     """Read the launcher's progress until it ends; returns the index of the next file to run."""
+    from viewlint.interrupts import raise_if_stopped
     from viewlint.verify.verdicts import merge_records
     current: Optional[int] = None
     deadline = time.monotonic() + STARTUP_TIMEOUT
     with open(progress, "r", encoding="utf-8") as stream:
         while True:
+            raise_if_stopped()  # a stop whose exception a finaliser swallowed
             exited = child.poll() is not None
             buffer = stream.read()
             for event in _events(buffer, stream):
@@ -567,7 +569,7 @@ def _run_command(command: str, env: dict[str, str], timeout: Optional[float]) ->
     child = subprocess.Popen(command, shell=True, env=env, stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno(),
                              stderr=sys.stderr.fileno(), start_new_session=True)
     try:
-        code = child.wait(timeout)
+        code = _wait_stoppable(child, timeout)
     except subprocess.TimeoutExpired:
         _end_group(child, TERM_GRACE)
         return f"`{command}` timed out after {timeout:g} s", COMMAND_TIMED_OUT
@@ -578,6 +580,22 @@ def _run_command(command: str, env: dict[str, str], timeout: Optional[float]) ->
     if code < 0:
         return f"`{command}` {describe_exit(code)[len('the interpreter '):]}", 128 - code
     return f"`{command}` exited with status {code}", code or None
+
+
+def _wait_stoppable(child: "subprocess.Popen[bytes]", timeout: Optional[float]) -> int:
+    """``child.wait(timeout)``, polled: a blocking wait hears a stop signal only when the kernel hands it
+    to this thread, and Python drops the exception a handler raises inside a finaliser. Polling, the
+    stop is raised within ``POLL_INTERVAL`` either way."""
+    from viewlint.interrupts import raise_if_stopped
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        code = child.poll()
+        if code is not None:
+            return code
+        raise_if_stopped()
+        if deadline is not None and time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(child.args, timeout or 0.0)
+        time.sleep(POLL_INTERVAL)
 
 
 def _require_cuda(python: str) -> None:
