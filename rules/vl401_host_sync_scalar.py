@@ -42,7 +42,9 @@ class HostSyncScalar(Rule):
     quiet: `__init__`, weight loading and saving, tests, `if __name__ == "__main__":`,
     `raise` and `except` blocks, lambdas without parameters (the message thunk of a
     `torch._check`), logging or checks guarded by an interval or a debug flag
-    (`if step % 100 == 0:`, `if self.verbose:`), and checks switched on from the environment
+    (`if step % 100 == 0:`, `if self.verbose:`), or by the module's own predicate for one
+    (`if self.is_gradient_accumulation_boundary():`, whose body returns `(self.micro_steps + 1) % self.gas == 0`),
+    and checks switched on from the environment
     (`_validate = envs.X_VALIDATE_INDICES.get()`, then `if _validate:`), and work on a cache
     miss (`if key not in self.cache: ... self.cache[key] = ...`: once per key); a `# viewlint: hot`
     marker overrides a cold name.

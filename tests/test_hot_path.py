@@ -8,7 +8,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from conftest import run_viewlint
+from conftest import lint_both_paths, run_viewlint
 
 
 def hot_rows(lint_source, source: str, **settings) -> list[int]:
@@ -323,6 +323,35 @@ def test_a_helper_called_only_under_an_environment_check_switch_is_cold(lint_sou
         "        return x\n"
     )
     assert [(row, code) for row, code, _ in lint_source(source, select=("VL401",))] == [(8, "VL401")]
+
+
+def test_a_guard_that_calls_the_modules_own_interval_predicate_is_cold():
+    # `is_gradient_accumulation_boundary()` returns an interval test: the sync it guards runs once per optimizer
+    # step, for the log; `has_tokens()` returns a test of something else, so the sync it guards stays hot. The
+    # helper called under the interval guard is not hot for being called there either.
+    source = (
+        "import torch\n"
+        "class Engine:\n"
+        "    def __init__(self, model, gas):\n"
+        "        self.model, self.gas, self.micro_steps, self.tokens = model, gas, 0, 0\n"
+        "    def is_gradient_accumulation_boundary(self):\n"
+        "        \"\"\"Whether this micro-step ends an accumulation.\"\"\"\n"
+        "        return (self.micro_steps + 1) % self.gas == 0\n"
+        "    def has_tokens(self):\n"
+        "        return self.tokens > 0\n"
+        "    def _report(self, total: torch.Tensor):\n"
+        "        return total.item()\n"
+        "    def backward(self, loss: torch.Tensor):\n"
+        "        mean_loss = loss.mean().detach()\n"
+        "        if self.is_gradient_accumulation_boundary():\n"
+        "            print(mean_loss.item())\n"
+        "            self._report(mean_loss)\n"
+        "        if self.has_tokens():\n"
+        "            print(mean_loss.item())\n"
+        "        loss.backward()\n"
+        "        self.micro_steps += 1\n"
+    )
+    assert [(row, code) for row, code in lint_both_paths(source) if code == "VL401"] == [(18, "VL401")]
 
 
 def test_work_on_a_cache_miss_runs_once_per_key(lint_source):

@@ -17,6 +17,7 @@ from typing import Any, Iterator, NamedTuple, Optional
 from viewlint.analysis import semantics as sem
 from viewlint.analysis import tree as tree_module
 from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_FUNCTION_NAMES
+from viewlint.analysis.guards import cold_test, switch_locals
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.nodes import dotted, preorder
 
@@ -379,40 +380,6 @@ def calls_a_model(call: ast.Call) -> bool:
     return sem.names_a_model(dotted(call.func) or "")
 
 
-def _ast_words(node: ast.AST) -> str:
-    parts = []
-    for child in preorder(node):
-        kind = type(child)
-        if kind is ast.Name:
-            parts.append(child.id)  # type: ignore[attr-defined]
-        elif kind is ast.Attribute:
-            parts.append(child.attr)  # type: ignore[attr-defined]
-        elif kind is ast.Constant:
-            parts.append(str(child.value))  # type: ignore[attr-defined]
-    return " ".join(parts)
-
-
-def cold_test(test: ast.AST, switches: frozenset[str] = frozenset()) -> bool:
-    """An `if` test that guards cold work: `step % 100 == 0`, `self.debug`, `__name__ == "__main__"`, or a
-    debug switch read from the environment (`switches`: its name and the locals set to it)."""
-    if isinstance(test, ast.Name) and test.id in switches:
-        return True
-    if isinstance(test, ast.BoolOp):
-        values = [cold_test(v, switches) for v in test.values]
-        return any(values) if isinstance(test.op, ast.And) else all(values)
-    if isinstance(test, ast.Constant) and test.value in (0, False, None):
-        return True  # `if 0:`, `if False:`: dead code
-    words = _ast_words(test)
-    if "__name__" in words and "__main__" in words:
-        return True
-    if isinstance(test, ast.Compare) and isinstance(test.left, ast.BinOp) and isinstance(test.left.op, ast.Mod):
-        modulus = test.left.right
-        if isinstance(modulus, ast.Constant) and isinstance(modulus.value, int):
-            return modulus.value >= 10
-        return any(word in _ast_words(test.left).lower() for word in sem.INTERVAL_WORDS)
-    return any(word in words.lower() for word in sem.COLD_GUARD_WORDS)
-
-
 def debug_only_rest(function: ast.AST) -> Optional[list[ast.stmt]]:
     """The statements after a leading `if not <debug flag>: return` (`if not diagnostics_enabled(): return`):
     they run only when debugging is on."""
@@ -522,21 +489,7 @@ def _span(first: ast.AST, last: ast.AST) -> Span:
     return ((first.lineno, first.col_offset), (last.end_lineno or last.lineno, last.end_col_offset or 0))  # type: ignore[attr-defined]
 
 
-def _switch_locals(nodes: list[ast.AST], switches: frozenset[str]) -> frozenset[str]:
-    """`switches` and the local names set to one of them, alone or as the first condition of an `and`
-    (`verify = _verify_real_tensors and layer_id not in verified`)."""
-    names = set(switches)
-    for node in nodes:
-        if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:  # type: ignore[attr-defined]
-            value = node.value  # type: ignore[attr-defined]
-            while isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And):
-                value = value.values[0]
-            if isinstance(value, ast.Name) and value.id in switches:
-                names.add(node.targets[0].id)  # type: ignore[attr-defined]
-    return frozenset(names)
-
-
-# The node kinds `_classified` (and `_switch_locals`) read from a function's preorder list.
+# The node kinds `_classified` (and `switch_locals`) read from a function's preorder list.
 def _shape(nodes: list[ast.AST]) -> tuple[tuple[ast.AST, ...], bool, tuple[tuple[ast.AST, str], ...], tuple[str, ...]]:
     """A function's nodes (its preorder list) as the call graph reads them: those of the kinds `_classified`
     reads (its skeleton), whether it returns a value (a `return <value>` or a `yield`: see `_returns_value`),
@@ -603,7 +556,7 @@ def _classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: 
         # Only an `if` with a call in its body needs its test read.
         positions = sorted((call.lineno, call.col_offset) for call in calls)
         if switches:
-            switches = _switch_locals(nodes, switches)
+            switches = switch_locals(nodes, switches)
         for span, branch in ifs:
             at = bisect.bisect_left(positions, span[0])
             if at < len(positions) and positions[at] <= span[1] and (cold_test(branch.test, switches) or runs_once(branch)):  # type: ignore[attr-defined]
@@ -703,7 +656,7 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
         return found
     hot_globs = tuple(hot_globs) + DEFAULT_HOT_FUNCTIONS
     regions: dict[FunctionKey, _Regions] = {}
-    switches = frozenset(graph.index.debug_switches)
+    switches = graph.index.cold_switches
     for key, info in graph.functions.items():
         scanned = _Regions()
         if key.name == MAIN_BLOCK:

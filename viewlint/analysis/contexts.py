@@ -10,6 +10,7 @@ paths. The innermost context that says hot or cold decides.
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import functools
 import re
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from viewlint.analysis import semantics as sem
+from viewlint.analysis.guards import cold_test
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.tree import children, descendants, dotted_name, remembered
 
@@ -337,23 +339,22 @@ class ContextStack:
         return ("__name__" in text and "__main__" in text) or self.is_cold_condition(test)
 
     def is_cold_condition(self, test: cst.BaseExpression) -> bool:
-        """Logging or bookkeeping guarded by an interval (`if step % 100 == 0:`), a debug flag or the epoch."""
-        if (isinstance(test, cst.Integer) and test.value == "0") or (isinstance(test, cst.Name) and test.value in ("False", "None")):
-            return True  # `if 0:`, `if False:`: dead code
-        if isinstance(test, cst.BooleanOperation):
-            left, right = self.is_cold_condition(test.left), self.is_cold_condition(test.right)
-            return (left or right) if isinstance(test.operator, cst.And) else (left and right)
-        if isinstance(test, cst.Comparison) and isinstance(test.left, cst.BinaryOperation) and isinstance(test.left.operator, cst.Modulo):
-            # `step % 100 == 0`, `(i + 1) % log_every == 0`; not `layer_id % 2 == 0`, which picks a layer type.
-            modulus = test.left.right
-            if isinstance(modulus, cst.Integer):
-                return int(modulus.evaluated_value) >= 10
-            lowered = self.words(test.left).lower()
-            return any(word in lowered for word in sem.INTERVAL_WORDS)
-        if isinstance(test, cst.Name) and (test.value in self.index.debug_switches or test.value in self._debug_names()):
-            return True  # `if _validate_replay:`, an opt-in check switched on from the environment
-        lowered = self.words(test).lower()
-        return any(word in lowered for word in sem.COLD_GUARD_WORDS)
+        """Logging or bookkeeping guarded by an interval (`if step % 100 == 0:`), a debug flag, the epoch, or a
+        call of the module's own predicate for one: `guards.cold_test`'s reading, once per test."""
+        key = ("cold", id(test))
+        found = self.index.memo.get(key)
+        if found is None or found[0] is not test:  # type: ignore[index]
+            found = self.index.memo[key] = (test, self._cold(test))
+        return found[1]  # type: ignore[index, no-any-return]
+
+    def _cold(self, test: cst.BaseExpression) -> bool:
+        try:
+            parsed = ast.parse("(" + self.module.code_for_node(test) + ")", mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        switches = self.index.cold_switches
+        local = self._debug_names()
+        return cold_test(parsed, switches | local if local else switches)
 
     def _debug_names(self) -> frozenset[str]:
         """The current function's local names set to a debug switch, alone or as a condition of an `and`

@@ -10,6 +10,7 @@ from typing import Optional, Sequence
 import libcst as cst
 
 from viewlint.analysis import semantics
+from viewlint.analysis.guards import cold_predicates, predicate_key
 from viewlint.analysis.module_lists import item_class, listed_class, listed_order
 from viewlint.analysis.nodes import assignments as _assignments, callee_name, dotted, preorder, qualify_name as _qualify_name
 from viewlint.analysis import tree as tree_module
@@ -99,6 +100,9 @@ class ModuleIndex:
     # (`_validate_replay = envs.SGLANG_VALIDATE_REPLAY.get()`, `DEBUG = os.environ.get("X_DEBUG")`):
     # what they guard is opt-in diagnostics, not the hot path.
     debug_switches: set[str] = field(default_factory=set)
+    # Functions and methods whose whole body returns a cold test (`def is_gradient_accumulation_boundary(self):
+    # return (self.micro_steps + 1) % self.gas == 0`): what a call of one guards is cold too.
+    cold_predicates: set[str] = field(default_factory=set)
     # Top-level functions with a return annotation: name -> the annotation (read by modules that import them).
     function_returns: dict[str, ast.expr] = field(default_factory=dict, repr=False, compare=False)
     function_names: set[str] = field(default_factory=set)  # every top-level function
@@ -112,6 +116,16 @@ class ModuleIndex:
     # Class name -> the preorder node lists of its members (every class of that name).
     class_segments: dict[str, list[list[ast.AST]]] = field(default_factory=dict, repr=False, compare=False)
     class_defs: dict[str, list[ast.ClassDef]] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def cold_switches(self) -> frozenset[str]:
+        """The names whose truth marks cold work, as `guards.cold_test` reads them: the debug switches and
+        the cold predicates."""
+        found = self.memo.get("cold_switches")
+        if found is None:
+            found = self.memo["cold_switches"] = frozenset(self.debug_switches) | frozenset(
+                predicate_key(name) for name in self.cold_predicates)
+        return found  # type: ignore[return-value]
 
     def class_member_nodes(self, name: str) -> list[list[ast.AST]]:
         return self.class_segments.get(name, [])
@@ -571,6 +585,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
             if any(d.split(".")[-1] in {"cache", "lru_cache"} for d in _decorator_names(stmt.decorator_list, index)):
                 index.cached_functions.add(stmt.name)
 
+    index.cold_predicates = cold_predicates(fn for fn, _, _ in functions)
     # Module-level instances of classes defined here (`cache = MultiModalCache(...)`).
     for stmt in tree.body:
         for target, value in _assignments(stmt):
