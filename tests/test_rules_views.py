@@ -433,6 +433,35 @@ def test_torch_save_of_views(lint_source):
     assert "whole storage of `hidden`" in found[0][2]
 
 
+def test_torch_save_of_an_annotated_parameter_every_caller_passes_views():
+    # The annotation says what `emb` is (a dict of tensors, a tensor); this module's callers say what storage it
+    # shares: rows of the batch, so each file gets the whole batch. Callers that pass copies pin nothing.
+    from conftest import lint_both_paths
+    source = textwrap.dedent("""
+        from typing import Dict
+        import torch
+
+        class Store:
+            def _save_entry(self, emb: Dict[str, torch.Tensor], path: str) -> None:
+                torch.save(emb, path)
+
+            def _save_row(self, row: torch.Tensor, path: str) -> None:
+                torch.save(row, path)
+
+            def _save_copy(self, row: torch.Tensor, path: str) -> None:
+                torch.save(row, path)
+
+            def run(self, texts, cats):
+                per = {c: torch.randn(len(texts), 8) for c in cats}
+                for i, text in enumerate(texts):
+                    self._save_entry({c: per[c][i] for c in cats}, f"{i}.pt")
+                    batch = torch.randn(len(texts), 8)
+                    self._save_row(batch[i], f"{i}.row")
+                    self._save_copy(batch[i].clone(), f"{i}.copy")
+    """)
+    assert [found for found in lint_both_paths(source) if found[1] == "VL103"] == [(7, "VL103"), (10, "VL103")]
+
+
 def test_torch_save_fix_edit():
     source = "import torch\n\ndef dump(h: torch.Tensor, path):\n    torch.save(h[:, -1], path)\n"
     (diagnostic,) = lint_text(source, "snippet.py", Settings(select=("VL103",)))

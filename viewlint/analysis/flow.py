@@ -94,14 +94,17 @@ class FlowHooks:
                 if evidence.is_tensor and evidence.device is Device.UNKNOWN and passed.device is not Device.UNKNOWN \
                         and passed.kind in (Kind.TENSOR, Kind.UNKNOWN):
                     evidence = evidence.with_(device=passed.device, guessed_cpu=passed.guessed_cpu)
+                evidence = _sharing_as_passed(evidence, passed)
                 passed = None
             if passed is not None and passed.kind is Kind.UNKNOWN and passed.device is not Device.UNKNOWN \
                     and evidence.kind in (Kind.TENSOR, Kind.UNKNOWN) and evidence.device is Device.UNKNOWN:
                 value = evidence.with_(device=passed.device, guessed_cpu=passed.guessed_cpu)  # every caller passes a `*_cpu` value
             elif passed is None or passed.kind is Kind.UNKNOWN:
                 value = evidence
-            elif actual or evidence.kind is Kind.UNKNOWN:
+            elif actual:
                 value = passed
+            elif evidence.kind is Kind.UNKNOWN:
+                value = passed.with_(why=CALLERS_PASS) if passed.is_tensor else passed
             else:
                 value = join(evidence, passed)  # what the annotation says, and what this module's callers pass
             scope[name] = labelled(value, name)
@@ -529,3 +532,25 @@ def _host_copy_test(test: cst.BaseExpression) -> Optional[bool]:
     if not sem.named_host_side(dotted_name(test.left) or ""):
         return None
     return isinstance(test.comparisons[0].operator, cst.IsNot)
+
+
+# Why an unannotated parameter is believed a tensor: the callers' own reasons are theirs, not the parameter's.
+CALLERS_PASS = "what this module's callers pass"
+# What a view carries of the storage it shares: moved from what the callers pass onto an annotated parameter.
+_SHARING_FIELDS = ("provenance", "base", "origin", "ownership_op", "base_made", "partial", "some_view")
+
+
+def _sharing_as_passed(annotated: Value, passed: Value) -> Value:
+    """An annotated parameter that this module's callers pass views (`_save(self, emb: dict[str, Tensor])` called with
+    `{c: batch[c][i] for c in cats}`): the annotation says what it is, the callers what storage it shares. Only views
+    move over; their layout does not (an annotated function may be called elsewhere with any)."""
+    if annotated.kind is Kind.TENSOR and passed.kind is Kind.TENSOR and passed.retained_views():
+        return annotated.with_(**{name: getattr(passed, name) for name in _SHARING_FIELDS})
+    if annotated.kind is Kind.WRAPPER and passed.kind is Kind.WRAPPER and passed.retained_views() \
+            and _mapping_kind(annotated) == _mapping_kind(passed):
+        return passed.with_(why=annotated.why or passed.why)
+    return annotated
+
+
+def _mapping_kind(value: Value) -> bool:
+    return value.wrapper in ("dict", "ordereddict", "defaultdict") or any(value.fields)
