@@ -622,3 +622,23 @@ def test_a_function_imported_from_another_module_returns_what_its_annotation_say
     assert {(17, "VL403"), (18, "VL401")} <= set(paths[0])
     # Without the package, nothing is known of them.
     assert beliefs(source, "head.py")[(11, "s")]["tensor"] is not True
+
+
+# ---------------------------------------------------------------- sequences repeated
+def test_a_list_repeated_by_a_tensor_count_is_a_list_and_torch_tensor_of_it_copies_nothing_twice():
+    # `list * t` repeats the list (`__index__` of a 0-dim count); a tensor times a number stays a tensor.
+    source = textwrap.dedent("""
+    import torch
+
+    def lengths(chunk_num: torch.Tensor, n_window: int):
+        repeated = [n_window * 2] * chunk_num.sum()
+        scaled = chunk_num * 2
+        as_tensor = torch.tensor([n_window * 2] * chunk_num.sum())
+        return repeated, scaled, as_tensor
+    """)
+    found = beliefs(source)
+    assert found[(5, "repeated")]["tensor"] is False
+    assert found[(6, "scaled")]["tensor"] is True
+    assert [code for _, code in lint_both_paths(source)] == []
+    import torch
+    assert isinstance([3] * torch.tensor(2), list)  # what the belief says, on real torch

@@ -36,6 +36,10 @@ from viewlint.analysis.values import (ADVANCED_INDEX, HOST, INT, UNKNOWN, UNKNOW
                                       Value, fresh, function_reference, join)
 
 
+# Sequence displays: `*` repeats them.
+_SEQUENCE_DISPLAYS = frozenset({cst.List, cst.Tuple, cst.ListComp})
+
+
 class Evaluator(CallEvaluation):
     """Expression -> Value in an environment. One per flow (function walk)."""
 
@@ -198,6 +202,12 @@ class Evaluator(CallEvaluation):
     def _binary(self, node: cst.BinaryOperation, local: Locals) -> Value:
         left = self.evaluate(node.left, local)
         right = self.evaluate(node.right, local)
+        if type(node.operator) is cst.Multiply:
+            # `[n_window * 2] * chunk_num.sum()`: a list (or tuple) repeated, whatever the count is (a 0-dim
+            # tensor counts through `__index__`).
+            for side, value in ((node.left, left), (node.right, right)):
+                if type(side) in _SEQUENCE_DISPLAYS:
+                    return value
         return binary_result(node.operator, left, right)
 
     def _comparison(self, node: cst.Comparison, local: Locals) -> Value:
