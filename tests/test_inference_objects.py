@@ -642,3 +642,41 @@ def test_a_list_repeated_by_a_tensor_count_is_a_list_and_torch_tensor_of_it_copi
     assert [code for _, code in lint_both_paths(source)] == []
     import torch
     assert isinstance([3] * torch.tensor(2), list)  # what the belief says, on real torch
+
+
+# ---------------------------------------------------------------- type tests, rebinding, arrays
+def test_type_tests_and_rebinding_keep_what_is_no_tensor_from_being_read_as_one():
+    # `t.unsqueeze(0)` is read off `t` after `t = torch.tensor(t)`: it says nothing of the `t` before; inside
+    # `if not torch.is_tensor(t):` it is no tensor whatever is read off it; `.T` and items of a NumPy array
+    # are arrays (or NumPy scalars), not tensor views.
+    source = textwrap.dedent("""
+    import numpy as np
+    import torch
+
+    def to_batch(tokens, scores):
+        first = tokens
+        if not torch.is_tensor(tokens):
+            tokens = torch.tensor(tokens)
+        if not isinstance(scores, torch.Tensor):
+            raw = scores
+        return tokens.unsqueeze(0), first, scores.unsqueeze(0)
+
+    def split(weights: np.ndarray, n: int):
+        part = weights[:n]
+        flipped = weights.T
+        row = part[0].T
+        return part, flipped, row
+
+    def used_once(mask):
+        kept = mask
+        return kept, mask.masked_fill(mask, 0)
+    """)
+    found = beliefs(source)
+    assert found[(6, "first")]["tensor"] is None  # was "a tensor, used as one (`.unsqueeze`)"
+    assert found[(10, "raw")]["tensor"] is None
+    assert found[(14, "part")]["tensor"] is False and found[(15, "flipped")]["tensor"] is False
+    assert found[(16, "row")]["tensor"] is None
+    assert found[(20, "kept")]["tensor"] is True  # a name bound once: what is read off it still says tensor
+    import numpy as np
+    import torch
+    assert not isinstance(np.zeros((2, 3)).T, torch.Tensor) and isinstance(np.zeros((2, 3))[0], np.ndarray)

@@ -14,7 +14,7 @@ import libcst as cst
 
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.module_index import ModuleIndex
-from viewlint.analysis.tree import code_for_node, descendants, dotted_name
+from viewlint.analysis.tree import code_for_node, dotted_name
 from viewlint.analysis.values import HOST, INT, UNKNOWN, Kind, Value, join
 
 
@@ -174,11 +174,3 @@ def docstring_value(docstring: Optional[str], name: str) -> Value:
             return Value(kind=Kind.ARRAY, why=f"docstring says `{name}` is an array")
     return UNKNOWN
 
-
-def collect_usage(function: cst.CSTNode) -> dict[str, frozenset[str]]:
-    """For each plain name in a function, the attributes and methods read off it (`mask.any()` -> {"any"})."""
-    found: dict[str, set[str]] = {}
-    for node in descendants(function):
-        if type(node) is cst.Attribute and type(node.value) is cst.Name:  # type: ignore[attr-defined]
-            found.setdefault(node.value.value, set()).add(node.attr.value)  # type: ignore[attr-defined]
-    return {name: frozenset(attrs) for name, attrs in found.items()}

@@ -28,12 +28,36 @@ from viewlint.analysis import semantics as sem
 from viewlint.analysis.annotations import DEVICE_VALUE, DTYPE_VALUE, node_text
 from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.calls import CallEvaluation
-from viewlint.analysis.tree import dotted_name, short_text
+from viewlint.analysis.tree import children, dotted_name, short_text
 from viewlint.analysis.value_ops import (ATTRIBUTE_CONTAINER, MODULE_OUTPUT, Environment, Locals, as_indexed, binary_result, never_eager,
                                          container_value, cpu_test, elementwise_device, labelled, on_the_host_if,
                                          optimizer_attribute, value_index_kind, view_zero_dim)
 from viewlint.analysis.values import (ADVANCED_INDEX, HOST, INT, UNKNOWN, UNKNOWN_TENSOR, Device, IndexKind, Kind, Provenance,
                                       Value, fresh, function_reference, join)
+
+
+# The abstract number types of `numbers` (and names a project gives tuples of Python number types).
+_NUMBER_TYPES = frozenset({"Number", "Real", "Integral", "Complex", "Rational"})
+# Nodes whose body is another scope: the tests of the statement around them do not reach inside.
+_NEW_SCOPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
+
+
+def _exact_type_test(test: cst.BaseExpression) -> Optional[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """(x, T) for `type(x) is T` and `type(x) == T`."""
+    if not (type(test) is cst.Comparison and len(test.comparisons) == 1
+            and type(test.comparisons[0].operator) in (cst.Is, cst.Equal)):
+        return None
+    left = test.left
+    if not (type(left) is cst.Call and type(left.func) is cst.Name and left.func.value == "type" and len(left.args) == 1):
+        return None
+    return left.args[0].value, test.comparisons[0].comparator
+
+
+# `torch.Tensor`, as a node: the type `torch.is_tensor(x)` tests.
+TENSOR_TYPE = cst.Attribute(value=cst.Name("torch"), attr=cst.Name("Tensor"))
+# What a name holds where a type test said it is no tensor: nothing more is known, and what is read off the name
+# elsewhere (usage evidence) does not make it one.
+NOT_A_TENSOR = Value(host_type="not a tensor")
 
 
 # Sequence displays: `*` repeats them.
@@ -83,9 +107,11 @@ class Evaluator(CallEvaluation):
         return short_text(node, self.source, limit, self._long_prefixes)
 
     # ------------------------------------------------------------------ entry points
-    def value_of(self, node: cst.BaseExpression) -> Value:
+    def value_of(self, node: cst.BaseExpression, statement: Optional[cst.CSTNode] = None) -> Value:
+        """`node`'s value; inside `statement`, as the tests around it there say (`x if isinstance(x, int) else …`)."""
         try:
-            return self.evaluate(node, {})
+            local = self.guarded_locals(statement).get(id(node)) if statement is not None else None
+            return self.evaluate(node, local or {})
         except RecursionError:
             stack.ran_out()
             return UNKNOWN
@@ -145,7 +171,9 @@ class Evaluator(CallEvaluation):
         if kind is cst.IfExp:
             if never_eager(node.test):  # type: ignore[attr-defined]
                 return self.evaluate(node.orelse, local)  # type: ignore[attr-defined]  # `t.to(...) if torch.jit.is_tracing() else int(t)`
-            return join(self.evaluate(node.body, local), self.evaluate(node.orelse, local))  # type: ignore[attr-defined]
+            # `x.clone() if isinstance(x, torch.Tensor) else torch.tensor(x)`: each branch where its test says so.
+            body, orelse = self.branch_locals(node, local)  # type: ignore[arg-type]
+            return join(self.evaluate(node.body, body), self.evaluate(node.orelse, orelse))  # type: ignore[attr-defined]
         if kind is cst.Attribute:
             return self._attribute(node, local)  # type: ignore[arg-type]
         if kind is cst.Subscript:
@@ -255,6 +283,8 @@ class Evaluator(CallEvaluation):
             return DTYPE_VALUE if attr == "dtype" else DEVICE_VALUE
         if attr in ("shape", "ndim", "is_cuda", "requires_grad", "grad_fn", "layout", "is_meta"):
             return HOST
+        if attr in ("T", "mT", "mH") and (receiver.kind is Kind.ARRAY or receiver.host_type == NOT_A_TENSOR.host_type):
+            return receiver  # `weights.T` of a NumPy array: an array
         if attr in sem.VIEW_ATTRIBUTES and (receiver.is_tensor or attr in ("T", "mT", "mH")):
             return self.view_of(node.value, receiver, "." + attr)
         if attr == "data" and (receiver.is_tensor or receiver.kind is Kind.UNKNOWN and self._tensor_receiver_by_name(node.value)):
@@ -368,7 +398,7 @@ class Evaluator(CallEvaluation):
         """`x.weight.data`, `param.data`: `.data` of what is named like a parameter or read off a module."""
         name = dotted_name(node) or ""
         last = name.split(".")[-1]
-        return last in sem.PARAMETER_ATTRIBUTE_NAMES or last in ("param", "p", "parameter", "tensor", "t")
+        return last in sem.PARAMETER_ATTRIBUTE_NAMES or last in ("param", "p", "parameter")
 
     def _moved_to_cpu_in_class(self, path: str) -> bool:
         info = self.index.classes.get(self.env.class_name or "")
@@ -426,6 +456,49 @@ class Evaluator(CallEvaluation):
         return found if found is not None else UNKNOWN
 
     # ------------------------------------------------------------------ isinstance
+    def branch_locals(self, node: cst.IfExp, local: Locals) -> tuple[Locals, Locals]:
+        """The names as `node`'s body and its `else` see them: narrowed by its test, holding or not."""
+        found = []
+        for holds in (True, False):
+            narrowed = self.narrowings(node.test, holds, local)
+            found.append({**local, **dict(narrowed)} if narrowed else local)
+        return found[0], found[1]
+
+    def guarded_locals(self, statement: cst.CSTNode) -> dict[int, Locals]:
+        """For the nodes of `statement` that run only where a test inside it held or did not (a conditional
+        expression's branches, the right operand of `and`/`or`): node id -> the names as they see them.
+        Memoized per statement; empty for the statements (most) with no such test."""
+        key = ("guarded", id(statement))
+        found = self.index.memo.get(key)
+        if found is not None and found[0] is statement:  # type: ignore[index]
+            return found[1]  # type: ignore[index, no-any-return]
+        guarded: dict[int, Locals] = {}
+        pending: list[tuple[cst.CSTNode, Locals]] = [(statement, {})]
+        while pending:
+            node, local = pending.pop()
+            kind = type(node)
+            if kind is cst.IfExp or kind is cst.BooleanOperation:
+                if kind is cst.IfExp:
+                    body, orelse = self.branch_locals(node, local)  # type: ignore[arg-type]
+                    parts = ((node.test, local), (node.body, body), (node.orelse, orelse))  # type: ignore[attr-defined]
+                else:
+                    narrowed = self.narrowings(node.left, isinstance(node.operator, cst.And), local)  # type: ignore[attr-defined]
+                    right = {**local, **dict(narrowed)} if narrowed else local
+                    parts = ((node.left, local), (node.right, right))  # type: ignore[attr-defined]
+                for part, seen in parts:
+                    if seen:
+                        guarded[id(part)] = seen
+                    pending.append((part, seen))
+                continue
+            if kind in _NEW_SCOPES:
+                continue
+            for child in children(node):
+                if local:
+                    guarded[id(child)] = local
+                pending.append((child, local))
+        self.index.memo[key] = (statement, guarded)
+        return guarded
+
     def narrowings(self, test: cst.BaseExpression, holds: bool, local: Optional[Locals] = None) -> list[tuple[str, Value]]:
         """What names are where `test` holds (or does not): `isinstance(x, int)`, `not isinstance(x, torch.Tensor)`,
         `x.is_contiguous()`, and `a and b` conjunctions of them."""
@@ -455,19 +528,33 @@ class Evaluator(CallEvaluation):
             subject = dotted_name(test.func.value)
             current = self.evaluate(test.func.value, local)
             return [(subject, current.with_(contiguous=True))] if subject is not None and current.is_tensor else []
-        if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
-                and len(test.args) == 2):
+        exact = _exact_type_test(test)
+        if exact is not None:
+            # `type(x) is list`, `type(x) == int`: where it holds, `x` is what `isinstance(x, list)` says.
+            subject_node, kind_node = exact
+            subject = dotted_name(subject_node)
+            value = self._isinstance_value(kind_node, self.evaluate(subject_node, local)) if holds else None
+            return [(subject, value)] if subject is not None and value is not None else []
+        if type(test) is cst.Call and len(test.args) == 1 and self.qualify(test.func) == "torch.is_tensor":
+            subject_node, types = test.args[0].value, [TENSOR_TYPE]
+        elif isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance" \
+                and len(test.args) == 2:
+            kinds = test.args[1].value
+            subject_node = test.args[0].value
+            types = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+        else:
             return []
-        subject = dotted_name(test.args[0].value)
+        subject = dotted_name(subject_node)
         if subject is None or ("." in subject and not subject.startswith("self.") and holds is False):
             return []
-        kinds = test.args[1].value
-        types = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
-        current = self.evaluate(test.args[0].value, local)
+        current = self.evaluate(subject_node, local)
         if not holds:
-            # `else` of `isinstance(gate, torch.Tensor)`: whatever `gate` is there, it is not a tensor.
+            # `else` of `isinstance(gate, torch.Tensor)`: whatever `gate` is there, it is not a tensor, and what
+            # is read off it elsewhere (`gate.unsqueeze(0)` after `gate = torch.tensor(gate)`) does not make it one.
             tensor_types = [t for t in types if (self.qualify(t) or dotted_name(t) or "").split(".")[-1] in ("Tensor", "Parameter")]
-            return [(subject, UNKNOWN)] if tensor_types and len(tensor_types) == len(types) and current.is_tensor else []
+            if tensor_types and len(tensor_types) == len(types) and (current.is_tensor or current.kind is Kind.UNKNOWN):
+                return [(subject, NOT_A_TENSOR)]
+            return []
         values = [self._isinstance_value(t, current) for t in types]
         if any(v is None for v in values):
             return []
@@ -482,14 +569,16 @@ class Evaluator(CallEvaluation):
         last = name.split(".")[-1]
         if last == "int":
             return INT
-        if last in ("float", "bool", "str", "bytes", "complex"):
-            return HOST
+        if last in ("float", "bool", "str", "bytes", "complex") or last.lstrip("_") in _NUMBER_TYPES:
+            return HOST  # `numbers.Number`, and a project's `_Number = (int, float)`
         if last in ("Tensor", "Parameter") and (name.startswith("torch") or last == name):
             if current.kind is Kind.HOST or (current.kind is Kind.UNKNOWN and current.cpu):
                 # A value the code builds from literals or config reads is on the host, if a tensor at all
                 # (`idx = self.fullatt_block_indexes; if isinstance(idx, torch.Tensor): idx = idx.tolist()`).
                 return UNKNOWN_TENSOR.with_(device=Device.CPU)
             return current if current.is_tensor else UNKNOWN_TENSOR.with_(device=current.device)
+        if last == "ndarray":
+            return Value(kind=Kind.ARRAY, why="`isinstance(…, np.ndarray)`")
         if last in ("list", "tuple", "List", "Tuple", "Sequence"):
             return current if current.kind in (Kind.WRAPPER, Kind.TENSOR_SEQUENCE, Kind.INT_LIST) else Value(kind=Kind.WRAPPER, wrapper="list")
         if last in ("dict", "Dict", "Mapping"):
@@ -614,6 +703,9 @@ class Evaluator(CallEvaluation):
                 return item
         if receiver.kind is Kind.HOST or self._keyed_by_string(node):
             return UNKNOWN  # `d["key"]`: tensors are not indexed by strings
+        if receiver.kind is Kind.ARRAY:
+            # A NumPy array's items and slices: arrays, or NumPy scalars where an int picks one (a basic index then).
+            return receiver if not any(type(e.slice) is cst.Index for e in node.slice) else NOT_A_TENSOR
         kind = self.index_kind(node, local)
         # `arr[:, 0]` on a known host value (a NumPy array from `.numpy()`) is not tensor indexing; `x[idx]` with a
         # tensor index is (only tensors and arrays take one).

@@ -19,12 +19,12 @@ import libcst as cst
 
 from viewlint.analysis import stack
 from viewlint.analysis import semantics as sem
-from viewlint.analysis.annotations import collect_usage
 from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.contexts import DEFAULT_SYNC_ALLOWED_CONTEXTS, ContextStack, is_setup_name
-from viewlint.analysis.evaluator import Evaluator
+from viewlint.analysis.evaluator import NOT_A_TENSOR, Evaluator
 from viewlint.analysis.flow import FlowHooks
 from viewlint.analysis.module_index import ModuleIndex, build_index
+from viewlint.analysis.nodes import preorder
 from viewlint.analysis.rebinding import LayoutRisks, layout_risks
 from viewlint.analysis.stores import StoreQuestions
 from viewlint.analysis.tree import chain_text, code_for_node, descendants, dotted_name, source_in_place, short_text
@@ -201,7 +201,7 @@ class Facts(FlowHooks, StoreQuestions):
                 if found.contiguous and self._layout_may_change(name, depth, len(scopes) - 1):
                     found = found.with_(contiguous=None)
                 break
-        if found.kind is Kind.UNKNOWN and "." not in name and name not in ("self", "cls"):
+        if found.kind is Kind.UNKNOWN and "." not in name and name not in ("self", "cls") and found.host_type != NOT_A_TENSOR.host_type:
             used = self.usage_of(name) & sem.TENSOR_USAGE_METHODS
             if used:
                 # `mask.masked_fill(...)`, `idx.long()` elsewhere in the function: only tensors have those.
@@ -263,7 +263,10 @@ class Facts(FlowHooks, StoreQuestions):
         scope = self._scope_nodes[-1]
         found = self._usage_cache.get(id(scope))
         if found is None:
-            found = self._usage_cache[id(scope)] = self._usage_from_ast(scope) or collect_usage(scope)
+            found = self._usage_from_ast(scope)
+            if found is None:  # a nested function: its own text, parsed once
+                found = _attribute_reads(_parsed_nodes(self.module, scope))
+            self._usage_cache[id(scope)] = found
         return found.get(name, frozenset())
 
     def _usage_from_ast(self, scope: cst.CSTNode) -> Optional[dict[str, frozenset[str]]]:
@@ -305,8 +308,9 @@ class Facts(FlowHooks, StoreQuestions):
 
     # ------------------------------------------------------------------ values
     def value_of(self, node: cst.BaseExpression) -> Value:
-        """The abstract value of an expression at the current position."""
-        return self.evaluator.value_of(node)
+        """The abstract value of an expression at the current position (within its statement: where the
+        conditional expressions and `and`/`or` tests around it hold)."""
+        return self.evaluator.value_of(node, self._statements[-1] if self._statements else None)
 
     def index_kind(self, node: cst.Subscript) -> IndexKind:
         """Basic (the result is a view) or advanced (a gathered copy), or unknown."""
@@ -351,9 +355,24 @@ def _collect_reads(fn: cst.CSTNode) -> tuple[dict[str, list[cst.Name]], dict[int
 
 
 def _attribute_reads(nodes: Iterable[ast.AST]) -> dict[str, frozenset[str]]:
-    """For each plain name, the attributes read off it (`mask.any()` -> {"any"}), from `ast` nodes."""
+    """For each plain name bound once in the scope (a parameter, or one assignment), the attributes read off it
+    (`mask.any()` -> {"any"}), from `ast` nodes. A name bound twice is left out: what is read off one of its values
+    says nothing of the other (`if not isinstance(t, torch.Tensor): t = torch.tensor(t)`, then `t.unsqueeze(0)`)."""
     found: dict[str, set[str]] = {}
+    bindings: dict[str, int] = {}
     for node in nodes:
-        if type(node) is ast.Attribute and type(node.value) is ast.Name:  # type: ignore[attr-defined]
+        kind = type(node)
+        if kind is ast.Attribute and type(node.value) is ast.Name:  # type: ignore[attr-defined]
             found.setdefault(node.value.id, set()).add(node.attr)  # type: ignore[attr-defined]
-    return {name: frozenset(attrs) for name, attrs in found.items()}
+        elif kind is ast.Name and type(node.ctx) is ast.Store or kind is ast.arg:  # type: ignore[attr-defined]
+            name = node.id if kind is ast.Name else node.arg  # type: ignore[attr-defined]
+            bindings[name] = bindings.get(name, 0) + 1
+    return {name: frozenset(attrs) for name, attrs in found.items() if bindings.get(name, 0) <= 1}
+
+
+def _parsed_nodes(module: cst.Module, scope: cst.CSTNode) -> list[ast.AST]:
+    """The `ast` nodes of a libcst function, parsed from its own text (nothing when that does not parse alone)."""
+    try:
+        return preorder(ast.parse(module.code_for_node(scope)))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []

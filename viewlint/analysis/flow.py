@@ -85,9 +85,9 @@ class FlowHooks:
                 evidence = inputs[name]
             passed = entry.get(name) if entry is not None else None
             if passed is not None and not actual and param.annotation is not None and evidence.is_tensor \
-                    and passed.kind is Kind.INT and node.name.value.startswith("_"):
-                # A private helper every caller here passes a plain number (`self._lengths(mask.shape[-1])`):
-                # what the callers pass beats the annotation.
+                    and _never_a_tensor(passed) and node.name.value.startswith("_"):
+                # A private helper every caller here passes a plain number, a tuple of numbers, an array
+                # (`self._lengths(mask.shape[-1])`, `kernel=(1, 3, 3, 1)`): what the callers pass beats the annotation.
                 evidence, passed = passed, None
             if passed is not None and not actual and param.annotation is not None and evidence.kind is not Kind.UNKNOWN:
                 # Annotated: the annotation says what it is; the callers only say where it lives.
@@ -532,6 +532,14 @@ def _host_copy_test(test: cst.BaseExpression) -> Optional[bool]:
     if not sem.named_host_side(dotted_name(test.left) or ""):
         return None
     return isinstance(test.comparisons[0].operator, cst.IsNot)
+
+
+def _never_a_tensor(value: Value) -> bool:
+    """A number, a host value, an array, or a list or tuple of those: on every path, no tensor."""
+    if value.kind in (Kind.INT, Kind.INT_LIST, Kind.ARRAY) or (value.kind is Kind.HOST and value.wrapper is None):
+        return not value.optional
+    return value.kind is Kind.WRAPPER and bool(value.elements) and not value.optional \
+        and all(_never_a_tensor(element) for element in value.elements)
 
 
 # Why an unannotated parameter is believed a tensor: the callers' own reasons are theirs, not the parameter's.
