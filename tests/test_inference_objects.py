@@ -646,9 +646,9 @@ def test_a_list_repeated_by_a_tensor_count_is_a_list_and_torch_tensor_of_it_copi
 
 # ---------------------------------------------------------------- type tests, rebinding, arrays
 def test_type_tests_and_rebinding_keep_what_is_no_tensor_from_being_read_as_one():
-    # `t.unsqueeze(0)` is read off `t` after `t = torch.tensor(t)`: it says nothing of the `t` before; inside
-    # `if not torch.is_tensor(t):` it is no tensor whatever is read off it; `.T` and items of a NumPy array
-    # are arrays (or NumPy scalars), not tensor views.
+    # `tokens.unsqueeze(0)` is read off `tokens` after `tokens = torch.tensor(tokens)`: it says nothing of the
+    # `tokens` before; inside `if not isinstance(scores, torch.Tensor):` it is no tensor whatever is read off it;
+    # `.T` and items of a NumPy array are arrays (or NumPy scalars), not tensor views.
     source = textwrap.dedent("""
     import numpy as np
     import torch
@@ -670,13 +670,69 @@ def test_type_tests_and_rebinding_keep_what_is_no_tensor_from_being_read_as_one(
     def used_once(mask):
         kept = mask
         return kept, mask.masked_fill(mask, 0)
+
+    def rebound_by_a_layer(self, hidden):
+        residual = hidden
+        hidden = self.norm(hidden)
+        return hidden.unsqueeze(0) + residual
     """)
     found = beliefs(source)
     assert found[(6, "first")]["tensor"] is None  # was "a tensor, used as one (`.unsqueeze`)"
     assert found[(10, "raw")]["tensor"] is None
     assert found[(14, "part")]["tensor"] is False and found[(15, "flipped")]["tensor"] is False
     assert found[(16, "row")]["tensor"] is None
-    assert found[(20, "kept")]["tensor"] is True  # a name bound once: what is read off it still says tensor
+    assert found[(20, "kept")]["tensor"] is True  # what is read off a name still says tensor
+    assert found[(24, "residual")]["tensor"] is True  # ... when rebinding it converts nothing into a tensor
     import numpy as np
     import torch
     assert not isinstance(np.zeros((2, 3)).T, torch.Tensor) and isinstance(np.zeros((2, 3))[0], np.ndarray)
+
+
+def test_a_store_into_an_item_of_a_container_keeps_the_nesting():
+    # `cache["buffers"][name] = (buffer, value)`: `cache` holds a dict holding the tuple; unpacking what its
+    # `.values()` give takes the tuple apart (a tensor and a view of it), not rows of the tensor.
+    source = textwrap.dedent("""
+    import torch
+
+    def _restore(cache):
+        with torch.no_grad():
+            for param, value in cache["parameters"].values():
+                param.data = value
+            for buffer, value in cache["buffers"].values():
+                buffer.data = value
+
+    def _snapshot(module):
+        cache = {"parameters": {}, "buffers": {}}
+        try:
+            with torch.no_grad():
+                for name, param in module.named_parameters():
+                    if param.dtype != torch.float32:
+                        value = param.data
+                        cache["parameters"][name] = (param, value)
+                        param.data = value.to(dtype=torch.float32)
+                for name, buffer in module.named_buffers():
+                    if buffer.dtype != torch.float32:
+                        value = buffer.data
+                        cache["buffers"][name] = (buffer, value)
+                        buffer.data = value.to(dtype=torch.float32)
+        except BaseException:
+            _restore(cache)
+            raise
+        return cache
+
+    def run(modules, enabled=True):
+        flags = [enabled] * len(modules) if isinstance(enabled, bool) else enabled
+        caches = [None] * len(modules)
+        for index, (module, on) in enumerate(zip(modules, flags)):
+            if on:
+                caches[index] = _snapshot(module)
+        for cache, on in zip(caches, flags):
+            if cache is not None:
+                _restore(cache)
+    """)
+    found = beliefs(source)
+    # `param` and `buffer` are the tensors of the tuples (were: rows of a tensor, "views via iteration");
+    # `value` is what the tuples hold next to them, `.data` of a parameter or buffer: a view of all of it.
+    assert found[(6, "param")]["view"] is not True and found[(8, "buffer")]["view"] is not True
+    assert found[(8, "value")]["view"] is True
+    assert [code for _, code in lint_both_paths(source)] == []

@@ -187,3 +187,22 @@ def test_python_asking_each_items_truth_is_a_sync(line, code):
 ])
 def test_any_and_all_of_host_values_are_free(line):
     assert _syncs(_HOST_BOOLS.format(line=line)) == []
+
+
+def test_a_comprehension_over_a_tensor_reads_each_element_and_a_host_list_stays_on_the_host():
+    # Its targets hold what iterating gives: rows of `x`, items of `xs`. A length taken from a `*_cpu` list
+    # is on the host even where a type test allows a tensor (`seq_len.item() if isinstance(seq_len, Tensor)`).
+    source = textwrap.dedent("""
+        import torch
+
+        class Attention(torch.nn.Module):
+            def forward(self, x: torch.Tensor, xs: list[torch.Tensor], batch):
+                per_row = [t.item() for t in x]
+                per_item = {i: t.item() for i, t in enumerate(xs)}
+                raw = batch.seq_lens_cpu if isinstance(batch.seq_lens_cpu, list) else batch.seq_lens_cpu.tolist()
+                lens = [int(s.item()) if isinstance(s, torch.Tensor) else int(s) for s in raw]
+                max_q = max(batch.extend_seq_lens_cpu)
+                longest = int(max_q.item()) if isinstance(max_q, torch.Tensor) else int(max_q)
+                return per_row, per_item, lens, longest
+    """)
+    assert [found for found in lint_both_paths(source) if found[1] == "VL401"] == [(6, "VL401"), (7, "VL401")]

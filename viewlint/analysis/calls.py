@@ -237,8 +237,12 @@ class CallEvaluation(ArgumentReading):
         if last in sem.NN_TUPLE_MODULES:
             return Value(kind=Kind.WRAPPER, wrapper="tuple", elements=(output,))
         if last in sem.NN_IDENTITY_MODULES:
-            # Its input itself (a tensor on every path it runs on: it fails on `None`).
-            return inputs[0].with_(optional=False) if inputs and inputs[0].is_tensor else UNKNOWN_TENSOR.with_(why=why)
+            # Its input itself (a tensor on every path it runs on: it fails on `None`); a dropout only in eval mode,
+            # a new tensor while training: never the parameter it may be given.
+            if not (inputs and inputs[0].is_tensor):
+                return UNKNOWN_TENSOR.with_(why=why)
+            given = inputs[0].with_(optional=False)
+            return given if last == "Identity" else join(given.with_(is_parameter=False), output)
         return output
 
     def _builtin_or_constructor(self, node: cst.Call, name: str, qualified: Optional[str], local: Locals) -> Value:

@@ -38,6 +38,8 @@ from viewlint.analysis.values import (ADVANCED_INDEX, HOST, INT, UNKNOWN, UNKNOW
 
 # The abstract number types of `numbers` (and names a project gives tuples of Python number types).
 _NUMBER_TYPES = frozenset({"Number", "Real", "Integral", "Complex", "Rational"})
+# Comprehensions: their targets are bound for what they contain.
+_COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
 # Nodes whose body is another scope: the tests of the statement around them do not reach inside.
 _NEW_SCOPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
 
@@ -80,6 +82,8 @@ class Evaluator(CallEvaluation):
         # `keep_values`): rules ask for each link of a chain in turn, and each would evaluate the links below.
         self._kept: Optional[dict[tuple[int, int], tuple[Value, cst.CSTNode, Locals]]] = None
         self._long_prefixes: dict[tuple[int, int], tuple[cst.CSTNode, str]] = {}  # for `short_source`
+        # The statement `guarded_locals` last read, and what it found (valid while the flow stands still).
+        self._guarded: Optional[tuple[cst.CSTNode, dict[int, Locals]]] = None
 
     def configure(self, cpu_names: frozenset[str]) -> None:
         self._cpu_names = cpu_names
@@ -93,6 +97,7 @@ class Evaluator(CallEvaluation):
     def forget_values(self) -> None:
         """The flow is about to change (a binding, a statement, a context): values kept so far may be stale."""
         self._kept = None
+        self._guarded = None
 
     # ------------------------------------------------------------------ names and text
     def qualify(self, node: cst.BaseExpression) -> Optional[str]:
@@ -465,13 +470,13 @@ class Evaluator(CallEvaluation):
         return found[0], found[1]
 
     def guarded_locals(self, statement: cst.CSTNode) -> dict[int, Locals]:
-        """For the nodes of `statement` that run only where a test inside it held or did not (a conditional
-        expression's branches, the right operand of `and`/`or`): node id -> the names as they see them.
-        Memoized per statement; empty for the statements (most) with no such test."""
-        key = ("guarded", id(statement))
-        found = self.index.memo.get(key)
-        if found is not None and found[0] is statement:  # type: ignore[index]
-            return found[1]  # type: ignore[index, no-any-return]
+        """For the nodes of `statement` that see names the function's scope does not: a comprehension's targets,
+        and what a test inside the statement says where it held or did not (a conditional expression's branches,
+        the right operand of `and`/`or`): node id -> the names as they see them. Kept for the statement while the
+        flow stands still; empty for the statements (most) with neither."""
+        found = self._guarded
+        if found is not None and found[0] is statement:
+            return found[1]
         guarded: dict[int, Locals] = {}
         pending: list[tuple[cst.CSTNode, Locals]] = [(statement, {})]
         while pending:
@@ -492,11 +497,14 @@ class Evaluator(CallEvaluation):
                 continue
             if kind in _NEW_SCOPES:
                 continue
+            if kind in _COMPREHENSIONS:
+                # `[t.item() for t in x]`: its targets hold what iterating gives, for its element and its tests.
+                local = self._comprehension_locals(node.for_in, local)  # type: ignore[attr-defined]
             for child in children(node):
                 if local:
                     guarded[id(child)] = local
                 pending.append((child, local))
-        self.index.memo[key] = (statement, guarded)
+        self._guarded = (statement, guarded)  # what the names hold now: kept until the flow moves (`forget_values`)
         return guarded
 
     def narrowings(self, test: cst.BaseExpression, holds: bool, local: Optional[Locals] = None) -> list[tuple[str, Value]]:
@@ -554,6 +562,10 @@ class Evaluator(CallEvaluation):
             tensor_types = [t for t in types if (self.qualify(t) or dotted_name(t) or "").split(".")[-1] in ("Tensor", "Parameter")]
             if tensor_types and len(tensor_types) == len(types) and (current.is_tensor or current.kind is Kind.UNKNOWN):
                 return [(subject, NOT_A_TENSOR)]
+            if tensor_types and len(tensor_types) == len(types) and current.kind is Kind.WRAPPER and current.optional:
+                # `valid_lens: list[int] | torch.Tensor`, a tensor on some paths and a list on others: here the list.
+                kept = tuple(e for e in current.elements if not e.is_tensor)
+                return [(subject, current.with_(elements=kept, optional=False))]
             return []
         values = [self._isinstance_value(t, current) for t in types]
         if any(v is None for v in values):
@@ -572,15 +584,18 @@ class Evaluator(CallEvaluation):
         if last in ("float", "bool", "str", "bytes", "complex") or last.lstrip("_") in _NUMBER_TYPES:
             return HOST  # `numbers.Number`, and a project's `_Number = (int, float)`
         if last in ("Tensor", "Parameter") and (name.startswith("torch") or last == name):
-            if current.kind is Kind.HOST or (current.kind is Kind.UNKNOWN and current.cpu):
-                # A value the code builds from literals or config reads is on the host, if a tensor at all
-                # (`idx = self.fullatt_block_indexes; if isinstance(idx, torch.Tensor): idx = idx.tolist()`).
+            if current.kind in (Kind.HOST, Kind.INT, Kind.INT_LIST) or (current.kind is Kind.UNKNOWN and current.cpu):
+                # A value the code builds from literals, config reads or host lists is on the host, if a tensor at all
+                # (`idx = self.fullatt_block_indexes; if isinstance(idx, torch.Tensor): idx = idx.tolist()`,
+                # `max_q = max(batch.seq_lens_cpu)`, then `max_q.item() if isinstance(max_q, torch.Tensor) else max_q`).
                 return UNKNOWN_TENSOR.with_(device=Device.CPU)
             return current if current.is_tensor else UNKNOWN_TENSOR.with_(device=current.device)
         if last == "ndarray":
             return Value(kind=Kind.ARRAY, why="`isinstance(…, np.ndarray)`")
         if last in ("list", "tuple", "List", "Tuple", "Sequence"):
-            return current if current.kind in (Kind.WRAPPER, Kind.TENSOR_SEQUENCE, Kind.INT_LIST) else Value(kind=Kind.WRAPPER, wrapper="list")
+            if current.kind in (Kind.WRAPPER, Kind.TENSOR_SEQUENCE, Kind.INT_LIST):
+                return current
+            return Value(kind=Kind.WRAPPER, wrapper="list", device=Device.CPU if current.cpu else Device.UNKNOWN)
         if last in ("dict", "Dict", "Mapping"):
             return current if current.kind is Kind.WRAPPER else Value(kind=Kind.WRAPPER, wrapper="dict")
         reference = dotted_name(kind)

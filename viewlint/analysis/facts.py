@@ -24,7 +24,7 @@ from viewlint.analysis.contexts import DEFAULT_SYNC_ALLOWED_CONTEXTS, ContextSta
 from viewlint.analysis.evaluator import NOT_A_TENSOR, Evaluator
 from viewlint.analysis.flow import FlowHooks
 from viewlint.analysis.module_index import ModuleIndex, build_index
-from viewlint.analysis.nodes import preorder
+from viewlint.analysis.nodes import dotted, preorder
 from viewlint.analysis.rebinding import LayoutRisks, layout_risks
 from viewlint.analysis.stores import StoreQuestions
 from viewlint.analysis.tree import chain_text, code_for_node, descendants, dotted_name, source_in_place, short_text
@@ -355,19 +355,28 @@ def _collect_reads(fn: cst.CSTNode) -> tuple[dict[str, list[cst.Name]], dict[int
 
 
 def _attribute_reads(nodes: Iterable[ast.AST]) -> dict[str, frozenset[str]]:
-    """For each plain name bound once in the scope (a parameter, or one assignment), the attributes read off it
-    (`mask.any()` -> {"any"}), from `ast` nodes. A name bound twice is left out: what is read off one of its values
-    says nothing of the other (`if not isinstance(t, torch.Tensor): t = torch.tensor(t)`, then `t.unsqueeze(0)`)."""
+    """For each plain name, the attributes read off it (`mask.any()` -> {"any"}), from `ast` nodes. A name the scope
+    converts into a tensor (`t = torch.tensor(t)`, `image = to_tensor(image)`) is left out: what is read off it
+    after the conversion says nothing of what it held before."""
     found: dict[str, set[str]] = {}
-    bindings: dict[str, int] = {}
+    converted: set[str] = set()
     for node in nodes:
         kind = type(node)
         if kind is ast.Attribute and type(node.value) is ast.Name:  # type: ignore[attr-defined]
             found.setdefault(node.value.id, set()).add(node.attr)  # type: ignore[attr-defined]
-        elif kind is ast.Name and type(node.ctx) is ast.Store or kind is ast.arg:  # type: ignore[attr-defined]
-            name = node.id if kind is ast.Name else node.arg  # type: ignore[attr-defined]
-            bindings[name] = bindings.get(name, 0) + 1
-    return {name: frozenset(attrs) for name, attrs in found.items() if bindings.get(name, 0) <= 1}
+        elif kind is ast.Assign:
+            value = node.value  # type: ignore[attr-defined]
+            if type(value) is ast.Call and value.args and type(value.args[0]) is ast.Name \
+                    and _converts_to_tensor(value.func) \
+                    and any(type(t) is ast.Name and t.id == value.args[0].id for t in node.targets):  # type: ignore[attr-defined]
+                converted.add(value.args[0].id)
+    return {name: frozenset(attrs) for name, attrs in found.items() if name not in converted}
+
+
+def _converts_to_tensor(func: ast.AST) -> bool:
+    """`torch.tensor`, `torch.as_tensor`, `torch.from_numpy`, `torch.asarray`, a `*to_tensor*` helper."""
+    last = (dotted(func) or "").split(".")[-1].lower()
+    return last in ("tensor", "as_tensor", "from_numpy", "asarray") or "to_tensor" in last
 
 
 def _parsed_nodes(module: cst.Module, scope: cst.CSTNode) -> list[ast.AST]:

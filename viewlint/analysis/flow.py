@@ -381,9 +381,12 @@ class FlowHooks:
                     self._add_to_container(call.func.value, value)
 
     def _add_to_container(self, container: cst.BaseExpression, value: Value) -> None:
-        """Record that `container` (or the container it is an item of: `d["k"][i] = v`) may hold `value`."""
+        """Record that `container` (or the container it is an item of: `d["k"][i] = v`) may hold `value`: the
+        outer container holds an item that holds `value` (`cache["buffers"][name] = (buffer, value)`, then
+        `for buffer, value in cache["buffers"].values()` unpacks the tuple, not the tensor in it)."""
         while isinstance(container, cst.Subscript):
             container = container.value
+            value = Value(kind=Kind.WRAPPER, elements=(value,))
         name = dotted_name(container)
         if name is None:
             return

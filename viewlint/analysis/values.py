@@ -171,7 +171,8 @@ class Value:
     def element(self) -> "Value":
         """What one item of this container may be (the join of what it holds)."""
         if not self.elements:
-            return UNKNOWN
+            # Nothing known of the items, but a container on the host holds host items (`seq_lens_cpu`, a list).
+            return Value(device=Device.CPU) if self.device is Device.CPU else UNKNOWN
         return join_all(self.elements)
 
     def with_element(self, value: "Value") -> "Value":
