@@ -21,7 +21,8 @@ from viewlint.analysis import stack
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.contexts import DEFAULT_SYNC_ALLOWED_CONTEXTS, ContextStack, is_setup_name
-from viewlint.analysis.evaluator import NOT_A_TENSOR, Evaluator
+from viewlint.analysis.evaluator import Evaluator
+from viewlint.analysis.narrowing import NOT_A_TENSOR
 from viewlint.analysis.flow import FlowHooks
 from viewlint.analysis.module_index import ModuleIndex, build_index
 from viewlint.analysis.nodes import dotted, preorder
