@@ -10,7 +10,7 @@ alone. Each program is a function; a batch of them is one module, linted and fix
 (`fix_text`, as `viewlint --fix` does) and run before and after with `exec`. Every function must
 return the same values, dtypes and strides (or raise the same exception) after `--fix`.
 Unsafe fixes are applied only with `--unsafe-fixes`, so plain `--fix` must leave their sites alone;
-VL201's unsafe rewrite changes behaviour by design, but must never make a program raise.
+VL201's and VL307's unsafe rewrites change behaviour by design, but must never make a program raise.
 """
 
 from __future__ import annotations
@@ -253,9 +253,18 @@ def gen_vl306(rng: random.Random, name: str) -> str:
     return _function(name, [f"x = {rng.choice(MAKERS)}", *_changes(rng, 1), f"y = {sliced}.contiguous()", use])
 
 
+def gen_vl307(rng: random.Random, name: str) -> str:
+    keywords = rng.choice(["", ", dtype=torch.float64", ", device='cpu'", ", dtype=torch.float32, device=x.device",
+                           ", requires_grad=True", ", dtype=torch.float64, pin_memory=False"])
+    use = rng.choice(["return r, r.dtype, x", "r.add_(1)\nreturn r, x", "return r.sum(), r.shape"])
+    return _function(name, ["import warnings", "warnings.simplefilter('ignore')", f"x = {rng.choice(MAKERS)}",
+                            *_changes(rng, 1), f"r = torch.tensor(x{keywords})", use])
+
+
 GENERATORS: dict[str, Callable[[random.Random, str], str]] = {
     "VL101": gen_vl101, "VL102": gen_vl102, "VL103": gen_vl103, "VL201": gen_vl201, "VL205": gen_vl205,
     "VL301": gen_vl301, "VL304": gen_vl304, "VL305": gen_vl305, "VL306": gen_vl306,
+    "VL307": gen_vl307,
 }
 
 
@@ -323,12 +332,12 @@ def test_safe_fixes_never_change_behaviour(code: str) -> None:
             before, after = run_module(source, names), run_module(outcome.text, names)
             changed = {k: (before[k], after[k]) for k in before if before[k] != after[k]}
             assert not changed, f"a safe fix changed behaviour:\n{outcome.text}\n{changed}"
-        if code == "VL201":  # its unsafe rewrite makes the write land, but must never make a program raise
+        if code in ("VL201", "VL307"):  # their unsafe rewrites change aliasing by design, but must never make a program raise
             unsafe = fix_text(source, lint, "generated.py", unsafe_fixes=True)
             before = before or run_module(source, names)
             after = run_module(unsafe.text, names)
             raised = {k: after[k] for k in before if str(after[k]).startswith("raised") and not str(before[k]).startswith("raised")}
-            assert not raised, f"VL201's rewrite made programs raise:\n{unsafe.text}\n{raised}"
+            assert not raised, f"{code}'s rewrite made programs raise:\n{unsafe.text}\n{raised}"
     assert findings >= PROGRAMS_PER_RULE // 10, f"the generator hardly exercises {code}: {findings} findings"
     if safe_rule:
         assert safe_applied >= PROGRAMS_PER_RULE // 20, f"few safe fixes of {code} were exercised: {safe_applied}"

@@ -1,4 +1,4 @@
-"""Hidden copies: VL301 redundant-contiguous .. VL305 double-conversion, rule by rule."""
+"""Hidden copies: VL301 redundant-contiguous .. VL307 tensor-copy-construct, rule by rule."""
 
 from __future__ import annotations
 
@@ -344,3 +344,109 @@ def test_a_view_of_expanded_heads_without_a_copy_is_not_reported():
             return F.scaled_dot_product_attention(q, k, k)
     """)
     assert [code for _, code in lint_both_paths(source) if code == "VL303"] == []
+
+
+# ---------------------------------------------------------------- VL307
+def test_vl307_fires_on_a_tensor_the_analysis_knows_and_only_there():
+    source = textwrap.dedent("""
+        import numpy as np
+        import torch
+
+        def _to_device(data, device):
+            return torch.tensor(data, device=device)
+
+        def positions(offsets: torch.Tensor, values: list[float], rows: np.ndarray, anything, n: int):
+            a = torch.tensor(offsets)[:, None]
+            b = torch.tensor(values)
+            c = torch.tensor(rows)
+            d = torch.tensor(anything)
+            e = torch.tensor(n, dtype=torch.long)
+            f = torch.as_tensor(offsets)
+            g = torch.tensor(offsets.sum().item())
+            h = torch.tensor(torch.arange(4) * 2, requires_grad=True)
+            return a, b, c, d, e, f, g, h
+
+        def fit(X: torch.Tensor, ids):
+            return _to_device(X[ids], "cpu")
+    """)
+    assert [row for row, code in lint_both_paths(source) if code == "VL307"] == [6, 9, 16]
+
+
+def test_vl307_fix_is_as_tensor_only_with_dtype_and_device():
+    source = """
+    import torch
+    def f(x: torch.Tensor, device):
+        a = torch.tensor(x, dtype=torch.float32, device=device)
+        b = torch.tensor(x, requires_grad=True)
+        return a, b
+    """
+    (first, second) = lint_text(textwrap.dedent(source), "snippet.py", Settings(select=("VL307",)))
+    assert [e.content for e in first.fix.edits] == ["torch.as_tensor"]
+    assert first.fix.applicability.value == "unsafe"
+    assert not second.fix.edits
+
+
+def test_vl307_claim_and_fix_on_real_torch():
+    import warnings
+
+    import torch
+
+    x = torch.randn(16, 4)[torch.arange(8)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        copied = torch.tensor(x, device="cpu")
+    assert copied.data_ptr() != x.data_ptr() and torch.equal(copied, x)  # the copy the finding claims
+    assert torch.as_tensor(x, device="cpu").data_ptr() == x.data_ptr()  # the fix makes none
+
+
+def test_vl307_reads_the_type_tests_around_the_call():
+    # Each `torch.tensor` runs only where a test in the same statement, or the `if` around it, says its data is a
+    # list or a number: a conditional expression's `else`, `type(x) is list`, `isinstance(x, Number)`.
+    source = textwrap.dedent("""
+        from numbers import Number
+        import torch
+
+        def register(value, device):
+            return value.detach().clone() if isinstance(value, torch.Tensor) else torch.tensor(value, device=device)
+
+        def rebuild(scales, zero_points):
+            n = scales.numel() + zero_points.numel()
+            if type(scales) is list and type(zero_points) is list:
+                scales = torch.tensor(scales)
+            return scales, n
+
+        def degrees(df, param):
+            if isinstance(df, Number):
+                return torch.tensor(df, dtype=param.dtype)
+            return df.shape
+
+        def still_a_tensor(x: torch.Tensor, flag):
+            y = torch.tensor(x) if flag else x
+            return y, isinstance(x, torch.Tensor) and torch.tensor(x)
+    """)
+    assert [row for row, code in lint_both_paths(source) if code == "VL307"] == [20, 21]
+
+
+def test_vl302_a_dropout_of_a_parameter_is_an_activation_while_training():
+    # `self.dropout(w)` is `w` itself only in eval mode; while training it is a new tensor: what is copied from it
+    # per call is an activation, not a weight the module could keep transposed. An `Identity` gives `w` itself.
+    source = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        class Stream(nn.Module):
+            def __init__(self, d: int):
+                super().__init__()
+                self.mask_emb = nn.Parameter(torch.zeros(1, 1, d))
+                self.weight = nn.Parameter(torch.zeros(d, d))
+                self.dropout = nn.Dropout(0.1)
+                self.same = nn.Identity()
+
+            def forward(self, x: torch.Tensor):
+                g = self.dropout(self.mask_emb.expand(x.shape[0], x.shape[1], -1))
+                states = [(x, g)]
+                out = tuple(h.permute(1, 0, 2).contiguous() for pair in states for h in pair)
+                w = self.same(self.weight)
+                return out, w.t().contiguous()
+    """)
+    assert [found for found in lint_both_paths(source) if found[1] == "VL302"] == [(18, "VL302")]
