@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from viewlint.analysis import semantics as sem
-from viewlint.analysis.guards import cold_test
+from viewlint.analysis.guards import cold_test, joined
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.tree import children, descendants, dotted_name, remembered
 
@@ -348,6 +348,10 @@ class ContextStack:
         return found[1]  # type: ignore[index, no-any-return]
 
     def _cold(self, test: cst.BaseExpression) -> bool:
+        if type(test) is cst.BooleanOperation:
+            # Operand by operand (each read once, memoized): a chain of `and`s is not printed again per prefix.
+            return joined(type(test.operator) is cst.And,
+                          [self.is_cold_condition(test.left), self.is_cold_condition(test.right)])
         try:
             parsed = ast.parse("(" + self.module.code_for_node(test) + ")", mode="eval").body
         except (SyntaxError, ValueError, RecursionError, MemoryError):

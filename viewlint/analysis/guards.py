@@ -45,8 +45,7 @@ def cold_test(test: ast.AST, switches: frozenset[str] = frozenset()) -> bool:
     if isinstance(test, ast.Name) and test.id in switches:
         return True
     if isinstance(test, ast.BoolOp):
-        values = [cold_test(v, switches) for v in test.values]
-        return any(values) if isinstance(test.op, ast.And) else all(values)
+        return joined(isinstance(test.op, ast.And), [cold_test(v, switches) for v in test.values])
     if isinstance(test, ast.Constant) and test.value in (0, False, None):
         return True  # `if 0:`, `if False:`: dead code
     if switches and isinstance(test, ast.Call) and not test.args and not test.keywords:
@@ -62,6 +61,12 @@ def cold_test(test: ast.AST, switches: frozenset[str] = frozenset()) -> bool:
             return modulus.value >= 10
         return any(word in ast_words(test.left).lower() for word in sem.INTERVAL_WORDS)
     return any(word in words.lower() for word in sem.COLD_GUARD_WORDS)
+
+
+def joined(conjunction: bool, parts: list[bool]) -> bool:
+    """Whether `a and b` (`conjunction`) or `a or b` guards cold work, given whether each operand does: the body of
+    `a and b` runs only where both hold, so one cold operand makes it cold; `a or b`, only when both are."""
+    return any(parts) if conjunction else all(parts)
 
 
 def _own_callee(func: ast.AST) -> Optional[str]:

@@ -45,6 +45,7 @@ class TypeTests:
 
     index: ModuleIndex
     _guarded: Optional[tuple[cst.CSTNode, dict[int, Locals]]]
+    _narrowing_memo: Optional[dict[tuple[int, bool, int], tuple[list[tuple[str, Value]], cst.CSTNode, Optional[Locals]]]] = None
 
     if TYPE_CHECKING:  # the rest of `Evaluator`, which this part calls
         def evaluate(self, node: cst.BaseExpression, local: Locals) -> Value: ...
@@ -69,6 +70,15 @@ class TypeTests:
             return found[1]
         guarded: dict[int, Locals] = {}
         pending: list[tuple[cst.CSTNode, Locals]] = [(statement, {})]
+        self._narrowing_memo = {}
+        try:
+            self._walk_guarded(pending, guarded)
+        finally:
+            self._narrowing_memo = None
+        self._guarded = (statement, guarded)  # what the names hold now: kept until the flow moves (`forget_values`)
+        return guarded
+
+    def _walk_guarded(self, pending: list[tuple[cst.CSTNode, Locals]], guarded: dict[int, Locals]) -> None:
         while pending:
             node, local = pending.pop()
             kind = type(node)
@@ -94,12 +104,21 @@ class TypeTests:
                 if local:
                     guarded[id(child)] = local
                 pending.append((child, local))
-        self._guarded = (statement, guarded)  # what the names hold now: kept until the flow moves (`forget_values`)
-        return guarded
 
     def narrowings(self, test: cst.BaseExpression, holds: bool, local: Optional[Locals] = None) -> list[tuple[str, Value]]:
         """What names are where `test` holds (or does not): `isinstance(x, int)`, `not isinstance(x, torch.Tensor)`,
         `x.is_contiguous()`, and `a and b` conjunctions of them."""
+        memo = self._narrowing_memo
+        if memo is None:
+            return self._narrowings(test, holds, local)
+        # While `guarded_locals` reads a statement: `a and b and c ...` asks about each prefix of the chain once.
+        key = (id(test), holds, id(local) if local else 0)
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = (self._narrowings(test, holds, local), test, local)
+        return found[0]  # type: ignore[no-any-return]
+
+    def _narrowings(self, test: cst.BaseExpression, holds: bool, local: Optional[Locals] = None) -> list[tuple[str, Value]]:
         local = local or {}
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             return self.narrowings(test.expression, not holds, local)
