@@ -640,8 +640,11 @@ def test_a_list_repeated_by_a_tensor_count_is_a_list_and_torch_tensor_of_it_copi
     assert found[(5, "repeated")]["tensor"] is False
     assert found[(6, "scaled")]["tensor"] is True
     assert [code for _, code in lint_both_paths(source)] == []
-    import torch
-    assert isinstance([3] * torch.tensor(2), list)  # what the belief says, on real torch
+
+
+def test_a_list_repeated_by_a_tensor_count_is_a_list_on_real_torch():
+    torch = pytest.importorskip("torch")
+    assert isinstance([3] * torch.tensor(2), list)  # what the belief above says
 
 
 # ---------------------------------------------------------------- type tests, rebinding, arrays
@@ -683,8 +686,11 @@ def test_type_tests_and_rebinding_keep_what_is_no_tensor_from_being_read_as_one(
     assert found[(16, "row")]["tensor"] is None
     assert found[(20, "kept")]["tensor"] is True  # what is read off a name still says tensor
     assert found[(24, "residual")]["tensor"] is True  # ... when rebinding it converts nothing into a tensor
-    import numpy as np
-    import torch
+
+
+def test_transposes_and_items_of_an_array_are_arrays_on_real_numpy():
+    np = pytest.importorskip("numpy")
+    torch = pytest.importorskip("torch")
     assert not isinstance(np.zeros((2, 3)).T, torch.Tensor) and isinstance(np.zeros((2, 3))[0], np.ndarray)
 
 

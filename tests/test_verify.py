@@ -54,6 +54,7 @@ LOOKALIKES = [
     ("VL201/negative_basic_index_writes_through.py", "VL201", "buf[1:3].copy_(torch.ones(2, 4))", "shares storage with 'buf'"),
     ("VL203/negative_conversion_used_or_no_copy.py", "VL203", "buf.reshape(-1).add_(1.0)", "shares storage with 'buf'"),
     ("VL301/negative_layout_needed.py", "VL301", "x.t().contiguous()", "input non-contiguous"),
+    ("VL307/negative_data_that_is_not_a_tensor.py", "VL307", "torch.tensor(values)", "`values` was not a tensor (list)"),
 ]
 
 

@@ -456,6 +456,16 @@ def _plan_head_repeat(node: cst.CSTNode, site: int, ctx: _Context) -> _Plan:
     return _Plan(wraps, "link", {"base": "key/value"})
 
 
+def _plan_construct(node: cst.CSTNode, site: int, ctx: _Context) -> _Plan:
+    """VL307: `torch.tensor(data)`: was `data` a tensor, and how much did the call copy of it?"""
+    call = _first_call(node)
+    if call is None or not call.args or call.args[0].keyword is not None or call.args[0].star:
+        raise _Unsupported("no `torch.tensor(data)` call")
+    data = call.args[0].value
+    return _Plan([(data, _Wrap("base", site)), (call, _Wrap("link", site, (cst.Name("True"),)))], "link",
+                 {"base": ctx.text(data)})
+
+
 PLANNERS: dict[str, Planner] = {
     **{code: _plan_retention for code in RETENTION},
     "VL104": _plan_charge,
@@ -466,6 +476,7 @@ PLANNERS: dict[str, Planner] = {
     "VL306": _plan_contiguous,
     **{code: _plan_copies for code in COPIES},
     "VL303": _plan_head_repeat,
+    "VL307": _plan_construct,
     **{code: _plan_sync for code in SYNCS},
 }
 

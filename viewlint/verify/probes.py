@@ -166,9 +166,12 @@ def base(site: int, value: Any) -> Any:
     try:
         _BASES[site] = _identity(value)
         _CHAINS[site] = []
+        record = _record(site)
         if isinstance(value, torch.Tensor):
-            record = _record(site)
             record["max_base_bytes"] = max(record.get("max_base_bytes", 0), value.numel() * value.element_size())
+            record["base_tensors"] = record.get("base_tensors", 0) + 1
+        else:
+            _count(record, "base_types", type(value).__name__)
     except Exception:
         _failed(site)
     return value

@@ -181,6 +181,21 @@ def _copies(site: Site, record: dict[str, Any]) -> tuple[str, str]:
     return CONFIRMED, f"copies {size(per_call)} per call, {_of(copied_calls, hits)} ({size(total)} in all)"
 
 
+def _construct(site: Site, record: dict[str, Any]) -> tuple[str, str]:
+    """VL307: the claim is that the data handed to `torch.tensor` was already a tensor, copied again."""
+    hits = record["hits"]
+    tensors = record.get("base_tensors", 0)
+    data = site.labels.get("base", "data")
+    if not tensors:
+        kinds = ", ".join(sorted(record.get("base_types", {}))) or "nothing recorded"
+        return REFUTED, f"`{data}` was not a tensor ({kinds}) in {_of(hits, hits)}"
+    copied = max(record.get("copies", [0]) or [0])
+    total = record.get("bytes_total", 0)
+    largest = max(record.get("max_bytes", [0]) or [0])
+    return CONFIRMED, (f"`{data}` was a tensor in {_of(tensors, hits)}; the call copied up to {size(largest)} per call, "
+                       f"{_of(copied, hits)} ({size(total)} in all)")
+
+
 def _sync(site: Site, record: dict[str, Any]) -> tuple[str, str]:
     hits = record["hits"]
     devices: dict[str, int] = record.get("devices", {})
@@ -205,6 +220,7 @@ JUDGES: dict[str, Callable[[Site, dict[str, Any]], tuple[str, str]]] = {
     "VL301": _contiguous,
     "VL306": _avoidable,
     **{code: _copies for code in COPIES},
+    "VL307": _construct,
     **{code: _sync for code in SYNCS},
 }
 
