@@ -68,8 +68,8 @@ class ChainedAssignThroughAdvancedIndex(Rule):
             for element in target.elements:
                 self._check(statement, element.value, _operator)
             return
-        if not isinstance(target, cst.Subscript):
-            return
+        if not isinstance(target, cst.Subscript) or self.facts.keyed_by_string(target):
+            return  # `opt.state[p]["step"] = v`: what a string indexes is a dict, not a gathered tensor
         gathered = self._gathered_receiver(target.value)
         if gathered is None:
             return

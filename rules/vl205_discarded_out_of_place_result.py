@@ -155,6 +155,11 @@ class DiscardedOutOfPlaceResult(Rule):
         receiver = call.func.value  # type: ignore[attr-defined]
         if self.facts.qualify(call.func) is not None:
             return  # `pin_memory_utils.pin_memory(ptr, n)`: a function of an imported module
+        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) \
+                and receiver.func.attr.value.endswith("_") and not receiver.func.attr.value.startswith("_"):
+            # `w.data.add_(delta).to(orig_dtype)`: the in-place call already wrote into the tensor; the conversion
+            # after it is dead code at most (a cast back to the dtype it was read with), not a lost update.
+            return
         value = self.facts.value_of(receiver)
         if not value.is_tensor or value.optional:
             return

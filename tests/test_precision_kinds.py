@@ -46,6 +46,11 @@ KINDS = {
     "cpu_mixed_with_host": [],          # mixed with a host tensor of one or more dimensions: on the host
     # After the third audit:
     "cpu_memo_tuple": [],               # a memoised helper's host element, cat'ed: still on the host
+    # The fifth audit (peft, torchao, kornia):
+    "str_keyed_flags": [],              # a base class's `dict[str, bool]`, a `str` key: no tensor
+    "optimizer_state_by_string": [],    # `opt.state[p]["latent"] = v`: what a string indexes is a dict
+    "inplace_then_cast": [],            # `w.add_(d).to(orig_dtype)`: the write landed; the cast is dead code
+    "cpu_device_local": [],             # `host = torch.device("cpu")`; `.to(host)`: on the host
 }
 
 
@@ -151,6 +156,48 @@ TWINS = {
                 return x[: int(cu_np[-1])]
     """, [(26, "VL402")]),
 }
+
+
+# The fifth audit's kinds: without the evidence, still reported.
+TWINS.update({
+    "str_keyed_flags": ("""
+        import torch
+        from torch import nn
+
+        class Linear(nn.Module):
+            def forward(self, x: torch.Tensor, adapter) -> torch.Tensor:
+                if self.lora_bias[adapter]:
+                    x = x + 1.0
+                return x
+    """, [(6, "VL403")]),
+    "optimizer_state_by_string": ("""
+        import torch
+
+        def remember(buf: torch.Tensor, x: torch.Tensor) -> None:
+            p = x.argsort()
+            buf[p][0] = 1.0
+    """, [(5, "VL202")]),
+    "inplace_then_cast": ("""
+        import torch
+        from torch import nn
+
+        def merge_bias(layer: nn.Linear, delta: torch.Tensor) -> None:
+            orig_dtype = layer.bias.data.dtype
+            layer.bias.data.to(orig_dtype)
+    """, [(6, "VL205")]),
+    "cpu_device_local": ("""
+        import torch
+        from torch import nn
+
+        class Estimator(nn.Module):
+            def forward(self, kp: torch.Tensor) -> torch.Tensor:
+                host = torch.device("cuda")
+                kp_host = kp.detach().to(host).double()
+                finite = torch.isfinite(kp_host).all(1)
+                kp_host = kp_host[finite]
+                return kp_host
+    """, [(9, "VL404")]),
+})
 
 
 @pytest.mark.parametrize("kind", sorted(TWINS))

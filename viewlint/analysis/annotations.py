@@ -28,6 +28,7 @@ _TENSOR_ANNOTATIONS = {
 # Host values `.to()` reads as a dtype or as a device.
 DTYPE_VALUE = Value(kind=Kind.HOST, host_type="dtype")
 DEVICE_VALUE = Value(kind=Kind.HOST, host_type="device")
+STR_VALUE = Value(kind=Kind.HOST, host_type="str")  # a string: what indexes it is no tensor (a dict, a namespace)
 _ARRAY_ANNOTATIONS = frozenset({"ndarray", "NDArray", "ArrayLike"})
 _SEQUENCE_ANNOTATIONS = frozenset({"list", "List", "Sequence", "MutableSequence", "tuple", "Tuple", "Iterable", "Iterator", "Collection", "set", "Set", "frozenset", "deque"})
 _MAPPING_ANNOTATIONS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "defaultdict"})
@@ -101,6 +102,8 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
         return INT
     if last in ("device", "dtype") and (qualified.startswith("torch.") or name == last):
         return DEVICE_VALUE if last == "device" else DTYPE_VALUE  # `device: torch.device`
+    if last == "str":
+        return STR_VALUE
     if last in _HOST_ANNOTATIONS:
         return HOST
     if last in ("list", "List"):

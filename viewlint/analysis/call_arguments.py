@@ -117,6 +117,11 @@ class ArgumentReading:
         name = dotted_name(node) or ""
         if "cpu" in name.split(".")[-1].lower():
             return Device.CPU
+        if isinstance(node, cst.Name):
+            # A local bound to a device on every path (`host = torch.device("cpu")`): the device it names.
+            bound = self.evaluate(node, local)
+            if bound.host_type == "device" and bound.device is Device.CPU:
+                return Device.CPU
         return Device.UNKNOWN
 
     def _to_device(self, node: cst.Call, receiver: Value, local: Locals) -> Device:

@@ -320,7 +320,9 @@ class CallEvaluation(ArgumentReading):
             # like lists (they gather).
             return Value(kind=Kind.ARRAY)
         if qualified == "torch.device":
-            return DEVICE_VALUE
+            # `host = torch.device("cpu")`: a device, and which one where the argument says (`.to(host)` reads it).
+            named = self._device_expression(node.args[0].value, local) if node.args else Device.UNKNOWN
+            return DEVICE_VALUE.with_(device=named) if named is Device.CPU else DEVICE_VALUE
         first = self.first_arg(node)
         first_value = self.evaluate(first, local) if first is not None else UNKNOWN
         has_device = self.keyword(node, "device") is not None

@@ -25,8 +25,9 @@ import libcst as cst
 
 from viewlint.analysis import stack
 from viewlint.analysis import semantics as sem
-from viewlint.analysis.annotations import DEVICE_VALUE, DTYPE_VALUE, node_text
+from viewlint.analysis.annotations import DEVICE_VALUE, DTYPE_VALUE, STR_VALUE, node_text
 from viewlint.analysis.callgraph import FunctionKey
+from viewlint.analysis.module_index import ClassInfo
 from viewlint.analysis.calls import CallEvaluation
 from viewlint.analysis.narrowing import NOT_A_TENSOR, TypeTests
 from viewlint.analysis.tree import dotted_name, short_text
@@ -130,7 +131,9 @@ class Evaluator(CallEvaluation, TypeTests):
             return INT
         if kind is cst.SimpleString and node.value.lstrip("rbRB").strip("'\"").startswith(sem.DEVICE_STRING_PREFIXES):  # type: ignore[attr-defined]
             return DEVICE_VALUE  # `"cuda:0"`: what `.to()` reads as a device
-        if kind in (cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Ellipsis):
+        if kind in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString):
+            return STR_VALUE
+        if kind in (cst.Float, cst.Imaginary, cst.Ellipsis):
             return HOST
         if kind is cst.UnaryOperation:
             return self._unary(node, local)  # type: ignore[arg-type]
@@ -391,6 +394,10 @@ class Evaluator(CallEvaluation, TypeTests):
 
     def _self_attribute(self, attr: str) -> Value:
         info = self.index.classes.get(self.env.class_name or "")
+        if info is not None and attr not in info.assigned_attributes:
+            # Assigned only by a base class of this module (a mixin's `self.lora_bias: dict[str, bool] = {}`): what
+            # that class says of it.
+            info = self._assigning_base(info, attr) or info
         if info is not None:
             if attr in info.methods and attr not in info.assigned_attributes and self.env.summaries is not None:
                 owner = self.env.summaries.callgraph.defining_class(info.name, attr)
@@ -423,6 +430,19 @@ class Evaluator(CallEvaluation, TypeTests):
         if (attr in ("weight", "bias") or attr.endswith(("_weight", "_bias", "_proj"))) and not attr.startswith(sem.FLAG_PREFIXES):
             return UNKNOWN_TENSOR.with_(is_parameter=True, label=f"self.{attr}")
         return UNKNOWN
+
+    def _assigning_base(self, info: ClassInfo, attr: str, depth: int = 0) -> Optional[ClassInfo]:
+        """The nearest base class of this module whose methods assign `self.<attr>`."""
+        for name in info.base_names:
+            base = self.index.classes.get(name)
+            if base is None or base is info or depth > 8:
+                continue
+            if attr in base.assigned_attributes:
+                return base
+            found = self._assigning_base(base, attr, depth + 1)
+            if found is not None:
+                return found
+        return None
 
     def contents(self, value: Value) -> Value:
         """A container attribute of `self` (as `_self_attribute` gives it) with what its class puts in it."""
@@ -546,8 +566,8 @@ class Evaluator(CallEvaluation, TypeTests):
             item = self.env.summaries.nth_field_value(receiver.wrapper, int(node.slice[0].slice.value.evaluated_value))  # type: ignore[attr-defined]
             if item is not None:
                 return item
-        if receiver.kind is Kind.HOST or self._keyed_by_string(node):
-            return UNKNOWN  # `d["key"]`: tensors are not indexed by strings
+        if receiver.kind is Kind.HOST or self._keyed_by_string(node) or self._keyed_by_str_value(node, local):
+            return UNKNOWN  # `d["key"]`, `d[name]` of `name: str`: tensors are not indexed by strings
         if receiver.kind is Kind.ARRAY:
             # A NumPy array's items and slices: arrays, or NumPy scalars where an int picks one (a basic index then).
             return receiver if not any(type(e.slice) is cst.Index for e in node.slice) else NOT_A_TENSOR
@@ -610,6 +630,16 @@ class Evaluator(CallEvaluation, TypeTests):
     def _keyed_by_string(node: cst.Subscript) -> bool:
         index = node.slice[0].slice if len(node.slice) == 1 else None
         return isinstance(index, cst.Index) and isinstance(index.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+
+    def _keyed_by_str_value(self, node: cst.Subscript, local: Locals) -> bool:
+        """`self.flags[name]` where `name` is a string on every path (annotated `str`, bound to a literal)."""
+        index = node.slice[0].slice if len(node.slice) == 1 else None
+        return isinstance(index, cst.Index) and isinstance(index.value, cst.Name) \
+            and self.evaluate(index.value, local).host_type == "str"
+
+    def keyed_by_string(self, node: cst.Subscript, local: Optional[Locals] = None) -> bool:
+        """`d["key"]`, `d[name]` of a string `name`: what is indexed is no tensor (tensors refuse strings)."""
+        return self._keyed_by_string(node) or self._keyed_by_str_value(node, local or {})
 
     @staticmethod
     def _whole_index(node: cst.Subscript) -> bool:

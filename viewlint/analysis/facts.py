@@ -321,6 +321,10 @@ class Facts(FlowHooks, StoreQuestions):
             stack.ran_out()
             return IndexKind.UNKNOWN
 
+    def keyed_by_string(self, node: cst.Subscript) -> bool:
+        """`d["key"]`, `d[name]` of a string `name`: what it indexes is no tensor."""
+        return self.evaluator.keyed_by_string(node)
+
     def may_be_on_device(self, value: Value) -> bool:
         """A known tensor not known to live on the CPU: reading its values on the host may be a sync.
 
