@@ -93,6 +93,9 @@ class ViewStoredInLongLivedContainer(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         self._check_stores(node)
 
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._check_stores(node)
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._cached.append(any(self._is_cache_decorator(d) for d in node.decorators))
 
@@ -147,7 +150,7 @@ class ViewStoredInLongLivedContainer(Rule):
             detach = " `.detach()` does not copy." if view.origin == ".detach()" else ""
             if event.loop is not None:
                 verb = "stored in" if event.target.endswith("[...]") else "added by"
-                held = re.split(r"[.\[]", event.target, maxsplit=1)[0]
+                held = re.split(r"[.\[ ]", event.target, maxsplit=1)[0]  # `outs.append(...)`, `raw += ...`
                 message = (
                     f"`{stored}` {verb} `{event.target}` on every iteration {what} of `{view.base}` (via `{view.origin}`), "
                     f"which each iteration makes anew: the returned `{held}` keeps every iteration's whole `{view.base}` alive.{detach}"

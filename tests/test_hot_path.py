@@ -431,3 +431,39 @@ def test_a_training_loop_in_a_notebook_cell_is_a_step_loop(tmp_path: Path):
 
     found = [(d["cell"], d["location"]["row"], d["code"]) for d in json.loads(result.stdout)]
     assert found == [(2, 5, "VL401"), (2, 6, "VL403")], result.stdout
+
+
+def test_a_branch_every_hot_caller_switches_off_is_cold():
+    # `self.merge()` from `forward` leaves `safe_merge` at its default `False`: the check it guards never runs on
+    # the hot path. Where a hot caller passes `safe_merge=True`, or the callee rebinds it, the branch stays hot.
+    source = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        class Adapter(nn.Module):
+            def merge(self, safe_merge: bool = False) -> None:
+                merged = self.weight.detach().clone() + 1.0
+                if safe_merge:
+                    if not torch.isfinite(merged).all():
+                        raise ValueError("NaNs detected")
+                self.weight.data = merged
+
+            def merge_checked(self, safe_merge: bool = False) -> None:
+                if safe_merge:
+                    if not torch.isfinite(self.weight).all():
+                        raise ValueError("NaNs detected")
+
+            def merge_rebound(self, safe_merge: bool = False) -> None:
+                safe_merge = safe_merge or self.always_check
+                if safe_merge:
+                    if not torch.isfinite(self.weight).all():
+                        raise ValueError("NaNs detected")
+
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                self.merge()
+                self.merge(False)
+                self.merge_checked(safe_merge=True)
+                self.merge_rebound()
+                return x @ self.weight
+    """)
+    assert lint_both_paths(source) == [(15, "VL403"), (21, "VL403")]

@@ -660,3 +660,58 @@ def test_a_module_that_hands_back_views_is_named_not_the_argument_it_was_given(l
     assert codes(found) == [(24, "VL101")]
     message = found[0][2]
     assert "view of `qkv`" in message and "holds `tokens`" not in message
+
+
+def test_a_sequence_grown_with_plus_equals_in_a_loop_keeps_each_iterations_tensor(lint_source):
+    # `raw += (logits[:, -1, :],)` as `generate()` keeps the raw logits: like an `append`, each step's row pins
+    # the step's whole logits; a tuple rebuilt each iteration, or a row of what lives anyway, pins nothing more.
+    found = lint(lint_source, """
+        import torch
+
+        def greedy(model, ids, steps: int):
+            raw = ()
+            rows = []
+            for _ in range(steps):
+                logits = model(ids)
+                raw += (logits[:, -1, :],)
+                rows += [logits[:, -1, :]]
+            return raw, rows
+
+        def rebuilt(model, ids, steps: int, table: torch.Tensor):
+            kept = []
+            for i in range(steps):
+                logits = model(ids)
+                last = ()
+                last += (logits[:, -1, :],)
+                kept += [table[i]]
+            return kept, last
+    """)
+    assert codes(found) == [(9, "VL101"), (10, "VL101")]
+    assert "added by `raw += ...`" in found[0][2] and "the returned `raw` keeps" in found[0][2]
+
+
+def test_a_store_through_an_object_its_callers_pass_reads_that_objects_class(lint_source):
+    # `cache` is unannotated, but the one caller passes a `MultiModalStaticCache`, whose `set` clones a view before
+    # keeping it: nothing extra is pinned. A class whose `set` keeps what it is given is still reported.
+    source = """
+        import torch
+
+        class MultiModalStaticCache:
+            def __init__(self):
+                self.mm_cache = {}
+
+            def set(self, key, embedding):
+                if embedding.untyped_storage().nbytes() > embedding.numel() * embedding.element_size():
+                    embedding = embedding.clone()
+                self.mm_cache[key] = embedding
+
+        def fill(encoder, cache, keys, x, sizes):
+            for key, piece in zip(keys, torch.split(encoder(x), sizes)):
+                cache.set(key, piece)
+
+        if __name__ == "__main__":
+            fill(torch.nn.Linear(4, 4), MultiModalStaticCache(), ["a"], torch.randn(2, 4), [2])
+    """
+    assert codes(lint(lint_source, source)) == []
+    keeping = source.replace("embedding = embedding.clone()", "pass")
+    assert codes(lint(lint_source, keeping)) == [(15, "VL101")]

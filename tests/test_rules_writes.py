@@ -374,3 +374,26 @@ def test_a_write_into_a_conversion_a_module_would_also_have_is_of_a_tensor():
             F.relu(x, inplace=True)
     """)
     assert [(row, code) for row, code in lint_both_paths(source) if code in ("VL203", "VL205")] == [(6, "VL203"), (14, "VL205")]
+
+
+def test_a_list_of_unknown_items_indexes_by_gathering():
+    # `tok.convert_tokens_to_ids(toks)` of a class here returns a list comprehension of lookups: whatever its items
+    # are, a list index gathers, so the write lands in a copy.
+    source = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        class Tok:
+            def __init__(self, vocab):
+                self.vocab = vocab
+
+            def convert_tokens_to_ids(self, toks):
+                return [self.vocab[t] for t in toks]
+
+        def init_rows(w, ids):
+            w[ids].copy_(torch.zeros(len(ids), w.size(1)))
+
+        def resize(model: nn.Module, tok: Tok, toks):
+            init_rows(model.embed.weight.data, tok.convert_tokens_to_ids(toks))
+    """)
+    assert [(row, code) for row, code in lint_both_paths(source) if code.startswith("VL2")] == [(13, "VL201")]

@@ -106,6 +106,12 @@ class CallGraph:
         """Why a function not hot by its own name is hot (see `hot_reasons`), or None."""
         return hot_reasons(self, hot_globs).get(FunctionKey(owner, name))
 
+    def falsy_parameters(self, owner: Optional[str], name: str, hot_globs: tuple[str, ...] = ()) -> frozenset[str]:
+        """The parameters of a function hot only for being called from hot code that every such call leaves
+        falsy (`self.merge()` of `merge(self, safe_merge=False)`): what `if safe_merge:` guards never runs hot."""
+        hot_reasons(self, hot_globs)
+        return self.memo[("falsy", hot_globs)].get(FunctionKey(owner, name), frozenset())
+
     # ------------------------------------------------------------------ the module's functions (from `ast`)
     def _scan(self) -> None:
         tree = self.index.tree
@@ -366,12 +372,10 @@ def runs_a_step(call: ast.Call) -> Optional[str]:
     """`loss.backward()`, `torch.autograd.backward(t)`, `optimizer.step()`, `self.scheduler.step(...)`:
     what it runs, for messages."""
     func = call.func
-    if isinstance(func, ast.Attribute):
-        if func.attr == "backward":
-            return f"`{dotted(func) or 'backward'}()`"
-        receiver = dotted(func.value) or ""
-        if func.attr == "step" and any(word in receiver.split(".")[-1].lower() for word in sem.OPTIMIZER_WORDS):
-            return f"`{receiver}.step()`"
+    if type(func) is ast.Attribute:
+        method = func.attr  # type: ignore[attr-defined]
+        if method == "backward" or method == "step" or method in sem.TRAINING_STEP_NAMES:
+            return sem.runs_a_step(method, dotted(func.value) or "", dotted(func) or "")  # type: ignore[attr-defined]
     return None
 
 
@@ -721,4 +725,42 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
                 seen.add(callee)
                 queue.append(callee)
     graph.memo[memo_key] = reasons
+    hot_set = set(hot) | set(reasons)
+    edges = [(caller, call) for caller, call, _ in loop_calls]
+    edges += [(caller, call) for caller in hot_set for call in regions[caller].warm]
+    graph.memo[("falsy", memo_key[1])] = _falsy_on_every_edge(graph, edges, reasons)
     return reasons
+
+
+def _falsy_on_every_edge(graph: "CallGraph", edges: list[tuple[FunctionKey, ast.Call]],
+                         reasons: dict[FunctionKey, str]) -> dict[FunctionKey, frozenset[str]]:
+    """For each function hot for being called from hot code: the parameters every such call leaves falsy."""
+    found: dict[FunctionKey, set[str]] = {}
+    for caller, call in edges:
+        for callee in graph.call_targets(caller, call):
+            if not reasons.get(callee, "").startswith("called from"):
+                continue
+            falsy = _left_falsy(call, graph.functions[callee])
+            found[callee] = falsy if callee not in found else found[callee] & falsy
+    result = {}
+    for key, names in found.items():
+        if names:
+            rebound = {n.id for n in ast.walk(graph.functions[key].node) if type(n) is ast.Name and type(n.ctx) is not ast.Load}
+            names -= rebound  # `safe_merge = safe_merge or self.check`: not what the caller passed
+        if names:
+            result[key] = frozenset(names)
+    return result
+
+
+def _left_falsy(call: ast.Call, info: FunctionInfo) -> set[str]:
+    """The parameters a call passes a falsy constant or leaves at a falsy default (`False`, `None`, `0`)."""
+    if any(type(a) is ast.Starred for a in call.args) or any(k.arg is None for k in call.keywords):
+        return set()
+    passed: dict[str, ast.AST] = dict(zip(info.positional, call.args))
+    passed.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
+    falsy = set()
+    for name in [*info.positional, *info.keyword_only]:
+        value = passed.get(name, info.defaults.get(name))
+        if type(value) is ast.Constant and not value.value and value.value is not ...:  # type: ignore[attr-defined]
+            falsy.add(name)
+    return falsy

@@ -42,7 +42,7 @@ SETUP_FUNCTION_NAMES = (
 )
 # Method names that are hot in any class (PyTorch's convention, used by modules and forward mixins alike).
 # Methods that run per layer or per step: a module's `forward`, and a LightningModule's (or a trainer's) `training_step`.
-HOT_FUNCTION_NAMES = ("forward", "forward_*", "_forward", "_forward_*", "training_step")
+HOT_FUNCTION_NAMES = ("forward", "forward_*", "_forward", "_forward_*", *sem.TRAINING_STEP_NAMES)
 # `__call__` is hot only on a module-like class or when it takes a tensor: processors and collators are not.
 HOT_CALL_NAMES = ("__call__",)
 HOT_DECORATORS = ("torch.compile", "torch.jit.script", "torch.compiler.compile", "torch._dynamo.optimize")
@@ -83,6 +83,8 @@ class Context:
     reason: Optional[str] = None
     # A `with gpu_sync_allowed():` block: host syncs in it are deliberate.
     sync_allowed: bool = False
+    # For a function hot only for its hot callers: the parameters every one of them leaves falsy (cold switches).
+    falsy: frozenset[str] = frozenset()
 
 
 def words(node: cst.CSTNode) -> str:
@@ -189,14 +191,17 @@ class ContextStack:
         cold = not marked and not named and (is_cold_name(name) or self._debug_only(node) or is_cached_function(node))
         hot = marked or named or (not cold and (self._matches_hot_glob(node) or self._is_hot_function(node)))
         reason = None
+        falsy: frozenset[str] = frozenset()
         if not hot and not cold and self.callgraph is not None:
             outer = self.function
             if outer is None:  # a module-level function or a method (nested functions follow their parent)
                 owner = self.class_name if self.contexts[-1].kind == "class" else None
                 reason = self.callgraph.hot_reason(owner, name, self.configured_globs)
                 hot = reason is not None
+                if hot:
+                    falsy = self.callgraph.falsy_parameters(owner, name, self.configured_globs)
         context = Context(kind="function", name=name, hot=hot, cold=cold, class_name=self.class_name, node=node,
-                          cold_all=name.startswith("test_"), reason=reason)
+                          cold_all=name.startswith("test_"), reason=reason, falsy=falsy)
         self.contexts.append(context)
         return context
 
@@ -358,6 +363,9 @@ class ContextStack:
             return False
         switches = self.index.cold_switches
         local = self._debug_names()
+        function = self.function
+        if function is not None and function.falsy:
+            local = local | function.falsy  # `if safe_merge:` where every hot caller leaves it False
         return cold_test(parsed, switches | local if local else switches)
 
     def _debug_names(self) -> frozenset[str]:
@@ -415,11 +423,11 @@ def _step_call(root: cst.CSTNode, stack: Optional["ContextStack"]) -> Optional[s
         if kind is cst.Call:
             func = node.func  # type: ignore[attr-defined]
             if type(func) is cst.Attribute:
-                if func.attr.value == "backward":
-                    return f"a loop that runs `{dotted_name(func) or 'backward'}()`"
-                receiver = dotted_name(func.value) or ""
-                if func.attr.value == "step" and any(word in receiver.split(".")[-1].lower() for word in sem.OPTIMIZER_WORDS):
-                    return f"a loop that runs `{receiver}.step()`"
+                method = func.attr.value
+                if method == "backward" or method == "step" or method in sem.TRAINING_STEP_NAMES:
+                    ran = sem.runs_a_step(method, dotted_name(func.value) or "", dotted_name(func) or "")
+                    if ran is not None:
+                        return f"a loop that runs {ran}"
             callee = dotted_name(func) or ""
             if sem.names_a_model(callee):
                 return f"a loop that runs `{callee}(…)`"

@@ -232,7 +232,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     made_contiguous: list[ast.AST] = []  # receivers of `.contiguous()`
     stored: list[ast.AST] = []  # values stored into something that may outlive the function
     accumulated: list[tuple[str, ast.AST]] = []  # `name.append(...)` calls: stored when `name` is returned
-    keyed: list[tuple[str, ast.AST]] = []  # `name[key] = value` assignments: stored when `name` is returned
+    keyed: list[tuple[str, ast.AST]] = []  # `name[key] = value`, `name += (value,)`: stored when `name` is returned
     handed_back: set[str] = set()  # the names returns and yields hand back (themselves, or in a tuple or list)
     twins: list[ast.AST] = []  # `x.<m>(...)` statements where `m` has an in-place twin
     scalar_reads: list[ast.AST] = []  # what `.item()`/`.tolist()`/`int(...)` and the like read
@@ -388,6 +388,10 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             root = _root_name(node.target)  # type: ignore[attr-defined]
             if root is not None:
                 written_roots.append(root)  # `flat += 1`, `flat[0] *= 2`
+            value = node.value  # type: ignore[attr-defined]
+            if type(node.op) is ast.Add and type(node.target) is Name and (type(value) is ast.Tuple or type(value) is ast.List):  # type: ignore[attr-defined]
+                # `raw += (logits[:, -1],)`: a sequence the function may return, grown like an `append`
+                keyed.extend((node.target.id, e) for e in value.elts if type(e) is not ast.Starred)  # type: ignore[attr-defined]
         elif kind in _TRUTH_NODES or (kind is ast.UnaryOp and type(node.op) is ast.Not):  # type: ignore[attr-defined]
             if not _host_truth(node):
                 flags.add("truth-test")

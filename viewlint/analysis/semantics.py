@@ -163,6 +163,21 @@ _KNOWN_TORCH_RESULTS = (VIEW_FUNCTIONS | SEQUENCE_VIEW_FUNCTIONS | MAYBE_VIEW_FU
 ACCUMULATING_METHODS = frozenset({"append", "extend", "insert", "appendleft"})
 # Methods of an optimizer (a class deriving from `torch.optim.Optimizer`) that run on every training step.
 OPTIMIZER_STEP_NAMES = frozenset({"step"})
+# Methods that run one training step by convention (Lightning's, the Hugging Face Trainer's): hot themselves, and a
+# loop that calls one is a step loop.
+TRAINING_STEP_NAMES = ("training_step", "train_step")
+
+
+def runs_a_step(method: str, receiver: str, callee: str) -> Optional[str]:
+    """What a method call runs when it runs a training step, for messages, or None: `loss.backward()`,
+    `optimizer.step()`, `self.scheduler.step(...)`, `self.training_step(...)`. `receiver` and `callee` are the
+    dotted names of the receiver and of the whole callee (empty when they are not names); read on `ast` by the
+    call graph and on libcst by the walker's loops."""
+    if method == "backward" or method in TRAINING_STEP_NAMES:
+        return f"`{callee or method}()`"
+    if method == "step" and any(word in receiver.split(".")[-1].lower() for word in OPTIMIZER_WORDS):
+        return f"`{receiver}.step()`"
+    return None
 # Spellings of the same dtype (`torch.float` is `torch.float32`), for comparing dtypes.
 _DTYPE_ALIASES = {"float": "float32", "double": "float64", "long": "int64", "int": "int32", "half": "float16",
                   "short": "int16", "cfloat": "complex64", "cdouble": "complex128"}

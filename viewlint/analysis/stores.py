@@ -304,6 +304,15 @@ class StoreQuestions:
                     held = (dotted_name(node.value) or "").startswith("self.")  # `self.values = self.keys`: held already
                     if value.is_view and value.partial and not held and self._made_in_this_call(value.base):
                         events.append(StoreEvent(node, node.value, value, self.short_source(t)))
+        elif isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign) \
+                and isinstance(node.value, (cst.Tuple, cst.List)) and (loop := self._accumulating_loop(node.target)) is not None:
+            # `raw += (logits[:, -1, :],)` in a loop, into a tuple or list this function builds and returns.
+            for element in node.value.elements:
+                if isinstance(element, cst.StarredElement):
+                    continue
+                value = self.value_of(element.value)
+                if self._pins_an_iteration(value, loop):
+                    events.append(StoreEvent(node, element.value, value, f"{self.short_source(node.target)} += ...", loop=loop))
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             method = node.func.attr.value
             receiver = node.func.value
@@ -324,6 +333,11 @@ class StoreQuestions:
                         events.append(StoreEvent(node, arg.value, value, f"{self.short_source(receiver)}.{method}(...)",
                                                  loop=loop))
             elif method in sem.STORING_METHODS and container_call and self._long_lived_receiver(receiver, method):
+                if known is None and self.summaries is not None:
+                    # `cache.set(key, piece)` on a receiver of unknown type: the one class here that defines `set`
+                    # says what it keeps (one that clones a view before keeping it keeps nothing extra).
+                    owner = self.summaries.unique_method_owner(method, self.value_of(receiver))
+                    known = self.index.classes.get(owner) if owner is not None else None
                 if known is not None and method in known.methods:
                     # Imported from another module of the project: what its method keeps (a `set` that clones
                     # when the storage is larger than the payload keeps nothing extra) narrows the heuristic.
@@ -371,6 +385,11 @@ class StoreQuestions:
                 reference = self.index.module_instances.get(name) or self.index.module_annotations.get(name)
             else:
                 reference = self._annotated_locals().get(name)  # `outputs: BaseModelOutput = self.model(...)`
+        if reference is None:
+            # What the analysis knows the object to be: an instance of a class of this module its callers pass
+            # (`get_embedding_and_cache(encoder, MultiModalStaticCache(...), items)`) or the code built.
+            held = self.value_of(receiver).wrapper
+            reference = held if held is not None and held in self.index.classes else None
         if reference is None:
             return None
         if self.summaries is not None:

@@ -98,7 +98,9 @@ def value_index_kind(value: Value) -> IndexKind:
         # A tensor of unknown rank: 0-dim ones are the rare case, unless it came out of a tensor
         # (`t[i]`, a loop over a tensor, a reduction), where it may well be one.
         return IndexKind.UNKNOWN if value.reduced else IndexKind.ADVANCED
-    if value.kind is Kind.WRAPPER and value.wrapper in ("list",) and any(e.is_tensor or e.kind is Kind.INT for e in value.elements):
+    if value.kind is Kind.WRAPPER and value.wrapper == "list" and not any(e.kind is Kind.HOST for e in value.elements):
+        # A list indexes a tensor by its items, whatever they are (ints, tensors, what a lookup gives); only a list
+        # of slices (NumPy's legacy reading of it as a tuple) would not.
         return IndexKind.ADVANCED
     return IndexKind.UNKNOWN
 
