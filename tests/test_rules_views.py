@@ -715,3 +715,23 @@ def test_a_store_through_an_object_its_callers_pass_reads_that_objects_class(lin
     assert codes(lint(lint_source, source)) == []
     keeping = source.replace("embedding = embedding.clone()", "pass")
     assert codes(lint(lint_source, keeping)) == [(15, "VL101")]
+
+
+def test_a_mixin_calling_self_model_keeps_rows_of_its_output_fields(lint_source):
+    # `GenerationMixin._greedy_search`: `self.model` is set by the subclasses, and `outputs["logits"]` is a field of
+    # the model's output, as `outputs.logits` is. A row of it kept per step pins the step's whole logits.
+    found = lint(lint_source, """
+        class GenerationMixin:
+            def greedy(self, ids, steps, keep=False):
+                raw = () if keep else None
+                for _ in range(steps):
+                    outputs = self.model(ids)
+                    next_logits = outputs["logits"][:, -1, :]
+                    if keep:
+                        raw += (next_logits,)
+                return {"logits": raw}
+
+            def other(self, ids):
+                return self.helper(ids)[:, -1]
+    """)
+    assert codes(found) == [(9, "VL101")]

@@ -162,8 +162,9 @@ class CallEvaluation(ArgumentReading):
         if info is None or attr in info.host_attributes:
             return False
         # Held in an attribute the class assigns (`self.vae = vae`, `self.proj = nn.Linear(...)`); a name the
-        # class never assigns is a method inherited from elsewhere, which may return anything.
-        return attr in info.submodule_attributes or attr in info.assigned_attributes
+        # class never assigns is a method inherited from elsewhere, which may return anything, unless its name says
+        # it is a model (`self.model(ids)` in a mixin whose subclasses set `self.model`).
+        return attr in info.submodule_attributes or attr in info.assigned_attributes or sem.names_a_model(attr)
 
     def _is_parameter_name(self, name: str) -> bool:
         checker = getattr(self.env, "is_parameter", None)

@@ -200,8 +200,8 @@ class StoreQuestions:
         (`x[0]` and `x[1]`)."""
         for view in value.retained_views():
             base = view.base
-            # A name, or a field of a model's output (`out.last_hidden_state` of `out = model(**batch)`).
-            shape = re.fullmatch(r"([A-Za-z_]\w*)(\.[A-Za-z_]\w*)?", base or "")
+            # A name, or a field of a model's output (`out.last_hidden_state`, `out["logits"]` of `out = model(**batch)`).
+            shape = re.fullmatch(r"([A-Za-z_]\w*)(\.[A-Za-z_]\w*|\[[\"'][A-Za-z_]\w*[\"']\])?", base or "")
             if not (view.is_view and view.partial and shape is not None):
                 continue
             if re.fullmatch(r"\[[^,:\]]+\]", view.origin or ""):
