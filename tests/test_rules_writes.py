@@ -397,3 +397,19 @@ def test_a_list_of_unknown_items_indexes_by_gathering():
             init_rows(model.embed.weight.data, tok.convert_tokens_to_ids(toks))
     """)
     assert [(row, code) for row, code in lint_both_paths(source) if code.startswith("VL2")] == [(13, "VL201")]
+
+
+def test_a_tuple_of_slices_built_from_a_generator_is_a_basic_index():
+    # `tuple(slice(0, s) for s in shape)` indexes dimension by dimension: a view, the write lands (sglang
+    # qwen3_next.py's weight loader); the same built as a list comprehension of ints gathers.
+    source = textwrap.dedent("""
+        import torch
+
+        def load(param: torch.Tensor, loaded_weight: torch.Tensor, order):
+            slices = tuple(slice(0, s) for s in loaded_weight.shape)
+            param.data[slices].copy_(loaded_weight)
+            rows = [order[i] for i in range(len(order))]
+            param.data[rows].copy_(loaded_weight)
+    """)
+    assert [(row, code) for row, code in lint_both_paths(source) if code.startswith("VL2")] == [(8, "VL201")]
+

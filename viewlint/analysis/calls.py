@@ -256,12 +256,16 @@ class CallEvaluation(ArgumentReading):
             return INT
         if name in ("len", "int", "range", "ord", "hash"):
             return INT if name != "range" else HOST
-        if name in ("float", "bool", "str", "repr", "isinstance", "print", "id", "callable", "hasattr"):
+        if name in ("float", "bool", "str", "repr", "isinstance", "print", "id", "callable", "hasattr", "slice"):
             return HOST
         if name in ("list", "tuple", "dict", "set", "OrderedDict", "deque", "sorted", "reversed"):
             elements = tuple(self.evaluate(a.value, local) for a in node.args if a.keyword is None)
             if name in ("list", "tuple", "sorted", "reversed", "deque") and len(elements) == 1 and elements[0].kind in (
                     Kind.TENSOR_SEQUENCE, Kind.WRAPPER, Kind.INT_LIST):
+                if name in ("list", "tuple", "sorted") and elements[0].kind is Kind.WRAPPER \
+                        and elements[0].wrapper in ("list", "tuple", "iterator"):
+                    # `tuple(slice(0, s) for s in shape)`: a tuple (an index of several dimensions), not a list.
+                    return elements[0].with_(wrapper="list" if name == "sorted" else name)
                 return elements[0]
             if name in ("list", "tuple") and len(elements) == 1 and elements[0].is_tensor:
                 return container_value((self.iterate(node.args[0].value, local),), name)  # `list(t)`: its rows
