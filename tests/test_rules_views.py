@@ -670,12 +670,17 @@ def test_a_sequence_grown_with_plus_equals_in_a_loop_keeps_each_iterations_tenso
 
         def greedy(model, ids, steps: int):
             raw = ()
-            rows = []
             for _ in range(steps):
                 logits = model(ids)
                 raw += (logits[:, -1, :],)
+            return raw
+
+        def greedy_rows(model, ids, steps: int):
+            rows = []
+            for _ in range(steps):
+                logits = model(ids)
                 rows += [logits[:, -1, :]]
-            return raw, rows
+            return rows
 
         def rebuilt(model, ids, steps: int, table: torch.Tensor):
             kept = []
@@ -685,8 +690,16 @@ def test_a_sequence_grown_with_plus_equals_in_a_loop_keeps_each_iterations_tenso
                 last += (logits[:, -1, :],)
                 kept += [table[i]]
             return kept, last
+
+        def two_streams(layers, h, n: int):
+            main, ngram = (), ()
+            for layer in layers:
+                main += (h[:, :n],)
+                ngram += (h[:, n:],)
+                h = layer(h)
+            return main, ngram
     """)
-    assert codes(found) == [(9, "VL101"), (10, "VL101")]
+    assert codes(found) == [(8, "VL101"), (15, "VL101")]  # `two_streams` keeps both parts of each `h`: all of it
     assert "added by `raw += ...`" in found[0][2] and "the returned `raw` keeps" in found[0][2]
 
 

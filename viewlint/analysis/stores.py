@@ -214,9 +214,12 @@ class StoreQuestions:
                 continue  # a field of something else: it may well outlive the iteration
             if not made.is_fresh or not self._bound_in(root, loop):
                 continue
-            adds = [n for n in descendants(loop) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+            adds = [n for n in descendants(loop) if (isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
                     and n.func.attr.value in sem.ACCUMULATING_METHODS
-                    and any(isinstance(m, cst.Name) and m.value == root for a in n.args for m in descendants(a.value))]
+                    and any(isinstance(m, cst.Name) and m.value == root for a in n.args for m in descendants(a.value)))
+                    or (isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.AddAssign)
+                        and isinstance(n.value, (cst.Tuple, cst.List))  # `main += (h[:, :n],); ngram += (h[:, n:],)`
+                        and any(isinstance(m, cst.Name) and m.value == root for m in descendants(n.value)))]
             if len(adds) > 1:
                 continue  # several parts of the same tensor added: together they may cover it
             return True
