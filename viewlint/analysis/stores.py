@@ -321,7 +321,7 @@ class StoreQuestions:
             receiver = node.func.value
             # `list.append/extend/insert` take no keywords: `self.dispatcher.extend(q=q)` is some other method.
             container_call = method not in sem.CONTAINER_ONLY_METHODS or all(a.keyword is None for a in node.args)
-            known = self.receiver_class(receiver)
+            known = self._stored_into_class(receiver, method)
             loop = self._accumulating_loop(receiver) if method in sem.ACCUMULATING_METHODS and container_call else None
             if known is not None and method in known.methods and known.name in self.index.classes \
                     and self.index.classes[known.name] is known:
@@ -389,19 +389,26 @@ class StoreQuestions:
             else:
                 reference = self._annotated_locals().get(name)  # `outputs: BaseModelOutput = self.model(...)`
         if reference is None:
-            # What the analysis knows the object to be: an instance of a class of this module its callers pass
-            # (`get_embedding_and_cache(encoder, MultiModalStaticCache(...), items)`) or the code built.
-            held = self.value_of(receiver).wrapper
-            reference = held if held is not None and held in self.index.classes else None
-        if reference is None:
             return None
         if self.summaries is not None:
             return self.summaries.class_named(reference)
         return self.index.classes.get(reference)
 
+    def _stored_into_class(self, receiver: cst.BaseExpression, method: str) -> Optional[ClassInfo]:
+        """The class of the receiver of a storing call: as the code says it (`receiver_class`), or as the analysis
+        knows the object (an instance of a class of this module its callers pass:
+        `get_embedding_and_cache(encoder, MultiModalStaticCache(...), items)`). Asked by the store events only:
+        evaluating the receiver reads fields, which ask `receiver_class` in turn."""
+        found = self.receiver_class(receiver)
+        if found is not None or not any(method in c.methods for c in self.index.classes.values()):
+            return found
+        held = self.value_of(receiver).wrapper
+        found = self.index.classes.get(held) if held is not None else None
+        return found if found is not None and method in found.methods else None
+
     def _summary_store_events(self, node: cst.Call, method: str, receiver: cst.BaseExpression) -> list[StoreEvent]:
         """Calls of methods (of classes in this module or the project) whose body keeps an argument in a long-lived place."""
-        info = self.receiver_class(receiver)
+        info = self._stored_into_class(receiver, method)
         if info is not None and self.index.classes.get(info.name) is not info:
             return []  # imported: only ever narrows a store the heuristics found (see `_store_events`)
         if info is None and self.summaries is not None:
