@@ -156,7 +156,7 @@ class DiscardedOutOfPlaceResult(Rule):
         if self.facts.qualify(call.func) is not None:
             return  # `pin_memory_utils.pin_memory(ptr, n)`: a function of an imported module
         if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) \
-                and receiver.func.attr.value.endswith("_") and not receiver.func.attr.value.startswith("_"):
+                and semantics.is_inplace_method(receiver.func.attr.value):
             # `w.data.add_(delta).to(orig_dtype)`: the in-place call already wrote into the tensor; the conversion
             # after it is dead code at most (a cast back to the dtype it was read with), not a lost update.
             return

@@ -374,7 +374,7 @@ def runs_a_step(call: ast.Call) -> Optional[str]:
     func = call.func
     if type(func) is ast.Attribute:
         method = func.attr  # type: ignore[attr-defined]
-        if method == "backward" or method == "step" or method in sem.TRAINING_STEP_NAMES:
+        if method in sem.STEP_METHODS:
             return sem.runs_a_step(method, dotted(func.value) or "", dotted(func) or "")  # type: ignore[attr-defined]
     return None
 
@@ -756,6 +756,9 @@ def _left_falsy(call: ast.Call, info: FunctionInfo) -> set[str]:
     """The parameters a call passes a falsy constant or leaves at a falsy default (`False`, `None`, `0`)."""
     if any(type(a) is ast.Starred for a in call.args) or any(k.arg is None for k in call.keywords):
         return set()
+    func = call.func
+    if info.bound and type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id[:1].isupper():  # type: ignore[attr-defined]
+        return set()  # `Base.merge(self, False)`: its first argument is `self`, not the first parameter
     passed: dict[str, ast.AST] = dict(zip(info.positional, call.args))
     passed.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
     falsy = set()

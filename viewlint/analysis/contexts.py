@@ -424,7 +424,7 @@ def _step_call(root: cst.CSTNode, stack: Optional["ContextStack"]) -> Optional[s
             func = node.func  # type: ignore[attr-defined]
             if type(func) is cst.Attribute:
                 method = func.attr.value
-                if method == "backward" or method == "step" or method in sem.TRAINING_STEP_NAMES:
+                if method in sem.STEP_METHODS:
                     ran = sem.runs_a_step(method, dotted_name(func.value) or "", dotted_name(func) or "")
                     if ran is not None:
                         return f"a loop that runs {ran}"

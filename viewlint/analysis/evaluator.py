@@ -566,7 +566,7 @@ class Evaluator(CallEvaluation, TypeTests):
             item = self.env.summaries.nth_field_value(receiver.wrapper, int(node.slice[0].slice.value.evaluated_value))  # type: ignore[attr-defined]
             if item is not None:
                 return item
-        if receiver.kind is Kind.HOST or self._keyed_by_string(node) or self._keyed_by_str_value(node, local):
+        if receiver.kind is Kind.HOST or self.keyed_by_string(node, local):
             return UNKNOWN  # `d["key"]`, `d[name]` of `name: str`: tensors are not indexed by strings
         if receiver.kind is Kind.ARRAY:
             # A NumPy array's items and slices: arrays, or NumPy scalars where an int picks one (a basic index then).

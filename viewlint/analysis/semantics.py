@@ -166,6 +166,8 @@ OPTIMIZER_STEP_NAMES = frozenset({"step"})
 # Methods that run one training step by convention (Lightning's, the Hugging Face Trainer's): hot themselves, and a
 # loop that calls one is a step loop.
 TRAINING_STEP_NAMES = ("training_step", "train_step")
+# The method names `runs_a_step` reads: a cheap test before the callee's names are printed.
+STEP_METHODS = frozenset({"backward", "step", *TRAINING_STEP_NAMES})
 
 
 def runs_a_step(method: str, receiver: str, callee: str) -> Optional[str]:

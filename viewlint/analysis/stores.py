@@ -336,11 +336,9 @@ class StoreQuestions:
                         events.append(StoreEvent(node, arg.value, value, f"{self.short_source(receiver)}.{method}(...)",
                                                  loop=loop))
             elif method in sem.STORING_METHODS and container_call and self._long_lived_receiver(receiver, method):
-                if known is None and self.summaries is not None:
-                    # `cache.set(key, piece)` on a receiver of unknown type: the one class here that defines `set`
-                    # says what it keeps (one that clones a view before keeping it keeps nothing extra).
-                    owner = self.summaries.unique_method_owner(method, self.value_of(receiver))
-                    known = self.index.classes.get(owner) if owner is not None else None
+                # `cache.set(key, piece)` on a receiver of unknown type: the one class here that defines `set` says
+                # what it keeps (one that clones a view before keeping it keeps nothing extra).
+                known = known or self._unique_owner(receiver, method)
                 if known is not None and method in known.methods:
                     # Imported from another module of the project: what its method keeps (a `set` that clones
                     # when the storage is larger than the payload keeps nothing extra) narrows the heuristic.
@@ -406,15 +404,19 @@ class StoreQuestions:
         found = self.index.classes.get(held) if held is not None else None
         return found if found is not None and method in found.methods else None
 
+    def _unique_owner(self, receiver: cst.BaseExpression, method: str) -> Optional[ClassInfo]:
+        """For a receiver of unknown type: the one class of this module that defines `method`."""
+        if self.summaries is None:
+            return None
+        owner = self.summaries.unique_method_owner(method, self.value_of(receiver))
+        return self.index.classes.get(owner) if owner is not None else None
+
     def _summary_store_events(self, node: cst.Call, method: str, receiver: cst.BaseExpression) -> list[StoreEvent]:
         """Calls of methods (of classes in this module or the project) whose body keeps an argument in a long-lived place."""
         info = self._stored_into_class(receiver, method)
         if info is not None and self.index.classes.get(info.name) is not info:
             return []  # imported: only ever narrows a store the heuristics found (see `_store_events`)
-        if info is None and self.summaries is not None:
-            # `token.set_embedding(...)` on a receiver of unknown type: the one class here that defines it.
-            owner = self.summaries.unique_method_owner(method, self.value_of(receiver))
-            info = self.index.classes.get(owner) if owner is not None else None
+        info = info or self._unique_owner(receiver, method)  # `token.set_embedding(...)` of an unknown receiver
         if info is None or method not in info.retaining_methods:
             return []
         return self._arguments_at(node, info.retaining_methods[method], info.retaining_keywords.get(method, set()),
