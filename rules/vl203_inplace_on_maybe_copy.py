@@ -90,6 +90,8 @@ class InplaceOnMaybeCopy(TracksTemporaries, Rule):
         if not value.is_tensor or value.copy_of is None or "." in value.copy_of:
             return False
         holder = value.base if value.is_view and value.base else dotted_name(written)
+        if holder == value.copy_of:  # `x` was itself a view: the conversion's result keeps its base's name
+            holder = dotted_name(written)
         if holder is None or "." in holder or holder == value.copy_of:
             return False
         statement = facts.current_statement or node

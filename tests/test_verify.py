@@ -273,3 +273,87 @@ def test_verify_needs_no_torch_in_the_linter_process() -> None:
     import subprocess
 
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+FACTORY_CHAIN = '''\
+import torch
+
+
+def upload(values: list[float], device: torch.device) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.float64).to(device).half()
+
+
+if __name__ == "__main__":
+    assert upload([0.5] * 256, torch.device("meta")).dtype == torch.half
+'''
+
+
+def test_a_chain_from_a_factory_is_measured_from_the_factorys_tensor(tmp_path: Path) -> None:
+    """`torch.tensor(v).to(d).half()`: the chain starts at the factory's tensor (the `torch` module
+    it is called on is no tensor), so the move and the cast are the two copies measured."""
+    script = tmp_path / "upload.py"
+    script.write_text(FACTORY_CHAIN, encoding="utf-8")
+    completed = run_viewlint("check", "--isolated", "--no-cache", "--select", "VL305", "--verify", "--device", "cpu",
+                             "--output-format", "json", str(script))
+    [finding] = json.loads(completed.stdout)
+    assert finding["verdict"]["status"] == "confirmed", finding["verdict"]
+    assert finding["verdict"]["evidence"].startswith("2 copies per call: 2.00 KiB then 512 B")
+
+
+SEES_A_GPU = '''\
+import torch
+
+
+def head(x: torch.Tensor) -> float:  # viewlint: hot
+    return x.sum().item()
+
+
+if __name__ == "__main__":
+    print(head(torch.ones(3)))
+    assert not torch.cuda.is_available(), "--device cpu hides the GPU"
+'''
+
+
+def test_device_cpu_hides_the_gpu_from_the_files(tmp_path: Path) -> None:
+    """`--device cpu` runs the files as on a machine without a GPU, also where there is one."""
+    script = tmp_path / "sees.py"
+    script.write_text(SEES_A_GPU, encoding="utf-8")
+    completed = run_viewlint("check", "--isolated", "--no-cache", "--select", "VL401", "--verify", "--device", "cpu",
+                             "--output-format", "json", str(script))
+    findings = json.loads(completed.stdout)
+    assert findings and all(f["verdict"]["status"] == "cpu-only" for f in findings), findings
+
+
+CHUNKED_INPLACE = '''\
+import torch
+
+
+def add_in_chunks(x: torch.Tensor) -> torch.Tensor:
+    flat = x.flatten(0, 1)
+    for piece in torch.split(flat, 2):
+        piece.add_(1.0)
+    return x
+
+
+if __name__ == "__main__":
+    x = torch.zeros(3, 4, 5)
+    y = add_in_chunks(x{layout})
+    print(float(y.sum()))
+'''
+
+
+@pytest.mark.parametrize(("layout", "status", "evidence"), [
+    (".transpose(0, 1)", "confirmed", "write lost: result does not share storage with 'x' (6/6 calls)"),
+    ("", "refuted", "result shares storage with 'x'"),
+])
+def test_a_write_through_a_loops_pieces_is_measured_against_the_buffer(tmp_path: Path, layout: str, status: str,
+                                                                         evidence: str) -> None:
+    """`for piece in torch.split(x.flatten(0, 1), n): piece.add_(1)`: the buffer is read once before
+    the loop, and every pass's write is compared with it."""
+    script = tmp_path / "chunks.py"
+    script.write_text(CHUNKED_INPLACE.format(layout=layout), encoding="utf-8")
+    completed = run_viewlint("check", "--isolated", "--no-cache", "--select", "VL203", "--verify", "--device", "cpu",
+                             "--output-format", "json", str(script))
+    [finding] = json.loads(completed.stdout)
+    assert finding["verdict"]["status"] == status, finding["verdict"]
+    assert finding["verdict"]["evidence"].startswith(evidence)

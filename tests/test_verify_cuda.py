@@ -55,3 +55,33 @@ def test_auto_picks_cuda() -> None:
 
 def test_every_fixture_file_is_covered() -> None:
     assert fixture_files()
+
+
+PINNED_TABLE = '''\
+import torch
+
+
+class Table:
+    def __init__(self, n: int) -> None:
+        self.rows = torch.zeros(n, 4, pin_memory=True)  # pinning needs a host tensor
+
+    def put(self, idx: torch.Tensor, rows: torch.Tensor) -> None:
+        self.rows[idx].copy_(rows)
+
+
+if __name__ == "__main__":
+    table = Table(8)
+    table.put(torch.arange(2), torch.ones(2, 4))
+'''
+
+
+def test_a_file_that_raises_with_factories_on_the_gpu_runs_again_on_the_host(tmp_path) -> None:
+    """`pin_memory=True` fails when factories allocate on the GPU: the file runs again as written."""
+    script = tmp_path / "pinned.py"
+    script.write_text(PINNED_TABLE, encoding="utf-8")
+    completed = run_viewlint("check", "--isolated", "--no-cache", "--select", "VL201", "--verify", "--device", "cuda",
+                             "--output-format", "json", str(script))
+    [finding] = json.loads(completed.stdout)
+    assert finding["verdict"]["status"] == "confirmed", finding["verdict"]
+    assert finding["verdict"]["device"] == "cpu"
+    assert "with factories on the GPU; verified again with factories on the host" in completed.stderr

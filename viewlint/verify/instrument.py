@@ -89,22 +89,32 @@ class _Context:
         return code if len(code) <= 40 else code[:37] + "..."
 
     def assignment_of(self, name: str, before: cst.CSTNode) -> Optional[cst.BaseExpression]:
-        """The value of the last `name = value` above `before` in the same function."""
+        """The value of the last `name = value` above `before` in the same function; for a loop
+        `for name in pieces:` around `before`, what it iterates."""
         scope = self.enclosing_function(before)
         limit = self.positions[before].start
-        best: Optional[tuple[tuple[int, int], cst.Assign]] = None
+        best: Optional[tuple[tuple[int, int], cst.BaseExpression]] = None
         for node, position in self.positions.items():
-            if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+            if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                target, value = node.targets[0].target, node.value
+            elif isinstance(node, cst.For) and self.encloses(node, before):
+                target, value = node.target, node.iter
+            else:
                 continue
-            target = node.targets[0].target
             if not (isinstance(target, cst.Name) and target.value == name):
                 continue
             where = (position.start.line, position.start.column)
             if where >= (limit.line, limit.column) or self.enclosing_function(node) is not scope:
                 continue
             if best is None or where > best[0]:
-                best = (where, node)
-        return best[1].value if best is not None else None
+                best = (where, value)
+        return best[1] if best is not None else None
+
+    def encloses(self, outer: cst.CSTNode, node: cst.CSTNode) -> bool:
+        current = self.parents.get(node)
+        while current is not None and current is not outer:
+            current = self.parents.get(current)
+        return current is outer
 
     def inside_scripted_function(self, node: cst.CSTNode) -> bool:
         """Under `@torch.jit.script`: TorchScript compiles the body and cannot call a Python probe."""
@@ -299,17 +309,19 @@ def _plan_lost_write(node: cst.CSTNode, site: int, ctx: _Context) -> _Plan:
     if temporary is None:
         raise _Unsupported("cannot find the written temporary")
     base = temporary if isinstance(temporary, cst.Name) else _root_of(temporary)
+    looped = False  # through a loop's target: the buffer is read once for the loop's many writes
     for _ in range(4):  # `tmp = buf[idx]; tmp[0].add_(1)`: follow local names to the buffer they came from
         if not isinstance(base, cst.Name):
             break
         value = ctx.assignment_of(base.value, node)
-        root = _root_of(value) if value is not None else None
+        looped = looped or value is not None and isinstance(ctx.parents.get(value), cst.For)
+        root = value if isinstance(value, cst.Name) else _root_of(value) if value is not None else None
         if root is None:
             break
         base = root
     if base is None or base is temporary:
         raise _Unsupported("cannot find the buffer the write was meant for")
-    wraps: list[tuple[cst.CSTNode, _Wrap]] = [(base, _Wrap("base", site))]
+    wraps: list[tuple[cst.CSTNode, _Wrap]] = [(base, _Wrap("base", site, (cst.Name("True"),) if looped else ()))]
     wraps.append((temporary, _Wrap("link", site, (cst.Name("True"),))))
     return _Plan(wraps, "link", {"base": ctx.text(base), "temporary": ctx.text(temporary)})
 
@@ -364,8 +376,14 @@ def _chain(call: cst.Call) -> list[cst.Call]:
     return chain
 
 
-def _plan_copies(node: cst.CSTNode, site: int, ctx: _Context) -> _Plan:
-    """VL302-VL305: the copies a chain of calls makes, measured link by link."""
+def _plan_copies(node: cst.CSTNode, site: int, ctx: _Context, *, moved: bool = False) -> _Plan:
+    """VL302-VL305: the copies a chain of calls makes, measured link by link.
+
+    A chain that starts at a factory (`torch.tensor(v).to(d).half()`) is measured from the factory's
+    tensor. With ``moved`` (the chain moves that tensor to a device), a factory given no device puts
+    its tensor on the host, where the program makes it, also when `--device cuda` makes factories
+    allocate on the GPU: the move is then measured as the program runs it.
+    """
     code_call = _flagged_copy_call(node)
     if code_call is None:
         raise _Unsupported("no method call in the flagged expression")
@@ -373,10 +391,15 @@ def _plan_copies(node: cst.CSTNode, site: int, ctx: _Context) -> _Plan:
     root = _receiver(chain[0])
     if root is None:
         raise _Unsupported("the chain has no receiver")
+    host = moved and _dotted(chain[0].func) in semantics.FACTORY_FUNCTIONS and not any(
+        arg.keyword is not None and arg.keyword.value == "device" for arg in chain[0].args)
     wraps: list[tuple[cst.CSTNode, _Wrap]] = [(root, _Wrap("base", site))]
     for i, link in enumerate(chain):
         last = i == len(chain) - 1
-        wraps.append((link, _Wrap("link", site, (cst.Name("True" if last else "False"),))))
+        flags: tuple[cst.BaseExpression, ...] = (cst.Name("True" if last else "False"),)
+        if i == 0 and host:
+            flags += (cst.Name("True"),)
+        wraps.append((link, _Wrap("link", site, flags)))
     steps = ",".join(_method(link) or "?" for link in chain)
     return _Plan(wraps, "link", {"base": ctx.text(root), "steps": steps})
 
@@ -476,6 +499,7 @@ PLANNERS: dict[str, Planner] = {
     "VL306": _plan_contiguous,
     **{code: _plan_copies for code in COPIES},
     "VL303": _plan_head_repeat,
+    "VL305": lambda node, site, ctx: _plan_copies(node, site, ctx, moved=True),
     "VL307": _plan_construct,
     **{code: _plan_sync for code in SYNCS},
 }

@@ -58,6 +58,13 @@ def _setup_device(requested: str, report: _Reporter) -> Optional[str]:
         report(event="fatal", reason="--device cuda: no CUDA device is available to torch "
                                      "(torch.cuda.is_available() is False); use --device cpu or auto")
         return None
+    if requested == "host":  # a file that raised on CUDA, again: factories on the host, the program's own moves kept
+        if available:
+            from viewlint.verify import probes
+
+            probes.enable_sync_debug()
+        report(event="ready", device="cpu", note="")
+        return "cpu"
     device = "cuda" if requested == "cuda" or (requested == "auto" and available) else "cpu"
     if requested == "auto" and not available:
         note = "no CUDA device: verified on cpu (syncs are reported as cpu-only)"

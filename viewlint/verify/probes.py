@@ -21,6 +21,8 @@ import torch
 RECORDS: dict[int, dict[str, Any]] = {}
 # site -> the last value of a chain (storage pointer, storage bytes, device, dtype), for the next `link`.
 _BASES: dict[int, Optional[tuple[Optional[tuple[int, int]], str, str]]] = {}
+# site -> a buffer read once before a loop whose every pass writes (`base(..., kept=True)`).
+_KEPT: dict[int, Optional[tuple[Optional[tuple[int, int]], str, str]]] = {}
 # site -> copies made so far in the current evaluation of a chain: [(copied, bytes)].
 _CHAINS: dict[int, list[tuple[bool, int]]] = {}
 # site -> (receiver, snapshot) pending between `before` and `after`.
@@ -161,10 +163,15 @@ def charge(site: int, value: Any) -> Any:
     return value
 
 
-def base(site: int, value: Any) -> Any:
-    """Remember the storage of the buffer at the root of a chain; starts one evaluation."""
+def base(site: int, value: Any, kept: bool = False) -> Any:
+    """Remember the storage of the buffer at the root of a chain; starts one evaluation. A ``kept``
+    buffer (read once before a loop whose every pass writes) stays for the evaluations after."""
     try:
         _BASES[site] = _identity(value)
+        if kept:
+            _KEPT[site] = _BASES[site]
+        else:
+            _KEPT.pop(site, None)
         _CHAINS[site] = []
         record = _record(site)
         if isinstance(value, torch.Tensor):
@@ -183,12 +190,14 @@ def _identity(value: Any) -> Optional[tuple[Optional[tuple[int, int]], str, str]
     return _storage(value), str(value.device), str(value.dtype)
 
 
-def link(site: int, value: Any, last: bool = True) -> Any:
+def link(site: int, value: Any, last: bool = True, host: bool = False) -> Any:
     """Does ``value`` share storage with the previous step of the chain (the buffer, or the last link)?
 
     The last link closes one evaluation: the record counts evaluations in which every link
     copied (``all_copied``), none did (``none_copied``), and per link position the copies and
-    the largest bytes copied.
+    the largest bytes copied. A first link whose receiver was no tensor (a factory called on
+    `torch`) starts the chain instead; with ``host`` its tensor goes to the host when only the
+    forced default device (`--device cuda`) put it elsewhere.
     """
     try:
         record = _record(site)
@@ -198,6 +207,12 @@ def link(site: int, value: Any, last: bool = True) -> Any:
             _count(record, "types", type(value).__name__)
             if last:
                 record["hits"] += 1
+            return value
+        if previous is None and site in _BASES and not chain and not last:
+            if host and value.device.type != "cpu" and torch.get_default_device().type == value.device.type:
+                value = value.cpu()
+                record["rehosted"] = record.get("rehosted", 0) + 1
+            _BASES[site] = _identity(value)
             return value
         identity = _identity(value)
         assert identity is not None
@@ -229,7 +244,10 @@ def link(site: int, value: Any, last: bool = True) -> Any:
             if not any(was for was, _ in chain):
                 record["none_copied"] = record.get("none_copied", 0) + 1
             _CHAINS[site] = []
-            _BASES.pop(site, None)
+            if site in _KEPT:
+                _BASES[site] = _KEPT[site]
+            else:
+                _BASES.pop(site, None)
     except Exception:
         _failed(site)
     return value

@@ -213,37 +213,94 @@ def verify_scripts(diagnostics: Sequence[Diagnostic], *, timeout: float = 60.0, 
     result.sites = sites
     outcomes: dict[int, FileOutcome] = {}
     targets = [_target(f.path, roots) for f in files]
-    if files:
+    run = _FileRunner(files, targets, timeout=timeout, python=python or sys.executable, cwd=cwd)
+    run(range(len(files)), device, result, outcomes)
+    devices = {f.path: result.device for f in files}
+    if result.device and result.device.startswith("cuda"):
+        _rerun_on_the_host(run, result, outcomes, devices)
+    unreached: dict[str, str] = {}
+    for index, f in enumerate(files):
+        outcome = outcomes.get(index, FileOutcome("not-run", "the file did not run"))
+        result.files[f.path] = outcome
+        unreached[f.path] = _unreached_reason(outcome, timeout, runs_anything(_module_source(f.path)))
+    verdicts = {_key(site.diagnostic): judge(site, result.records.get(site.site_id),
+                                             device=devices[site.diagnostic.path],
+                                             unreached=unreached[site.diagnostic.path])
+                for site in sites.values()}
+    verdicts.update(early)
+    result.diagnostics = [d.with_verdict(verdicts[_key(d)]) if _key(d) in verdicts else d for d in diagnostics]
+    return result
+
+
+class _FileRunner:
+    """Runs some of the instrumented files, each as ``__main__`` in a fresh process, on one device."""
+
+    def __init__(self, files: Sequence[InstrumentedFile], targets: Sequence[ImportTarget], *, timeout: float,
+                 python: str, cwd: Optional[str]) -> None:
+        self.files, self.targets = files, targets
+        self.timeout, self.python, self.cwd = timeout, python, cwd
+
+    def __call__(self, indices: Sequence[int], device: str, result: VerifyResult,
+                 outcomes: dict[int, FileOutcome]) -> None:
+        chosen = list(indices)
+        if not chosen:
+            return
         work = tempfile.mkdtemp(prefix="viewlint-verify-")  # the job, the progress files, the logs
         scratch = tempfile.mkdtemp(prefix="viewlint-verify-cwd-")  # the files' folders, apart: a file may remove its own
         try:
             job = Path(work) / "job.json"
             job.write_text(json.dumps({
                 "device": device,
-                "cwd": os.path.abspath(cwd) if cwd else None,
+                "cwd": os.path.abspath(self.cwd) if self.cwd else None,
                 "scratch": scratch,
-                "files": [{"path": os.path.abspath(f.path), "source": f.source, "sites": [s.site_id for s in f.sites],
-                           "root": target.root, "module": target.module}
-                          for f, target in zip(files, targets)],
+                "files": [{"path": os.path.abspath(self.files[i].path), "source": self.files[i].source,
+                           "sites": [s.site_id for s in self.files[i].sites],
+                           "root": self.targets[i].root, "module": self.targets[i].module}
+                          for i in chosen],
             }), encoding="utf-8")
             # The folder holding viewlint goes last: the child imports it, and it never shadows the user's modules.
             viewlint_folder = str(Path(__file__).resolve().parent.parent.parent)
-            env = {**os.environ, "PYTHONPATH": _python_path(first=_package_roots(targets), last=[viewlint_folder])}
-            _run_children(job, Path(work), len(files), timeout, python or sys.executable, result, outcomes, env=env)
+            env = {**os.environ,
+                   "PYTHONPATH": _python_path(first=_package_roots([self.targets[i] for i in chosen]),
+                                              last=[viewlint_folder])}
+            if device == "cpu":
+                env["CUDA_VISIBLE_DEVICES"] = ""  # --device cpu: the files see no GPU, as on a CPU-only machine
+            ran: dict[int, FileOutcome] = {}
+            _run_children(job, Path(work), len(chosen), self.timeout, self.python, result, ran, env=env)
+            outcomes.update({chosen[position]: outcome for position, outcome in ran.items()})
         finally:
             shutil.rmtree(work, ignore_errors=True)
             shutil.rmtree(scratch, ignore_errors=True)
-    unreached: dict[str, str] = {}
-    for index, f in enumerate(files):
-        outcome = outcomes.get(index, FileOutcome("not-run", "the file did not run"))
-        result.files[f.path] = outcome
-        unreached[f.path] = _unreached_reason(outcome, timeout, runs_anything(_module_source(f.path)))
-    verdicts = {_key(site.diagnostic): judge(site, result.records.get(site.site_id), device=result.device,
-                                             unreached=unreached[site.diagnostic.path])
-                for site in sites.values()}
-    verdicts.update(early)
-    result.diagnostics = [d.with_verdict(verdicts[_key(d)]) if _key(d) in verdicts else d for d in diagnostics]
-    return result
+
+
+def _rerun_on_the_host(run: _FileRunner, result: VerifyResult, outcomes: dict[int, FileOutcome],
+                       devices: dict[str, Optional[str]]) -> None:
+    """Files that raised on CUDA run again with factories on the host, as the program itself makes them.
+
+    On CUDA every factory allocates on the GPU, which a program written for host tensors may not
+    survive (``pin_memory=True``, a tensor made with ``device="cpu"`` meeting one made without). Such
+    a file's measurements are those of a run as the program is written (its own ``.cuda()`` calls
+    still reach the GPU), and a note says why.
+    """
+    failed = [i for i, outcome in outcomes.items() if outcome.status == "raised"]
+    if not failed:
+        return
+    again = VerifyResult([])
+    retried: dict[int, FileOutcome] = {}
+    run(failed, "host", again, retried)
+    for index in failed:
+        outcome = retried.get(index)
+        if outcome is None or outcome.status == "raised" and outcome.error == outcomes[index].error:
+            continue  # it fails as written too: the file's own error stands
+        path = run.files[index].path
+        for site in run.files[index].sites:
+            result.records.pop(site.site_id, None)
+            if site.site_id in again.records:
+                result.records[site.site_id] = again.records[site.site_id]
+        result.notes.append(f"{path}: {outcomes[index].reason} with factories on the GPU; "
+                            "verified again with factories on the host")
+        outcomes[index] = outcome
+        devices[path] = again.device
 
 
 def _target(path: str, roots: Sequence[str]) -> ImportTarget:

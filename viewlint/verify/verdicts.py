@@ -164,7 +164,9 @@ def _copies(site: Site, record: dict[str, Any]) -> tuple[str, str]:
         both = record.get("all_copied", 0)
         if both and len(copies) >= 2:
             steps = " then ".join(size(b) for b in largest)
-            return CONFIRMED, f"{len(copies)} copies per call: {steps} ({_of(both, hits)})"
+            moved = (" (the factory's tensor measured on the host, where the program makes it)"
+                     if record.get("rehosted") else "")
+            return CONFIRMED, f"{len(copies)} copies per call: {steps} ({_of(both, hits)}){moved}"
         return REFUTED, f"only one conversion copied in {_of(hits - both, hits)}: the receiver was already converted"
     if not copied_calls:
         return REFUTED, f"no copy: the result shares storage with '{base}' in {_of(hits, hits)}"
