@@ -43,6 +43,14 @@ def test_a_join_keeps_a_device_both_paths_agree_on():
     assert join(cpu, UNKNOWN).device is Device.UNKNOWN
 
 
+def test_a_join_of_a_tensor_and_an_unknown_value_on_the_same_device_keeps_the_device():
+    # `seq_lens[:bs].cpu()` from one caller, `forward_batch.seq_lens_cpu` (a host value of unknown kind) from another.
+    tensor = Value(kind=Kind.TENSOR, device=Device.CPU)
+    joined = join(tensor, Value(device=Device.CPU))
+    assert joined.kind is Kind.TENSOR and joined.optional and joined.device is Device.CPU
+    assert join(tensor, UNKNOWN).device is Device.UNKNOWN
+
+
 def test_a_join_of_none_and_a_tuple_keeps_the_tuples_elements():
     # `return None` on one path, `return k, buffer` on another: what is unpacked comes from the tuple.
     view = Value(kind=Kind.TENSOR, provenance=Provenance.VIEW, base="buffer", partial=True)

@@ -742,3 +742,136 @@ def test_a_store_into_an_item_of_a_container_keeps_the_nesting():
     assert found[(6, "param")]["view"] is not True and found[(8, "buffer")]["view"] is not True
     assert found[(8, "value")]["view"] is True
     assert [code for _, code in lint_both_paths(source)] == []
+
+
+# ---------------------------------------------------------------- evidence down a chain of module calls
+HELD_MODULES = """
+import torch
+import torch.nn as nn
+
+
+def attend(q, lens=None):
+    if lens is not None:
+        sizes = (lens[1:] - lens[:-1]).tolist()
+        return torch.cat([p * 2 for p in torch.split(q, sizes)])
+    return q
+
+
+class Attention(nn.Module):
+    def forward_native(self, x, lens=None):
+        return attend(x, lens)
+
+    def forward(self, x, lens=None):
+        return self.forward_native(x, lens)
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = Attention()
+
+    def forward(self, x, lens):
+        return x + self.attn(x{passed})
+
+
+class Tower(nn.Module):
+    def __init__(self, depth):
+        super().__init__()
+        self.blocks = nn.ModuleList(Block() for _ in range(depth))
+
+    def forward(self, x, grid):
+        lens = torch.cumsum(grid, 0).{move}
+        for {target} in {loop}:
+            x = block(x, lens)
+        return x
+"""
+
+
+@pytest.mark.parametrize(("target", "loop"), [("block", "self.blocks"), ("_, block", "enumerate(self.blocks)")])
+def test_a_device_tensor_reaches_a_helper_through_held_modules(target: str, loop: str) -> None:
+    """`for block in self.blocks: block(x, lens)` runs `Block.forward`, whose `self.attn(x, lens=lens)` runs
+    `Attention.forward`, then a method, then a helper: what the first caller passes is evidence at every step."""
+    source = HELD_MODULES.format(move="to(x.device, non_blocking=True)", target=target, loop=loop, passed=", lens=lens")
+    assert codes(source) == [(7, "VL401")]
+
+
+def test_the_same_chain_without_the_tensor_passed_on_is_no_sync() -> None:
+    """`self.attn(x)` leaves `lens` at its default `None`: nothing says the helper reads a tensor."""
+    source = HELD_MODULES.format(move="to(x.device, non_blocking=True)", target="block", loop="self.blocks", passed="")
+    assert codes(source) == []
+
+
+VISION_TOWER = """
+import torch
+import torch.nn as nn
+
+
+class VisionAttention(nn.Module):
+    def forward(self, x, cu_seqlens):
+        lengths = cu_seqlens[1:] - cu_seqlens[:-1]
+        return torch.cat([piece * 2 for piece in torch.split(x, lengths.tolist())])
+
+
+class VisionBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = VisionAttention()
+
+    def forward(self, x, cu_seqlens):
+        return x + self.attn(x, cu_seqlens=cu_seqlens)
+
+
+class VisionTower(nn.Module):
+    def __init__(self, depth):
+        super().__init__()
+        self.blocks = nn.ModuleList([VisionBlock() for _ in range(depth)])
+
+    def forward(self, x, {grid}):
+        cu_seqlens = torch.repeat_interleave({grid}[:, 1] * {grid}[:, 2], {grid}[:, 0]).cumsum(0)
+        for block in self.blocks:
+            x = block(x, cu_seqlens)
+        return x
+"""
+
+
+@pytest.mark.parametrize("grid", ["grid_thw", "grid"])
+def test_a_name_guess_of_the_cpu_stays_with_its_name(grid: str) -> None:
+    """`grid_thw` is guessed to be host metadata by its name, and so is what is computed from it there; the guess
+    does not cross into the blocks' `cu_seqlens`, which models move to the device with their inputs."""
+    assert codes(VISION_TOWER.format(grid=grid)) == [(8, "VL401")]
+
+
+# ---------------------------------------------------------------- fields set on an object, then handed on
+FIELD_HANDED_ON = """
+import torch
+
+
+class Item:
+    def __init__(self, key, num_patches):
+        self.key = key
+        self.num_patches = num_patches
+        self.embeddings = None
+
+
+class Encoder:
+    def __init__(self, encoder):
+        self.encoder = encoder
+        self.cache = {{}}
+
+    def encode_batch(self, items, pixel_values):
+        embeddings = self.encoder(pixel_values)
+        for item, emb in zip(items, torch.split(embeddings, [i.num_patches for i in items])):
+            item.embeddings = {value}
+            self._remember(item)
+        return items
+
+    def _remember(self, item):
+        self.cache[item.key] = item.embeddings.contiguous()
+"""
+
+
+@pytest.mark.parametrize(("value", "found"), [("emb.unsqueeze(0)", [(25, "VL102")]), ("emb.clone()", [])])
+def test_a_field_set_on_an_object_reaches_the_method_it_is_handed_to(value: str, found: list) -> None:
+    """`item.embeddings = emb.unsqueeze(0)` (a view of one split piece) and then `self._remember(item)`: the helper's
+    `item.embeddings` is that view, and `.contiguous()` of it keeps the whole batch alive in the cache."""
+    assert codes(FIELD_HANDED_ON.format(value=value)) == found

@@ -112,7 +112,10 @@ class ArgumentReading:
             return self._device_expression(node.args[0].value, local)
         if isinstance(node, cst.Attribute) and node.attr.value == "device":
             receiver = self.evaluate(node.value, local)
-            # `device=ext.device` of a value known to be on the host (even if not known to be a tensor).
+            # `device=ext.device` of a value known to be on the host (even if not known to be a tensor); not of one
+            # only guessed to be there by its name (`grid_thw.device`): that is where the guessed tensor really is.
+            if receiver.guessed_cpu:
+                return Device.UNKNOWN
             return receiver.device if receiver.is_tensor or receiver.device is Device.CPU else Device.UNKNOWN
         name = dotted_name(node) or ""
         if "cpu" in name.split(".")[-1].lower():

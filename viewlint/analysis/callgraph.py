@@ -34,6 +34,8 @@ _UNRESOLVED_METHOD_NAMES = sem.STORING_METHODS | sem.MAYBE_VIEW_METHODS | sem.VI
 # `TensorContext` reads what functions return as far.
 # How many callers of one function are walked to learn what it is passed.
 MAX_CALLERS = 8
+# How many calls up what the callers pass is followed (`forward` -> `self.attn(x, lens)` -> a method -> a helper).
+CALLER_LEVELS = 3
 # Functions longer than this (in lines) are not walked for summaries: helpers that return views or
 # masks are short, and walking every long `forward` a call reaches would cost more than it tells.
 MAX_SUMMARY_LINES = 40
@@ -143,9 +145,15 @@ class CallGraph:
                 "call graph shape", info.node, lambda nodes=nodes: _shape(nodes))  # type: ignore[misc]
             self.skeletons[key] = skeleton
             scanned.add(id(info))
+            held = self._held_modules(key.owner, skeleton)
             for func, last in calls:
                 if last in reachable:
                     found.update(self._ast_callees(key.owner, func))
+                if held and dotted(func) in held:
+                    # `self.attn(x)`, `for block in self.blocks: block(x)`: a module this class holds runs its `forward`
+                    callee = self.called_instance(held[dotted(func)])  # type: ignore[index]
+                    if callee is not None:
+                        found.add(callee)
             if key.owner is not None:
                 for attribute in self_attributes:
                     touches = self.self_touches.setdefault((key.owner, attribute), [])
@@ -214,6 +222,39 @@ class CallGraph:
                                            False,  # `returns_value`: read by `_scan`'s pass over the nodes
                                            frozenset(a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
                                                      if a.annotation is not None), node.returns)
+
+    def called_instance(self, class_name: Optional[str]) -> Optional[FunctionKey]:
+        """What calling an instance of `class_name` runs: a module's `forward` (whatever its bases are
+        named: `BertPreTrainedModel`), another object's `__call__`."""
+        if class_name is None:
+            return None
+        for method in ("forward", "__call__"):
+            owner = self.defining_class(class_name, method)
+            if owner is not None:
+                return FunctionKey(owner, method)
+        return None
+
+    def _held_modules(self, owner: Optional[str], skeleton: tuple[ast.AST, ...]) -> dict[str, str]:
+        """{callee as spelled: class of this module} for the instances a method of `owner` calls: `self.<attr>`
+        the class assigns one, and the loop variable of `for block in self.blocks` (or `enumerate(self.blocks)`)
+        over a `ModuleList` of one class."""
+        info = self.index.classes.get(owner) if owner is not None else None
+        if info is None:
+            return {}
+        held = {f"self.{attribute}": name for attribute, name in info.attribute_classes.items() if name in self.index.classes}
+        if info.module_list_classes:
+            for node in skeleton:
+                if type(node) is not ast.For and type(node) is not ast.AsyncFor:
+                    continue
+                target, iterated = node.target, node.iter  # type: ignore[attr-defined]
+                if type(iterated) is ast.Call and dotted(iterated.func) == "enumerate" and iterated.args \
+                        and type(target) is ast.Tuple and len(target.elts) == 2:
+                    target, iterated = target.elts[1], iterated.args[0]
+                listed = dotted(iterated) or ""
+                if type(target) is ast.Name and listed.startswith("self.") \
+                        and info.module_list_classes.get(listed[5:]) in self.index.classes:
+                    held[target.id] = info.module_list_classes[listed[5:]]
+        return held
 
     def defining_class(self, class_name: Optional[str], method: str) -> Optional[str]:
         """The class (this one, or a base class defined in this module) whose body defines `method`."""

@@ -116,13 +116,18 @@ class CallEvaluation(ArgumentReading):
         if value is None or not value.holds_tensor():
             return None  # `-> TensorType` (an alias of several array types), `-> int`: not claimed either way
         device = Device.UNKNOWN
+        guessed = False
         if self.keyword(node, "device") is None:
-            device = elementwise_device([self.evaluate(a.value, local) for a in node.args if a.keyword is None and not a.star])
+            given = [self.evaluate(a.value, local) for a in node.args if a.keyword is None and not a.star]
+            device = elementwise_device(given)
+            # On the CPU only because what it is given is guessed to be (`grid_thw`): so is what it returns.
+            guessed = device is Device.CPU and all(v.guessed_cpu for v in given if v.is_tensor and v.cpu)
         # (What a walk of it there found says so itself: `elsewhere`.)
         why = value.why if (value.why or "").startswith("returned by") else f"returned by `{reference}(…)`, annotated so where it is defined"
         if value.is_tensor:
-            return value.with_(why=why, device=device)
-        return value.with_(elements=tuple(e.with_(why=e.why if (e.why or "").startswith("returned by") else why, device=device)
+            return value.with_(why=why, device=device, guessed_cpu=guessed)
+        return value.with_(elements=tuple(e.with_(why=e.why if (e.why or "").startswith("returned by") else why, device=device,
+                                                  guessed_cpu=guessed)
                                           if e.is_tensor else e for e in value.elements))
 
     def _is_module_object(self, value: Value) -> bool:

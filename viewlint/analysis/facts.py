@@ -83,6 +83,8 @@ class Facts(FlowHooks, StoreQuestions):
         self.evaluator.configure(self._cpu_names)
         # Parameter values to use instead of the evidence, for a summary run (`ModuleSummaries.run`).
         self.entry_values: Optional[dict[str, Value]] = None
+        # A caller's summary walk: what its own callers pass, taken as its own walk takes `entry_values`.
+        self.callers_pass: Optional[dict[str, Value]] = None
         # What a summary run records (returns, stores into `self`, calls); None in a rule walk.
         self.recorder: Optional[Any] = None
         # A summary run that answers what a class keeps in an attribute: it does not ask for others.

@@ -38,6 +38,7 @@ class FlowHooks:
     contexts: ContextStack
     recorder: Optional[Any]
     entry_values: Optional[dict[str, Value]]
+    callers_pass: Optional[dict[str, Value]]
     _scopes: list[dict[str, Value]]
     _scope_nodes: list[cst.CSTNode]
     _statements: list[cst.CSTNode]
@@ -68,10 +69,12 @@ class FlowHooks:
         scope: dict[str, Value] = {}
         params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
         entry = self.entry_values
-        actual = entry is not None  # a summary walk: the values one call passes
-        if entry is not None:
+        actual = bool(entry)  # a summary walk: the values one call passes
+        if actual:
             self.entry_values = None  # for this function only, not the ones nested in it
-        elif self.summaries is not None and len(self._scopes) == 1 + (self.class_name is not None):
+        elif self.callers_pass is not None:
+            entry, self.callers_pass = self.callers_pass, None  # a caller's walk: what its own callers pass
+        elif entry is None and self.summaries is not None and len(self._scopes) == 1 + (self.class_name is not None):
             entry = self.summaries.entry_values(self.class_name, node.name.value)
         docstring = node.get_docstring() if any(p.annotation is None for p in params) else None
         inputs = self._module_inputs(node)

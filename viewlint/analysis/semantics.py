@@ -488,7 +488,7 @@ _OPTION_NAMES = frozenset({
     "hi", "lo", "name", "key", "prefix", "layer", "layers", "callback", "fn", "func",
 })
 _OPTION_PREFIXES = FLAG_PREFIXES + ("return_", "output_", "num_", "n_", "max_", "min_")
-_OPTION_SUFFIXES = ("cache", "caches", "_idx", "_index", "_id", "_len", "_length", "_size", "_dim", "_config", "_mode",
+_OPTION_SUFFIXES = ("cache", "caches", "_idx", "_index", "_id", "_len", "_length", "_size", "_dim", "_dimensions", "_config", "_mode",
                     "_type", "_name", "_fn", "_func", "_kwargs", "_args", "_list")
 
 

@@ -8,14 +8,16 @@ Real code rarely annotates, but it calls its own helpers: `pieces = self._split(
   its arguments (`call_value`): the callee is walked (without rules) with those values bound
   to its parameters, and views of a parameter come back as views of the argument;
 - what the callers in this module pass to a function (`entry_values`): each caller is walked
-  once and the arguments of its calls are recorded, in the callee's names where one argument
-  is a view of another (`f(k=buffer[:, :n], qkv=buffer)`: inside `f`, `k` is a view of `qkv`);
+  once, with what its own callers pass (up to `CALLER_LEVELS` calls up), and the arguments of
+  its calls are recorded, in the callee's names where one argument is a view of another
+  (`f(k=buffer[:, :n], qkv=buffer)`: inside `f`, `k` is a view of `qkv`);
 - what a class keeps in `self.<attr>` across its methods (`attribute_value`): what they
   assign and what they add to it (`self.queue.put(x)`).
 
 Calls resolve through names only: a module-level function, `self.method` in its class,
 `Class.method`, `Class(...)` (its `__init__`), `self.attr.method` when `attr` holds an
-instance of a class defined here, and `obj.method` when exactly one class here defines a
+instance of a class defined here, `self.attr(...)` and the loop variable over a `ModuleList`
+of such instances (their `forward`), and `obj.method` when exactly one class here defines a
 method of that name. Functions not parsed with libcst yet (the prefilter keeps only what
 rules can fire in) are parsed on demand, alone, so both paths give the same facts.
 """
@@ -30,7 +32,7 @@ import libcst as cst
 
 from viewlint.analysis import stack
 from viewlint.analysis.annotations import annotation_value
-from viewlint.analysis.callgraph import (MAIN_BLOCK, MAX_CALLER_LINES, MAX_CALLERS, MAX_SUMMARY_LINES, MAX_TUPLE_SUMMARY_LINES,
+from viewlint.analysis.callgraph import (CALLER_LEVELS, MAIN_BLOCK, MAX_CALLER_LINES, MAX_CALLERS, MAX_SUMMARY_LINES, MAX_TUPLE_SUMMARY_LINES,
                                          CallGraph, FunctionInfo, FunctionKey, host_annotation)
 from viewlint.analysis.contexts import Context
 from viewlint.analysis.evaluator import Evaluator
@@ -169,9 +171,11 @@ class ModuleSummaries:
         self.callgraph = callgraph if callgraph is not None else CallGraph(index)
         self.functions = self.callgraph.functions
         self._cst_nodes: Optional[dict[FunctionKey, cst.FunctionDef]] = None
-        self._runs: dict[tuple[FunctionKey, tuple[tuple[str, Value], ...], bool], RunResult] = {}
+        # (function, arguments, shallow, what a caller's callers pass) -> the walk's result
+        self._runs: dict[tuple[FunctionKey, tuple[tuple[str, Value], ...], bool,
+                               Optional[tuple[tuple[str, Value], ...]]], RunResult] = {}
         self._active: list[FunctionKey] = []
-        self._entries: dict[FunctionKey, Optional[dict[str, Value]]] = {}
+        self._entries: dict[tuple[FunctionKey, int], Optional[dict[str, Value]]] = {}
         self._attributes: dict[tuple[str, str], Optional[Value]] = {}
         self._lines: Optional[list[str]] = None
         self._tuples: dict[FunctionKey, bool] = {}
@@ -225,15 +229,8 @@ class ModuleSummaries:
 
     def _called_instance(self, class_name: Optional[str]) -> Optional[FunctionInfo]:
         """What calling an instance of `class_name` runs: a module's `forward`, another object's `__call__`."""
-        if class_name is None:
-            return None
-        # A module's call runs its `forward` (whatever its bases are named: `BertPreTrainedModel`); another
-        # object's, its `__call__`.
-        for method in ("forward", "__call__"):
-            owner = self.callgraph.defining_class(class_name, method)
-            if owner is not None:
-                return self.functions.get(FunctionKey(owner, method))
-        return None
+        key = self.callgraph.called_instance(class_name)
+        return self.functions.get(key) if key is not None else None
 
     def _annotated_return(self, info: FunctionInfo) -> Optional[Value]:
         """What a function's return annotation says it returns (None without one, or when it says nothing)."""
@@ -388,13 +385,17 @@ class ModuleSummaries:
             return returned.with_(elements=tuple(settled(f, a) for f, a in zip(returned.elements, annotated.elements)))
         return returned
 
-    def run(self, info: FunctionInfo, arguments: dict[str, Value], shallow: bool = False) -> RunResult:
+    def run(self, info: FunctionInfo, arguments: dict[str, Value], shallow: bool = False,
+            entry: Optional[dict[str, Value]] = None) -> RunResult:
         """Walk `info`'s function (no rules) with `arguments` bound to its parameters; memoized.
+        A caller's walk (no arguments) may be given `entry`: what its own callers pass, which its
+        parameters take as its own walk takes them.
 
-        Each walk depends only on the function, the arguments and `shallow` (a walk that answers
-        `attribute_value` does not ask for other attributes' values), never on what was asked
-        before, so the prefilter's path and the full path learn the same facts."""
-        key = (info.key, tuple(sorted(arguments.items(), key=lambda item: item[0])), shallow)
+        Each walk depends only on the function, the arguments, `entry` and `shallow` (a walk that
+        answers `attribute_value` does not ask for other attributes' values), never on what was
+        asked before, so the prefilter's path and the full path learn the same facts."""
+        given = tuple(sorted(entry.items(), key=lambda item: item[0])) if entry else None
+        key = (info.key, tuple(sorted(arguments.items(), key=lambda item: item[0])), shallow, given)
         found = self._runs.get(key)
         if found is not None:
             return found
@@ -414,6 +415,7 @@ class ModuleSummaries:
 
         facts = Facts(self.module, self.settings, self.index, summaries=self)
         facts.entry_values = dict(arguments)
+        facts.callers_pass = dict(entry) if entry and not arguments else None
         facts.shallow = shallow
         recorder = Recorder(self, facts)
         recorder.record_calls = not arguments and not shallow
@@ -441,12 +443,22 @@ class ModuleSummaries:
 
     # ------------------------------------------------------------------ what callers pass
     def entry_values(self, owner: Optional[str], name: str) -> Optional[dict[str, Value]]:
-        """{parameter: the join of what this module's callers pass}, for a function's own walk."""
-        key = FunctionKey(owner, name)
-        if key in self._entries:
-            return self._entries[key]
+        """{parameter: the join of what this module's callers pass}, for a function's own walk.
+
+        Evidence travels down chains of calls (`forward` -> `self.attn(x, lens)` -> a method -> a helper):
+        each caller is walked with what its own callers pass, up to CALLER_LEVELS calls up. Level by level
+        (`_entry(key, level)` asks only level - 1), so what a function learns never depends on the order
+        the questions came in."""
+        return self._entry(FunctionKey(owner, name), CALLER_LEVELS)
+
+    def _entry(self, key: FunctionKey, level: int) -> Optional[dict[str, Value]]:
+        if level <= 0:
+            return None
+        memo = (key, level)
+        if memo in self._entries:
+            return self._entries[memo]
         info = self.functions.get(key)
-        self._entries[key] = None
+        self._entries[memo] = None
         # Parameters without an annotation take what the callers pass; annotated ones only the device it is on
         # (an annotation is not a device: `sigma: torch.Tensor` that every caller builds on the host).
         if info is None or not (set(info.positional) | set(info.keyword_only)):
@@ -459,12 +471,18 @@ class ModuleSummaries:
             caller = self.functions.get(caller_key)
             if caller is None or caller_key == key:
                 continue
-            for arguments in self.run(caller, {}).calls.get(key, ()):
+            # A recursive caller is walked as it stands: what reaches it through its own cycle is not level by level.
+            passed = self._entry(caller_key, level - 1) if caller_key not in self.callgraph.recursive else None
+            for arguments in self.run(caller, {}, entry=passed).calls.get(key, ()):
                 for parameter, value in arguments.items():
                     if caller_key.name == MAIN_BLOCK:
                         # A script's demo runs on whatever device it has at hand: what it passes says what the
                         # values are (tensors, views), not where the function's real callers keep them.
                         value = _device_unknown(value)
+                    elif value.guessed_cpu:
+                        # On the CPU only by a guess from a name of the caller's (`grid_thw`, and what is computed
+                        # from it): the guess is the name's, and the parameter has its own (its walk guesses again).
+                        value = value.with_(device=Device.UNKNOWN, guessed_cpu=False)
                     values[parameter] = join(values[parameter], value) if parameter in values else value
                     if value.kind is Kind.TENSOR and value.base is not None:
                         bases.setdefault(parameter, set()).add(value.base)
@@ -476,12 +494,12 @@ class ModuleSummaries:
             others = sorted(seen - parameters)
             if len(seen) > 1 and value.base in parameters and others:
                 values[parameter] = value.with_(base=others[0])
-        if not name.startswith("_") or name == "__call__":
+        if not key.name.startswith("_") or key.name == "__call__":
             # A public function may be called from other modules too (`LinearMethod.apply(layer, x)` by the framework,
             # with any layout): the layout its callers here give it (a warm-up's `torch.zeros`) is no proof.
             values = {p: v.with_(contiguous=None) if v.kind is Kind.TENSOR and v.contiguous else v for p, v in values.items()}
-        self._entries[key] = values or None
-        return self._entries[key]
+        self._entries[memo] = values or None
+        return self._entries[memo]
 
     # ------------------------------------------------------------------ what classes keep in `self`
     def attribute_value(self, owner: str, attribute: str) -> Optional[Value]:

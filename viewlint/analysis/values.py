@@ -294,7 +294,9 @@ def _join(a: Value, b: Value) -> Value:
             return _join_sequences(Value(kind=Kind.WRAPPER, elements=(tensor,)), other).with_(optional=True)
         # Nothing known on the other path: it may be a tensor of any kind, so excuses no longer hold.
         if other.kind is Kind.UNKNOWN:
-            return _join_tensors(tensor, UNKNOWN_TENSOR).with_(optional=True)
+            # (Where that other value lives, when known, still holds: `forward_batch.seq_lens_cpu` is on the host.)
+            other_tensor = UNKNOWN_TENSOR.with_(device=other.device, guessed_cpu=other.guessed_cpu)
+            return _join_tensors(tensor, other_tensor).with_(optional=True)
         return tensor if tensor.optional else tensor.with_(optional=True)
     if a.kind in _SEQUENCES and b.kind in _SEQUENCES:
         return _join_sequences(a, b)
