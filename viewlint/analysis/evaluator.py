@@ -32,8 +32,8 @@ from viewlint.analysis.calls import CallEvaluation
 from viewlint.analysis.narrowing import NOT_A_TENSOR, TypeTests
 from viewlint.analysis.tree import dotted_name, short_text
 from viewlint.analysis.value_ops import (ATTRIBUTE_CONTAINER, MODULE_OUTPUT, Environment, Locals, as_indexed, binary_result, never_eager,
-                                         container_value, elementwise_device, labelled, on_the_host_if,
-                                         optimizer_attribute, value_index_kind, view_zero_dim)
+                                         container_value, elementwise_device, fields_mark, forget_fields, labelled,
+                                         on_the_host_if, optimizer_attribute, value_index_kind, view_zero_dim)
 from viewlint.analysis.values import (ADVANCED_INDEX, HOST, INT, UNKNOWN, UNKNOWN_TENSOR, Device, IndexKind, Kind, Provenance,
                                       Value, fresh, function_reference, join)
 
@@ -249,7 +249,7 @@ class Evaluator(CallEvaluation, TypeTests):
             if name in local:
                 return local[name]
             head = name.split(".")[0]
-            bound = self.env.lookup(name) if head == "self" else UNKNOWN
+            bound = self.env.lookup(name) if head == "self" else self.env.field_value(name) or UNKNOWN
             if bound is not UNKNOWN:
                 return bound
             if head == "self" and self._moved_to_cpu_in_class(name[5:]):
@@ -696,6 +696,8 @@ class Evaluator(CallEvaluation, TypeTests):
 
     def bind_target_into(self, target: cst.BaseExpression, value: Value, scope: Locals) -> None:
         if isinstance(target, cst.Name):
+            if fields_mark(target.value) in scope:
+                forget_fields(scope, target.value)  # a new object: the old one's fields are not its
             scope[target.value] = labelled(value, target.value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = list(target.elements)
@@ -723,3 +725,8 @@ class Evaluator(CallEvaluation, TypeTests):
             name = dotted_name(target)
             if name is not None and name.startswith("self."):
                 scope[name] = value
+            elif name is not None and name.count(".") == 1 and name.split(".")[0] in scope and name.split(".")[0] != "cls":
+                # `item.embeddings = emb[0]` on an object this function holds: read back as set, and handed on with
+                # the object (`self._cache(item)`: see `ModuleSummaries.bind_arguments`).
+                scope[name] = value
+                scope[fields_mark(name.split(".")[0])] = UNKNOWN

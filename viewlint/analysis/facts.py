@@ -28,6 +28,7 @@ from viewlint.analysis.module_index import ModuleIndex, build_index
 from viewlint.analysis.nodes import dotted, preorder
 from viewlint.analysis.rebinding import LayoutRisks, layout_risks
 from viewlint.analysis.stores import StoreQuestions
+from viewlint.analysis.value_ops import fields_mark
 from viewlint.analysis.tree import chain_text, code_for_node, descendants, dotted_name, source_in_place, short_text
 from viewlint.analysis.values import UNKNOWN, UNKNOWN_TENSOR, Device, IndexKind, Kind, Provenance, Value
 
@@ -220,6 +221,24 @@ class Facts(FlowHooks, StoreQuestions):
             # (`grid_thw.reshape(-1, 2)`) is on the CPU.
             return found.with_(device=Device.CPU, guessed_cpu=not sem.named_host_side(name))
         return found
+
+    def field_value(self, name: str) -> Optional[Value]:
+        """What this function set the field `obj.attr` of an object it holds to (`item.embeddings = v`), or None."""
+        head = name.split(".")[0]
+        for scope in reversed(self._scopes):
+            if head in scope or fields_mark(head) in scope:
+                return scope.get(name)
+        return None
+
+    def fields_of(self, head: str) -> dict[str, Value]:
+        """{attr: value} for the fields this function set on the object `head` holds."""
+        for scope in reversed(self._scopes):
+            if fields_mark(head) in scope:
+                prefix = f"{head}."
+                return {k[len(prefix):]: v for k, v in scope.items() if k.startswith(prefix) and k != fields_mark(head)}
+            if head in scope:
+                return {}
+        return {}
 
     def bind(self, name: str, value: Value) -> None:
         self.evaluator.forget_values()

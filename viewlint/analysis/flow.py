@@ -22,7 +22,7 @@ from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class
 from viewlint.analysis.rebinding import match_captures, stored_names
 from viewlint.analysis.tree import descendants, dotted_name, remembered, subtree
-from viewlint.analysis.value_ops import MODULE_OUTPUT, labelled, never_eager
+from viewlint.analysis.value_ops import MODULE_OUTPUT, fields_mark, labelled, never_eager
 from viewlint.analysis.values import HOST, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Value, join
 
 if TYPE_CHECKING:
@@ -111,6 +111,11 @@ class FlowHooks:
             else:
                 value = join(evidence, passed)  # what the annotation says, and what this module's callers pass
             scope[name] = labelled(value, name)
+        for key, value in (entry or {}).items():
+            head = key.split(".")[0]
+            if "." in key and head in scope:
+                scope[key] = value  # a field the callers set on the object they pass (`item.embeddings`)
+                scope[fields_mark(head)] = UNKNOWN
         if node.params.star_arg is not None and isinstance(node.params.star_arg, cst.Param):
             scope[node.params.star_arg.name.value] = UNKNOWN
         self._scopes.append(scope)

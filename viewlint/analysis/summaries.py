@@ -292,10 +292,12 @@ class ModuleSummaries:
                 break  # `f(*args)`: the rest is unknown
             if i < len(info.positional):
                 bound[info.positional[i]] = _argument_value(arg.value, evaluator, local)
+                _hand_on_fields(bound, info.positional[i], arg.value, evaluator)
         names = set(info.positional) | set(info.keyword_only)
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value in names:
                 bound[arg.keyword.value] = _argument_value(arg.value, evaluator, local)
+                _hand_on_fields(bound, arg.keyword.value, arg.value, evaluator)
         if not any(a.star for a in call.args):
             for name, default in info.defaults.items():
                 if name not in bound:
@@ -467,6 +469,8 @@ class ModuleSummaries:
             return None  # every parameter annotated, none as a tensor: the callers add nothing
         values: dict[str, Value] = {}
         bases: dict[str, set[str]] = {}
+        calls = 0
+        fields_set: dict[str, int] = {}  # `item.embeddings`: in how many calls the caller set that field
         for caller_key in self.callgraph.callers.get(key, [])[:MAX_CALLERS]:
             caller = self.functions.get(caller_key)
             if caller is None or caller_key == key:
@@ -474,7 +478,10 @@ class ModuleSummaries:
             # A recursive caller is walked as it stands: what reaches it through its own cycle is not level by level.
             passed = self._entry(caller_key, level - 1) if caller_key not in self.callgraph.recursive else None
             for arguments in self.run(caller, {}, entry=passed).calls.get(key, ()):
+                calls += 1
                 for parameter, value in arguments.items():
+                    if "." in parameter:
+                        fields_set[parameter] = fields_set.get(parameter, 0) + 1
                     if caller_key.name == MAIN_BLOCK:
                         # A script's demo runs on whatever device it has at hand: what it passes says what the
                         # values are (tensors, views), not where the function's real callers keep them.
@@ -486,6 +493,9 @@ class ModuleSummaries:
                     values[parameter] = join(values[parameter], value) if parameter in values else value
                     if value.kind is Kind.TENSOR and value.base is not None:
                         bases.setdefault(parameter, set()).add(value.base)
+        for field_name, count in fields_set.items():
+            if count < calls:
+                del values[field_name]  # a field some caller leaves as it was: nothing known of it
         parameters = set(info.positional) | set(info.keyword_only)
         for parameter, seen in bases.items():
             # A view of another parameter from one call (`_related`), of some other tensor from another: the join
@@ -703,6 +713,14 @@ def _rebase(value: Value, bases: dict[str, str], depth: int = 3) -> Value:
     if value.is_container and depth > 0:
         return value.with_(elements=tuple(_rebase(e, bases, depth - 1) for e in value.elements))
     return value
+
+
+def _hand_on_fields(bound: dict[str, Value], parameter: str, node: cst.BaseExpression, evaluator: Evaluator) -> None:
+    """An object passed by name goes with the fields the caller set on it: `item.embeddings = emb[0]` and then
+    `self._remember(item)` binds `item.embeddings` (in the callee's name for the object) too."""
+    if isinstance(node, cst.Name):
+        for attr, value in evaluator.env.fields_of(node.value).items():
+            bound[f"{parameter}.{attr}"] = value
 
 
 def _argument_value(node: cst.BaseExpression, evaluator: Evaluator, local: Locals) -> Value:

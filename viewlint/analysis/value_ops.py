@@ -37,6 +37,22 @@ class Environment(Protocol):
 
     def usage_of(self, name: str) -> frozenset[str]: ...
 
+    def field_value(self, name: str) -> Optional[Value]: ...
+
+    def fields_of(self, head: str) -> dict[str, Value]: ...
+
+
+def fields_mark(head: str) -> str:
+    """The scope key that says fields of the object `head` were set in this function (`item.embeddings = v`)."""
+    return f"{head}.*"
+
+
+def forget_fields(scope: Locals, head: str) -> None:
+    """`head` is bound again: the fields set on the object it held are not the new one's."""
+    prefix = f"{head}."
+    for key in [k for k in scope if k.startswith(prefix)]:
+        del scope[key]
+
 
 # The origin of what a module or another callable returns when applied to tensors (a tensor or a tuple of them).
 MODULE_OUTPUT = "module output"
