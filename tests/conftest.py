@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -70,6 +71,15 @@ def lint_source():
 # turn them on, as a user who wants them does.
 OPT_IN_RULES = ("VL101", "VL102", "VL104", "VL203", "VL401")
 OPT_IN_CONFIG = "[tool.viewlint]\nextend-select = [" + ", ".join(f'"{code}"' for code in OPT_IN_RULES) + "]\n"
+
+
+def verify_script(directory: Path, name: str, source: str, code: str, device: str = "cpu") -> tuple[list[dict], subprocess.CompletedProcess]:
+    """Write `source` as `directory/name` and `check --verify` it for `code` alone: its findings (JSON), and the run."""
+    script = directory / name
+    script.write_text(source, encoding="utf-8")
+    completed = run_viewlint("check", "--isolated", "--no-cache", "--select", code, "--verify", "--device", device,
+                             "--output-format", "json", str(script))
+    return json.loads(completed.stdout), completed
 
 
 def lint_both_paths(source: str, path: str = "snippet.py") -> list[tuple[int, str]]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, ROOT, fixture_files, run_viewlint
+from conftest import FIXTURES, ROOT, fixture_files, run_viewlint, verify_script
 from viewlint.diagnostics import Diagnostic, Location
 from viewlint.engine import lint_path
 from viewlint.settings import Settings
@@ -291,11 +291,7 @@ if __name__ == "__main__":
 def test_a_chain_from_a_factory_is_measured_from_the_factorys_tensor(tmp_path: Path) -> None:
     """`torch.tensor(v).to(d).half()`: the chain starts at the factory's tensor (the `torch` module
     it is called on is no tensor), so the move and the cast are the two copies measured."""
-    script = tmp_path / "upload.py"
-    script.write_text(FACTORY_CHAIN, encoding="utf-8")
-    completed = run_viewlint("check", "--isolated", "--no-cache", "--select", "VL305", "--verify", "--device", "cpu",
-                             "--output-format", "json", str(script))
-    [finding] = json.loads(completed.stdout)
+    [finding], _ = verify_script(tmp_path, "upload.py", FACTORY_CHAIN, "VL305")
     assert finding["verdict"]["status"] == "confirmed", finding["verdict"]
     assert finding["verdict"]["evidence"].startswith("2 copies per call: 2.00 KiB then 512 B")
 
@@ -316,11 +312,7 @@ if __name__ == "__main__":
 
 def test_device_cpu_hides_the_gpu_from_the_files(tmp_path: Path) -> None:
     """`--device cpu` runs the files as on a machine without a GPU, also where there is one."""
-    script = tmp_path / "sees.py"
-    script.write_text(SEES_A_GPU, encoding="utf-8")
-    completed = run_viewlint("check", "--isolated", "--no-cache", "--select", "VL401", "--verify", "--device", "cpu",
-                             "--output-format", "json", str(script))
-    findings = json.loads(completed.stdout)
+    findings, _ = verify_script(tmp_path, "sees.py", SEES_A_GPU, "VL401")
     assert findings and all(f["verdict"]["status"] == "cpu-only" for f in findings), findings
 
 
@@ -350,10 +342,6 @@ def test_a_write_through_a_loops_pieces_is_measured_against_the_buffer(tmp_path:
                                                                          evidence: str) -> None:
     """`for piece in torch.split(x.flatten(0, 1), n): piece.add_(1)`: the buffer is read once before
     the loop, and every pass's write is compared with it."""
-    script = tmp_path / "chunks.py"
-    script.write_text(CHUNKED_INPLACE.format(layout=layout), encoding="utf-8")
-    completed = run_viewlint("check", "--isolated", "--no-cache", "--select", "VL203", "--verify", "--device", "cpu",
-                             "--output-format", "json", str(script))
-    [finding] = json.loads(completed.stdout)
+    [finding], _ = verify_script(tmp_path, "chunks.py", CHUNKED_INPLACE.format(layout=layout), "VL203")
     assert finding["verdict"]["status"] == status, finding["verdict"]
     assert finding["verdict"]["evidence"].startswith(evidence)

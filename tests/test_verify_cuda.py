@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from conftest import FIXTURES, fixture_files, run_viewlint
+from conftest import FIXTURES, fixture_files, run_viewlint, verify_script
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
@@ -77,11 +77,7 @@ if __name__ == "__main__":
 
 def test_a_file_that_raises_with_factories_on_the_gpu_runs_again_on_the_host(tmp_path) -> None:
     """`pin_memory=True` fails when factories allocate on the GPU: the file runs again as written."""
-    script = tmp_path / "pinned.py"
-    script.write_text(PINNED_TABLE, encoding="utf-8")
-    completed = run_viewlint("check", "--isolated", "--no-cache", "--select", "VL201", "--verify", "--device", "cuda",
-                             "--output-format", "json", str(script))
-    [finding] = json.loads(completed.stdout)
+    [finding], completed = verify_script(tmp_path, "pinned.py", PINNED_TABLE, "VL201", device="cuda")
     assert finding["verdict"]["status"] == "confirmed", finding["verdict"]
     assert finding["verdict"]["device"] == "cpu"
     assert "with factories on the GPU; verified again with factories on the host" in completed.stderr
