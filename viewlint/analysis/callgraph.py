@@ -94,26 +94,7 @@ class CallGraph:
         self.skeletons: dict[FunctionKey, list[ast.AST]] = {}
         self.memo: dict[object, Any] = {}
         self._names: set[str] = set()
-        self._calls_of: dict[tuple[FunctionKey, FunctionKey], list[ast.Call]] = {}  # (caller, callee) -> its calls
         self._scan()
-
-    def names_passed_as(self, caller: FunctionKey, callee: FunctionKey, parameters: "set[str]") -> set[str]:
-        """The names read by the arguments `caller`'s calls of `callee` pass as `parameters`
-        (`self.attn(self.norm(x), lens=lens)` passes `lens` as `lens`); `*args`/`**kwargs` pass anything."""
-        info = self.functions.get(callee)
-        found: set[str] = set()
-        if info is None:
-            return found
-        for call in self._calls_of.get((caller, callee), ()):
-            chosen: list[ast.AST] = []
-            for i, argument in enumerate(call.args):
-                if type(argument) is ast.Starred or (i < len(info.positional) and info.positional[i] in parameters):
-                    chosen.append(argument)
-            for keyword in call.keywords:
-                if keyword.arg is None or keyword.arg in parameters:
-                    chosen.append(keyword.value)
-            found.update(node.id for argument in chosen for node in ast.walk(argument) if type(node) is ast.Name)  # type: ignore[attr-defined]
-        return found
 
     def call_targets(self, owner_key: FunctionKey, call: ast.Call) -> list[FunctionKey]:
         """The functions of this module a call inside `owner_key` may reach."""
@@ -165,18 +146,14 @@ class CallGraph:
             self.skeletons[key] = skeleton
             scanned.add(id(info))
             held = self._held_modules(key.owner, skeleton)
-            for call, func, last in calls:
-                reached: list[FunctionKey] = []
+            for func, last in calls:
                 if last in reachable:
-                    reached.extend(self._ast_callees(key.owner, func))
+                    found.update(self._ast_callees(key.owner, func))
                 if held and dotted(func) in held:
                     # `self.attn(x)`, `for block in self.blocks: block(x)`: a module this class holds runs its `forward`
                     callee = self.called_instance(held[dotted(func)])  # type: ignore[index]
                     if callee is not None:
-                        reached.append(callee)
-                for callee in reached:
-                    found.add(callee)
-                    self._calls_of.setdefault((key, callee), []).append(call)  # type: ignore[arg-type]
+                        found.add(callee)
             if key.owner is not None:
                 for attribute in self_attributes:
                     touches = self.self_touches.setdefault((key.owner, attribute), [])
@@ -558,15 +535,15 @@ def _span(first: ast.AST, last: ast.AST) -> Span:
 
 
 # The node kinds `_classified` (and `switch_locals`) read from a function's preorder list.
-def _shape(nodes: list[ast.AST]) -> tuple[tuple[ast.AST, ...], bool, tuple[tuple[ast.AST, ast.AST, str], ...], tuple[str, ...]]:
+def _shape(nodes: list[ast.AST]) -> tuple[tuple[ast.AST, ...], bool, tuple[tuple[ast.AST, str], ...], tuple[str, ...]]:
     """A function's nodes (its preorder list) as the call graph reads them: those of the kinds `_classified`
     reads (its skeleton), whether it returns a value (a `return <value>` or a `yield`: see `_returns_value`),
-    its calls (the call, its callee, the callee's last name) and the `self.<attr>`s it touches, in order."""
+    its calls (callee, the callee's last name) and the `self.<attr>`s it touches, in order."""
     Call, Attribute, Name, Return, Yield, YieldFrom = ast.Call, ast.Attribute, ast.Name, ast.Return, ast.Yield, ast.YieldFrom
     skeleton_kinds = _SKELETON_KINDS
     skeleton: list[ast.AST] = []
     returns = False
-    calls: list[tuple[ast.AST, ast.AST, str]] = []
+    calls: list[tuple[ast.AST, str]] = []
     self_attributes: list[str] = []
     for node in nodes:
         kind = type(node)
@@ -580,7 +557,7 @@ def _shape(nodes: list[ast.AST]) -> tuple[tuple[ast.AST, ...], bool, tuple[tuple
             func = node.func  # type: ignore[attr-defined]
             last = func.attr if type(func) is Attribute else func.id if type(func) is Name else None
             if last is not None:
-                calls.append((node, func, last))
+                calls.append((func, last))
         elif kind is Attribute and type(node.value) is Name and node.value.id == "self":  # type: ignore[attr-defined]
             self_attributes.append(node.attr)  # type: ignore[attr-defined]
     return tuple(skeleton), returns, tuple(calls), tuple(self_attributes)

@@ -456,16 +456,6 @@ class ModuleSummaries:
     def _entry(self, key: FunctionKey, level: int) -> Optional[dict[str, Value]]:
         if level <= 0:
             return None
-        unknown: set[str] = set()
-        if level > 1:
-            # Deeper only for the parameters one call up leaves unknown, and a caller is walked with only what its
-            # own callers pass into those: each distinct value costs a walk of the caller.
-            nearer = self._entry(key, 1) or {}
-            info = self.functions.get(key)
-            parameters = {*info.positional, *info.keyword_only} - info.annotated if info is not None else set()
-            unknown = {p for p in parameters if p not in nearer or nearer[p].kind is Kind.UNKNOWN}
-            if not unknown:
-                return self._entry(key, 1)
         memo = (key, level)
         if memo in self._entries:
             return self._entries[memo]
@@ -487,9 +477,6 @@ class ModuleSummaries:
                 continue
             # A recursive caller is walked as it stands: what reaches it through its own cycle is not level by level.
             passed = self._entry(caller_key, level - 1) if caller_key not in self.callgraph.recursive else None
-            if passed:
-                feeding = self.callgraph.names_passed_as(caller_key, key, unknown)
-                passed = {p: v for p, v in passed.items() if p.split(".")[0] in feeding} or None
             for arguments in self.run(caller, {}, entry=passed).calls.get(key, ()):
                 calls += 1
                 for parameter, value in arguments.items():
