@@ -33,7 +33,8 @@ import libcst as cst
 from viewlint.analysis import stack
 from viewlint.analysis.annotations import annotation_value
 from viewlint.analysis.callgraph import (CALLER_LEVELS, MAIN_BLOCK, MAX_CALLER_LINES, MAX_CALLERS, MAX_SUMMARY_LINES, MAX_TUPLE_SUMMARY_LINES,
-                                         CallGraph, FunctionInfo, FunctionKey, host_annotation)
+                                         CallGraph, FunctionInfo, FunctionKey)
+from viewlint.analysis.returns import host_annotation
 from viewlint.analysis.contexts import Context
 from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex

@@ -14,7 +14,8 @@ from typing import Callable, Iterable, Optional
 from viewlint.analysis import semantics
 from viewlint.analysis.bindings import (COUNTER, PARAMETER, PLAIN_PARAMETER, Bindings, Element, Held, callee_bindings,
                                         outer_bindings)
-from viewlint.analysis.callgraph import MAX_CALLER_LINES, MAX_TUPLE_SUMMARY_LINES, callgraph_of, may_return_tensor
+from viewlint.analysis.callgraph import MAX_CALLER_LINES, MAX_TUPLE_SUMMARY_LINES, callgraph_of
+from viewlint.analysis.returns import may_return_tensor
 from viewlint.analysis.nodes import callee_name, dotted, preorder
 from viewlint.analysis.project import Project
 
