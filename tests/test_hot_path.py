@@ -464,12 +464,18 @@ def test_a_branch_every_hot_caller_switches_off_is_cold():
                     if not torch.isfinite(self.weight).all():
                         raise ValueError("NaNs detected")
 
+            def merge_switched_off(self, fast: bool = True, checked: bool = True) -> None:
+                if checked:
+                    if not torch.isfinite(self.weight).all():
+                        raise ValueError("NaNs detected")
+
             def forward(self, x: torch.Tensor) -> torch.Tensor:
                 self.merge()
                 self.merge(False)
                 self.merge_checked(safe_merge=True)
                 self.merge_rebound()
                 Adapter.merge_through_class(self, False, True)  # `checked` is True: the first argument is `self`
+                Adapter.merge_switched_off(self, True, False)  # `checked` is False here, as in every hot call
                 return x @ self.weight
     """)
     assert lint_both_paths(source) == [(15, "VL403"), (21, "VL403"), (26, "VL403")]

@@ -756,10 +756,11 @@ def _left_falsy(call: ast.Call, info: FunctionInfo) -> set[str]:
     """The parameters a call passes a falsy constant or leaves at a falsy default (`False`, `None`, `0`)."""
     if any(type(a) is ast.Starred for a in call.args) or any(k.arg is None for k in call.keywords):
         return set()
-    func = call.func
-    if info.bound and type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id[:1].isupper():  # type: ignore[attr-defined]
-        return set()  # `Base.merge(self, False)`: its first argument is `self`, not the first parameter
-    passed: dict[str, ast.AST] = dict(zip(info.positional, call.args))
+    func, arguments = call.func, list(call.args)
+    if info.bound and type(func) is ast.Attribute and dotted(func.value) not in ("self", "cls") and arguments \
+            and type(arguments[0]) is ast.Name and arguments[0].id == "self":  # type: ignore[attr-defined]
+        arguments = arguments[1:]  # `Base.merge(self, False)`: `self` fills the method's own `self`
+    passed: dict[str, ast.AST] = dict(zip(info.positional, arguments))
     passed.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
     falsy = set()
     for name in [*info.positional, *info.keyword_only]:

@@ -184,6 +184,12 @@ def base(site: int, value: Any, kept: bool = False) -> Any:
     return value
 
 
+def _default_device_type() -> str:
+    """Where factories allocate: `torch.get_default_device()` (torch 2.3 on), or a tiny allocation before that."""
+    getter = getattr(torch, "get_default_device", None)
+    return getter().type if getter is not None else torch.empty(0).device.type
+
+
 def _identity(value: Any) -> Optional[tuple[Optional[tuple[int, int]], str, str]]:
     if not isinstance(value, torch.Tensor):
         return None
@@ -209,7 +215,7 @@ def link(site: int, value: Any, last: bool = True, host: bool = False) -> Any:
                 record["hits"] += 1
             return value
         if previous is None and site in _BASES and not chain and not last:
-            if host and value.device.type != "cpu" and torch.get_default_device().type == value.device.type:
+            if host and value.device.type != "cpu" and _default_device_type() == value.device.type:
                 value = value.cpu()
                 record["rehosted"] = record.get("rehosted", 0) + 1
             _BASES[site] = _identity(value)
