@@ -221,7 +221,11 @@ class ViewStoredInLongLivedContainer(Rule):
                 else:
                     return False
             elif isinstance(current, cst.Name):
-                return self.facts.value_of(current).is_fresh
+                value = self.facts.value_of(current)
+                if value.is_view and not value.partial and value.base is not None and not value.base.isidentifier() \
+                        and not self.facts.outlives_function(value.base):
+                    return True  # all of a tensor made right there (`torch.arange(n).reshape(a, b)`)
+                return value.is_fresh
             else:
                 return False
         return False

@@ -688,3 +688,64 @@ def test_a_conditional_expression_taken_only_while_traced_gives_its_eager_branch
     found = beliefs(source)
     assert found[(5, "n")]["tensor"] is False
     assert found[(6, "m")]["tensor"] is None  # either, in an eager run
+
+
+MADE_INSIDE = """
+import torch
+
+
+def row_of_sum(x: torch.Tensor):
+    y = x + 1
+    return y[:, 0]
+
+
+def projected(x: torch.Tensor, w: torch.Tensor):
+    x = torch.addmm(w[0], x, w)
+    return x.view(-1)
+
+
+def first_row(x: torch.Tensor):
+    return x[0]
+
+
+class Recorder:
+    def __init__(self):
+        self.rows = {}
+
+    def record(self, h: torch.Tensor, w: torch.Tensor, y: torch.Tensor):
+        a = row_of_sum(h)
+        b = projected(h, w)
+        c = first_row(h)
+        self.rows["a"] = a
+        self.rows["y"] = y[:, 0]
+        return a, b, c
+"""
+
+
+def test_a_view_of_what_a_helper_made_is_named_for_the_helper_not_for_a_caller_name():
+    # `y` and `x` are the helpers' own: the caller's `y` (a parameter) and `h` are not what the results view.
+    found = beliefs(textwrap.dedent(MADE_INSIDE))
+    assert (found[(24, "a")]["view"], found[(24, "a")]["base"]) == (True, "y made in row_of_sum")
+    assert (found[(25, "b")]["view"], found[(25, "b")]["base"]) == (True, "x made in projected")
+    assert found[(25, "b")]["contiguous"] is True  # a `.view()` of an `addmm` result
+    assert (found[(26, "c")]["view"], found[(26, "c")]["base"]) == (True, "h")  # a view of what was passed
+    # A row of the helper's own sum kept on the object pins that sum; the same rule on the caller's `y` still holds.
+    assert lint_both_paths(textwrap.dedent(MADE_INSIDE)).count((27, "VL101")) == 1
+    assert (28, "VL101") in lint_both_paths(textwrap.dedent(MADE_INSIDE))
+
+
+def test_a_reshape_of_contiguous_memory_is_a_contiguous_view_of_it():
+    found = beliefs(textwrap.dedent("""
+    import torch
+
+
+    def table(n: int):
+        made = torch.arange(n * 4, dtype=torch.float32)
+        square = made.reshape(n, 4)
+        moved = made.t().reshape(-1)
+        lifted = square.unsqueeze(0)
+        return square, moved, lifted
+    """))
+    assert (found[(7, "square")]["view"], found[(7, "square")]["base"], found[(7, "square")]["contiguous"]) == (True, "made", True)
+    assert found[(9, "lifted")]["contiguous"] is True  # an unsqueeze of contiguous memory
+    assert found[(8, "moved")]["view"] is not True  # a reshape of a transposed view may copy

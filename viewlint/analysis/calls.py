@@ -478,6 +478,11 @@ class CallEvaluation(ArgumentReading):
     def maybe_view(self, receiver: Value, op: str, device: Device, source: Optional[cst.BaseExpression] = None) -> Value:
         """The result of a conversion that returns its input when it can (`reshape`, `contiguous`, `to`,
         casts); `source` is the converted expression (a name: writes into a copy never reach it)."""
+        name = op.rsplit(".", 1)[-1].removesuffix("()")
+        if name in sem.RESHAPE_METHODS and receiver.is_fresh and receiver.contiguous and source is not None \
+                and receiver.device is device:
+            # A reshape of contiguous memory is a view of it, contiguous too (`x.reshape(b, -1)` of an `addmm` result).
+            return self.view_of(source, receiver, op).with_(contiguous=True)
         result = self._maybe_view(receiver, op, device)
         if result.kind is Kind.TENSOR and receiver.copy_of is None and source is not None and self._may_copy(receiver, op, device):
             name = dotted_name(source)

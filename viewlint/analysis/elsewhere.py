@@ -18,6 +18,7 @@ import libcst as cst
 
 from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.project import Project, Walk, unchanged, whole_index
+from viewlint.analysis.returns import made_inside_base
 from viewlint.analysis.summaries import ModuleSummaries
 from viewlint.analysis.values import UNKNOWN, Kind, Provenance, Value
 
@@ -52,7 +53,7 @@ def walk_elsewhere(path: str, owner: Optional[str], name: str, settings: "Settin
     if not result.returned:
         return None, depends
     what = f"{owner}.{name}" if owner else name
-    found = summaries.as_annotated(info, result.returns)
+    found = summaries.made_inside(info, summaries.as_annotated(info, result.returns))
     return _carried(found, f"returned by `{what}`, walked where it is defined"), depends
 
 
@@ -64,6 +65,11 @@ def _carried(value: Value, why: str, depth: int = 2) -> Optional[Value]:
         if value.optional:
             return None  # a tensor on some of its paths only: not claimed here (its module's rules read the "may")
         made = value.provenance is Provenance.FRESH
+        if value.provenance is Provenance.VIEW and made_inside_base(value.base):
+            # A view of storage the function made itself (`x.view(size_out)` of an `addmm` result): a view there too,
+            # reaching what it reached.
+            return Value(kind=Kind.TENSOR, provenance=Provenance.VIEW, base=value.base, origin=value.origin,
+                         partial=value.partial, contiguous=value.contiguous, why=why)
         return Value(kind=Kind.TENSOR, provenance=Provenance.FRESH if made else Provenance.UNKNOWN,
                      contiguous=value.contiguous if made else None, optional=value.optional, why=why)
     if value.kind is Kind.WRAPPER and value.wrapper == "tuple" and value.elements and depth > 0:

@@ -470,8 +470,12 @@ class Evaluator(CallEvaluation, TypeTests):
         part = inherited or (sem.is_partial_view_op(origin) if partial is None else partial)
         # A view of a part keeps the op that made the part (`narrow`, not the `.detach()` after it) for messages.
         shown = base.origin if inherited and base.is_view and base.origin else origin
+        if origin in sem.LAYOUT_KEEPING_VIEW_OPS:
+            contiguous = base.contiguous
+        else:
+            contiguous = True if base.contiguous and origin in sem.CONTIGUITY_KEEPING_VIEW_OPS else None
         return Value(kind=Kind.TENSOR, provenance=Provenance.VIEW, base=root, origin=shown,
-                     contiguous=None, device=base.device, is_parameter=base.is_parameter, partial=part,
+                     contiguous=contiguous, device=base.device, is_parameter=base.is_parameter, partial=part,
                      zero_dim=view_zero_dim(origin, base.zero_dim), why=base.why,
                      copy_of=base.copy_of, copy_op=base.copy_op, base_made=made, guessed_cpu=base.guessed_cpu,
                      dtype=None if origin in (".view(dtype)", ".real", ".imag") else base.dtype,

@@ -9,11 +9,14 @@ import ast
 from typing import TYPE_CHECKING, Optional
 
 from viewlint.analysis.nodes import dotted
+from viewlint.analysis.values import Kind, Value
 
 if TYPE_CHECKING:
     from viewlint.analysis.callgraph import FunctionInfo
 
 
+# How `made_inside` names a base: "x made in Conv1D.forward".
+MADE_IN = " made in "
 _HOST_RETURNS = frozenset({"None", "int", "float", "bool", "str", "bytes", "dict", "Dict", "set", "Set"})
 
 
@@ -53,3 +56,71 @@ def may_return_tensor(info: "FunctionInfo", nodes: list[ast.AST]) -> bool:
     return any(type(n) is ast.Yield or type(n) is ast.YieldFrom
                or (type(n) is ast.Return and n.value is not None and not _plain_return(n.value))  # type: ignore[attr-defined]
                for n in nodes)
+
+
+def assigned_locals(info: "FunctionInfo") -> frozenset[str]:
+    """The names a function binds in its own body (not in the functions and classes it defines): its locals, and
+    the parameters it binds again (`x = torch.addmm(b, x, w)`)."""
+    found: set[str] = set()
+    pending = list(ast.iter_child_nodes(info.node))
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        if kind is ast.Name and type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
+            found.add(node.id)  # type: ignore[attr-defined]
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+    return frozenset(found)
+
+
+def made_inside(value: "Value", bound: frozenset[str], what: str) -> "Value":
+    """A returned value in a caller's names, where what it is a view of was made inside the function (`what`):
+    `y = x + 1; return y[:, 0]` returns a view of storage only that call made, not of anything the caller calls
+    `y`; nor, after `x = torch.addmm(b, x, w)`, of what the caller passed as `x`. Such a view keeps its kind and
+    reach (a row of a buffer made inside pins all of it) with its base named for where it was made; a tensor made
+    inside keeps its name only where a view returned with it names it as its base (`return buf[:, :4], buf`),
+    else the caller's name for it is its name."""
+    bases: set[str] = set()
+    _collect_bases(value, bases)
+    return _renamed_inside(value, bound, what, {b for b in bases if _root_name(b) in bound})
+
+
+def _collect_bases(value: "Value", found: set[str], depth: int = 3) -> None:
+    if value.kind is Kind.TENSOR and value.base is not None:
+        found.add(value.base)
+    elif value.is_container and depth > 0:
+        for element in value.elements:
+            _collect_bases(element, found, depth - 1)
+
+
+def _renamed_inside(value: "Value", bound: frozenset[str], what: str, shared: set[str], depth: int = 3) -> "Value":
+    if value.kind is Kind.TENSOR:
+        changes: dict[str, Optional[str]] = {}
+        root = _root_name(value.base)
+        if root is not None and root in bound:
+            changes["base"] = f"{root}{MADE_IN}{what}"
+        if _root_name(value.label) in bound:
+            changes["label"] = f"{value.label}{MADE_IN}{what}" if value.label in shared else None
+        return value.with_(**changes) if changes else value
+    if value.is_container and depth > 0:
+        return value.with_(elements=tuple(_renamed_inside(e, bound, what, shared, depth - 1) for e in value.elements))
+    return value
+
+
+def made_inside_base(base: Optional[str]) -> bool:
+    """A base `made_inside` named: storage a called function made, which nothing in the caller holds."""
+    return base is not None and MADE_IN in base
+
+
+def _root_name(source: Optional[str]) -> Optional[str]:
+    """`qkv` of `qkv[:, 0]` or `qkv.float()`; None for `self.cache`'s reads and for what no name starts."""
+    if not source:
+        return None
+    end = len(source)
+    for mark in ".[( ":
+        at = source.find(mark)
+        if at != -1:
+            end = min(end, at)
+    root = source[:end]
+    return root if root.isidentifier() and root not in ("self", "cls") else None

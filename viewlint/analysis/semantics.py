@@ -328,6 +328,15 @@ MAYBE_COPY_METHODS = frozenset(
 )
 # Of those, the ones that never copy a contiguous receiver (reshapes of contiguous memory are views).
 LAYOUT_ONLY_COPY_METHODS = frozenset({"reshape", "reshape_as", "flatten", "ravel", "contiguous"})
+# Of those, the ones that return a view of a contiguous receiver, never the receiver itself (`flatten` of a 1-D
+# tensor returns it).
+RESHAPE_METHODS = frozenset({"reshape", "reshape_as", "ravel"})
+# View ops whose result is contiguous when what they view is (`x.view(b, -1)`, `x.unsqueeze(0)`); `detach` and the
+# like keep the layout whatever it is.
+CONTIGUITY_KEEPING_VIEW_OPS = frozenset({".view()", ".view_as()", ".unsqueeze()", ".squeeze()", ".unflatten()",
+                                         ".reshape()", ".reshape_as()", ".ravel()"})
+LAYOUT_KEEPING_VIEW_OPS = frozenset({".detach()", ".data", ".conj()", ".resolve_conj()", ".resolve_neg()",
+                                     ".view(dtype)", ".rename()", ".refine_names()"})
 # Methods whose result shares memory between elements when a dimension was broadcast (stride 0).
 EXPANDING_VIEW_ORIGINS = frozenset({".expand()", ".expand_as()", ".broadcast_to()", "torch.broadcast_to"})
 # Views that keep a contiguous tensor contiguous (`.view(torch.uint8)` of a contiguous buffer is contiguous).

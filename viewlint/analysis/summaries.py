@@ -25,7 +25,7 @@ rules can fire in) are parsed on demand, alone, so both paths give the same fact
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Optional
 
 import libcst as cst
@@ -34,7 +34,7 @@ from viewlint.analysis import stack
 from viewlint.analysis.annotations import annotation_value
 from viewlint.analysis.callgraph import (CALLER_LEVELS, MAIN_BLOCK, MAX_CALLER_LINES, MAX_CALLERS, MAX_SUMMARY_LINES, MAX_TUPLE_SUMMARY_LINES,
                                          CallGraph, FunctionInfo, FunctionKey)
-from viewlint.analysis.returns import host_annotation
+from viewlint.analysis.returns import assigned_locals, host_annotation, made_inside, made_inside_base
 from viewlint.analysis.contexts import Context
 from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex
@@ -339,6 +339,8 @@ class ModuleSummaries:
             # Too long to walk once per call (a layer's `forward`): what it returns on its one walk of its own, with
             # what its annotations and its callers here say of its parameters (the walk that records its calls).
             result = _as_called(self.run(info, {}), bases, {*info.positional, *info.keyword_only})
+        if result.returned:
+            result = replace(result, returns=self.made_inside(info, result.returns))
         if result.returned and _through_interface(call, evaluator, local):
             # One implementation of an interface (`attention_interface(...)`, eager or a kernel's): the first
             # thing it returns is what every implementation returns; the rest (weights or `None`) is not claimed.
@@ -362,6 +364,15 @@ class ModuleSummaries:
             annotated = self._annotated_return(info)
             return annotated if annotated is not None and (annotated.is_tensor or annotated.wrapper == "tuple") else UNKNOWN
         return self.as_annotated(info, _rebase(result.returns, bases))
+
+    def made_inside(self, info: FunctionInfo, returned: Value) -> Value:
+        """`returned` with the views of what `info`'s function made itself named for it (`returns.made_inside`)."""
+        memo_key = ("assigned", info.key)
+        bound = self.callgraph.memo.get(memo_key)
+        if bound is None:
+            bound = self.callgraph.memo[memo_key] = assigned_locals(info)
+        what = f"{info.key.owner}.{info.key.name}" if info.key.owner else info.key.name
+        return made_inside(returned, bound, what)
 
     def as_annotated(self, info: FunctionInfo, returned: Value) -> Value:
         """What a walk found a function returns, where its return annotation says more: `-> torch.Tensor` of a
@@ -648,7 +659,7 @@ def _related(arguments: dict[str, Value], outlives: Any) -> dict[str, Value]:
     owners: dict[str, str] = {}
     for parameter, value in arguments.items():
         if value.kind is Kind.TENSOR and value.provenance is not Provenance.VIEW and value.label is not None \
-                and value.label.isidentifier() and value.label not in owners:
+                and (value.label.isidentifier() or made_inside_base(value.label)) and value.label not in owners:
             owners[value.label] = parameter
     if not owners:
         return arguments
