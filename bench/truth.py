@@ -14,8 +14,9 @@ It prints, per model and in all:
   that held a tensor every time (`may`: at least once, in brackets);
 - the same for views (`_base is not None`), and the recall of views of part of their storage (what
   pins memory; a view that reaches all of its storage, such as `F.linear`'s 3-D output, does not);
+- the recall and precision of ranks (`dim()`, for the bindings that held a tensor of one rank every time);
 - the wrong claims (believed a tensor, never one; believed a view, never one; believed not a
-  tensor or a fresh tensor when it always was one);
+  tensor or a fresh tensor when it always was one; believed a rank it did not have);
 - the largest causes of misses, grouped by the syntactic form of what the binding is bound to.
 
 Set-up (a venv that sees the pinned CPU torch; nothing is downloaded at run time):
@@ -47,8 +48,8 @@ MISSING = object()
 
 
 # ---------------------------------------------------------------- what a binding holds at run time
-def observe(value: Any) -> tuple[str, bool, bool, Optional[bool], Optional[str]]:
-    """(kind, view, partial, contiguous, device): kind is "tensor", "tensors" (a tuple or list of them) or
+def observe(value: Any) -> tuple[str, bool, bool, Optional[bool], Optional[str], Optional[int]]:
+    """(kind, view, partial, contiguous, device, rank): kind is "tensor", "tensors" (a tuple or list of them) or
     "other"; view: `_base is not None`; partial: a view that reaches less than all of its storage (keeping it
     keeps bytes it cannot read). A view that reaches all of it (`F.linear`'s 3-D output, the reshaped result of
     a matmul) pins nothing: in memory it is a tensor that owns its storage."""
@@ -68,10 +69,10 @@ def observe(value: Any) -> tuple[str, bool, bool, Optional[bool], Optional[str]]
                 partial = reach < value.untyped_storage().nbytes() or value.storage_offset() > 0
             except RuntimeError:
                 partial = True
-        return "tensor", view, partial, contiguous, value.device.type
+        return "tensor", view, partial, contiguous, value.device.type, value.dim()
     if isinstance(value, (tuple, list)) and value and all(isinstance(v, torch.Tensor) for v in value):
-        return "tensors", False, False, None, None
-    return "other", False, False, None, None
+        return "tensors", False, False, None, None, None
+    return "other", False, False, None, None, None
 
 
 class Statements:
@@ -376,11 +377,13 @@ def compare(tracer: Tracer, beliefs: dict[tuple[str, int, str], dict[str, Any]],
         always_tensor = kinds == {"tensor"}
         views = [o[1] for o in observations if o[0] == "tensor"]
         partial = [o[2] for o in observations if o[0] == "tensor"]
+        ranks = {o[5] for o in observations if o[0] == "tensor"}
         rows.append({
             "path": key[0], "line": line, "target": target, "runs": len(observations),
             "always_tensor": always_tensor, "ever_tensor": "tensor" in kinds,
             "always_view": always_tensor and all(views), "ever_view": any(views),
             "always_partial": always_tensor and all(partial), "ever_partial": any(partial),
+            "rank": ranks.pop() if always_tensor and len(ranks) == 1 else None,
             "believed": belief, "form": form_of(tracer.files[filename].forms.get(line)),
         })
     return {"rows": rows}
@@ -406,6 +409,12 @@ def metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "view_precision": (sum(1 for r in believed_view if r["always_view"]), len(believed_view)),
         "view_precision_may": (sum(1 for r in believed_view if r["ever_view"]), len(believed_view)),
         "partial_recall": (sum(1 for r in partials if r["believed"]["view"] is True), len(partials)),
+        # Ranks: of the bindings that hold a tensor of one rank every time, how many the analysis gives a rank, and
+        # of the ranks it gives, how many are that one.
+        "rank_recall": (sum(1 for r in tensors if r["rank"] is not None and r["believed"].get("rank") == r["rank"]),
+                        sum(1 for r in tensors if r["rank"] is not None)),
+        "rank_precision": (sum(1 for r in judged if r["believed"].get("rank") is not None and r["believed"]["rank"] == r["rank"]),
+                           sum(1 for r in judged if r["believed"].get("rank") is not None and r["ever_tensor"])),
     }
 
 
@@ -429,6 +438,8 @@ def wrong_claims(rows: list[dict[str, Any]]) -> list[str]:
             out.append(f"believed a view, never one: {where}")
         elif b["view"] is False and r["always_partial"]:
             out.append(f"believed it owns its storage, always a view of part of one: {where}")
+        elif b.get("rank") is not None and r["ever_tensor"] and b["rank"] != r["rank"]:
+            out.append(f"believed {b['rank']}-D, was {r['rank'] if r['rank'] is not None else 'of several ranks'}: {where}")
     return sorted(set(out))
 
 
@@ -522,11 +533,13 @@ def main() -> None:
             old["ever_view"] = old["ever_view"] or row["ever_view"]
             old["always_partial"] = old["always_partial"] and row["always_partial"]
             old["ever_partial"] = old["ever_partial"] or row["ever_partial"]
+            old["rank"] = old["rank"] if old["rank"] == row["rank"] else None
         else:
             merged[key] = dict(row)
     rows = list(merged.values())
     m = metrics(rows)
     print(_line("all", m))
+    print(f"ranks: recall {_share(*m['rank_recall'])}, precision {_share(*m['rank_precision'])}")
     print(f"(`may` precision: tensors {_share(*m['tensor_precision_may'])}, views {_share(*m['view_precision_may'])}; "
           f"{m['unmatched']} bindings had no belief)")
     for which in ("tensor", "view"):

@@ -88,7 +88,8 @@ def test_what_an_unannotated_class_or_function_of_another_module_gives_is_what_a
     assert found[(14, "projected")]["tensor"] is True
     assert "`Conv1D.forward`, walked where it is defined" in found[(14, "projected")]["why"]
     # A view of what that module made (`x` bound again to an `addmm` result), not of what it was given.
-    assert (found[(14, "projected")]["view"], found[(14, "projected")]["base"]) == (True, "x made in Conv1D.forward")
+    # All of it: storage of its own, through a view (its `_base` is the product that call made).
+    assert (found[(14, "projected")]["view"], found[(14, "projected")]["base"]) == (True, None)
     assert (found[(15, "doubled")]["tensor"], found[(15, "nothing")]["tensor"]) == (True, False)
     assert (found[(16, "noise")]["tensor"], found[(16, "noise")]["view"]) == (True, False)  # made there
     assert found[(17, "sizes")]["tensor"] is None  # a list: what holds no tensor is not claimed either way

@@ -40,19 +40,22 @@ def belief(value: Value) -> dict[str, Any]:
         # What holds on every path: a tensor here and `None` there is not known to be a tensor, nor a view on one
         # path and not on another to be a view.
         view: Optional[bool] = {Provenance.VIEW: True, Provenance.FRESH: False}.get(value.provenance)
+        if value.provenance is Provenance.FRESH:
+            view = value.has_base  # all its storage its own, through a view of it or not (`F.linear` of 3-D input)
         if value.some_view:
             view = None
         if value.optional:
-            return {"tensor": None, "view": None, "base": None, "device": None, "contiguous": None, "why": value.why}
+            return {"tensor": None, "view": None, "base": None, "device": None, "contiguous": None, "rank": None,
+                    "why": value.why}
         device = {Device.CPU: "cpu", Device.ACCELERATOR: "cuda"}.get(value.device)
         return {"tensor": True, "view": view, "base": value.base if view else None, "device": device,
-                "contiguous": value.contiguous, "why": value.why}
+                "contiguous": value.contiguous, "rank": value.rank, "why": value.why}
     # A module of unknown kind gives a tensor or a tuple of them (a join, kept as a container): not known; nor is a
     # tuple here that is a tensor on another path.
     tensor = False if value.kind in _NOT_TENSOR and value.origin != MODULE_OUTPUT and not value.optional else None
     # Of a value not known to be a tensor, only where it is, when the code says (`meta.lens.cpu()`).
     device = {Device.CPU: "cpu", Device.ACCELERATOR: "cuda"}.get(value.device) if tensor is None else None
-    return {"tensor": tensor, "view": None, "base": None, "device": device, "contiguous": None, "why": value.why}
+    return {"tensor": tensor, "view": None, "base": None, "device": device, "contiguous": None, "rank": None, "why": value.why}
 
 
 def describe(value: Value) -> str:
@@ -66,7 +69,10 @@ def describe(value: Value) -> str:
         return {Kind.WRAPPER: "container", Kind.TENSOR_SEQUENCE: "tuple of tensors", Kind.INT: "int",
                 Kind.INT_LIST: "list of ints", Kind.ARRAY: "NumPy array"}.get(value.kind, "not a tensor")
     parts = ["tensor"]
-    if fields["view"] is True:
+    if value.provenance is Provenance.FRESH and not value.some_view:
+        # What keeps memory alive is whose storage it is: its own, even where `_base` is set (`F.linear` of 3-D input).
+        parts.append("owns its storage, through a view of it" if fields["view"] else "owns its storage")
+    elif fields["view"] is True:
         parts.append(f"view of {value.base} (via {value.origin})" if value.origin else f"view of {value.base}")
     elif fields["view"] is False:
         parts.append("owns its storage")

@@ -38,6 +38,10 @@ _HOST_ANNOTATIONS = frozenset({"str", "float", "bool", "bytes", "complex", "None
 
 _DOC_PARAM = r"(?:^|\n)\s*[*`]*{name}[*`]*\s*(?:\(([^)\n]*)\)|:\s*([^\n]*))"
 _DOC_TENSOR = re.compile(r"\b(?:torch\.)?(Long|Bool|Byte|Float|Int|Half)?Tensor\b|\btensor\b")
+# A parameter's entry: the line that starts with its name, and the next line where it is indented more (the sentence
+# goes on there).
+_DOC_ENTRY = r"(?:^|\n)([ \t]*)[*`]*{name}[*`]*[ \t]*[(:]([^\n]*(?:\n\1[ \t]+[^\n]*)?)"
+_DOC_SHAPE = re.compile(r"\b(?:shape|size)\s*`?\(([^()`\n]*)\)")
 _DOC_ARRAY = re.compile(r"\b(?:np|numpy)\.ndarray\b|\bndarray\b")
 
 
@@ -150,6 +154,24 @@ _PRINTER = cst.Module(body=[])
 
 def node_text(node: cst.CSTNode) -> str:
     return code_for_node(_PRINTER, node)
+
+
+def docstring_rank(docstring: Optional[str], name: str) -> Optional[int]:
+    """How many dimensions a function's docstring says a parameter has: `hidden_states (`torch.Tensor` of shape
+    `(batch, seq_len, embed_dim)`)` or `...: input of shape `(batch, seq_len, embed_dim)``: 3. None where it gives no
+    shape, or several, or one of any length (`(batch_size, ...)`, `(*, hidden_size)`)."""
+    if not docstring or name not in docstring:
+        return None
+    found: set[int] = set()
+    for match in re.finditer(_DOC_ENTRY.format(name=re.escape(name)), docstring):
+        for shape in _DOC_SHAPE.finditer(match.group(2)):
+            sizes = [part.strip() for part in shape.group(1).split(",")]
+            if sizes and sizes[-1] == "":
+                sizes.pop()
+            if not sizes or any(not part or "..." in part or "*" in part or "…" in part for part in sizes):
+                return None
+            found.add(len(sizes))
+    return found.pop() if len(found) == 1 else None
 
 
 def docstring_value(docstring: Optional[str], name: str) -> Value:

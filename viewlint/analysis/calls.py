@@ -45,10 +45,10 @@ class CallEvaluation(ArgumentReading):
             data = self.evaluate(node.args[0].value, local) if node.args else UNKNOWN
             off = self.keyword(node, "requires_grad")
             leaf = off is None or not (isinstance(off.value, cst.Name) and off.value.value == "False")
-            return UNKNOWN_TENSOR.with_(device=data.device, dtype=data.dtype, grad_leaf=leaf, why="an `nn.Parameter`")
+            return UNKNOWN_TENSOR.with_(device=data.device, dtype=data.dtype, grad_leaf=leaf, rank=data.rank, why="an `nn.Parameter`")
         if (qualified or dotted_name(func)) in sem.BUFFER_CONSTRUCTORS:
             data = self.evaluate(node.args[0].value, local) if node.args else UNKNOWN
-            return UNKNOWN_TENSOR.with_(device=data.device, dtype=data.dtype, is_parameter=True, why="an `nn.Buffer`")
+            return UNKNOWN_TENSOR.with_(device=data.device, dtype=data.dtype, is_parameter=True, rank=data.rank, why="an `nn.Buffer`")
         if qualified is not None and (qualified.startswith("torch.") or qualified.startswith("numpy.")):
             return self._torch_function(node, qualified, local)
         if (qualified or dotted_name(func) or "").split(".")[-1] in sem.CONTAINER_CLASS_NAMES:
@@ -188,6 +188,10 @@ class CallEvaluation(ArgumentReading):
         inputs = [self.evaluate(a.value, local) for a in node.args if a.keyword is None and not a.star]
         tensors = [v for v in inputs if v.is_tensor]
         if tensors:
+            if len(inputs) == 1 and sem.names_an_activation((dotted_name(node.func) or "").rsplit(".", 1)[-1]):
+                # `self.act_fn(x)` of `ACT2FN[config.hidden_act]`: an elementwise function, `x`'s shape and layout.
+                return fresh(contiguous=True if tensors[0].contiguous else None, device=tensors[0].device,
+                             rank=tensors[0].rank, why=f"returned by {what}")
             return fresh(contiguous=None, device=elementwise_device(tensors), origin=MODULE_OUTPUT, why=f"returned by {what}")
         if sem.names_a_model(dotted_name(node.func) or ""):
             # `model(batch)`: a model by its name (as for hot paths), whatever it is given: a tensor or a tuple of them.
@@ -235,7 +239,9 @@ class CallEvaluation(ArgumentReading):
         last = class_name.split(".")[-1]
         why = f"returned by `{last}` module" if torch_layer or (module is not None and module.is_module) \
             else f"returned by `{last}.__call__`, annotated so"
-        output = fresh(contiguous=None, device=device, origin=MODULE_OUTPUT, why=why)
+        laid_out = torch_layer and (last in sem.NN_CONTIGUOUS_OUTPUT_MODULES or (
+            last in sem.NN_ELEMENTWISE_MODULES and bool(tensors) and tensors[0].contiguous is True))
+        output = fresh(contiguous=True if laid_out else None, device=device, origin=MODULE_OUTPUT, why=why)
         if annotated:
             return output
         if not torch_layer or last in ("Module", "Sequential"):
@@ -408,7 +414,14 @@ class CallEvaluation(ArgumentReading):
                 return Value(kind=Kind.TENSOR_SEQUENCE, elements=(values,), origin=qualified)
             index_like = name in ("argsort", "argmax", "argmin") and (name == "argsort" or self._has_dim_argument(node))
             reduced = name in sem.REDUCTIONS and not self._has_dim_argument(node)
-            return fresh(contiguous=None, index_like=index_like, device=input_device,
+            # An elementwise op keeps its inputs' layout: contiguous where every tensor input is (`F.gelu(x)`).
+            laid_out = qualified in sem.ELEMENTWISE_FUNCTIONS and bool(inputs) and every_input_known \
+                and all(v.contiguous for v in inputs)
+            if name == "dropout" and first_value.is_tensor:
+                # Its input itself in eval mode, a new tensor while training (as `nn.Dropout` gives).
+                made = fresh(contiguous=True if laid_out else None, device=input_device, rank=first_value.rank)
+                return join(first_value.with_(is_parameter=False, optional=False), made)
+            return fresh(contiguous=True if laid_out else None, index_like=index_like, device=input_device,
                          bool_mask=qualified in sem.BOOL_RESULT_FUNCTIONS or (name in ("any", "all") and self._has_dim_argument(node)),
                          # `torch.diff` takes and gives at least one dimension.
                          zero_dim=True if reduced else (False if index_like or name == "diff" else None), reduced=reduced)

@@ -69,9 +69,10 @@ def _carried(value: Value, why: str, depth: int = 2) -> Optional[Value]:
             # A view of storage the function made itself (`x.view(size_out)` of an `addmm` result): a view there too,
             # reaching what it reached.
             return Value(kind=Kind.TENSOR, provenance=Provenance.VIEW, base=value.base, origin=value.origin,
-                         partial=value.partial, contiguous=value.contiguous, why=why)
+                         partial=value.partial, contiguous=value.contiguous, why=why, rank=value.rank)
         return Value(kind=Kind.TENSOR, provenance=Provenance.FRESH if made else Provenance.UNKNOWN,
-                     contiguous=value.contiguous if made else None, optional=value.optional, why=why)
+                     contiguous=value.contiguous if made else None, optional=value.optional, why=why,
+                     has_base=value.has_base if made else False, rank=value.rank)
     if value.kind is Kind.WRAPPER and value.wrapper == "tuple" and value.elements and depth > 0:
         items = [_carried(e, why, depth - 1) for e in value.elements]
         return Value(kind=Kind.WRAPPER, wrapper="tuple", elements=tuple(i if i is not None else UNKNOWN for i in items))

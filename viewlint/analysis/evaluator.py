@@ -31,6 +31,7 @@ from viewlint.analysis.module_index import ClassInfo
 from viewlint.analysis.calls import CallEvaluation
 from viewlint.analysis.narrowing import NOT_A_TENSOR, TypeTests
 from viewlint.analysis.tree import dotted_name, short_text
+from viewlint.analysis.ranks import RANKED_NODES, ranked
 from viewlint.analysis.value_ops import (ATTRIBUTE_CONTAINER, MODULE_OUTPUT, Environment, Locals, as_indexed, binary_result, never_eager,
                                          container_value, elementwise_device, fields_mark, forget_fields, labelled,
                                          on_the_host_if, optimizer_attribute, value_index_kind, view_zero_dim)
@@ -112,6 +113,8 @@ class Evaluator(CallEvaluation, TypeTests):
         if hit is not None:
             return hit[0]
         value = self._evaluate(node, local)
+        if type(node) in RANKED_NODES:
+            value = ranked(self, node, value, local)
         memo[key] = (value, node, local)
         return value
 

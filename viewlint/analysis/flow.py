@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 import libcst as cst
 
 from viewlint.analysis import semantics as sem
-from viewlint.analysis.annotations import annotation_value, docstring_value
+from viewlint.analysis.annotations import annotation_value, docstring_rank, docstring_value
 from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.contexts import ContextStack, warns_and_leaves
 from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class
 from viewlint.analysis.rebinding import match_captures, stored_names
+from viewlint.analysis.ranks import unpacked_rank
 from viewlint.analysis.tree import descendants, dotted_name, remembered, subtree
 from viewlint.analysis.value_ops import MODULE_OUTPUT, fields_mark, labelled, never_eager
 from viewlint.analysis.values import HOST, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Value, join
@@ -76,7 +77,7 @@ class FlowHooks:
             entry, self.callers_pass = self.callers_pass, None  # a caller's walk: what its own callers pass
         elif entry is None and self.summaries is not None and len(self._scopes) == 1 + (self.class_name is not None):
             entry = self.summaries.entry_values(self.class_name, node.name.value)
-        docstring = node.get_docstring() if any(p.annotation is None for p in params) else None
+        docstring = node.get_docstring()  # types of the parameters not annotated, and shapes (`of shape `(b, s, d)``)
         inputs = self._module_inputs(node)
         self._parameter_classes = self._annotated_classes(node, params)
         for param in params:
@@ -98,6 +99,8 @@ class FlowHooks:
                         and passed.kind in (Kind.TENSOR, Kind.UNKNOWN):
                     evidence = evidence.with_(device=passed.device, guessed_cpu=passed.guessed_cpu)
                 evidence = _sharing_as_passed(evidence, passed)
+                if evidence.is_tensor and evidence.rank is None and passed.is_tensor and passed.rank is not None:
+                    evidence = evidence.with_(rank=passed.rank)  # and how many dimensions it has
                 passed = None
             if passed is not None and passed.kind is Kind.UNKNOWN and passed.device is not Device.UNKNOWN \
                     and evidence.kind in (Kind.TENSOR, Kind.UNKNOWN) and evidence.device is Device.UNKNOWN:
@@ -167,11 +170,16 @@ class FlowHooks:
 
     def parameter_value(self, param: cst.Param, docstring: Optional[str]) -> Value:
         """What a parameter is, from its annotation or its function's docstring."""
+        value = UNKNOWN
         if param.annotation is not None:
             value = annotation_value(param.annotation.annotation, self.index)
-            if value.kind is not Kind.UNKNOWN:
-                return value
-        return docstring_value(docstring, param.name.value)
+        if value.kind is Kind.UNKNOWN:
+            value = docstring_value(docstring, param.name.value)
+        if value.is_tensor and value.rank is None:
+            rank = docstring_rank(docstring, param.name.value)  # `of shape `(batch, seq_len, embed_dim)``
+            if rank is not None:
+                value = value.with_(rank=rank)
+        return value
 
     def leave_function(self, node: cst.FunctionDef) -> None:
         self.contexts.pop()
@@ -303,6 +311,12 @@ class FlowHooks:
             value = self.value_of(node.value)
             for target in node.targets:
                 self._assign_to(target.target, value)
+                shown = unpacked_rank(target.target, node.value)
+                if shown is not None and "." not in shown[0]:
+                    # `b, s, _ = x.shape`: `x` is 3-D.
+                    shaped = self.lookup(shown[0])
+                    if shaped.is_tensor and shaped.rank is None:
+                        self.bind(shown[0], shaped.with_(rank=shown[1]))
         elif isinstance(node, cst.AnnAssign) and node.value is not None:
             value = self.value_of(node.value)
             if value.origin == MODULE_OUTPUT or value.kind is Kind.UNKNOWN:

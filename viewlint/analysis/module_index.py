@@ -72,6 +72,9 @@ class ClassInfo:
     cpu_paths: set[str] = field(default_factory=set)
     # self.<attr> names bound to a function, not a call of one: `self.attn_fn = F.scaled_dot_product_attention`.
     function_attributes: dict[str, str] = field(default_factory=dict)
+    # self.<attr> -> whether the `nn.Linear` it is assigned adds a bias: True (the default, `bias=True`), False
+    # (`bias=False`), None (`bias=config.attention_bias`, or assigned layers that differ).
+    linear_bias: dict[str, Optional[bool]] = field(default_factory=dict)
 
 
 @dataclass
@@ -643,6 +646,9 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                     known.add(_last_layer(value, index) if qualified == "torch.nn.Sequential" else qualified)
                     info.torch_module_attributes[attribute] = "|".join(sorted(known)) if len(known) <= MAX_CLASSES \
                         else "torch.nn.Module"
+                    if qualified == "torch.nn.Linear":
+                        bias = _linear_bias(value)
+                        info.linear_bias[attribute] = bias if info.linear_bias.get(attribute, bias) == bias else None
                 if qualified in semantics.PARAMETER_CONSTRUCTORS or qualified in semantics.BUFFER_CONSTRUCTORS:
                     info.tensor_attributes.add(attribute)
                     if _builds_matrix(value, index):
@@ -706,3 +712,10 @@ def _last_layer(call: ast.Call, index: ModuleIndex) -> str:
             return last
     return "torch.nn.Sequential"
 
+
+def _linear_bias(call: ast.Call) -> Optional[bool]:
+    """Whether `nn.Linear(n, m, ...)` adds a bias: its third positional argument or `bias=`, True when left out."""
+    given = call.args[2] if len(call.args) > 2 else next((k.value for k in call.keywords if k.arg == "bias"), None)
+    if given is None:
+        return True
+    return given.value if isinstance(given, ast.Constant) and isinstance(given.value, bool) else None

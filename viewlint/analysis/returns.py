@@ -9,7 +9,7 @@ import ast
 from typing import TYPE_CHECKING, Optional
 
 from viewlint.analysis.nodes import dotted
-from viewlint.analysis.values import Kind, Value
+from viewlint.analysis.values import Kind, Provenance, Value
 
 if TYPE_CHECKING:
     from viewlint.analysis.callgraph import FunctionInfo
@@ -82,30 +82,45 @@ def made_inside(value: "Value", bound: frozenset[str], what: str) -> "Value":
     inside keeps its name only where a view returned with it names it as its base (`return buf[:, :4], buf`),
     else the caller's name for it is its name."""
     bases: set[str] = set()
-    _collect_bases(value, bases)
-    return _renamed_inside(value, bound, what, {b for b in bases if _root_name(b) in bound})
+    labels: set[str] = set()
+    _collect_names(value, bases, labels)
+    return _renamed_inside(value, bound, what, {b for b in bases if _root_name(b) in bound}, labels)
 
 
-def _collect_bases(value: "Value", found: set[str], depth: int = 3) -> None:
-    if value.kind is Kind.TENSOR and value.base is not None:
-        found.add(value.base)
+def _collect_names(value: "Value", bases: set[str], labels: set[str], depth: int = 3) -> None:
+    if value.kind is Kind.TENSOR:
+        if value.base is not None:
+            bases.add(value.base)
+        if value.label is not None:
+            labels.add(value.label)
     elif value.is_container and depth > 0:
         for element in value.elements:
-            _collect_bases(element, found, depth - 1)
+            _collect_names(element, bases, labels, depth - 1)
 
 
-def _renamed_inside(value: "Value", bound: frozenset[str], what: str, shared: set[str], depth: int = 3) -> "Value":
+def _renamed_inside(value: "Value", bound: frozenset[str], what: str, shared: set[str], shared_labels: set[str],
+                    depth: int = 3) -> "Value":
     if value.kind is Kind.TENSOR:
-        changes: dict[str, Optional[str]] = {}
+        changes: dict[str, object] = {}
         root = _root_name(value.base)
-        if root is not None and root in bound:
-            changes["base"] = f"{root}{MADE_IN}{what}"
+        if root is not None and root in bound or _computed(value.base):
+            changes["base"] = f"{root if root in bound else value.base}{MADE_IN}{what}"
+            if value.provenance is Provenance.VIEW and not value.partial and value.base not in shared_labels:
+                # All of what the function made and handed back alone (`x.view(size_out)` of its `addmm` result): the
+                # caller's own storage, through a view of it.
+                changes.update(provenance=Provenance.FRESH, base=None, origin=None, base_made=None, has_base=True)
         if _root_name(value.label) in bound:
             changes["label"] = f"{value.label}{MADE_IN}{what}" if value.label in shared else None
         return value.with_(**changes) if changes else value
     if value.is_container and depth > 0:
-        return value.with_(elements=tuple(_renamed_inside(e, bound, what, shared, depth - 1) for e in value.elements))
+        return value.with_(elements=tuple(_renamed_inside(e, bound, what, shared, shared_labels, depth - 1)
+                                          for e in value.elements))
     return value
+
+
+def _computed(source: Optional[str]) -> bool:
+    """A base that is an expression the function evaluated (`self.q_proj(hidden_states)`), not a name of storage."""
+    return source is not None and MADE_IN not in source and "(" in source
 
 
 def made_inside_base(base: Optional[str]) -> bool:
@@ -115,7 +130,7 @@ def made_inside_base(base: Optional[str]) -> bool:
 
 def _root_name(source: Optional[str]) -> Optional[str]:
     """`qkv` of `qkv[:, 0]` or `qkv.float()`; None for `self.cache`'s reads and for what no name starts."""
-    if not source:
+    if not source or MADE_IN in source:
         return None
     end = len(source)
     for mark in ".[( ":

@@ -153,6 +153,16 @@ FRESH_FUNCTIONS = frozenset(
         "torch.addcdiv", "torch.erf", "torch.exp2", "torch.log2", "torch.log1p", "torch.expm1", "torch.reciprocal",
     }
 )
+# Of those, the elementwise ones: their result is laid out as their inputs are (contiguous where every tensor input is).
+ELEMENTWISE_FUNCTIONS = frozenset(
+    name for name in FRESH_FUNCTIONS
+    if name.rsplit(".", 1)[-1] in {
+        "where", "exp", "log", "sigmoid", "tanh", "relu", "silu", "gelu", "dropout", "abs", "sqrt", "rsqrt", "add",
+        "sub", "mul", "div", "clamp", "masked_fill", "lerp", "maximum", "minimum", "pow", "square", "neg", "isnan",
+        "isinf", "isfinite", "logical_not", "logical_and", "logical_or", "logical_xor", "eq", "ne", "gt", "ge", "lt",
+        "le", "nan_to_num", "ceil", "floor", "round", "trunc", "sign", "addcmul", "addcdiv", "erf", "exp2", "log2",
+        "log1p", "expm1", "reciprocal"}
+)
 # Namespaces whose functions all compute tensors.
 TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.special.", "torch.linalg.", "torch.fft.")
 _KNOWN_TORCH_RESULTS = (VIEW_FUNCTIONS | SEQUENCE_VIEW_FUNCTIONS | MAYBE_VIEW_FUNCTIONS | FACTORY_FUNCTIONS
@@ -214,6 +224,12 @@ NN_TUPLE_MODULES = frozenset({"RNN", "LSTM", "GRU", "MultiheadAttention", "Adapt
 # `torch.nn` modules whose call may return its input itself (in eval mode, or always).
 NN_IDENTITY_MODULES = frozenset({"Identity", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
                                  "FeatureAlphaDropout"})
+# `torch.nn` modules whose output is contiguous whatever the layout of their input (norms normalise a contiguous copy,
+# a linear layer's product and an embedding's gather are new row-major tensors).
+NN_CONTIGUOUS_OUTPUT_MODULES = frozenset({"LayerNorm", "RMSNorm", "GroupNorm", "Linear", "Embedding"})
+# `torch.nn` modules that compute element by element: their output is laid out as their input is.
+NN_ELEMENTWISE_MODULES = frozenset({"GELU", "SiLU", "ReLU", "ReLU6", "Tanh", "Sigmoid", "LeakyReLU", "Mish", "Hardswish",
+                                    "Hardsigmoid", "ELU", "SELU", "Softplus", "Dropout", "AlphaDropout"})
 # `nn.Parameter(t)`, `nn.Buffer(t)`: the tensor `t`, as a module's parameter or buffer.
 TENSOR_WRAPPING_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
                                      "torch.nn.parameter.Buffer"})
@@ -589,3 +605,12 @@ def glob_matcher(globs: tuple[str, ...]) -> "Callable[[str], Optional[re.Match[s
     if not globs:
         return lambda name: None
     return re.compile("|".join(f"(?:{fnmatch.translate(glob)})" for glob in globs)).match
+
+
+_ACTIVATION_NAME = re.compile(r"^_?(?:[a-z0-9]+_)?(?:act|activation|nonlinearity)(?:_fn|_func|_layer)?$")
+
+
+def names_an_activation(name: str) -> bool:
+    """`act_fn`, `activation`, `nonlinearity`: a callable held under an activation's name (from a registry,
+    `ACT2FN[config.hidden_act]`), elementwise: the one tensor it is given keeps its shape and layout."""
+    return _ACTIVATION_NAME.match(name) is not None

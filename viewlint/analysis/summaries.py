@@ -338,7 +338,10 @@ class ModuleSummaries:
         if not result.returned and not shallow and MAX_SUMMARY_LINES < info.lines <= MAX_CALLER_LINES:
             # Too long to walk once per call (a layer's `forward`): what it returns on its one walk of its own, with
             # what its annotations and its callers here say of its parameters (the walk that records its calls).
-            result = _as_called(self.run(info, {}), bases, {*info.positional, *info.keyword_only})
+            # Only how many dimensions the call's tensors have goes in (a layer's output rank is its input's): one walk
+            # per shape of call, not one per call.
+            ranks = {p: Value(kind=Kind.TENSOR, rank=v.rank) for p, v in normalized.items() if v.is_tensor and v.rank is not None}
+            result = _as_called(self.run(info, {}, entry=ranks or None), bases, {*info.positional, *info.keyword_only})
         if result.returned:
             result = replace(result, returns=self.made_inside(info, result.returns))
         if result.returned and _through_interface(call, evaluator, local):

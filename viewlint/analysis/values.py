@@ -126,6 +126,12 @@ class Value:
     # every path.
     optional: bool = False
     some_view: bool = False
+    # How many dimensions the tensor has on every path (`viewlint.analysis.ranks`); for a shape (`x.shape`, a tuple of
+    # sizes), how many sizes it holds.
+    rank: Optional[int] = None
+    # For a tensor that owns all the storage it reaches: whether its `_base` is set all the same, to storage nothing
+    # else reaches (`F.linear` of a 3-D input views the 2-D product it computed): True, False, or None (it may be).
+    has_base: Optional[bool] = False
 
     @property
     def is_tensor(self) -> bool:
@@ -285,7 +291,8 @@ def _join(a: Value, b: Value) -> Value:
             classes = sorted(set(a.wrapper.split("|")) | set(b.wrapper.split("|")))
             wrapper = "|".join(classes) if len(classes) <= MAX_CLASSES else None
         return Value(kind=a.kind, device=a.device if a.device is b.device else Device.UNKNOWN,
-                     host_type=a.host_type if a.host_type == b.host_type else None, wrapper=wrapper)
+                     host_type=a.host_type if a.host_type == b.host_type else None, wrapper=wrapper,
+                     rank=a.rank if a.rank == b.rank else None)
     if a.kind is Kind.TENSOR or b.kind is Kind.TENSOR:
         # A tensor on one path (and None, a number or nothing known on the other): a tensor may be here.
         tensor = a if a.kind is Kind.TENSOR else b
@@ -402,6 +409,8 @@ def _join_tensors(a: Value, b: Value) -> Value:
         guessed_cpu=device is Device.CPU and (a.guessed_cpu or b.guessed_cpu),
         optional=a.optional or b.optional,
         some_view=a.some_view or b.some_view or (provenance is Provenance.VIEW and a.provenance is not b.provenance),
+        rank=a.rank if a.rank == b.rank else None,
+        has_base=a.has_base if a.has_base == b.has_base else None,
     )
 
 

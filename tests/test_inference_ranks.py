@@ -1,0 +1,161 @@
+"""How many dimensions a tensor has (`viewlint.analysis.ranks`), as `viewlint beliefs` reports it, and the fact a rank
+decides: `nn.Linear`'s output on a contiguous input of three or more dimensions is a view of the product it computed.
+What the analysis claims is checked against real torch where torch is installed."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from test_inference_objects import beliefs
+
+RANKS = textwrap.dedent('''
+    import torch
+    from torch import nn
+
+
+    def shapes(x: torch.Tensor, n: int):
+        batch, length, _ = x.shape
+        same = x
+        made = torch.zeros(batch, length, 8)
+        sized = torch.full((batch, 4), 0.0)
+        heads = made.view(*made.shape[:-1], -1, 2)
+        moved = heads.transpose(1, 2)
+        lifted = made.unsqueeze(0)
+        row = made[:, 0]
+        widened = made[..., None]
+        flat = made.flatten(1)
+        summed = made.sum(-1)
+        kept = made.sum(-1, keepdim=True)
+        total = made.sum()
+        joined = torch.cat([made, made], dim=1)
+        stacked = torch.stack([made, made])
+        product = made @ made.transpose(1, 2)
+        rolled = x * 2 + made
+        steps = torch.arange(n)
+        table = torch.tensor([[1, 2], [3, 4]])
+        unknown = x.view(n)
+        return heads
+''').lstrip("\n")
+
+
+def test_ranks_follow_sizes_written_out_and_ops_that_keep_add_or_drop_dimensions():
+    found = beliefs(RANKS)
+    rank = {target: record["rank"] for (_, target), record in found.items()}
+    assert rank["same"] == 3  # `batch, length, _ = x.shape`
+    assert (rank["made"], rank["sized"], rank["heads"], rank["moved"], rank["lifted"]) == (3, 2, 4, 4, 4)
+    assert (rank["row"], rank["widened"], rank["flat"]) == (2, 4, 2)
+    assert (rank["summed"], rank["kept"], rank["total"]) == (2, 3, 0)
+    assert (rank["joined"], rank["stacked"], rank["product"], rank["rolled"]) == (3, 4, 3, 3)
+    assert (rank["steps"], rank["table"]) == (1, 2)
+    assert rank["unknown"] == 1  # `view(n)` of an int: one size
+
+
+def test_a_rank_not_shown_stays_unknown():
+    found = beliefs(textwrap.dedent('''
+        import torch
+
+
+        def f(x, shape, idx):
+            a = x.view(shape)
+            b = x[idx]
+            c = x.squeeze(1)
+            return a, b, c
+    ''').lstrip("\n"))
+    assert all(found[(row, target)]["rank"] is None for row, target in ((5, "a"), (6, "b"), (7, "c")))
+
+
+LAYERS = textwrap.dedent('''
+    import torch
+    from torch import nn
+
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(8, 8)
+            self.plain = nn.Linear(8, 8, bias=False)
+            self.norm = nn.LayerNorm(8)
+            self.act_fn = nn.GELU()
+
+        def forward(self, hidden_states: torch.Tensor, flat: torch.Tensor):
+            """
+            Args:
+                hidden_states (`torch.Tensor`): input of shape `(batch, seq_len, hidden)`
+                flat (`torch.Tensor` of shape `(tokens, hidden)`): the same, flattened
+            """
+            normed = self.norm(hidden_states)
+            projected = self.proj(normed)
+            unbiased = self.plain(normed)
+            rows = self.proj(flat)
+            strided = self.proj(normed.transpose(0, 1))
+            activated = self.act_fn(self.proj(normed))
+            again = self.proj(activated)
+            return projected, unbiased, rows, strided, again
+''').lstrip("\n")
+
+
+def test_a_linear_layer_views_its_product_on_a_contiguous_input_of_three_dimensions():
+    found = beliefs(LAYERS)
+    view = {target: found[(row, target)]["view"] for (row, target) in found}
+    assert found[(19, "normed")]["rank"] == 3  # from the docstring's shape, through a norm
+    assert view["projected"] is True and found[(20, "projected")]["contiguous"] is True
+    assert view["unbiased"] is False  # `bias=False`: the product itself
+    assert view["rows"] is False  # a 2-D input: the product itself
+    assert view["strided"] is None  # a transposed input: no claim
+    assert view["again"] is True  # an activation keeps the rank and the layout
+
+
+@pytest.fixture(scope="module")
+def layers_run():
+    torch = pytest.importorskip("torch")
+    namespace: dict = {}
+    exec(compile(LAYERS, "layers.py", "exec"), namespace)  # noqa: S102 - the test's own snippet
+    block = namespace["Block"]().eval()
+    with torch.no_grad():
+        return block(torch.randn(2, 5, 8), torch.randn(10, 8))
+
+
+def test_what_the_analysis_claims_of_linear_outputs_is_what_torch_does(layers_run):
+    projected, unbiased, rows, _strided, again = layers_run
+    found = beliefs(LAYERS)
+    for tensor, (row, target) in ((projected, (20, "projected")), (unbiased, (21, "unbiased")), (rows, (22, "rows")),
+                                  (again, (25, "again"))):
+        assert found[(row, target)]["view"] is (tensor._base is not None), target
+        assert found[(row, target)]["rank"] == tensor.dim(), target
+
+
+def test_a_long_layer_walked_once_per_shape_of_call_returns_its_input_rank():
+    # `Attention.forward` is too long to walk once per call: it is walked with the rank its caller passes.
+    body = "".join(f"        note_{i} = {i}\n" for i in range(50))
+    source = (
+        "import torch\n"
+        "from torch import nn\n"
+        "\n"
+        "\n"
+        "class Attention(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.o_proj = nn.Linear(8, 8)\n"
+        "\n"
+        "    def forward(self, hidden_states):\n"
+        + body
+        + "        input_shape = hidden_states.shape[:-1]\n"
+        "        out = hidden_states.reshape(*input_shape, -1).contiguous()\n"
+        "        return self.o_proj(out), None\n"
+        "\n"
+        "\n"
+        "class Layer(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.attn = Attention()\n"
+        "\n"
+        "    def forward(self, x):\n"
+        "        b, s, d = x.shape\n"
+        "        h, _ = self.attn(x)\n"
+        "        return h\n"
+    )
+    found = beliefs(source)
+    h = next(record for (row, target), record in found.items() if target == "h")
+    assert h["rank"] == 3

@@ -1,0 +1,452 @@
+"""How many dimensions a tensor has (`Value.rank`), and the one fact a rank decides.
+
+A rank is read from the evidence code gives, in one place, as the evaluator finishes each expression:
+- sizes written out: a factory's (`torch.zeros(b, n, d)`, `torch.full((b, n), 0)`), a reshape's
+  (`x.view(*shape, -1, d)` with `shape = x.shape[:-1]`), an expansion's;
+- ops that keep, add or drop dimensions: casts, elementwise ops of known ranks, `transpose`/`permute`,
+  `unsqueeze`, `flatten(2)`, `x[:, 0]`, `x[..., None]`, a sum over one dimension, `torch.cat`/`torch.stack`,
+  `matmul` and the pieces of a split;
+- `torch.nn` layers: `Linear`, norms, activations, dropout and convolutions keep their input's rank, `Embedding`
+  adds one;
+- unpacking a shape: `b, s, _ = x.shape` says `x` is 3-D (`unpacked_rank`, which the flow applies).
+What is not known stays None. Shapes themselves (`x.shape`, `x.size()`, a tuple of sizes) carry their length in the
+same field, so `x.view(*x.shape[:-1], h, d)` is known to be one dimension more than `x`.
+
+The fact: `F.linear` (and `nn.Linear`) with a bias, on a contiguous input of three or more dimensions (or one),
+computes a 2-D product and returns a view of it: its `_base` is set, though it owns all the storage it reaches
+(`Value.has_base`). On a 2-D input, without a bias, or on a non-contiguous input, it returns the product itself.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from viewlint.analysis import semantics as sem
+from viewlint.analysis.tree import dotted_name
+from viewlint.analysis.values import HOST, Kind, Value
+
+if TYPE_CHECKING:
+    from viewlint.analysis.evaluator import Evaluator
+    from viewlint.analysis.value_ops import Locals
+
+RANKED_NODES = frozenset({cst.Call, cst.Subscript, cst.BinaryOperation, cst.UnaryOperation, cst.Attribute, cst.Tuple,
+                          cst.List})
+SHAPE = "shape"
+
+# Methods (and `torch.<name>` functions taking the tensor first) whose result has the receiver's rank.
+_SAME_RANK = frozenset({
+    "contiguous", "clone", "detach", "to", "type", "type_as", "float", "half", "bfloat16", "double", "int", "long",
+    "short", "bool", "byte", "char", "cpu", "cuda", "pin_memory", "requires_grad_", "transpose", "swapaxes", "swapdims",
+    "movedim", "moveaxis", "narrow", "roll", "flip", "masked_fill", "masked_fill_", "softmax", "log_softmax", "cumsum",
+    "cumprod", "tril", "triu", "expand_as", "index_select", "gather", "scatter", "index_fill", "clamp_min", "clamp_max",
+    "fill_", "zero_", "copy_", "add_", "sub_", "mul_", "div_", "clamp_", "masked_scatter", "conj", "resolve_conj",
+    "resolve_neg", "t", "silu", "gelu", "relu", "sigmoid", "tanh", "dropout", "layer_norm", "rms_norm", "group_norm",
+    "normalize", "pad", "interpolate", "scaled_dot_product_attention", "leaky_relu", "elu", "mish", "hardswish",
+    "softplus", "logsigmoid", "glu", "batch_norm", "instance_norm", "local_response_norm", "embedding_bag",
+}) | sem.ELEMENTWISE_METHODS | sem.BOOL_RESULT_METHODS - {"isin"}
+# Factories whose positional arguments (or one tuple of them) are the sizes.
+_SIZED_FACTORIES = frozenset({"zeros", "ones", "empty", "randn", "rand", "new_zeros", "new_ones", "new_empty", "view",
+                              "reshape", "expand", "repeat", "tile", "broadcast_to"})
+# Layers of `torch.nn` whose output has their input's rank.
+_SAME_RANK_LAYERS = frozenset({
+    "Linear", "LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d",
+    "InstanceNorm2d", "InstanceNorm3d", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "Identity",
+    "GELU", "SiLU", "ReLU", "ReLU6", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "LeakyReLU", "Mish", "Hardswish",
+    "Hardsigmoid", "ELU", "SELU", "Softplus", "PReLU", "GLU", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+    "ConvTranspose2d", "ConvTranspose3d", "Upsample", "AvgPool1d", "AvgPool2d", "AvgPool3d", "MaxPool1d", "MaxPool2d",
+    "MaxPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "ZeroPad2d", "ConstantPad1d",
+    "ConstantPad2d", "PixelNorm", "LocalResponseNorm",
+})
+_REDUCTIONS = frozenset({"sum", "mean", "amax", "amin", "prod", "norm", "std", "var", "logsumexp", "any", "all", "argmax",
+                         "argmin", "nansum", "nanmean", "count_nonzero"})
+
+
+def ranked(ev: "Evaluator", node: cst.BaseExpression, value: Value, local: "Locals") -> Value:
+    """`value` (what `node` evaluated to) with its rank, where the code shows it."""
+    if value.rank is not None:
+        return value
+    kind = value.kind
+    if kind is Kind.TENSOR:
+        rank = _tensor_rank(ev, node, value, local)
+        if type(node) is cst.Call:
+            value = _linear_view(ev, node, value, local)
+        return value.with_(rank=rank) if rank is not None else value
+    if kind is Kind.TENSOR_SEQUENCE and type(node) is cst.Call and isinstance(node.func, cst.Attribute):  # type: ignore[attr-defined]
+        return _pieces(ev, node, value, local)  # type: ignore[arg-type]
+    if kind in (Kind.HOST, Kind.WRAPPER, Kind.INT_LIST, Kind.UNKNOWN):
+        length = _shape_length_of(ev, node, value, local)
+        if length is not None:
+            if kind is Kind.WRAPPER or kind is Kind.INT_LIST:
+                return value.with_(rank=length)
+            return HOST.with_(host_type=SHAPE, rank=length)
+    return value
+
+
+def unpacked_rank(target: cst.BaseExpression, value_node: cst.BaseExpression) -> Optional[tuple[str, int]]:
+    """`b, s, _ = x.shape` (or `x.size()`): (`x`, 3), the name whose rank unpacking its shape shows."""
+    if not isinstance(target, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in target.elements):
+        return None
+    if isinstance(value_node, cst.Attribute) and value_node.attr.value == "shape":
+        owner = value_node.value
+    elif isinstance(value_node, cst.Call) and not value_node.args and isinstance(value_node.func, cst.Attribute) \
+            and value_node.func.attr.value == "size":
+        owner = value_node.func.value
+    else:
+        return None
+    name = dotted_name(owner)
+    return (name, len(target.elements)) if name is not None else None
+
+
+# ---------------------------------------------------------------------------------------------------- tensors
+def _tensor_rank(ev: "Evaluator", node: cst.BaseExpression, value: Value, local: "Locals") -> Optional[int]:
+    kind = type(node)
+    if kind is cst.Call:
+        return _call_rank(ev, node, local)  # type: ignore[arg-type]
+    if kind is cst.Subscript:
+        return _index_rank(ev, node, local)  # type: ignore[arg-type]
+    if kind is cst.BinaryOperation:
+        return _broadcast([ev.evaluate(node.left, local), ev.evaluate(node.right, local)])  # type: ignore[attr-defined]
+    if kind is cst.UnaryOperation:
+        return ev.evaluate(node.expression, local).rank  # type: ignore[attr-defined]
+    if kind is cst.Attribute and node.attr.value in ("T", "mT", "mH", "H", "data", "real", "imag", "grad"):  # type: ignore[attr-defined]
+        return ev.evaluate(node.value, local).rank  # type: ignore[attr-defined]
+    return None
+
+
+def _call_rank(ev: "Evaluator", node: cst.Call, local: "Locals") -> Optional[int]:
+    func = node.func
+    qualified = ev.qualify(func) or ""
+    if qualified.startswith("torch."):
+        return _function_rank(ev, node, qualified, local)
+    if not isinstance(func, cst.Attribute):
+        return None
+    layer = _layer_class(ev, func, local)
+    if layer is not None:
+        given = _positional(node)
+        source = ev.evaluate(given[0], local).rank if given else None
+        short = layer.rsplit(".", 1)[-1]
+        if source is None:
+            return None
+        return source + 1 if short == "Embedding" else source if short in _SAME_RANK_LAYERS else None
+    receiver = ev.evaluate(func.value, local)
+    if not receiver.is_tensor:
+        return None
+    return _method_rank(ev, node, func.attr.value, receiver.rank, local)
+
+
+def _method_rank(ev: "Evaluator", node: cst.Call, method: str, rank: Optional[int], local: "Locals",
+                 skip: int = 0) -> Optional[int]:
+    """The rank of `x.<method>(...)` for `x` of rank `rank`; `skip` positional arguments are not the method's own
+    (`torch.flatten(x, 1)` passes `x` first)."""
+    args = _positional(node)[skip:]
+    if method in _SAME_RANK:
+        return rank
+    if method in ("view", "reshape") and args and len(args) == 1 and ev.is_dtype_argument(args[0]):
+        return rank  # `x.view(torch.int8)`
+    if method in _SIZED_FACTORIES:
+        return _sizes_length(ev, node, local, skip)
+    if method in ("view_as", "reshape_as", "expand_as"):
+        return ev.evaluate(args[0], local).rank if args else None
+    if method == "permute":
+        return _sizes_length(ev, node, local, skip) if args else rank
+    if rank is None:
+        return None
+    if method == "unsqueeze":
+        return rank + 1
+    if method in ("select", "unbind", "diagonal"):
+        return rank - 1 if rank > 0 else None
+    if method == "unflatten" and len(args) == 2:
+        sizes = _shape_length(ev, args[1], local)
+        return rank + sizes - 1 if sizes is not None else None
+    if method in ("flatten", "ravel"):
+        return _flattened(args, rank) if method == "flatten" else 1
+    if method in _REDUCTIONS:
+        return _reduced(ev, node, args, rank)
+    if method in ("matmul", "mm", "bmm", "__matmul__"):
+        other = ev.evaluate(args[0], local).rank if args else None
+        return _matmul(rank, other)
+    return None
+
+
+def _reduced(ev: "Evaluator", node: cst.Call, args: list[cst.BaseExpression], rank: int) -> Optional[int]:
+    """`x.sum()` is 0-dim; `x.sum(-1)` one dimension less; `x.sum(-1, keepdim=True)` the same rank."""
+    dim_arg = ev.keyword(node, "dim")
+    dim = args[0] if args else dim_arg.value if dim_arg is not None else None
+    if dim is None:
+        return 0
+    keep_arg = ev.keyword(node, "keepdim")
+    keep = keep_arg.value if keep_arg is not None else args[1] if len(args) > 1 else None
+    if keep is not None:
+        return rank if _is_true(keep) else rank - 1 if _is_false(keep) and _literal_int(dim, 0) is not None else None
+    return rank - 1 if _literal_int(dim, 0) is not None and rank > 0 else None
+
+
+def _function_rank(ev: "Evaluator", node: cst.Call, qualified: str, local: "Locals") -> Optional[int]:
+    name = qualified.rsplit(".", 1)[-1]
+    args = _positional(node)
+    first = ev.evaluate(args[0], local) if args else None
+    if name in ("arange", "linspace", "logspace", "randperm", "bincount", "nonzero_static"):
+        return 1
+    if name in ("zeros", "ones", "empty", "randn", "rand"):
+        return _sizes_length(ev, node, local, 0)
+    if name in ("full", "empty_strided"):
+        return _shape_length(ev, args[0], local) if args else None
+    if name == "randint":
+        size = ev.keyword(node, "size")
+        given = size.value if size is not None else args[-1] if args else None
+        return _shape_length(ev, given, local) if given is not None else None
+    if name.endswith("_like") and first is not None:
+        return first.rank
+    if name == "tensor" and args:
+        return _literal_depth(args[0])
+    if name in ("cat", "concat", "concatenate", "stack") and first is not None:
+        pieces = first.element() if first.is_container else None
+        if pieces is None or not pieces.is_tensor or pieces.rank is None:
+            return None
+        return pieces.rank + 1 if name == "stack" else pieces.rank
+    if name in ("where", "lerp", "maximum", "minimum", "add", "mul", "sub", "div") and len(args) >= 2:
+        return _broadcast([ev.evaluate(a, local) for a in args])
+    if name == "linear" and first is not None:
+        return first.rank
+    if name == "embedding" and first is not None and first.rank is not None:
+        return first.rank + 1
+    if name in ("matmul", "mm", "bmm") and len(args) == 2:
+        return _matmul(first.rank if first is not None else None, ev.evaluate(args[1], local).rank)
+    if first is not None and first.is_tensor and name != "view":
+        return _method_rank(ev, node, name, first.rank, local, skip=1)  # `torch.transpose(x, 1, 2)`, `F.gelu(x)`
+    return None
+
+
+def _layer_class(ev: "Evaluator", func: cst.Attribute, local: "Locals") -> Optional[str]:
+    """The `torch.nn` class of a layer called as `self.<attr>(...)` (one class only)."""
+    held = ev._torch_module_attribute(func)  # noqa: SLF001 - the evaluator's own reading of the class
+    return held if held is not None and "|" not in held else None
+
+
+def _linear_view(ev: "Evaluator", node: cst.Call, value: Value, local: "Locals") -> Value:
+    """`self.proj(x)` of an `nn.Linear`, or `F.linear(x, w, b)`: a view of the product it computed where `x` is a
+    contiguous input of one or of three or more dimensions and a bias is added (see the module's docstring)."""
+    if not value.is_fresh:
+        return value
+    func = node.func
+    qualified = ev.qualify(func) or ""
+    args = _positional(node)
+    if qualified in ("torch.nn.functional.linear", "torch._C._nn.linear"):
+        bias_node = args[2] if len(args) > 2 else (ev.keyword(node, "bias").value if ev.keyword(node, "bias") else None)  # type: ignore[union-attr]
+        bias: Optional[bool] = None
+        if bias_node is None or (isinstance(bias_node, cst.Name) and bias_node.value == "None"):
+            bias = False
+        elif ev.evaluate(bias_node, local).is_tensor:
+            bias = True
+    elif isinstance(func, cst.Attribute) and _layer_class(ev, func, local) == "torch.nn.Linear":
+        info = ev.index.classes.get(ev.env.class_name or "")
+        bias = info.linear_bias.get(func.attr.value) if info is not None else None
+    else:
+        return value
+    given = ev.evaluate(args[0], local) if args else None
+    if given is None or not given.is_tensor:
+        return value
+    rank = given.rank
+    if bias is False or rank == 2:
+        return value.with_(has_base=False, contiguous=True)
+    if bias is True and rank is not None and rank != 0 and given.contiguous is True:
+        return value.with_(has_base=True, contiguous=True)
+    return value.with_(has_base=None, contiguous=True)
+
+
+def _pieces(ev: "Evaluator", node: cst.Call, value: Value, local: "Locals") -> Value:
+    """The pieces of `x.split(...)`/`x.chunk(...)` have `x`'s rank; `x.unbind(d)`'s one less."""
+    method = node.func.attr.value  # type: ignore[attr-defined]
+    receiver = ev.evaluate(node.func.value, local)  # type: ignore[attr-defined]
+    if receiver.rank is None or method not in sem.SEQUENCE_VIEW_METHODS or not value.elements:
+        return value
+    rank = receiver.rank - 1 if method == "unbind" else receiver.rank
+    return value.with_(elements=tuple(e.with_(rank=rank) if e.is_tensor else e for e in value.elements))
+
+
+def _index_rank(ev: "Evaluator", node: cst.Subscript, local: "Locals") -> Optional[int]:
+    """`x[:, 0]`, `x[..., None]`, `x[1:]`: the receiver's rank less its integer indices, plus its `None`s. Advanced
+    indices (tensors, lists, masks) are not counted."""
+    receiver = ev.evaluate(node.value, local)
+    if not receiver.is_tensor or receiver.rank is None:
+        return None
+    rank = receiver.rank
+    for element in node.slice:
+        index = element.slice
+        if isinstance(index, cst.Slice):
+            continue
+        expr = index.value  # type: ignore[attr-defined]
+        if isinstance(expr, cst.Ellipsis):
+            continue
+        if isinstance(expr, cst.Name) and expr.value == "None":
+            rank += 1
+            continue
+        given = ev.evaluate(expr, local)
+        if given.kind is Kind.INT or isinstance(expr, cst.Integer):
+            rank -= 1
+            continue
+        return None
+    return rank if rank >= 0 else None
+
+
+# ---------------------------------------------------------------------------------------------------- shapes
+def _shape_length_of(ev: "Evaluator", node: cst.BaseExpression, value: Value, local: "Locals") -> Optional[int]:
+    """The length of a shape: `x.shape`, `x.size()`, `x.shape[:-1]`, `(b, -1, d)`, `(*shape, d)`, `shape + (d,)`."""
+    kind = type(node)
+    if kind is cst.Attribute and node.attr.value == "shape":  # type: ignore[attr-defined]
+        return ev.evaluate(node.value, local).rank if ev.evaluate(node.value, local).is_tensor else None  # type: ignore[attr-defined]
+    if kind is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size" \
+            and not node.args:  # type: ignore[attr-defined]
+        receiver = ev.evaluate(node.func.value, local)  # type: ignore[attr-defined]
+        return receiver.rank if receiver.is_tensor else None
+    if kind is cst.Subscript:
+        return _sliced_shape(ev, node, local)  # type: ignore[arg-type]
+    if kind in (cst.Tuple, cst.List):
+        return _display_length(ev, node, local)  # type: ignore[arg-type]
+    if kind is cst.BinaryOperation and isinstance(node.operator, cst.Add):  # type: ignore[attr-defined]
+        left = _shape_length(ev, node.left, local)  # type: ignore[attr-defined]
+        right = _shape_length(ev, node.right, local) if left is not None else None  # type: ignore[attr-defined]
+        return left + right if left is not None and right is not None else None
+    return None
+
+
+def _shape_length(ev: "Evaluator", node: cst.BaseExpression, local: "Locals") -> Optional[int]:
+    """The length of what `node` holds, where it is a shape (or a tuple or list of sizes) of known length."""
+    if type(node) in (cst.Tuple, cst.List):
+        return _display_length(ev, node, local)  # type: ignore[arg-type]
+    value = ev.evaluate(node, local)
+    if value.kind is Kind.HOST and value.host_type == SHAPE:
+        return value.rank
+    if value.kind in (Kind.WRAPPER, Kind.INT_LIST) and value.rank is not None:
+        return value.rank
+    return None
+
+
+def _display_length(ev: "Evaluator", node: cst.Tuple | cst.List, local: "Locals") -> Optional[int]:
+    length = 0
+    for element in node.elements:
+        if isinstance(element, cst.StarredElement):
+            inner = _shape_length(ev, element.value, local)
+            if inner is None:
+                return None
+            length += inner
+        else:
+            item = ev.evaluate(element.value, local)
+            if item.kind not in (Kind.INT, Kind.UNKNOWN, Kind.HOST) or item.is_container:
+                return None  # a tuple of tensors, not of sizes
+            length += 1
+    return length
+
+
+def _sliced_shape(ev: "Evaluator", node: cst.Subscript, local: "Locals") -> Optional[int]:
+    """`x.shape[:-1]`, `x.shape[2:]`, `x.size()[1:3]`: the length of a slice of a shape of known length."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Slice):
+        return None
+    length = _shape_length(ev, node.value, local)
+    sliced = node.slice[0].slice
+    if length is None or sliced.step is not None:
+        return None
+    lower = _literal_int(sliced.lower, 0)
+    upper = _literal_int(sliced.upper, length)
+    if lower is None or upper is None:
+        return None
+    lower = max(0, lower + length if lower < 0 else min(lower, length))
+    upper = max(0, upper + length if upper < 0 else min(upper, length))
+    return max(0, upper - lower)
+
+
+def _sizes_length(ev: "Evaluator", node: cst.Call, local: "Locals", skip: int) -> Optional[int]:
+    """How many sizes a call passes: `(b, n, d)`, `((b, n, d))`, `(shape)`, `(*shape, -1, d)`."""
+    args = [a for a in node.args if a.keyword is None][skip:]
+    if not args:
+        size = ev.keyword(node, "size")
+        return _shape_length(ev, size.value, local) if size is not None else None
+    if len(args) == 1 and not args[0].star:
+        given = ev.evaluate(args[0].value, local)
+        if given.kind is Kind.INT or isinstance(args[0].value, cst.Integer):
+            return 1
+        return _shape_length(ev, args[0].value, local)
+    length = 0
+    for arg in args:
+        if arg.star == "*":
+            inner = _shape_length(ev, arg.value, local)
+            if inner is None:
+                return None
+            length += inner
+        elif arg.star:
+            return None
+        else:
+            length += 1
+    return length
+
+
+# ---------------------------------------------------------------------------------------------------- helpers
+def _positional(node: cst.Call) -> list[cst.BaseExpression]:
+    return [a.value for a in node.args if a.keyword is None and not a.star]
+
+
+def _broadcast(values: list[Value]) -> Optional[int]:
+    """The rank of an elementwise result: the largest of its operands' (a Python number counts as 0-dim)."""
+    ranks = []
+    for value in values:
+        if value.is_tensor:
+            if value.rank is None:
+                return None
+            ranks.append(value.rank)
+        elif value.kind in (Kind.INT, Kind.HOST) and value.host_type is None and value.wrapper is None:
+            ranks.append(0)
+        else:
+            return None
+    return max(ranks) if ranks and any(v.is_tensor for v in values) else None
+
+
+def _matmul(left: Optional[int], right: Optional[int]) -> Optional[int]:
+    if left is None or right is None or left == 0 or right == 0:
+        return None
+    if left == 1 or right == 1:
+        return max(left, right) - 1
+    return max(left, right)
+
+
+def _flattened(args: list[cst.BaseExpression], rank: int) -> Optional[int]:
+    """`x.flatten()`, `x.flatten(2)`, `x.flatten(1, 2)` of a tensor of rank `rank` (0-dim gives 1-D)."""
+    if rank == 0:
+        return 1
+    start = _literal_int(args[0] if args else None, 0)
+    end = _literal_int(args[1] if len(args) > 1 else None, -1)
+    if start is None or end is None:
+        return None
+    start = start + rank if start < 0 else start
+    end = end + rank if end < 0 else end
+    return rank - (end - start) if 0 <= start <= end < rank else None
+
+
+def _literal_int(node: Optional[cst.BaseExpression], default: int) -> Optional[int]:
+    if node is None:
+        return default
+    if isinstance(node, cst.Integer):
+        return int(node.value, 0)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+        return -int(node.expression.value, 0)
+    return None
+
+
+def _is_true(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
+
+
+def _is_false(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "False"
+
+
+def _literal_depth(node: cst.BaseExpression) -> Optional[int]:
+    """The nesting depth of a literal (`[[1, 2], [3, 4]]` is 2-D, `3.0` 0-dim)."""
+    if isinstance(node, (cst.Integer, cst.Float)) or (isinstance(node, cst.Name) and node.value in ("True", "False")):
+        return 0
+    if isinstance(node, (cst.List, cst.Tuple)) and node.elements:
+        inner = {_literal_depth(e.value) for e in node.elements if isinstance(e, cst.Element)}
+        if len(inner) == 1 and None not in inner and len(node.elements) == sum(1 for e in node.elements if isinstance(e, cst.Element)):
+            return 1 + inner.pop()  # type: ignore[operator]
+    return None
