@@ -99,8 +99,11 @@ class FlowHooks:
                         and passed.kind in (Kind.TENSOR, Kind.UNKNOWN):
                     evidence = evidence.with_(device=passed.device, guessed_cpu=passed.guessed_cpu)
                 evidence = _sharing_as_passed(evidence, passed)
-                if evidence.is_tensor and evidence.rank is None and passed.is_tensor and passed.rank is not None:
-                    evidence = evidence.with_(rank=passed.rank)  # and how many dimensions it has
+                if evidence.is_tensor and evidence.rank is None and passed.is_tensor and passed.rank is not None \
+                        and (self.class_name is not None or node.name.value.startswith("_")):
+                    # And how many dimensions it has: a method's callers are what build its object here, a private
+                    # function's are all here; a public function of the module is an API other modules call too.
+                    evidence = evidence.with_(rank=passed.rank)
                 passed = None
             if passed is not None and passed.kind is Kind.UNKNOWN and passed.device is not Device.UNKNOWN \
                     and evidence.kind in (Kind.TENSOR, Kind.UNKNOWN) and evidence.device is Device.UNKNOWN:

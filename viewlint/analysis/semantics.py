@@ -224,9 +224,10 @@ NN_TUPLE_MODULES = frozenset({"RNN", "LSTM", "GRU", "MultiheadAttention", "Adapt
 # `torch.nn` modules whose call may return its input itself (in eval mode, or always).
 NN_IDENTITY_MODULES = frozenset({"Identity", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
                                  "FeatureAlphaDropout"})
-# `torch.nn` modules whose output is contiguous whatever the layout of their input (norms normalise a contiguous copy,
-# a linear layer's product and an embedding's gather are new row-major tensors).
-NN_CONTIGUOUS_OUTPUT_MODULES = frozenset({"LayerNorm", "RMSNorm", "GroupNorm", "Linear", "Embedding"})
+# `torch.nn` modules whose output is contiguous whatever the layout of their input (a layer norm normalises a
+# contiguous copy, a linear layer's product and an embedding's gather are new row-major tensors). Not `GroupNorm` or
+# `RMSNorm`: on a channels-last input they give a channels-last output.
+NN_CONTIGUOUS_OUTPUT_MODULES = frozenset({"LayerNorm", "Linear", "Embedding"})
 # `torch.nn` modules that compute element by element: their output is laid out as their input is.
 NN_ELEMENTWISE_MODULES = frozenset({"GELU", "SiLU", "ReLU", "ReLU6", "Tanh", "Sigmoid", "LeakyReLU", "Mish", "Hardswish",
                                     "Hardsigmoid", "ELU", "SELU", "Softplus", "Dropout", "AlphaDropout"})
