@@ -750,3 +750,46 @@ def test_a_reshape_of_contiguous_memory_is_a_contiguous_view_of_it():
     assert (found[(7, "square")]["view"], found[(7, "square")]["base"], found[(7, "square")]["contiguous"]) == (True, "made", True)
     assert found[(9, "lifted")]["contiguous"] is True  # an unsqueeze of contiguous memory
     assert found[(8, "moved")]["view"] is not True  # a reshape of a transposed view may copy
+
+
+def test_a_union_of_a_tensor_and_numbers_may_be_either_in_any_spelling():
+    found = beliefs(textwrap.dedent("""
+        import torch
+
+
+        def embed(timestep: torch.Tensor | float | int, other: int | float | torch.Tensor, sure: torch.Tensor | None):
+            a = timestep
+            b = other
+            c = sure
+            return a, b, c
+    """).lstrip("\n"))
+    assert found[(5, "a")]["tensor"] is None and found[(6, "b")]["tensor"] is None
+    assert found[(7, "c")]["tensor"] is True
+
+
+def test_a_parameter_annotated_a_tuple_that_every_caller_passes_a_tensor_is_a_tensor():
+    found = beliefs(textwrap.dedent("""
+        import torch
+        from torch import nn
+
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ln = nn.LayerNorm(8)
+
+            def forward(self, hidden_states: tuple[torch.Tensor] | None):
+                residual = hidden_states
+                return self.ln(hidden_states) + residual
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+
+            def forward(self, x: torch.Tensor):
+                h = x * 2
+                return self.block(h)
+    """).lstrip("\n"))
+    assert found[(11, "residual")]["tensor"] is True

@@ -62,7 +62,7 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
             return UNKNOWN
         return annotation_value(parsed, index, depth + 1)
     if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
-        return _union_value([annotation.left, annotation.right], index, depth)
+        return _union_value(_union_sides(annotation), index, depth)
     if isinstance(annotation, cst.Subscript):
         container = (dotted_name(annotation.value) or "").split(".")[-1]
         items = [e.slice.value for e in annotation.slice if isinstance(e.slice, cst.Index)]
@@ -122,6 +122,13 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
         # An object of another class: not a tensor. Its class is kept (`m: Extractor`): calls of its methods run them.
         return Value(kind=Kind.HOST, wrapper=last, why=f"annotated `{name}`")
     return UNKNOWN
+
+
+def _union_sides(annotation: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """`Tensor | float | int` as its three alternatives (the operator nests: `(Tensor | float) | int`)."""
+    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+        return _union_sides(annotation.left) + _union_sides(annotation.right)
+    return [annotation]
 
 
 def _union_value(sides: list[cst.BaseExpression], index: Optional[ModuleIndex], depth: int) -> Value:

@@ -93,6 +93,11 @@ class FlowHooks:
                 # A private helper every caller here passes a plain number, a tuple of numbers, an array
                 # (`self._lengths(mask.shape[-1])`, `kernel=(1, 3, 3, 1)`): what the callers pass beats the annotation.
                 evidence, passed = passed, None
+            if passed is not None and not actual and param.annotation is not None and evidence.kind is Kind.WRAPPER \
+                    and passed.is_tensor and not passed.optional:
+                # `hidden_states: tuple[torch.Tensor] | None` that every caller here passes a tensor: a wrong annotation
+                # real code has (the body normalises it as a tensor, too).
+                evidence, passed = passed.with_(why=CALLERS_PASS), None
             if passed is not None and not actual and param.annotation is not None and evidence.kind is not Kind.UNKNOWN:
                 # Annotated: the annotation says what it is; the callers only say where it lives.
                 if evidence.is_tensor and evidence.device is Device.UNKNOWN and passed.device is not Device.UNKNOWN \
