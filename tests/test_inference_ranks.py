@@ -159,3 +159,31 @@ def test_a_long_layer_walked_once_per_shape_of_call_returns_its_input_rank():
     found = beliefs(source)
     h = next(record for (row, target), record in found.items() if target == "h")
     assert h["rank"] == 3
+
+
+def test_an_elementwise_result_has_at_least_its_largest_operands_rank():
+    # `hidden` is 3-D on one path only: after the join its rank is not known, but it is at least 3-D (a mask of 3-D
+    # scales it on the other), which is enough for a linear layer's view of its product.
+    found = beliefs(textwrap.dedent('''
+        import torch
+        from torch import nn
+
+
+        class Embed(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(8, 8)
+                self.norm = nn.LayerNorm(8)
+
+            def forward(self, pixels: torch.Tensor, mask, scale):
+                b, s, d = pixels.shape
+                hidden = pixels * 2
+                if mask is not None:
+                    hidden = hidden * scale
+                joined = torch.cat([hidden, scale], dim=1)
+                out = self.proj(self.norm(hidden))
+                return out, joined
+    ''').lstrip("\n"))
+    assert found[(15, "hidden")]["rank"] is None  # what `3-D * scale` broadcasts to: at least 3-D
+    assert found[(16, "joined")]["rank"] is None
+    assert found[(17, "out")]["view"] is True

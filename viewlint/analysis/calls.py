@@ -18,7 +18,7 @@ from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.tree import dotted_name
 from viewlint.analysis.value_ops import MODULE_OUTPUT, Environment, Locals, container_value, elementwise_device
 from viewlint.analysis.values import (ADVANCED_INDEX, EMPTY, FACTORY, HOST, INT, INTERFACE, UNKNOWN, UNKNOWN_TENSOR, Device,
-                                      Kind, Provenance, Value, fresh, join, join_all, referenced_function)
+                                      Kind, Provenance, Value, fresh, join, join_all, referenced_function, shape_of)
 
 
 class CallEvaluation(ArgumentReading):
@@ -45,10 +45,10 @@ class CallEvaluation(ArgumentReading):
             data = self.evaluate(node.args[0].value, local) if node.args else UNKNOWN
             off = self.keyword(node, "requires_grad")
             leaf = off is None or not (isinstance(off.value, cst.Name) and off.value.value == "False")
-            return UNKNOWN_TENSOR.with_(device=data.device, dtype=data.dtype, grad_leaf=leaf, rank=data.rank, why="an `nn.Parameter`")
+            return UNKNOWN_TENSOR.with_(device=data.device, dtype=data.dtype, grad_leaf=leaf, **shape_of(data), why="an `nn.Parameter`")
         if (qualified or dotted_name(func)) in sem.BUFFER_CONSTRUCTORS:
             data = self.evaluate(node.args[0].value, local) if node.args else UNKNOWN
-            return UNKNOWN_TENSOR.with_(device=data.device, dtype=data.dtype, is_parameter=True, rank=data.rank, why="an `nn.Buffer`")
+            return UNKNOWN_TENSOR.with_(device=data.device, dtype=data.dtype, is_parameter=True, **shape_of(data), why="an `nn.Buffer`")
         if qualified is not None and (qualified.startswith("torch.") or qualified.startswith("numpy.")):
             return self._torch_function(node, qualified, local)
         if (qualified or dotted_name(func) or "").split(".")[-1] in sem.CONTAINER_CLASS_NAMES:
@@ -191,7 +191,7 @@ class CallEvaluation(ArgumentReading):
             if len(inputs) == 1 and sem.names_an_activation((dotted_name(node.func) or "").rsplit(".", 1)[-1]):
                 # `self.act_fn(x)` of `ACT2FN[config.hidden_act]`: an elementwise function, `x`'s shape and layout.
                 return fresh(contiguous=True if tensors[0].contiguous else None, device=tensors[0].device,
-                             rank=tensors[0].rank, why=f"returned by {what}")
+                             why=f"returned by {what}", **shape_of(tensors[0]))
             return fresh(contiguous=None, device=elementwise_device(tensors), origin=MODULE_OUTPUT, why=f"returned by {what}")
         if sem.names_a_model(dotted_name(node.func) or ""):
             # `model(batch)`: a model by its name (as for hot paths), whatever it is given: a tensor or a tuple of them.
@@ -419,7 +419,7 @@ class CallEvaluation(ArgumentReading):
                 and all(v.contiguous for v in inputs)
             if name == "dropout" and first_value.is_tensor:
                 # Its input itself in eval mode, a new tensor while training (as `nn.Dropout` gives).
-                made = fresh(contiguous=True if laid_out else None, device=input_device, rank=first_value.rank)
+                made = fresh(contiguous=True if laid_out else None, device=input_device, **shape_of(first_value))
                 return join(first_value.with_(is_parameter=False, optional=False), made)
             return fresh(contiguous=True if laid_out else None, index_like=index_like, device=input_device,
                          bool_mask=qualified in sem.BOOL_RESULT_FUNCTIONS or (name in ("any", "all") and self._has_dim_argument(node)),

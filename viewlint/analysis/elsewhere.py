@@ -20,7 +20,7 @@ from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.project import Project, Walk, unchanged, whole_index
 from viewlint.analysis.returns import made_inside_base
 from viewlint.analysis.summaries import ModuleSummaries
-from viewlint.analysis.values import UNKNOWN, Kind, Provenance, Value
+from viewlint.analysis.values import UNKNOWN, Kind, Provenance, Value, shape_of
 
 if TYPE_CHECKING:
     from viewlint.settings import Settings
@@ -69,10 +69,10 @@ def _carried(value: Value, why: str, depth: int = 2) -> Optional[Value]:
             # A view of storage the function made itself (`x.view(size_out)` of an `addmm` result): a view there too,
             # reaching what it reached.
             return Value(kind=Kind.TENSOR, provenance=Provenance.VIEW, base=value.base, origin=value.origin,
-                         partial=value.partial, contiguous=value.contiguous, why=why, rank=value.rank)
+                         partial=value.partial, contiguous=value.contiguous, why=why, **shape_of(value))
         return Value(kind=Kind.TENSOR, provenance=Provenance.FRESH if made else Provenance.UNKNOWN,
                      contiguous=value.contiguous if made else None, optional=value.optional, why=why,
-                     has_base=value.has_base if made else False, rank=value.rank)
+                     has_base=value.has_base if made else False, **shape_of(value))
     if value.kind is Kind.WRAPPER and value.wrapper == "tuple" and value.elements and depth > 0:
         items = [_carried(e, why, depth - 1) for e in value.elements]
         return Value(kind=Kind.WRAPPER, wrapper="tuple", elements=tuple(i if i is not None else UNKNOWN for i in items))

@@ -24,7 +24,7 @@ from viewlint.analysis.rebinding import match_captures, stored_names
 from viewlint.analysis.ranks import unpacked_rank
 from viewlint.analysis.tree import descendants, dotted_name, remembered, subtree
 from viewlint.analysis.value_ops import MODULE_OUTPUT, fields_mark, labelled, never_eager
-from viewlint.analysis.values import HOST, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Value, join
+from viewlint.analysis.values import HOST, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Value, join, rank_floor, shape_of
 
 if TYPE_CHECKING:
     from viewlint.analysis.summaries import ModuleSummaries
@@ -94,7 +94,7 @@ class FlowHooks:
                 # (`self._lengths(mask.shape[-1])`, `kernel=(1, 3, 3, 1)`): what the callers pass beats the annotation.
                 evidence, passed = passed, None
             if passed is not None and not actual and param.annotation is not None and evidence.kind is Kind.WRAPPER \
-                    and passed.is_tensor and not passed.optional:
+                    and evidence.wrapper in ("tuple", "list") and not evidence.optional and passed.is_tensor and not passed.optional:
                 # `hidden_states: tuple[torch.Tensor] | None` that every caller here passes a tensor: a wrong annotation
                 # real code has (the body normalises it as a tensor, too).
                 evidence, passed = passed.with_(why=CALLERS_PASS), None
@@ -104,11 +104,11 @@ class FlowHooks:
                         and passed.kind in (Kind.TENSOR, Kind.UNKNOWN):
                     evidence = evidence.with_(device=passed.device, guessed_cpu=passed.guessed_cpu)
                 evidence = _sharing_as_passed(evidence, passed)
-                if evidence.is_tensor and evidence.rank is None and passed.is_tensor and passed.rank is not None \
+                if evidence.is_tensor and evidence.rank is None and passed.is_tensor and rank_floor(passed) > 0 \
                         and (self.class_name is not None or node.name.value.startswith("_")):
                     # And how many dimensions it has: a method's callers are what build its object here, a private
                     # function's are all here; a public function of the module is an API other modules call too.
-                    evidence = evidence.with_(rank=passed.rank)
+                    evidence = evidence.with_(**shape_of(passed))
                 passed = None
             if passed is not None and passed.kind is Kind.UNKNOWN and passed.device is not Device.UNKNOWN \
                     and evidence.kind in (Kind.TENSOR, Kind.UNKNOWN) and evidence.device is Device.UNKNOWN:

@@ -25,7 +25,7 @@ import libcst as cst
 
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.tree import dotted_name
-from viewlint.analysis.values import HOST, Kind, Value
+from viewlint.analysis.values import HOST, Kind, Value, rank_floor
 
 if TYPE_CHECKING:
     from viewlint.analysis.evaluator import Evaluator
@@ -70,9 +70,13 @@ def ranked(ev: "Evaluator", node: cst.BaseExpression, value: Value, local: "Loca
     kind = value.kind
     if kind is Kind.TENSOR:
         rank = _tensor_rank(ev, node, value, local)
-        if type(node) is cst.Call:
-            value = _linear_view(ev, node, value, local)
-        return value.with_(rank=rank) if rank is not None else value
+        if rank is not None:
+            value = value.with_(rank=rank)
+        else:
+            floor = _tensor_floor(ev, node, local)
+            if floor > value.min_rank:
+                value = value.with_(min_rank=floor)
+        return _linear_view(ev, node, value, local) if type(node) is cst.Call else value
     if kind is Kind.TENSOR_SEQUENCE and type(node) is cst.Call and isinstance(node.func, cst.Attribute):  # type: ignore[attr-defined]
         return _pieces(ev, node, value, local)  # type: ignore[arg-type]
     if kind in (Kind.HOST, Kind.WRAPPER, Kind.INT_LIST, Kind.UNKNOWN):
@@ -113,6 +117,53 @@ def _tensor_rank(ev: "Evaluator", node: cst.BaseExpression, value: Value, local:
     if kind is cst.Attribute and node.attr.value in ("T", "mT", "mH", "H", "data", "real", "imag", "grad"):  # type: ignore[attr-defined]
         return ev.evaluate(node.value, local).rank  # type: ignore[attr-defined]
     return None
+
+
+def _tensor_floor(ev: "Evaluator", node: cst.BaseExpression, local: "Locals") -> int:
+    """How many dimensions a tensor of unknown rank has at least: an elementwise result has its largest operand's
+    (`x * mask` of a 3-D `mask`), an op that keeps the rank keeps it, `unsqueeze` adds one, `torch.cat` has its largest
+    piece's."""
+    kind = type(node)
+    if kind is cst.BinaryOperation and not isinstance(node.operator, cst.MatrixMultiply):  # type: ignore[attr-defined]
+        return max(_floor_of(ev.evaluate(node.left, local)), _floor_of(ev.evaluate(node.right, local)))  # type: ignore[attr-defined]
+    if kind is cst.UnaryOperation:
+        return _floor_of(ev.evaluate(node.expression, local))  # type: ignore[attr-defined]
+    if kind is cst.Attribute and node.attr.value in ("T", "mT", "mH", "H", "data", "real", "imag", "grad"):  # type: ignore[attr-defined]
+        return _floor_of(ev.evaluate(node.value, local))  # type: ignore[attr-defined]
+    if kind is not cst.Call:
+        return 0
+    func = node.func  # type: ignore[attr-defined]
+    args = _positional(node)  # type: ignore[arg-type]
+    qualified = ev.qualify(func) or ""
+    if qualified.startswith("torch."):
+        name = qualified.rsplit(".", 1)[-1]
+        first = ev.evaluate(args[0], local) if args else None
+        if first is None:
+            return 0
+        if name in ("cat", "concat", "concatenate", "stack") and first.is_container:
+            floor = max((_floor_of(e) for e in first.elements), default=0)
+            return floor + 1 if name == "stack" else floor
+        if name in ("where", "lerp", "maximum", "minimum", "add", "mul", "sub", "div"):
+            return max((_floor_of(ev.evaluate(a, local)) for a in args), default=0)
+        return _floor_of(first) if name in _SAME_RANK else 0
+    if not isinstance(func, cst.Attribute):
+        return 0
+    layer = _layer_class(ev, func, local)
+    if layer is not None:
+        short = layer.rsplit(".", 1)[-1]
+        given = _floor_of(ev.evaluate(args[0], local)) if args else 0
+        return given + 1 if short == "Embedding" else given if short in _SAME_RANK_LAYERS else 0
+    receiver = ev.evaluate(func.value, local)
+    if not receiver.is_tensor:
+        return 0
+    method = func.attr.value
+    if method == "unsqueeze":
+        return _floor_of(receiver) + 1
+    return _floor_of(receiver) if method in _SAME_RANK else 0
+
+
+def _floor_of(value: Value) -> int:
+    return rank_floor(value) if value.is_tensor else 0
 
 
 def _call_rank(ev: "Evaluator", node: cst.Call, local: "Locals") -> Optional[int]:
@@ -202,10 +253,10 @@ def _function_rank(ev: "Evaluator", node: cst.Call, qualified: str, local: "Loca
     if name == "tensor" and args:
         return _literal_depth(args[0])
     if name in ("cat", "concat", "concatenate", "stack") and first is not None:
-        pieces = first.element() if first.is_container else None
-        if pieces is None or not pieces.is_tensor or pieces.rank is None:
-            return None
-        return pieces.rank + 1 if name == "stack" else pieces.rank
+        # Every piece has the rank of the others: one piece's is theirs.
+        known = next((e.rank for e in first.elements if e.is_tensor and e.rank is not None), None) \
+            if first.is_container else None
+        return None if known is None else known + 1 if name == "stack" else known
     if name in ("where", "lerp", "maximum", "minimum", "add", "mul", "sub", "div") and len(args) >= 2:
         return _broadcast([ev.evaluate(a, local) for a in args])
     if name == "linear" and first is not None:
@@ -248,10 +299,9 @@ def _linear_view(ev: "Evaluator", node: cst.Call, value: Value, local: "Locals")
     given = ev.evaluate(args[0], local) if args else None
     if given is None or not given.is_tensor:
         return value
-    rank = given.rank
-    if bias is False or rank == 2:
+    if bias is False or given.rank == 2:
         return value.with_(has_base=False, contiguous=True)
-    if bias is True and rank is not None and rank != 0 and given.contiguous is True:
+    if bias is True and (given.rank == 1 or rank_floor(given) >= 3) and given.contiguous is True:
         return value.with_(has_base=True, contiguous=True)
     return value.with_(has_base=None, contiguous=True)
 

@@ -43,7 +43,7 @@ from viewlint.analysis.tree import descendants, dotted_name, parse_module
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.value_ops import Locals
 from viewlint.analysis.values import (HOST, INT, INTERFACE, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Provenance, Value,
-                                      join, referenced_function)
+                                      join, rank_floor, referenced_function, shape_of)
 
 if TYPE_CHECKING:
     from viewlint.analysis.facts import Facts
@@ -340,7 +340,7 @@ class ModuleSummaries:
             # what its annotations and its callers here say of its parameters (the walk that records its calls).
             # Only how many dimensions the call's tensors have goes in (a layer's output rank is its input's): one walk
             # per shape of call, not one per call.
-            ranks = {p: Value(kind=Kind.TENSOR, rank=v.rank) for p, v in normalized.items() if v.is_tensor and v.rank is not None}
+            ranks = {p: Value(kind=Kind.TENSOR, **shape_of(v)) for p, v in normalized.items() if v.is_tensor and rank_floor(v)}
             result = _as_called(self.run(info, {}, entry=ranks or None), bases, {*info.positional, *info.keyword_only})
         if result.returned:
             result = replace(result, returns=self.made_inside(info, result.returns))

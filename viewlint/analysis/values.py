@@ -129,6 +129,9 @@ class Value:
     # How many dimensions the tensor has on every path (`viewlint.analysis.ranks`); for a shape (`x.shape`, a tuple of
     # sizes), how many sizes it holds.
     rank: Optional[int] = None
+    # At least this many dimensions on every path, where `rank` is not known (`x * mask` of a 3-D `mask` is at least
+    # 3-D whatever `x` is).
+    min_rank: int = 0
     # For a tensor that owns all the storage it reaches: whether its `_base` is set all the same, to storage nothing
     # else reaches (`F.linear` of a 3-D input views the 2-D product it computed): True, False, or None (it may be).
     has_base: Optional[bool] = False
@@ -252,6 +255,16 @@ def referenced_function(value: Value) -> Optional[tuple[Optional[str], str]]:
         return None
     owner, _, name = value.wrapper.rpartition(".")
     return owner or None, name
+
+
+def rank_floor(value: Value) -> int:
+    """How many dimensions a tensor has at least: its rank where known."""
+    return value.rank if value.rank is not None else value.min_rank
+
+
+def shape_of(value: Value) -> dict[str, object]:
+    """A tensor's rank facts, to give another value the same shape (`fresh(..., **shape_of(x))`)."""
+    return {"rank": value.rank, "min_rank": value.min_rank}
 
 
 def fresh(contiguous: Optional[bool] = None, cpu: Optional[bool] = False, **kw: object) -> Value:
@@ -410,6 +423,7 @@ def _join_tensors(a: Value, b: Value) -> Value:
         optional=a.optional or b.optional,
         some_view=a.some_view or b.some_view or (provenance is Provenance.VIEW and a.provenance is not b.provenance),
         rank=a.rank if a.rank == b.rank else None,
+        min_rank=min(rank_floor(a), rank_floor(b)),
         has_base=a.has_base if a.has_base == b.has_base else None,
     )
 
