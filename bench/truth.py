@@ -451,7 +451,9 @@ def miss_causes(rows: list[dict[str, Any]], which: str) -> list[tuple[str, int, 
             continue
         if which == "tensor" and r["always_tensor"] and b["tensor"] is not True:
             groups[r["form"]].append(f"{r['path']}:{r['line']} {r['target']}")
-        if which == "view" and r["always_partial"] and b["view"] is not True:
+        if which == "partial view" and r["always_partial"] and b["view"] is not True:
+            groups[r["form"]].append(f"{r['path']}:{r['line']} {r['target']}")
+        if which == "view" and r["always_view"] and b["view"] is not True:
             groups[r["form"]].append(f"{r['path']}:{r['line']} {r['target']}")
     ranked = sorted(groups.items(), key=lambda item: -len(item[1]))
     return [(form, len(where), where[:3]) for form, where in ranked]
@@ -542,7 +544,7 @@ def main() -> None:
     print(f"ranks: recall {_share(*m['rank_recall'])}, precision {_share(*m['rank_precision'])}")
     print(f"(`may` precision: tensors {_share(*m['tensor_precision_may'])}, views {_share(*m['view_precision_may'])}; "
           f"{m['unmatched']} bindings had no belief)")
-    for which in ("tensor", "view"):
+    for which in ("tensor", "view", "partial view"):
         print(f"\nlargest causes of {which} misses (by the form of the bound expression):")
         for form, count, examples in miss_causes(rows, which)[:args.top]:
             print(f"  {count:>4}  {form:<28} e.g. {'; '.join(examples)}")
