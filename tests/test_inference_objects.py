@@ -875,3 +875,29 @@ def test_a_field_set_on_an_object_reaches_the_method_it_is_handed_to(value: str,
     """`item.embeddings = emb.unsqueeze(0)` (a view of one split piece) and then `self._remember(item)`: the helper's
     `item.embeddings` is that view, and `.contiguous()` of it keeps the whole batch alive in the cache."""
     assert codes(FIELD_HANDED_ON.format(value=value)) == found
+
+
+def test_a_field_one_caller_sets_to_a_view_and_another_leaves_is_not_known_and_nothing_fails():
+    # One call sets `tensor.data` to a view first, the other does not: the field is not known in `_move` (and the
+    # view's base, recorded for that call, has nothing to attach to).
+    source = textwrap.dedent("""
+        import torch
+
+
+        def _move(tensor):
+            kept = tensor.data
+            return kept
+
+
+        def pinned(tensor, source: torch.Tensor):
+            tensor.data = source[0]
+            _move(tensor)
+
+
+        def plain(tensor):
+            _move(tensor)
+    """).lstrip("\n")
+    from conftest import lint_both_paths
+
+    assert lint_both_paths(source) == []
+    assert beliefs(source)[(5, "kept")]["view"] is None

@@ -187,3 +187,30 @@ def test_an_elementwise_result_has_at_least_its_largest_operands_rank():
     assert found[(15, "hidden")]["rank"] is None  # what `3-D * scale` broadcasts to: at least 3-D
     assert found[(16, "joined")]["rank"] is None
     assert found[(17, "out")]["view"] is True
+
+
+def test_layouts_the_engine_now_knows_are_found_with_the_prefilter_on_too():
+    # `.view()` of a contiguous tensor, a layer norm's output, an activation of it: each `.contiguous()` is redundant,
+    # and the prefilter must not hide the function that says so.
+    from conftest import lint_both_paths
+
+    found = lint_both_paths(textwrap.dedent('''
+        import torch
+        from torch import nn
+
+
+        def table(values, shape):
+            return torch.tensor(data=values, dtype=torch.float).view(shape).contiguous()
+
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norm = nn.LayerNorm(8)
+                self.act_fn = nn.GELU()
+
+            def forward(self, x: torch.Tensor):
+                normed = self.norm(x).contiguous()
+                return self.act_fn(normed).contiguous()
+    ''').lstrip("\n"))
+    assert [row for row, code in found if code == "VL301"] == [6, 16, 17]

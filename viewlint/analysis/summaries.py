@@ -515,7 +515,9 @@ class ModuleSummaries:
         for parameter, seen in bases.items():
             # A view of another parameter from one call (`_related`), of some other tensor from another: the join
             # kept one base; keep the other, or storing the view next to that parameter would look harmless.
-            value = values[parameter]
+            value = values.get(parameter)
+            if value is None:
+                continue  # a field some caller left as it was (dropped above)
             others = sorted(seen - parameters)
             if len(seen) > 1 and value.base in parameters and others:
                 values[parameter] = value.with_(base=others[0])

@@ -233,6 +233,10 @@ class TensorContext:
         return not qualified.startswith("torch.") or semantics.torch_call_gives_tensor(qualified)
 
 
+# View ops after which the walker may know a tensor contiguous (those that keep a contiguous receiver contiguous).
+_LAYOUT_FOLLOWING_VIEW_OPS = semantics.CONTIGUITY_KEEPING_VIEW_OPS | semantics.LAYOUT_KEEPING_VIEW_OPS
+
+
 def _wrapping_call(func: ast.AST) -> bool:
     """A call the walker reads as a container or object holding its arguments: `list(...)`,
     `dict(...)`, `replace(...)`, or a capitalised name (a class: `Entry(piece)`)."""
@@ -492,8 +496,16 @@ def contiguous_may_be(node: ast.AST, bound: Bindings, context: TensorContext, se
             method = func.attr
             if method in ("contiguous", "clone") or method in semantics.FRESH_CONTIGUOUS_METHODS:
                 return True  # (VL301 flags `.clone().contiguous()` whatever was cloned)
-            if method in semantics.MAYBE_VIEW_METHODS or semantics.is_inplace_method(method):
+            if method in semantics.MAYBE_VIEW_METHODS or semantics.is_inplace_method(method) \
+                    or f".{method}()" in _LAYOUT_FOLLOWING_VIEW_OPS:
+                # What a cast, an in-place op, or a view that keeps a contiguous receiver contiguous (`x.view(b, -1)`,
+                # `x.unsqueeze(0)`) returns.
                 return contiguous_may_be(func.value, bound, context, seen)
+            if type(func.value) is ast.Name and func.value.id == "self" and method in context.torch_modules:
+                return True  # `self.norm(x)` of an `nn.LayerNorm` (a layer's output may be known contiguous)
+        if semantics.names_an_activation((dotted(func) or "").rpartition(".")[2]):
+            return any(contiguous_may_be(a, bound, context, seen) for a in call_arguments(node))  # `self.act_fn(x)`
+        if type(func) is ast.Attribute:
             return False
         if not _wrapping_call(func):
             return False
