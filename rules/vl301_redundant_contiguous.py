@@ -156,6 +156,9 @@ class RedundantContiguous(Rule):
             qualified = self.facts.qualify(node.func)
             if qualified is not None:
                 return f"`{qualified}` returns a new contiguous tensor"
+            why = self.facts.value_of(node).why or ""
+            if why.startswith("returned by `") and why.endswith(" module"):
+                return f"it is {why}, a new contiguous tensor"  # `self.lm_head(h)` of an `nn.Linear`
             if isinstance(node.func, cst.Attribute):
                 method = node.func.attr.value
                 if method == "contiguous":

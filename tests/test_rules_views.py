@@ -748,3 +748,26 @@ def test_a_mixin_calling_self_model_keeps_rows_of_its_output_fields(lint_source)
                 return self.helper(ids)[:, -1]
     """)
     assert codes(found) == [(9, "VL101")]
+
+
+def test_an_annotated_parameter_its_callers_pass_a_row_of_a_tensor_is_found_with_the_prefilter_on(lint_source):
+    # `src` is annotated a tensor; the only caller passes `src_all[i : i + 1]`: keeping it keeps all of `src_all`.
+    from conftest import lint_both_paths
+
+    source = textwrap.dedent("""
+        import torch
+
+
+        class Pool:
+            def __init__(self):
+                self._history = []
+
+            def _move(self, src: torch.Tensor, dst: torch.Tensor) -> None:
+                self._history.append((src, dst))
+
+            def compact(self, pairs: list[int]):
+                src_all = torch.tensor(pairs)
+                for i in range(len(pairs)):
+                    self._move(src_all[i : i + 1], src_all[i : i + 1] + 1)
+    """).lstrip("\n")
+    assert (9, "VL101") in lint_both_paths(source)

@@ -21,6 +21,9 @@ Bindings = dict[str, list[Optional[ast.AST]]]
 PARAMETER = ast.Constant(value=None)
 # What any other parameter is bound to: nothing known, not even a tensor (but a callable may be passed in).
 PLAIN_PARAMETER = ast.Constant(value=None)
+# What an annotated parameter that this module's callers fill is bound to as well: the annotation says what it is,
+# but the callers may pass a view of part of a tensor, which the walker hands on (`_sharing_as_passed`).
+PASSED_PARAMETER = ast.Constant(value=None)
 _TARGETED = (ast.Name, ast.Attribute)
 BINDING_KINDS = frozenset({ast.Attribute, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.arg})
 

@@ -71,7 +71,7 @@ import ast
 from typing import Callable, Iterable, Iterator, Optional
 
 from viewlint.analysis import semantics
-from viewlint.analysis.bindings import (BINDING_KINDS, PARAMETER, PLAIN_PARAMETER, Bindings, note_addition, note_binding,
+from viewlint.analysis.bindings import (BINDING_KINDS, PARAMETER, PASSED_PARAMETER, PLAIN_PARAMETER, Bindings, note_addition, note_binding,
                                         note_source, with_elements)
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.retention import held_container, long_lived_receiver
@@ -436,6 +436,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
                     if arg.annotation is None and (documented or arg.arg in filled):
                         bound.setdefault(arg.arg, []).append(None)
+                    elif arg.arg in filled:
+                        bound.setdefault(arg.arg, []).append(PASSED_PARAMETER)  # a view its callers pass moves over
             for decorator in node.decorator_list:  # type: ignore[attr-defined]
                 target = decorator.func if type(decorator) is Call else decorator
                 if callee_name(target) in ("cache", "lru_cache"):

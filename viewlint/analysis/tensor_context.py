@@ -12,7 +12,7 @@ import ast
 from typing import Callable, Iterable, Optional
 
 from viewlint.analysis import semantics
-from viewlint.analysis.bindings import (COUNTER, PARAMETER, PLAIN_PARAMETER, Bindings, Element, Held, callee_bindings,
+from viewlint.analysis.bindings import (COUNTER, PARAMETER, PASSED_PARAMETER, PLAIN_PARAMETER, Bindings, Element, Held, callee_bindings,
                                         outer_bindings)
 from viewlint.analysis.callgraph import MAX_CALLER_LINES, MAX_TUPLE_SUMMARY_LINES, callgraph_of
 from viewlint.analysis.returns import may_return_tensor
@@ -470,6 +470,10 @@ def _bound_to(name: str, bound: Bindings, context: TensorContext, seen: Optional
         return False  # a cycle (`x = x + 1`) adds nothing
     seen.add(name)
     for value in (*(local or ()), *(outer or ())):
+        if value is PASSED_PARAMETER:
+            if judge is partial_may_be:
+                return True  # what the callers pass, when it is a view of part of a tensor
+            continue
         if value is None or (parameter if value is PARAMETER else judge(value, bound, context, seen)):
             return True
     return False
