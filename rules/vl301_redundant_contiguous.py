@@ -157,7 +157,8 @@ class RedundantContiguous(Rule):
             if qualified is not None:
                 return f"`{qualified}` returns a new contiguous tensor"
             why = self.facts.value_of(node).why or ""
-            if why.startswith("returned by `") and why.endswith(" module"):
+            method_of_tensor = isinstance(node.func, cst.Attribute) and self.facts.value_of(node.func.value).is_tensor
+            if why.startswith("returned by `") and why.endswith(" module") and not method_of_tensor:
                 return f"it is {why}, a new contiguous tensor"  # `self.lm_head(h)` of an `nn.Linear`
             if isinstance(node.func, cst.Attribute):
                 method = node.func.attr.value
