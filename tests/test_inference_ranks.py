@@ -8,6 +8,7 @@ import textwrap
 
 import pytest
 
+from test_inference_calls import _long_body
 from test_inference_objects import beliefs
 
 RANKS = textwrap.dedent('''
@@ -128,7 +129,6 @@ def test_what_the_analysis_claims_of_linear_outputs_is_what_torch_does(layers_ru
 
 def test_a_long_layer_walked_once_per_shape_of_call_returns_its_input_rank():
     # `Attention.forward` is too long to walk once per call: it is walked with the rank its caller passes.
-    body = "".join(f"        note_{i} = {i}\n" for i in range(50))
     source = (
         "import torch\n"
         "from torch import nn\n"
@@ -140,7 +140,7 @@ def test_a_long_layer_walked_once_per_shape_of_call_returns_its_input_rank():
         "        self.o_proj = nn.Linear(8, 8)\n"
         "\n"
         "    def forward(self, hidden_states):\n"
-        + body
+        + _long_body(50)
         + "        input_shape = hidden_states.shape[:-1]\n"
         "        out = hidden_states.reshape(*input_shape, -1).contiguous()\n"
         "        return self.o_proj(out), None\n"

@@ -19,7 +19,7 @@ computes a 2-D product and returns a view of it: its `_base` is set, though it o
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import libcst as cst
 
@@ -69,11 +69,12 @@ def ranked(ev: "Evaluator", node: cst.BaseExpression, value: Value, local: "Loca
         return value
     kind = value.kind
     if kind is Kind.TENSOR:
-        rank = _tensor_rank(ev, node, value, local)
+        rank = _tensor_rank(ev, node, local, _exact)
         if rank is not None:
             value = value.with_(rank=rank)
         else:
-            floor = _tensor_floor(ev, node, local)
+            # The same reading of the operands' lower bounds (a tensor of unknown rank counts as at least 0-D).
+            floor = _tensor_rank(ev, node, local, _floor_of) or 0
             if floor > value.min_rank:
                 value = value.with_(min_rank=floor)
         return _linear_view(ev, node, value, local) if type(node) is cst.Call else value
@@ -104,79 +105,46 @@ def unpacked_rank(target: cst.BaseExpression, value_node: cst.BaseExpression) ->
 
 
 # ---------------------------------------------------------------------------------------------------- tensors
-def _tensor_rank(ev: "Evaluator", node: cst.BaseExpression, value: Value, local: "Locals") -> Optional[int]:
+def _tensor_rank(ev: "Evaluator", node: cst.BaseExpression, local: "Locals", measure: Measure) -> Optional[int]:
+    """The rank of the tensor `node` makes, read from its operands as `measure` gives theirs: exactly, or at least
+    (every op here gives a rank that grows with its operands', so their lower bounds give one of its own)."""
     kind = type(node)
     if kind is cst.Call:
-        return _call_rank(ev, node, local)  # type: ignore[arg-type]
+        return _call_rank(ev, node, local, measure)  # type: ignore[arg-type]
     if kind is cst.Subscript:
-        return _index_rank(ev, node, local)  # type: ignore[arg-type]
+        return _index_rank(ev, node, local, measure)  # type: ignore[arg-type]
     if kind is cst.BinaryOperation:
-        return _broadcast([ev.evaluate(node.left, local), ev.evaluate(node.right, local)])  # type: ignore[attr-defined]
+        return _broadcast([ev.evaluate(node.left, local), ev.evaluate(node.right, local)], measure)  # type: ignore[attr-defined]
     if kind is cst.UnaryOperation:
-        return ev.evaluate(node.expression, local).rank  # type: ignore[attr-defined]
+        return measure(ev.evaluate(node.expression, local))  # type: ignore[attr-defined]
     if kind is cst.Attribute and node.attr.value in ("T", "mT", "mH", "H", "data", "real", "imag", "grad"):  # type: ignore[attr-defined]
-        return ev.evaluate(node.value, local).rank  # type: ignore[attr-defined]
+        return measure(ev.evaluate(node.value, local))  # type: ignore[attr-defined]
     return None
 
 
-def _tensor_floor(ev: "Evaluator", node: cst.BaseExpression, local: "Locals") -> int:
-    """How many dimensions a tensor of unknown rank has at least: an elementwise result has its largest operand's
-    (`x * mask` of a 3-D `mask`), an op that keeps the rank keeps it, `unsqueeze` adds one, `torch.cat` has its largest
-    piece's."""
-    kind = type(node)
-    if kind is cst.BinaryOperation and not isinstance(node.operator, cst.MatrixMultiply):  # type: ignore[attr-defined]
-        return max(_floor_of(ev.evaluate(node.left, local)), _floor_of(ev.evaluate(node.right, local)))  # type: ignore[attr-defined]
-    if kind is cst.UnaryOperation:
-        return _floor_of(ev.evaluate(node.expression, local))  # type: ignore[attr-defined]
-    if kind is cst.Attribute and node.attr.value in ("T", "mT", "mH", "H", "data", "real", "imag", "grad"):  # type: ignore[attr-defined]
-        return _floor_of(ev.evaluate(node.value, local))  # type: ignore[attr-defined]
-    if kind is not cst.Call:
-        return 0
-    func = node.func  # type: ignore[attr-defined]
-    args = _positional(node)  # type: ignore[arg-type]
-    qualified = ev.qualify(func) or ""
-    if qualified.startswith("torch."):
-        name = qualified.rsplit(".", 1)[-1]
-        first = ev.evaluate(args[0], local) if args else None
-        if first is None:
-            return 0
-        if name in ("cat", "concat", "concatenate", "stack") and first.is_container:
-            floor = max((_floor_of(e) for e in first.elements), default=0)
-            return floor + 1 if name == "stack" else floor
-        if name in ("where", "lerp", "maximum", "minimum", "add", "mul", "sub", "div"):
-            return max((_floor_of(ev.evaluate(a, local)) for a in args), default=0)
-        return _floor_of(first) if name in _SAME_RANK else 0
-    if not isinstance(func, cst.Attribute):
-        return 0
-    layer = _layer_class(ev, func, local)
-    if layer is not None:
-        short = layer.rsplit(".", 1)[-1]
-        given = _floor_of(ev.evaluate(args[0], local)) if args else 0
-        return given + 1 if short == "Embedding" else given if short in _SAME_RANK_LAYERS else 0
-    receiver = ev.evaluate(func.value, local)
-    if not receiver.is_tensor:
-        return 0
-    method = func.attr.value
-    if method == "unsqueeze":
-        return _floor_of(receiver) + 1
-    return _floor_of(receiver) if method in _SAME_RANK else 0
+# How a reading measures an operand: its exact rank (None: not known), or a lower bound (0: nothing known).
+Measure = Callable[[Value], Optional[int]]
+
+
+def _exact(value: Value) -> Optional[int]:
+    return value.rank
 
 
 def _floor_of(value: Value) -> int:
     return rank_floor(value) if value.is_tensor else 0
 
 
-def _call_rank(ev: "Evaluator", node: cst.Call, local: "Locals") -> Optional[int]:
+def _call_rank(ev: "Evaluator", node: cst.Call, local: "Locals", measure: Measure) -> Optional[int]:
     func = node.func
     qualified = ev.qualify(func) or ""
     if qualified.startswith("torch."):
-        return _function_rank(ev, node, qualified, local)
+        return _function_rank(ev, node, qualified, local, measure)
     if not isinstance(func, cst.Attribute):
         return None
     layer = _layer_class(ev, func, local)
     if layer is not None:
         given = _positional(node)
-        source = ev.evaluate(given[0], local).rank if given else None
+        source = measure(ev.evaluate(given[0], local)) if given else None
         short = layer.rsplit(".", 1)[-1]
         if source is None:
             return None
@@ -184,10 +152,10 @@ def _call_rank(ev: "Evaluator", node: cst.Call, local: "Locals") -> Optional[int
     receiver = ev.evaluate(func.value, local)
     if not receiver.is_tensor:
         return None
-    return _method_rank(ev, node, func.attr.value, receiver.rank, local)
+    return _method_rank(ev, node, func.attr.value, measure(receiver), local, measure)
 
 
-def _method_rank(ev: "Evaluator", node: cst.Call, method: str, rank: Optional[int], local: "Locals",
+def _method_rank(ev: "Evaluator", node: cst.Call, method: str, rank: Optional[int], local: "Locals", measure: Measure,
                  skip: int = 0) -> Optional[int]:
     """The rank of `x.<method>(...)` for `x` of rank `rank`; `skip` positional arguments are not the method's own
     (`torch.flatten(x, 1)` passes `x` first)."""
@@ -199,7 +167,7 @@ def _method_rank(ev: "Evaluator", node: cst.Call, method: str, rank: Optional[in
     if method in _SIZED_FACTORIES:
         return _sizes_length(ev, node, local, skip)
     if method in ("view_as", "reshape_as", "expand_as"):
-        return ev.evaluate(args[0], local).rank if args else None
+        return measure(ev.evaluate(args[0], local)) if args else None
     if method == "permute":
         return _sizes_length(ev, node, local, skip) if args else rank
     if rank is None:
@@ -216,7 +184,7 @@ def _method_rank(ev: "Evaluator", node: cst.Call, method: str, rank: Optional[in
     if method in _REDUCTIONS:
         return _reduced(ev, node, args, rank)
     if method in ("matmul", "mm", "bmm", "__matmul__"):
-        other = ev.evaluate(args[0], local).rank if args else None
+        other = measure(ev.evaluate(args[0], local)) if args else None
         return _matmul(rank, other)
     return None
 
@@ -234,7 +202,7 @@ def _reduced(ev: "Evaluator", node: cst.Call, args: list[cst.BaseExpression], ra
     return rank - 1 if _literal_int(dim, 0) is not None and rank > 0 else None
 
 
-def _function_rank(ev: "Evaluator", node: cst.Call, qualified: str, local: "Locals") -> Optional[int]:
+def _function_rank(ev: "Evaluator", node: cst.Call, qualified: str, local: "Locals", measure: Measure) -> Optional[int]:
     name = qualified.rsplit(".", 1)[-1]
     args = _positional(node)
     first = ev.evaluate(args[0], local) if args else None
@@ -249,24 +217,24 @@ def _function_rank(ev: "Evaluator", node: cst.Call, qualified: str, local: "Loca
         given = size.value if size is not None else args[-1] if args else None
         return _shape_length(ev, given, local) if given is not None else None
     if name.endswith("_like") and first is not None:
-        return first.rank
+        return measure(first)
     if name == "tensor" and args:
         return _literal_depth(args[0])
     if name in ("cat", "concat", "concatenate", "stack") and first is not None:
-        # Every piece has the rank of the others: one piece's is theirs.
-        known = next((e.rank for e in first.elements if e.is_tensor and e.rank is not None), None) \
-            if first.is_container else None
-        return None if known is None else known + 1 if name == "stack" else known
+        # Every piece has the rank of the others: the one known (or the largest lower bound) is theirs.
+        ranks = [r for e in first.elements if e.is_tensor and (r := measure(e)) is not None] if first.is_container else []
+        return None if not ranks else max(ranks) + 1 if name == "stack" else max(ranks)
     if name in ("where", "lerp", "maximum", "minimum", "add", "mul", "sub", "div") and len(args) >= 2:
-        return _broadcast([ev.evaluate(a, local) for a in args])
-    if name == "linear" and first is not None:
-        return first.rank
-    if name == "embedding" and first is not None and first.rank is not None:
-        return first.rank + 1
+        return _broadcast([ev.evaluate(a, local) for a in args], measure)
+    given = measure(first) if first is not None else None
+    if name == "linear":
+        return given
+    if name == "embedding" and given is not None:
+        return given + 1
     if name in ("matmul", "mm", "bmm") and len(args) == 2:
-        return _matmul(first.rank if first is not None else None, ev.evaluate(args[1], local).rank)
+        return _matmul(given, measure(ev.evaluate(args[1], local)))
     if first is not None and first.is_tensor and name != "view":
-        return _method_rank(ev, node, name, first.rank, local, skip=1)  # `torch.transpose(x, 1, 2)`, `F.gelu(x)`
+        return _method_rank(ev, node, name, given, local, measure, skip=1)  # `torch.transpose(x, 1, 2)`, `F.gelu(x)`
     return None
 
 
@@ -316,13 +284,13 @@ def _pieces(ev: "Evaluator", node: cst.Call, value: Value, local: "Locals") -> V
     return value.with_(elements=tuple(e.with_(rank=rank) if e.is_tensor else e for e in value.elements))
 
 
-def _index_rank(ev: "Evaluator", node: cst.Subscript, local: "Locals") -> Optional[int]:
+def _index_rank(ev: "Evaluator", node: cst.Subscript, local: "Locals", measure: Measure) -> Optional[int]:
     """`x[:, 0]`, `x[..., None]`, `x[1:]`: the receiver's rank less its integer indices, plus its `None`s. Advanced
     indices (tensors, lists, masks) are not counted."""
     receiver = ev.evaluate(node.value, local)
-    if not receiver.is_tensor or receiver.rank is None:
+    rank = measure(receiver) if receiver.is_tensor else None
+    if rank is None:
         return None
-    rank = receiver.rank
     for element in node.slice:
         index = element.slice
         if isinstance(index, cst.Slice):
@@ -346,7 +314,8 @@ def _shape_length_of(ev: "Evaluator", node: cst.BaseExpression, value: Value, lo
     """The length of a shape: `x.shape`, `x.size()`, `x.shape[:-1]`, `(b, -1, d)`, `(*shape, d)`, `shape + (d,)`."""
     kind = type(node)
     if kind is cst.Attribute and node.attr.value == "shape":  # type: ignore[attr-defined]
-        return ev.evaluate(node.value, local).rank if ev.evaluate(node.value, local).is_tensor else None  # type: ignore[attr-defined]
+        owner = ev.evaluate(node.value, local)  # type: ignore[attr-defined]
+        return owner.rank if owner.is_tensor else None
     if kind is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size" \
             and not node.args:  # type: ignore[attr-defined]
         receiver = ev.evaluate(node.func.value, local)  # type: ignore[attr-defined]
@@ -437,18 +406,16 @@ def _positional(node: cst.Call) -> list[cst.BaseExpression]:
     return [a.value for a in node.args if a.keyword is None and not a.star]
 
 
-def _broadcast(values: list[Value]) -> Optional[int]:
-    """The rank of an elementwise result: the largest of its operands' (a Python number counts as 0-dim)."""
+def _broadcast(values: list[Value], measure: Measure) -> Optional[int]:
+    """The rank of an elementwise result: the largest of its operands' (a Python number counts as 0-dim; for a lower
+    bound, so does anything not known to be a tensor)."""
     ranks = []
     for value in values:
-        if value.is_tensor:
-            if value.rank is None:
-                return None
-            ranks.append(value.rank)
-        elif value.kind in (Kind.INT, Kind.HOST) and value.host_type is None and value.wrapper is None:
-            ranks.append(0)
-        else:
+        rank = measure(value) if value.is_tensor else 0 if measure is _floor_of or (
+            value.kind in (Kind.INT, Kind.HOST) and value.host_type is None and value.wrapper is None) else None
+        if rank is None:
             return None
+        ranks.append(rank)
     return max(ranks) if ranks and any(v.is_tensor for v in values) else None
 
 
