@@ -7,6 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from viewlint.analysis import features
+from viewlint.analysis.value_ops import MODULE_OUTPUT
 from viewlint.analysis.values import ADVANCED_INDEX
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
@@ -156,10 +157,10 @@ class RedundantContiguous(Rule):
             qualified = self.facts.qualify(node.func)
             if qualified is not None:
                 return f"`{qualified}` returns a new contiguous tensor"
-            why = self.facts.value_of(node).why or ""
+            value = self.facts.value_of(node)
             method_of_tensor = isinstance(node.func, cst.Attribute) and self.facts.value_of(node.func.value).is_tensor
-            if why.startswith("returned by `") and why.endswith(" module") and not method_of_tensor:
-                return f"it is {why}, a new contiguous tensor"  # `self.lm_head(h)` of an `nn.Linear`
+            if value.origin == MODULE_OUTPUT and value.why and not method_of_tensor:
+                return f"it is {value.why}, a new contiguous tensor"  # `self.lm_head(h)` of an `nn.Linear`
             if isinstance(node.func, cst.Attribute):
                 method = node.func.attr.value
                 if method == "contiguous":

@@ -214,3 +214,26 @@ def test_layouts_the_engine_now_knows_are_found_with_the_prefilter_on_too():
                 return self.act_fn(normed).contiguous()
     ''').lstrip("\n"))
     assert [row for row, code in found if code == "VL301"] == [6, 16, 17]
+
+
+def test_a_redundant_contiguous_of_a_layer_output_names_the_layer_as_the_reason():
+    from viewlint.engine import lint_text
+    from viewlint.settings import Settings
+
+    source = textwrap.dedent('''
+        import torch
+        from torch import nn
+
+
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lm_head = nn.Linear(8, 16)
+
+            def forward(self, x: torch.Tensor):
+                logits = self.lm_head(x).contiguous()
+                return self.lm_head(x).reshape(-1, 4).contiguous(), logits
+    ''').lstrip("\n")
+    messages = {d.start.row: d.message for d in lint_text(source, "head.py", Settings(select=("VL301",)))}
+    assert "returned by `Linear` module, a new contiguous tensor" in messages[11]
+    assert "`.reshape()` of a contiguous tensor" in messages[12]  # the reshape's receiver, not the layer, is the reason
