@@ -14,9 +14,10 @@ It prints, per model and in all:
   that held a tensor every time (`may`: at least once, in brackets);
 - the same for views (`_base is not None`), and the recall of views of part of their storage (what
   pins memory; a view that reaches all of its storage, such as `F.linear`'s 3-D output, does not);
+- not-a-view precision: of the tensors believed to have no `_base`, the share that never had one;
 - the recall and precision of ranks (`dim()`, for the bindings that held a tensor of one rank every time);
 - the wrong claims (believed a tensor, never one; believed a view, never one; believed not a
-  tensor or a fresh tensor when it always was one; believed a rank it did not have);
+  tensor or not a view when it always was one; believed a rank it did not have);
 - the largest causes of misses, grouped by the syntactic form of what the binding is bound to.
 
 Set-up (a venv that sees the pinned CPU torch; nothing is downloaded at run time):
@@ -399,6 +400,7 @@ def metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
     believed_tensor = [r for r in judged if r["believed"]["tensor"] is True]
     views = [r for r in judged if r["always_view"]]
     believed_view = [r for r in judged if r["believed"]["view"] is True]
+    believed_owner = [r for r in judged if r["believed"]["view"] is False and r["always_tensor"]]
     partials = [r for r in judged if r["always_partial"]]
     return {
         "bindings": len(rows), "unmatched": len(rows) - len(judged),
@@ -408,6 +410,8 @@ def metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "view_recall": (sum(1 for r in views if r["believed"]["view"] is True), len(views)),
         "view_precision": (sum(1 for r in believed_view if r["always_view"]), len(believed_view)),
         "view_precision_may": (sum(1 for r in believed_view if r["ever_view"]), len(believed_view)),
+        # The other side of a view claim: of the tensors believed to have no `_base`, how many never had one.
+        "not_view_precision": (sum(1 for r in believed_owner if not r["ever_view"]), len(believed_owner)),
         "partial_recall": (sum(1 for r in partials if r["believed"]["view"] is True), len(partials)),
         # Ranks: of the bindings that hold a tensor of one rank every time, how many the analysis gives a rank, and
         # of the ranks it gives, how many are that one.
@@ -438,6 +442,8 @@ def wrong_claims(rows: list[dict[str, Any]]) -> list[str]:
             out.append(f"believed a view, never one: {where}")
         elif b["view"] is False and r["always_partial"]:
             out.append(f"believed it owns its storage, always a view of part of one: {where}")
+        elif b["view"] is False and r["always_view"]:
+            out.append(f"believed not a view, always one: {where}")
         elif b.get("rank") is not None and r["ever_tensor"] and b["rank"] != r["rank"]:
             out.append(f"believed {b['rank']}-D, was {r['rank'] if r['rank'] is not None else 'of several ranks'}: {where}")
     return sorted(set(out))
@@ -542,6 +548,7 @@ def main() -> None:
     m = metrics(rows)
     print(_line("all", m))
     print(f"ranks: recall {_share(*m['rank_recall'])}, precision {_share(*m['rank_precision'])}")
+    print(f"not-a-view precision (believed no `_base`, never had one): {_share(*m['not_view_precision'])}")
     print(f"(`may` precision: tensors {_share(*m['tensor_precision_may'])}, views {_share(*m['view_precision_may'])}; "
           f"{m['unmatched']} bindings had no belief)")
     for which in ("tensor", "view", "partial view"):

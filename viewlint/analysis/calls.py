@@ -192,10 +192,13 @@ class CallEvaluation(ArgumentReading):
                 # `self.act_fn(x)` of `ACT2FN[config.hidden_act]`: an elementwise function, `x`'s shape and layout.
                 return fresh(contiguous=True if tensors[0].contiguous else None, device=tensors[0].device,
                              why=f"returned by {what}", **shape_of(tensors[0]))
-            return fresh(contiguous=None, device=elementwise_device(tensors), origin=MODULE_OUTPUT, why=f"returned by {what}")
+            # A new tensor for the rules (a module of unknown kind is not taken to hand back its input), which may all
+            # the same view storage it made (`x.view(size_out)` of a product): `_base` is not known.
+            return fresh(contiguous=None, device=elementwise_device(tensors), origin=MODULE_OUTPUT, why=f"returned by {what}",
+                         has_base=None)
         if sem.names_a_model(dotted_name(node.func) or ""):
             # `model(batch)`: a model by its name (as for hot paths), whatever it is given: a tensor or a tuple of them.
-            output = fresh(contiguous=None, origin=MODULE_OUTPUT, why=f"returned by {what}, a model by its name")
+            output = fresh(contiguous=None, origin=MODULE_OUTPUT, why=f"returned by {what}, a model by its name", has_base=None)
             return join(output, Value(kind=Kind.WRAPPER, wrapper="tuple", elements=(output,))).with_(origin=MODULE_OUTPUT)
         return UNKNOWN
 
@@ -241,7 +244,10 @@ class CallEvaluation(ArgumentReading):
             else f"returned by `{last}.__call__`, annotated so"
         laid_out = torch_layer and (last in sem.NN_CONTIGUOUS_OUTPUT_MODULES or (
             last in sem.NN_ELEMENTWISE_MODULES and bool(tensors) and tensors[0].contiguous is True))
-        output = fresh(contiguous=True if laid_out else None, device=device, origin=MODULE_OUTPUT, why=why)
+        # A `torch.nn` layer's own output (a linear layer's `_base`, set or not, is `ranks`' business); another module's
+        # may view storage its `forward` made.
+        output = fresh(contiguous=True if laid_out else None, device=device, origin=MODULE_OUTPUT, why=why,
+                       has_base=False if torch_layer and last not in sem.NN_RESHAPING_MODULES else None)
         if annotated:
             return output
         if not torch_layer or last in ("Module", "Sequential"):
@@ -515,6 +521,17 @@ class CallEvaluation(ArgumentReading):
             return not receiver.cpu
         return name in sem.MAYBE_COPY_METHODS
 
+    @staticmethod
+    def _kept_base(receiver: Value, name: str) -> Optional[bool]:
+        """Whether a conversion of a tensor that owns its storage returns one with `_base` set: a reshape of
+        memory of unknown layout may view it (a reshape of contiguous memory always does); one that returns its
+        input when it can (`.contiguous()`, a cast, a move) gives the input's own or a copy, whose is unset."""
+        if name in sem.RESHAPE_LIKE_METHODS:
+            return None
+        if name == "contiguous" and receiver.contiguous is not None:
+            return receiver.has_base if receiver.contiguous else False
+        return False if receiver.has_base is False else None
+
     def _maybe_view(self, receiver: Value, op: str, device: Device) -> Value:
         if receiver.is_view or receiver.is_maybe_view_of_view:
             name = op.rsplit(".", 1)[-1].removesuffix("()")
@@ -532,9 +549,11 @@ class CallEvaluation(ArgumentReading):
                          contiguous=True if "contiguous" in op else (False if still_strided else None))
         if receiver.is_fresh:
             # On a tensor that owns its storage, "maybe the same storage" still owns it.
+            name = op.rsplit(".", 1)[-1].removesuffix("()")
             return fresh(contiguous=True if "contiguous" in op else receiver.contiguous, device=device,
                          zero_dim=receiver.zero_dim, bool_mask=receiver.bool_mask, index_like=receiver.index_like,
-                         reduced=receiver.reduced, why=receiver.why, origin=receiver.origin)
+                         reduced=receiver.reduced, why=receiver.why, origin=receiver.origin,
+                         has_base=self._kept_base(receiver, name))
         return Value(kind=Kind.TENSOR, provenance=Provenance.UNKNOWN, device=device,
                      contiguous=True if "contiguous" in op else None, is_parameter=receiver.is_parameter,
                      zero_dim=receiver.zero_dim, reduced=receiver.reduced, bool_mask=receiver.bool_mask,

@@ -648,6 +648,10 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                         else "torch.nn.Module"
                     if qualified == "torch.nn.Linear":
                         bias = _linear_bias(value)
+                        given = _bias_argument(value)
+                        if bias is None and type(given) is ast.Name and fn.name == "__init__":
+                            # `bias=bias`, the constructor's own parameter: settled by how this module builds the class.
+                            bias = built_with(info.name, fn, given.id, functions, tree)
                         info.linear_bias[attribute] = bias if info.linear_bias.get(attribute, bias) == bias else None
                 if qualified in semantics.PARAMETER_CONSTRUCTORS or qualified in semantics.BUFFER_CONSTRUCTORS:
                     info.tensor_attributes.add(attribute)
@@ -713,9 +717,47 @@ def _last_layer(call: ast.Call, index: ModuleIndex) -> str:
     return "torch.nn.Sequential"
 
 
+def _bias_argument(call: ast.Call) -> Optional[ast.expr]:
+    """What `nn.Linear(n, m, ...)` is given for its bias: its third positional argument or `bias=`."""
+    return call.args[2] if len(call.args) > 2 else next((k.value for k in call.keywords if k.arg == "bias"), None)
+
+
 def _linear_bias(call: ast.Call) -> Optional[bool]:
     """Whether `nn.Linear(n, m, ...)` adds a bias: its third positional argument or `bias=`, True when left out."""
-    given = call.args[2] if len(call.args) > 2 else next((k.value for k in call.keywords if k.arg == "bias"), None)
+    given = _bias_argument(call)
     if given is None:
         return True
     return given.value if isinstance(given, ast.Constant) and isinstance(given.value, bool) else None
+
+
+def built_with(class_name: str, init: ast.FunctionDef, parameter: str,
+               functions: Sequence[tuple[ast.FunctionDef, Optional["ClassInfo"], Sequence[ast.AST]]],
+               tree: ast.Module) -> Optional[bool]:
+    """The constant a flag parameter of `class_name.__init__` has in every construction of the class in this module
+    (`WhisperAttention(embed_dim=..., config=config)` leaves `bias: bool = True` as it is): None where a construction
+    passes anything else or `**kwargs`, where two disagree, or where the module builds none (nothing shows how)."""
+    arguments = init.args
+    positional = [a.arg for a in [*arguments.posonlyargs, *arguments.args]][1:]
+    defaults = dict(zip([a.arg for a in [*arguments.posonlyargs, *arguments.args]][-len(arguments.defaults):],
+                        arguments.defaults)) if arguments.defaults else {}
+    defaults.update({a.arg: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None})
+
+    def constant(node: Optional[ast.expr]) -> Optional[bool]:
+        return node.value if isinstance(node, ast.Constant) and isinstance(node.value, bool) else None
+
+    seen: set[Optional[bool]] = set()
+    top = [node for statement in tree.body if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+           for node in ast.walk(statement)]
+    for nodes in [top, *(nodes for _fn, _info, nodes in functions)]:
+        for node in nodes:
+            if type(node) is not ast.Call or dotted(node.func) != class_name:  # type: ignore[attr-defined]
+                continue
+            if any(k.arg is None for k in node.keywords) or any(type(a) is ast.Starred for a in node.args):
+                return None  # `**kwargs` or `*args`: what it passes is not shown
+            given = next((k.value for k in node.keywords if k.arg == parameter), None)
+            if given is None and parameter in positional and positional.index(parameter) < len(node.args):
+                given = node.args[positional.index(parameter)]
+            seen.add(constant(given) if given is not None else constant(defaults.get(parameter)))
+            if len(seen) > 1 or None in seen:
+                return None
+    return seen.pop() if seen else None

@@ -224,6 +224,8 @@ NN_TUPLE_MODULES = frozenset({"RNN", "LSTM", "GRU", "MultiheadAttention", "Adapt
 # `torch.nn` modules whose call may return its input itself (in eval mode, or always).
 NN_IDENTITY_MODULES = frozenset({"Identity", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
                                  "FeatureAlphaDropout"})
+# `torch.nn` modules that reshape their input, a view of it where its strides allow (`nn.Flatten` is `x.flatten(1)`).
+NN_RESHAPING_MODULES = frozenset({"Flatten", "Unflatten"})
 # `torch.nn` modules whose output is contiguous whatever the layout of their input (a layer norm normalises a
 # contiguous copy, a linear layer's product and an embedding's gather are new row-major tensors). Not `GroupNorm` or
 # `RMSNorm`: on a channels-last input they give a channels-last output.
@@ -348,6 +350,8 @@ LAYOUT_ONLY_COPY_METHODS = frozenset({"reshape", "reshape_as", "flatten", "ravel
 # Of those, the ones that return a view of a contiguous receiver, never the receiver itself (`flatten` of a 1-D
 # tensor returns it).
 RESHAPE_METHODS = frozenset({"reshape", "reshape_as", "ravel"})
+# Those that return a view of their input whenever its strides allow, whatever the layout (`flatten` too).
+RESHAPE_LIKE_METHODS = RESHAPE_METHODS | {"flatten"}
 # View ops whose result is contiguous when what they view is (`x.view(b, -1)`, `x.unsqueeze(0)`); `detach` and the
 # like keep the layout whatever it is.
 CONTIGUITY_KEEPING_VIEW_OPS = frozenset({".view()", ".view_as()", ".unsqueeze()", ".squeeze()", ".unflatten()",
