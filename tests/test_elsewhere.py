@@ -136,3 +136,62 @@ def test_a_finding_that_rests_on_a_walk_elsewhere_is_found_on_both_paths_and_fol
     assert _findings(path, True, cache) == [(10, "VL403")]
     (folder / "layers.py").write_text(textwrap.dedent(HOST_NOISE).lstrip("\n"))  # now a list: a plain truth test
     assert _findings(path, True, cache) == []
+
+
+CACHES = """
+import torch
+
+
+class PaddingCache:
+    def __init__(self):
+        self.layers = {}
+
+    def update(self, hidden_states, key):
+        if key not in self.layers:
+            self.layers[key] = torch.zeros_like(hidden_states)
+        self.layers[key].copy_(hidden_states)
+        return self.layers[key]
+
+
+class KeepingCache:
+    def __init__(self):
+        self.layers = {}
+
+    def update(self, hidden_states, key):
+        self.layers[key] = hidden_states
+        return hidden_states
+"""
+
+SUBCLASSED = """
+import torch
+from torch import nn
+
+from pkg.caches import KeepingCache, PaddingCache
+
+
+class ConvPaddingCache(PaddingCache):
+    pass
+
+
+class ConvKeepingCache(KeepingCache):
+    pass
+
+
+class Conv(nn.Module):
+    def forward(self, hidden_states: torch.Tensor, padding_cache: ConvPaddingCache, kept_cache: ConvKeepingCache):
+        last = hidden_states[..., -2:]
+        padding_cache.update(last, "conv")
+        kept_cache.update(last, "conv")
+        return hidden_states
+"""
+
+
+def test_a_store_into_a_subclass_reads_the_method_it_inherits_from_another_module(tmp_path):
+    """`class ConvPaddingCache(PaddingCache): pass`: its `update` is the base's, which copies (nothing kept) in
+    one case and keeps its argument in the other; not the name heuristic's "a cache's `update` stores"."""
+    folder = package(tmp_path, caches=CACHES)
+    path = folder / "conv.py"
+    path.write_text(textwrap.dedent(SUBCLASSED).lstrip("\n"))
+    for prefilter in (True, False):
+        results = run([SourceFile(path, Settings(select=("VL101",), prefilter=prefilter))], jobs=1, cache_directory=None)
+        assert [(d.start.row, d.code) for r in results for d in r.diagnostics] == [(19, "VL101")], prefilter

@@ -339,11 +339,13 @@ class StoreQuestions:
                 # `cache.set(key, piece)` on a receiver of unknown type: the one class here that defines `set` says
                 # what it keeps (one that clones a view before keeping it keeps nothing extra).
                 known = known or self._unique_owner(receiver, method)
-                if known is not None and method in known.methods:
-                    # Imported from another module of the project: what its method keeps (a `set` that clones
-                    # when the storage is larger than the payload keeps nothing extra) narrows the heuristic.
+                defining = self._defining_class(known, method) if known is not None else None
+                if defining is not None:
+                    # Imported from another module of the project, or inherited from a class one defines: what its
+                    # method keeps (a `set` that clones when the storage is larger than the payload keeps nothing
+                    # extra) narrows the heuristic.
                     events.extend(e for e in self._arguments_at(
-                        node, known.retaining_methods.get(method, set()), known.retaining_keywords.get(method, set()),
+                        node, defining.retaining_methods.get(method, set()), defining.retaining_keywords.get(method, set()),
                         f"{self.short_source(receiver)}.{method}(...)"))
                     return events
                 for arg in node.args:
@@ -369,6 +371,16 @@ class StoreQuestions:
         """The class of `receiver` when the code says it: `self`, an attribute built or annotated with a
         class, a module-level instance or annotated name, an annotated parameter. A class imported from
         another module of the project is read from that module."""
+        reference = self._receiver_reference(receiver)
+        if reference is None:
+            return None
+        if self.summaries is not None:
+            return self.summaries.class_named(reference)
+        return self.index.classes.get(reference)
+
+    def _receiver_reference(self, receiver: cst.BaseExpression) -> Optional[str]:
+        """The name of the class the code gives `receiver` (built as, or annotated with), whether or not any module
+        in reach defines it."""
         name = dotted_name(receiver)
         if name is None:
             return None
@@ -386,11 +398,22 @@ class StoreQuestions:
                 reference = self.index.module_instances.get(name) or self.index.module_annotations.get(name)
             else:
                 reference = self._annotated_locals().get(name)  # `outputs: BaseModelOutput = self.model(...)`
-        if reference is None:
+        return reference
+
+    def _defining_class(self, known: ClassInfo, method: str, depth: int = 4) -> Optional[ClassInfo]:
+        """The class that defines `known`'s `method`: `known` itself, or the nearest of its bases (`class
+        Conv1dPaddingCache(VoxtralRealtimeConv1dPaddingCache): pass` gets its `update` from the base another module
+        of the project defines); None where no class in reach does."""
+        if method in known.methods:
+            return known
+        if depth <= 0:
             return None
-        if self.summaries is not None:
-            return self.summaries.class_named(reference)
-        return self.index.classes.get(reference)
+        for base in known.base_names:
+            found = self.summaries.class_named(base) if self.summaries is not None else self.index.classes.get(base)
+            defining = self._defining_class(found, method, depth - 1) if found is not None and found is not known else None
+            if defining is not None:
+                return defining
+        return None
 
     def _stored_into_class(self, receiver: cst.BaseExpression, method: str) -> Optional[ClassInfo]:
         """The class of the receiver of a storing call: as the code says it (`receiver_class`), or as the analysis
