@@ -237,3 +237,41 @@ def test_a_redundant_contiguous_of_a_layer_output_names_the_layer_as_the_reason(
     messages = {d.start.row: d.message for d in lint_text(source, "head.py", Settings(select=("VL301",)))}
     assert "returned by `Linear` module, a new contiguous tensor" in messages[11]
     assert "`.reshape()` of a contiguous tensor" in messages[12]  # the reshape's receiver, not the layer, is the reason
+
+
+SHAPES_AT_LEAST = textwrap.dedent('''
+    import torch
+    from torch import nn
+
+
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.o_proj = nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = x * torch.ones(3, 4)
+            input_shape = h.shape[:-1]
+            heads = h.view(*input_shape, -1, 2).transpose(-3, -2)
+            merged = heads.transpose(-3, -2).reshape(*input_shape, -1).contiguous()
+            out = self.o_proj(merged)
+            return out
+''').lstrip("\n")
+
+
+def test_a_shape_of_a_tensor_of_at_least_some_rank_has_at_least_so_many_sizes():
+    """`x.shape[:-1]` of an at least 2-D tensor holds at least one size, so `reshape(*shape, -1)` is at least 2-D; of
+    an at least 3-D one (`h` here, when `x` is), at least 3-D: a linear layer's view of its product either way it is
+    not 2-D. Here `h` is only known to be at least 2-D: no claim."""
+    found = beliefs(SHAPES_AT_LEAST)
+    assert found[(14, "merged")]["rank"] is None and found[(15, "out")]["view"] is None
+    three_d = SHAPES_AT_LEAST.replace("torch.ones(3, 4)", "torch.ones(1, 3, 4)")
+    found = beliefs(three_d)
+    assert found[(14, "merged")]["contiguous"] is True and found[(15, "out")]["view"] is True
+    torch = pytest.importorskip("torch")
+    namespace: dict = {}
+    exec(compile(three_d, "shapes.py", "exec"), namespace)  # noqa: S102 - the test's own snippet
+    attention = namespace["Attention"]().eval()
+    with torch.no_grad():
+        for x in (torch.randn(2, 3, 4), torch.randn(5, 2, 3, 4)):  # 3-D and 4-D: a view of the product both times
+            assert attention(x)._base is not None

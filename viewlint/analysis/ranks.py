@@ -10,7 +10,9 @@ A rank is read from the evidence code gives, in one place, as the evaluator fini
   adds one;
 - unpacking a shape: `b, s, _ = x.shape` says `x` is 3-D (`unpacked_rank`, which the flow applies).
 What is not known stays None. Shapes themselves (`x.shape`, `x.size()`, a tuple of sizes) carry their length in the
-same field, so `x.view(*x.shape[:-1], h, d)` is known to be one dimension more than `x`.
+same field, so `x.view(*x.shape[:-1], h, d)` is known to be one dimension more than `x`; and, where only a least rank
+is known (`Value.min_rank`), their least length, so `x.reshape(*x.shape[:-1], -1)` of an at least 3-D `x` is at
+least 3-D too.
 
 The fact: `F.linear` (and `nn.Linear`) with a bias, on a contiguous input of three or more dimensions (or one),
 computes a 2-D product and returns a view of it: its `_base` is set, though it owns all the storage it reaches
@@ -81,11 +83,17 @@ def ranked(ev: "Evaluator", node: cst.BaseExpression, value: Value, local: "Loca
     if kind is Kind.TENSOR_SEQUENCE and type(node) is cst.Call and isinstance(node.func, cst.Attribute):  # type: ignore[attr-defined]
         return _pieces(ev, node, value, local)  # type: ignore[arg-type]
     if kind in (Kind.HOST, Kind.WRAPPER, Kind.INT_LIST, Kind.UNKNOWN):
-        length = _shape_length_of(ev, node, value, local)
+        length = _shape_length_of(ev, node, local, _exact)
         if length is not None:
             if kind is Kind.WRAPPER or kind is Kind.INT_LIST:
                 return value.with_(rank=length)
             return HOST.with_(host_type=SHAPE, rank=length)
+        # At least so many sizes (`x.shape[:-1]` of an at least 3-D `x` holds two or more).
+        floor = _shape_length_of(ev, node, local, _floor_of)
+        if floor and floor > value.min_rank:
+            if kind is Kind.WRAPPER or kind is Kind.INT_LIST:
+                return value.with_(min_rank=floor)
+            return HOST.with_(host_type=SHAPE, min_rank=floor)
     return value
 
 
@@ -165,11 +173,11 @@ def _method_rank(ev: "Evaluator", node: cst.Call, method: str, rank: Optional[in
     if method in ("view", "reshape") and args and len(args) == 1 and ev.is_dtype_argument(args[0]):
         return rank  # `x.view(torch.int8)`
     if method in _SIZED_FACTORIES:
-        return _sizes_length(ev, node, local, skip)
+        return _sizes_length(ev, node, local, skip, measure)
     if method in ("view_as", "reshape_as", "expand_as"):
         return measure(ev.evaluate(args[0], local)) if args else None
     if method == "permute":
-        return _sizes_length(ev, node, local, skip) if args else rank
+        return _sizes_length(ev, node, local, skip, measure) if args else rank
     if rank is None:
         return None
     if method == "unsqueeze":
@@ -177,7 +185,7 @@ def _method_rank(ev: "Evaluator", node: cst.Call, method: str, rank: Optional[in
     if method in ("select", "unbind", "diagonal"):
         return rank - 1 if rank > 0 else None
     if method == "unflatten" and len(args) == 2:
-        sizes = _shape_length(ev, args[1], local)
+        sizes = _shape_length(ev, args[1], local, measure)
         return rank + sizes - 1 if sizes is not None else None
     if method in ("flatten", "ravel"):
         return _flattened(args, rank) if method == "flatten" else 1
@@ -209,13 +217,13 @@ def _function_rank(ev: "Evaluator", node: cst.Call, qualified: str, local: "Loca
     if name in ("arange", "linspace", "logspace", "randperm", "bincount", "nonzero_static"):
         return 1
     if name in ("zeros", "ones", "empty", "randn", "rand"):
-        return _sizes_length(ev, node, local, 0)
+        return _sizes_length(ev, node, local, 0, measure)
     if name in ("full", "empty_strided"):
-        return _shape_length(ev, args[0], local) if args else None
+        return _shape_length(ev, args[0], local, measure) if args else None
     if name == "randint":
         size = ev.keyword(node, "size")
         given = size.value if size is not None else args[-1] if args else None
-        return _shape_length(ev, given, local) if given is not None else None
+        return _shape_length(ev, given, local, measure) if given is not None else None
     if name.endswith("_like") and first is not None:
         return measure(first)
     if name == "tensor" and args:
@@ -310,44 +318,45 @@ def _index_rank(ev: "Evaluator", node: cst.Subscript, local: "Locals", measure: 
 
 
 # ---------------------------------------------------------------------------------------------------- shapes
-def _shape_length_of(ev: "Evaluator", node: cst.BaseExpression, value: Value, local: "Locals") -> Optional[int]:
-    """The length of a shape: `x.shape`, `x.size()`, `x.shape[:-1]`, `(b, -1, d)`, `(*shape, d)`, `shape + (d,)`."""
+def _shape_length_of(ev: "Evaluator", node: cst.BaseExpression, local: "Locals", measure: Measure) -> Optional[int]:
+    """The length of a shape: `x.shape`, `x.size()`, `x.shape[:-1]`, `(b, -1, d)`, `(*shape, d)`, `shape + (d,)`;
+    exactly or at least, as `measure` reads tensors' ranks (a lower bound's slices and sums are lower bounds too:
+    each length here grows with the lengths it is made of)."""
     kind = type(node)
     if kind is cst.Attribute and node.attr.value == "shape":  # type: ignore[attr-defined]
         owner = ev.evaluate(node.value, local)  # type: ignore[attr-defined]
-        return owner.rank if owner.is_tensor else None
+        return measure(owner) if owner.is_tensor else None
     if kind is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size" \
             and not node.args:  # type: ignore[attr-defined]
         receiver = ev.evaluate(node.func.value, local)  # type: ignore[attr-defined]
-        return receiver.rank if receiver.is_tensor else None
+        return measure(receiver) if receiver.is_tensor else None
     if kind is cst.Subscript:
-        return _sliced_shape(ev, node, local)  # type: ignore[arg-type]
+        return _sliced_shape(ev, node, local, measure)  # type: ignore[arg-type]
     if kind in (cst.Tuple, cst.List):
-        return _display_length(ev, node, local)  # type: ignore[arg-type]
+        return _display_length(ev, node, local, measure)  # type: ignore[arg-type]
     if kind is cst.BinaryOperation and isinstance(node.operator, cst.Add):  # type: ignore[attr-defined]
-        left = _shape_length(ev, node.left, local)  # type: ignore[attr-defined]
-        right = _shape_length(ev, node.right, local) if left is not None else None  # type: ignore[attr-defined]
+        left = _shape_length(ev, node.left, local, measure)  # type: ignore[attr-defined]
+        right = _shape_length(ev, node.right, local, measure) if left is not None else None  # type: ignore[attr-defined]
         return left + right if left is not None and right is not None else None
     return None
 
 
-def _shape_length(ev: "Evaluator", node: cst.BaseExpression, local: "Locals") -> Optional[int]:
-    """The length of what `node` holds, where it is a shape (or a tuple or list of sizes) of known length."""
+def _shape_length(ev: "Evaluator", node: cst.BaseExpression, local: "Locals", measure: Measure = _exact) -> Optional[int]:
+    """The length of what `node` holds, where it is a shape (or a tuple or list of sizes) of known length (or, as
+    `measure` asks, of a known least length)."""
     if type(node) in (cst.Tuple, cst.List):
-        return _display_length(ev, node, local)  # type: ignore[arg-type]
+        return _display_length(ev, node, local, measure)  # type: ignore[arg-type]
     value = ev.evaluate(node, local)
-    if value.kind is Kind.HOST and value.host_type == SHAPE:
-        return value.rank
-    if value.kind in (Kind.WRAPPER, Kind.INT_LIST) and value.rank is not None:
-        return value.rank
+    if (value.kind is Kind.HOST and value.host_type == SHAPE) or value.kind in (Kind.WRAPPER, Kind.INT_LIST):
+        return value.rank if measure is _exact else rank_floor(value) or None
     return None
 
 
-def _display_length(ev: "Evaluator", node: cst.Tuple | cst.List, local: "Locals") -> Optional[int]:
+def _display_length(ev: "Evaluator", node: cst.Tuple | cst.List, local: "Locals", measure: Measure) -> Optional[int]:
     length = 0
     for element in node.elements:
         if isinstance(element, cst.StarredElement):
-            inner = _shape_length(ev, element.value, local)
+            inner = _shape_length(ev, element.value, local, measure)
             if inner is None:
                 return None
             length += inner
@@ -359,11 +368,11 @@ def _display_length(ev: "Evaluator", node: cst.Tuple | cst.List, local: "Locals"
     return length
 
 
-def _sliced_shape(ev: "Evaluator", node: cst.Subscript, local: "Locals") -> Optional[int]:
+def _sliced_shape(ev: "Evaluator", node: cst.Subscript, local: "Locals", measure: Measure) -> Optional[int]:
     """`x.shape[:-1]`, `x.shape[2:]`, `x.size()[1:3]`: the length of a slice of a shape of known length."""
     if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Slice):
         return None
-    length = _shape_length(ev, node.value, local)
+    length = _shape_length(ev, node.value, local, measure)
     sliced = node.slice[0].slice
     if length is None or sliced.step is not None:
         return None
@@ -376,21 +385,21 @@ def _sliced_shape(ev: "Evaluator", node: cst.Subscript, local: "Locals") -> Opti
     return max(0, upper - lower)
 
 
-def _sizes_length(ev: "Evaluator", node: cst.Call, local: "Locals", skip: int) -> Optional[int]:
+def _sizes_length(ev: "Evaluator", node: cst.Call, local: "Locals", skip: int, measure: Measure) -> Optional[int]:
     """How many sizes a call passes: `(b, n, d)`, `((b, n, d))`, `(shape)`, `(*shape, -1, d)`."""
     args = [a for a in node.args if a.keyword is None][skip:]
     if not args:
         size = ev.keyword(node, "size")
-        return _shape_length(ev, size.value, local) if size is not None else None
+        return _shape_length(ev, size.value, local, measure) if size is not None else None
     if len(args) == 1 and not args[0].star:
         given = ev.evaluate(args[0].value, local)
         if given.kind is Kind.INT or isinstance(args[0].value, cst.Integer):
             return 1
-        return _shape_length(ev, args[0].value, local)
+        return _shape_length(ev, args[0].value, local, measure)
     length = 0
     for arg in args:
         if arg.star == "*":
-            inner = _shape_length(ev, arg.value, local)
+            inner = _shape_length(ev, arg.value, local, measure)
             if inner is None:
                 return None
             length += inner
