@@ -1,6 +1,8 @@
 """Whether a tensor that owns its storage has `_base` set all the same (`Value.has_base`), as `viewlint beliefs`
 reports it in `view`: a conversion that may return its input, or a view of it, and a module whose `forward` is not
-known, are not claimed either way. What the analysis claims is checked against real torch where torch is installed."""
+known, are not claimed either way; a linear layer's bias the constructor is given, and the class of a submodule a class
+method builds, are read from the module. What the analysis claims is checked against real torch where torch is
+installed."""
 
 from __future__ import annotations
 
@@ -138,3 +140,60 @@ def test_a_bias_settled_by_the_constructions_is_what_torch_does():
         out = layer.attn(torch.randn(2, 3, 4))
     claimed = beliefs(FLAGS)[(12, "out")]
     assert claimed["view"] is (out._base is not None) and claimed["rank"] == out.dim()
+
+
+BUILT_BY_CLASS_METHOD = textwrap.dedent('''
+    from dataclasses import dataclass
+
+    import torch
+    from torch import nn
+
+
+    @dataclass
+    class Output:
+        last_hidden_state: torch.Tensor
+
+
+    class Tower(nn.Module):
+        @classmethod
+        def _from_config(cls, config):
+            return cls()
+
+        def forward(self, pixels) -> torch.Tensor:
+            return Output(last_hidden_state=pixels * 2)
+
+
+    class Head(nn.Module):
+        @classmethod
+        def from_config(cls, config):
+            return cls()
+
+        def forward(self, hidden):
+            return hidden[:, 0]
+
+
+    class Model(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.visual = Tower._from_config(config)
+            self.head = Head.from_config(config)
+
+        def forward(self, pixels: torch.Tensor):
+            outputs = self.visual(pixels)
+            first = self.head(pixels)
+            return outputs, first
+''').lstrip("\n")
+
+
+def test_a_submodule_built_by_a_class_method_is_an_instance_of_that_class():
+    """`self.visual = Tower._from_config(config)`: calls of it run `Tower.forward`, which here returns an output
+    object (whatever its annotation says) and there a view of its input."""
+    found = beliefs(BUILT_BY_CLASS_METHOD)
+    assert found[(37, "outputs")]["tensor"] is False
+    assert found[(38, "first")]["view"] is True and found[(38, "first")]["base"] == "pixels"
+    torch = pytest.importorskip("torch")
+    namespace: dict = {}
+    exec(compile(BUILT_BY_CLASS_METHOD, "built.py", "exec"), namespace)  # noqa: S102 - the test's own snippet
+    pixels = torch.randn(2, 3)
+    outputs, first = namespace["Model"](None)(pixels)
+    assert not isinstance(outputs, torch.Tensor) and first._base is pixels

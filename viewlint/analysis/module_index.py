@@ -627,6 +627,9 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                 info.container_attributes.add(attribute)
             elif isinstance(value, ast.Call):
                 callee = dotted(value.func)
+                if callee is not None and callee.count(".") == 1 and callee.split(".")[1] in semantics.ALTERNATE_CONSTRUCTORS \
+                        and callee.split(".")[0] in index.classes:
+                    callee = callee.split(".")[0]  # `Vision._from_config(config.vision_config)`: an instance of the class
                 if callee in index.classes or (callee is not None and "." not in callee and item_class(value, index) == callee):
                     info.attribute_classes[attribute] = callee  # a class of this module, or one imported from the project
                 qualified = _qualify_name(index, callee) or callee or ""

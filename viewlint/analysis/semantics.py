@@ -224,6 +224,8 @@ NN_TUPLE_MODULES = frozenset({"RNN", "LSTM", "GRU", "MultiheadAttention", "Adapt
 # `torch.nn` modules whose call may return its input itself (in eval mode, or always).
 NN_IDENTITY_MODULES = frozenset({"Identity", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
                                  "FeatureAlphaDropout"})
+# Class methods that build an instance of their class (`Model.from_pretrained(path)`, `Vision._from_config(config)`).
+ALTERNATE_CONSTRUCTORS = frozenset({"from_config", "_from_config", "from_pretrained"})
 # `torch.nn` modules that reshape their input, a view of it where its strides allow (`nn.Flatten` is `x.flatten(1)`).
 NN_RESHAPING_MODULES = frozenset({"Flatten", "Unflatten"})
 # `torch.nn` modules whose output is contiguous whatever the layout of their input (a layer norm normalises a
