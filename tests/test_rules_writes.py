@@ -302,6 +302,27 @@ def test_vl205_leaves_used_results_and_other_objects(lint_source, line):
     assert lint_source(source, select=("VL205",)) == []
 
 
+def test_vl205_reads_a_weight_replaced_by_an_unknown_object_as_that_object(lint_source):
+    """litgpt's LoRA merge: `self.linear.weight` is replaced by a bitsandbytes `Params4bit`, whose `.cuda()` quantizes
+    it in place; after the assignment it is no longer what a submodule's `.weight` is by its name. Before the
+    assignment, and for a weight nothing replaced, the name still says it."""
+    source = (
+        "import torch\nimport bitsandbytes as bnb\n\n\n"
+        "class LoRALinear(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.linear = torch.nn.Linear(4, 4)\n\n"
+        "    def merge(self, lora_data, layer: torch.nn.Linear):\n"
+        "        weight = self.linear.weight\n"
+        "        self.linear.weight.cuda(weight.device)\n"
+        "        self.linear.weight = bnb.nn.Params4bit(weight.data + lora_data, requires_grad=False)\n"
+        "        self.linear.weight.cuda(weight.device)\n"
+        "        layer.weight = bnb.nn.Params4bit(layer.weight.data, requires_grad=False)\n"
+        "        layer.weight.cuda(weight.device)\n"
+    )
+    assert _rows(lint_source(source, select=("VL205",)), "VL205") == [12]
+
+
 def test_vl205_not_under_pytest_raises(lint_source):
     source = (
         "import pytest\nimport torch\n\n\ndef test(x: torch.Tensor):\n"

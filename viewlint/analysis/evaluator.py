@@ -731,9 +731,13 @@ class Evaluator(CallEvaluation, TypeTests):
         elif isinstance(target, cst.Attribute):
             name = dotted_name(target)
             if name is not None and name.startswith("self."):
+                if value is UNKNOWN and name.count(".") > 1:
+                    # `self.linear.weight = bnb.nn.Params4bit(...)`: no longer what a submodule's `.weight` is by its
+                    # name, but an object nothing here knows (read back as bound, not guessed again).
+                    value = UNKNOWN.with_(why=f"assigned to `{name}` here")
                 scope[name] = value
             elif name is not None and name.count(".") == 1 and name.split(".")[0] in scope and name.split(".")[0] != "cls":
                 # `item.embeddings = emb[0]` on an object this function holds: read back as set, and handed on with
                 # the object (`self._cache(item)`: see `ModuleSummaries.bind_arguments`).
-                scope[name] = value
+                scope[name] = UNKNOWN.with_(why=f"assigned to `{name}` here") if value is UNKNOWN else value
                 scope[fields_mark(name.split(".")[0])] = UNKNOWN
