@@ -129,6 +129,15 @@ def test_a_bias_the_constructor_is_given_is_settled_by_how_the_module_builds_the
     assert found[(23, "out")]["view"] is None
     # Never built here: nothing shows how it is built.
     assert found[(34, "out")]["view"] is None
+    # A subclass whose constructor passes `bias=False` up builds it too: no claim for `Attention` either.
+    extended = FLAGS + textwrap.dedent('''
+
+
+        class NoBias(Attention):
+            def __init__(self, dim: int):
+                super().__init__(dim, bias=False)
+    ''')
+    assert beliefs(extended)[(12, "out")]["view"] is None
 
 
 def test_a_bias_settled_by_the_constructions_is_what_torch_does():

@@ -654,7 +654,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                         given = _bias_argument(value)
                         if bias is None and type(given) is ast.Name and fn.name == "__init__":
                             # `bias=bias`, the constructor's own parameter: settled by how this module builds the class.
-                            bias = built_with(info.name, fn, given.id, functions, tree)
+                            bias = built_with(info.name, fn, given.id, functions, tree, index)
                         info.linear_bias[attribute] = bias if info.linear_bias.get(attribute, bias) == bias else None
                 if qualified in semantics.PARAMETER_CONSTRUCTORS or qualified in semantics.BUFFER_CONSTRUCTORS:
                     info.tensor_attributes.add(attribute)
@@ -735,25 +735,40 @@ def _linear_bias(call: ast.Call) -> Optional[bool]:
 
 def built_with(class_name: str, init: ast.FunctionDef, parameter: str,
                functions: Sequence[tuple[ast.FunctionDef, Optional["ClassInfo"], Sequence[ast.AST]]],
-               tree: ast.Module) -> Optional[bool]:
+               tree: ast.Module, index: "ModuleIndex") -> Optional[bool]:
     """The constant a flag parameter of `class_name.__init__` has in every construction of the class in this module
-    (`WhisperAttention(embed_dim=..., config=config)` leaves `bias: bool = True` as it is): None where a construction
-    passes anything else or `**kwargs`, where two disagree, or where the module builds none (nothing shows how)."""
+    (`WhisperAttention(embed_dim=..., config=config)` leaves `bias: bool = True` as it is), subclasses' included
+    (built by name where they inherit the constructor, through `super().__init__(...)` where they define their own):
+    None where a construction passes anything else or `**kwargs`, where two disagree, or where the module builds none
+    (nothing shows how)."""
     arguments = init.args
     positional = [a.arg for a in [*arguments.posonlyargs, *arguments.args]][1:]
     defaults = dict(zip([a.arg for a in [*arguments.posonlyargs, *arguments.args]][-len(arguments.defaults):],
                         arguments.defaults)) if arguments.defaults else {}
     defaults.update({a.arg: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None})
+    # The classes whose construction runs this `__init__` by name, and those whose own `__init__` calls it.
+    by_name, extending = {class_name}, set()
+    for _ in range(4):
+        for info in index.classes.values():
+            if info.name not in by_name and by_name & set(info.base_names):
+                (extending if "__init__" in info.methods else by_name).add(info.name)
 
     def constant(node: Optional[ast.expr]) -> Optional[bool]:
         return node.value if isinstance(node, ast.Constant) and isinstance(node.value, bool) else None
 
+    def constructs(node: ast.Call, owner: Optional["ClassInfo"], fn: ast.FunctionDef) -> bool:
+        if dotted(node.func) in by_name:
+            return True
+        func = node.func  # `super().__init__(...)` in the `__init__` of a class that extends it
+        return owner is not None and owner.name in extending and fn.name == "__init__" and type(func) is ast.Attribute \
+            and func.attr == "__init__" and type(func.value) is ast.Call and dotted(func.value.func) == "super"
+
     seen: set[Optional[bool]] = set()
     top = [node for statement in tree.body if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
            for node in ast.walk(statement)]
-    for nodes in [top, *(nodes for _fn, _info, nodes in functions)]:
+    for fn, owner, nodes in [(init, None, top), *functions]:
         for node in nodes:
-            if type(node) is not ast.Call or dotted(node.func) != class_name:  # type: ignore[attr-defined]
+            if type(node) is not ast.Call or not constructs(node, owner, fn):  # type: ignore[arg-type]
                 continue
             if any(k.arg is None for k in node.keywords) or any(type(a) is ast.Starred for a in node.args):
                 return None  # `**kwargs` or `*args`: what it passes is not shown

@@ -371,16 +371,6 @@ class StoreQuestions:
         """The class of `receiver` when the code says it: `self`, an attribute built or annotated with a
         class, a module-level instance or annotated name, an annotated parameter. A class imported from
         another module of the project is read from that module."""
-        reference = self._receiver_reference(receiver)
-        if reference is None:
-            return None
-        if self.summaries is not None:
-            return self.summaries.class_named(reference)
-        return self.index.classes.get(reference)
-
-    def _receiver_reference(self, receiver: cst.BaseExpression) -> Optional[str]:
-        """The name of the class the code gives `receiver` (built as, or annotated with), whether or not any module
-        in reach defines it."""
         name = dotted_name(receiver)
         if name is None:
             return None
@@ -398,7 +388,11 @@ class StoreQuestions:
                 reference = self.index.module_instances.get(name) or self.index.module_annotations.get(name)
             else:
                 reference = self._annotated_locals().get(name)  # `outputs: BaseModelOutput = self.model(...)`
-        return reference
+        if reference is None:
+            return None
+        if self.summaries is not None:
+            return self.summaries.class_named(reference)
+        return self.index.classes.get(reference)
 
     def _defining_class(self, known: ClassInfo, method: str, depth: int = 4) -> Optional[ClassInfo]:
         """The class that defines `known`'s `method`: `known` itself, or the nearest of its bases (`class
