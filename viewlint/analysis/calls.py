@@ -497,7 +497,7 @@ class CallEvaluation(ArgumentReading):
     def maybe_view(self, receiver: Value, op: str, device: Device, source: Optional[cst.BaseExpression] = None) -> Value:
         """The result of a conversion that returns its input when it can (`reshape`, `contiguous`, `to`,
         casts); `source` is the converted expression (a name: writes into a copy never reach it)."""
-        name = op.rsplit(".", 1)[-1].removesuffix("()")
+        name = _op_name(op)
         if name in sem.RESHAPE_METHODS and receiver.is_fresh and receiver.contiguous and source is not None \
                 and receiver.device is device:
             # A reshape of contiguous memory is a view of it, contiguous too (`x.reshape(b, -1)` of an `addmm` result).
@@ -514,7 +514,7 @@ class CallEvaluation(ArgumentReading):
     @staticmethod
     def _may_copy(receiver: Value, op: str, device: Device) -> bool:
         """Whether `op` may return a copy of `receiver` (a reshape of contiguous memory never does)."""
-        name = op.rsplit(".", 1)[-1].removesuffix("()")
+        name = _op_name(op)
         if name in sem.LAYOUT_ONLY_COPY_METHODS:
             return not receiver.contiguous
         if name == "cpu":
@@ -533,8 +533,8 @@ class CallEvaluation(ArgumentReading):
         return False if receiver.has_base is False else None
 
     def _maybe_view(self, receiver: Value, op: str, device: Device) -> Value:
+        name = _op_name(op)
         if receiver.is_view or receiver.is_maybe_view_of_view:
-            name = op.rsplit(".", 1)[-1].removesuffix("()")
             if receiver.contiguous is False and name == "contiguous":
                 # `.contiguous()` of a known non-contiguous view always copies: the result owns its storage.
                 return fresh(contiguous=True, device=device)
@@ -549,7 +549,6 @@ class CallEvaluation(ArgumentReading):
                          contiguous=True if "contiguous" in op else (False if still_strided else None))
         if receiver.is_fresh:
             # On a tensor that owns its storage, "maybe the same storage" still owns it.
-            name = op.rsplit(".", 1)[-1].removesuffix("()")
             return fresh(contiguous=True if "contiguous" in op else receiver.contiguous, device=device,
                          zero_dim=receiver.zero_dim, bool_mask=receiver.bool_mask, index_like=receiver.index_like,
                          reduced=receiver.reduced, why=receiver.why, origin=receiver.origin,
@@ -741,3 +740,8 @@ class CallEvaluation(ArgumentReading):
         if len(positional) == 2 and isinstance(positional[1].value, (cst.Integer, cst.UnaryOperation)):
             return True  # .split(size, dim)
         return False
+
+
+def _op_name(op: str) -> str:
+    """The method a conversion's op names: `reshape` of `.reshape()` or `torch.reshape`."""
+    return op.rsplit(".", 1)[-1].removesuffix("()")
