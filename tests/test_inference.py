@@ -11,7 +11,7 @@ import pytest
 from viewlint.analysis.callgraph import FunctionKey, callgraph_of, hot_reasons
 from viewlint.analysis.module_index import build_index_from_ast
 from viewlint.analysis.values import HOST, UNKNOWN, Device, Kind, Provenance, Value, join
-from viewlint.engine import is_test_path, lint_text
+from viewlint.engine import is_export_path, is_test_path, lint_text
 from viewlint.settings import Settings
 
 
@@ -419,6 +419,31 @@ def test_cost_and_hot_path_rules_are_quiet_in_test_code_but_lost_writes_are_not(
     """
     assert sorted(codes(source, path="tests/test_model.py")) == [(11, "VL201")]
     assert {code for _, code in codes(source, path="pkg/model.py")} >= {"VL401", "VL201"}
+
+
+@pytest.mark.parametrize("path,expected", [
+    ("ultralytics/engine/exporter.py", True), ("torch/_export/db/examples/x.py", True), ("torch/export/_trace.py", True),
+    ("transformers/exporters/exporter_openvino.py", True), ("pkg/export_onnx.py", True), ("pkg/onnx_export.py", True),
+    ("pkg/export.py", True), ("pkg/exported_model.py", False), ("pkg/exporting.py", False), ("pkg/reexport.py", False),
+    ("pkg/model.py", False),
+])
+def test_export_paths(path, expected):
+    assert is_export_path(path) is expected
+
+
+def test_export_code_is_quiet_on_costs_and_syncs_but_not_on_lost_writes():
+    # ultralytics' `NMSModel.forward` in `engine/exporter.py` runs once, as the exporter's dry run and trace.
+    source = """
+    import torch
+    import torch.nn as nn
+
+    class NMSModel(nn.Module):
+        def forward(self, x: torch.Tensor, mask: torch.Tensor, idx: torch.Tensor):
+            x[idx].zero_()
+            return x.nonzero(), x.max().item()
+    """
+    assert codes(source, path="ultralytics/engine/exporter.py") == [(6, "VL201")]
+    assert {code for _, code in codes(source, path="ultralytics/engine/model.py")} >= {"VL201", "VL401", "VL404"}
 
 
 def test_backends_named_for_the_cpu_hold_host_tensors():

@@ -146,6 +146,9 @@ def read_bytes(path: Path, display: str) -> tuple[Optional[bytes], Optional[Diag
 
 
 _TEST_DIRECTORIES = frozenset({"tests", "test", "testing"})
+_EXPORT_DIRECTORIES = frozenset({"export", "_export", "exporter", "exporters"})
+# `export.py`, `exporter.py`, `export_onnx.py`, `onnx_export.py`, `_exporter_utils.py` (not `exported_model.py`).
+_EXPORT_FILE = re.compile(r"(?:^_?|_)export(?:ers?)?(?:_|\.pyi?$)")
 
 
 def is_test_path(path: str) -> bool:
@@ -154,6 +157,13 @@ def is_test_path(path: str) -> bool:
     name = parts[-1]
     return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" \
         or any(part in _TEST_DIRECTORIES for part in parts[:-1])
+
+
+def is_export_path(path: str) -> bool:
+    """`export/…`, `_export/…`, `exporters/…`, `exporter.py`, `export_onnx.py`, `onnx_export.py` (relative to the
+    project): code that runs once per export (a dry run, a trace), not per step."""
+    parts = path.replace("\\", "/").split("/")
+    return bool(_EXPORT_FILE.search(parts[-1])) or any(part in _EXPORT_DIRECTORIES for part in parts[:-1])
 
 
 def lint_text(text: str, display: str, settings: Settings, relative: Optional[str] = None) -> list[Diagnostic]:
@@ -276,8 +286,10 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
     codes = settings.codes_for(relative if relative is not None else display)
     registry = all_rules()
     rule_classes = [registry[code] for code in sorted(codes) if code in registry]
-    if is_test_path(relative if relative is not None else display):
-        # Tests run once, on small inputs: what costs time or memory per step does not matter there.
+    where = relative if relative is not None else display
+    if is_test_path(where) or is_export_path(where):
+        # Tests run once, on small inputs, and export code once per export (a dry run, a trace): what costs time or
+        # memory per step does not matter there.
         rule_classes = [cls for cls in rule_classes if not (cls.hot_path_only or cls.reports_a_cost)]
     if not rule_classes:
         return []
