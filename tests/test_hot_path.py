@@ -277,6 +277,41 @@ def test_pipeline_stages_are_orchestration_but_a_module_named_stage_is_a_layer(l
     assert hot_rows(lint_source, source) == [10]
 
 
+def test_data_transforms_are_preparation_but_modules_named_transform_and_transformers_are_layers(lint_source):
+    # PyG's `BaseTransform` subclasses run per sample in a data pipeline, on the host.
+    source = """
+    class LineGraph(BaseTransform):
+        def forward(self, x: torch.Tensor):
+            return x.item()
+
+    class PredictionHeadTransform(nn.Module):
+        def forward(self, x: torch.Tensor):
+            return x.item()
+
+    class Transformer2DModel(ModelMixin):
+        def forward(self, x: torch.Tensor):
+            return x.item()
+    """
+    assert hot_rows(lint_source, source) == [10, 14]
+
+
+def test_a_forward_that_hands_its_input_to_numpy_is_a_bridge_to_another_runtime(lint_source):
+    # ultralytics' ONNX/TFLite/OpenVINO backends: `forward(self, im)` gives `im.cpu().numpy()` to the other runtime,
+    # once per batch; a vision tower that reads its grid sizes into NumPy still runs on its pixels per layer.
+    source = """
+    class ONNXBackend:
+        def forward(self, im: torch.Tensor, scale: torch.Tensor):
+            outputs = self.session.run(None, {"images": im.permute(0, 2, 3, 1).cpu().numpy()})
+            return outputs, scale.item()
+
+    class VisionTower(nn.Module):
+        def forward(self, x: torch.Tensor, grid_thw: torch.Tensor):
+            sizes = grid_thw.cpu().numpy()
+            return sizes, x.item()
+    """
+    assert hot_rows(lint_source, source) == [12]
+
+
 def test_an_environment_switch_for_checks_guards_cold_code(lint_source):
     source = (
         "import os\n"

@@ -16,7 +16,7 @@ from typing import Any, Iterator, NamedTuple, Optional
 
 from viewlint.analysis import semantics as sem
 from viewlint.analysis import tree as tree_module
-from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_FUNCTION_NAMES
+from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_FUNCTION_NAMES, hands_over_to_host
 from viewlint.analysis.guards import cold_test, switch_locals
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.nodes import dotted, preorder
@@ -408,16 +408,6 @@ def is_cached(node: ast.AST) -> bool:
     return False
 
 
-def hands_results_to_host(nodes: list[ast.AST]) -> bool:
-    """A `forward` (its preorder nodes) that returns a `.cpu()` tensor: the end of a
-    pipeline, run once per output (the reading of `viewlint.analysis.contexts.hands_results_to_host`)."""
-    for node in nodes:
-        if type(node) is ast.Return and type(node.value) is ast.Call and type(node.value.func) is ast.Attribute \
-                and node.value.func.attr == "cpu":  # type: ignore[attr-defined]
-            return True
-    return False
-
-
 def _cache_miss(test: ast.AST) -> set[str]:
     """The `self.<memo>`s a miss test reads: `key not in self.cache` (or several joined with `or`)."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
@@ -630,7 +620,7 @@ def _own_hot(graph: "CallGraph", key: FunctionKey, info: FunctionInfo, hot_globs
         if owner is not None and not owner.is_module and preprocessing_class(graph.index, key.owner):
             return False  # pipelines, stages, processors: once per request, not per layer or step
         if sem.glob_matcher(HOT_FUNCTION_NAMES)(name):
-            return not hands_results_to_host(graph.index.segment_nodes.get(id(node)) or preorder(node))
+            return not hands_over_to_host(graph.index, node)
         if name == "__call__" and owner is not None and owner.is_module:
             return True
         if name in sem.OPTIMIZER_STEP_NAMES and owner is not None and owner.is_optimizer:
@@ -647,7 +637,7 @@ def preprocessing_class(index: ModuleIndex, name: str) -> bool:
     """Feature extractors, processors, tokenizers, collators, pipelines and their stages (by class or base name),
     as `viewlint.analysis.contexts.is_preprocessing_class` reads them."""
     names = [name] + [(dotted(b) or "").split(".")[-1] for d in index.class_defs.get(name, []) for b in d.bases]
-    return any(part in n for n in names for part in sem.PREPROCESSING_CLASS_WORDS)
+    return sem.names_preprocessing(names)
 
 
 def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[FunctionKey, str]:

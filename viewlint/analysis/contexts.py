@@ -22,6 +22,7 @@ import libcst as cst
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.guards import cold_test, joined
 from viewlint.analysis.module_index import ModuleIndex
+from viewlint.analysis.nodes import preorder
 from viewlint.analysis.tree import children, descendants, dotted_name, remembered
 
 if TYPE_CHECKING:
@@ -292,11 +293,8 @@ class ContextStack:
             if not (info is not None and info.is_module) and is_preprocessing_class(self.contexts[-1].node):
                 return False  # pipelines, pipeline stages, processors: once per request, not per layer or step
             if sem.glob_matcher(HOT_FUNCTION_NAMES)(name):
-                key = ("hands results to host", id(node))  # the summaries walk a function once per set of arguments
-                found = self.index.memo.get(key)
-                if found is None or found[0] is not node:  # type: ignore[index]
-                    found = self.index.memo[key] = (node, hands_results_to_host(node))
-                return not found[1]  # type: ignore[index]
+                own = self._ast_method(node)
+                return own is None or not hands_over_to_host(self.index, own)
             if name in sem.OPTIMIZER_STEP_NAMES and info is not None and info.is_optimizer:
                 return True
             if name in HOT_CALL_NAMES:
@@ -310,6 +308,20 @@ class ContextStack:
             if qualified in HOT_DECORATORS or (qualified.endswith((".compile", ".jit.script")) and "torch" in qualified):
                 return True
         return False
+
+    def _ast_method(self, node: cst.FunctionDef) -> Optional[ast.AST]:
+        """The `ast` of a method of the class being walked (the same-named one at the same place among them)."""
+        cls = self.contexts[-1].node
+        if not isinstance(cls, cst.ClassDef) or not isinstance(cls.body, cst.IndentedBlock):
+            return None
+        name = node.name.value
+        place = [m for m in cls.body.body if isinstance(m, cst.FunctionDef) and m.name.value == name].index(node) \
+            if node in cls.body.body else -1
+        for definition in self.index.class_defs.get(cls.name.value, ()):
+            methods = [m for m in definition.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name == name]
+            if 0 <= place < len(methods):
+                return methods[place]
+        return None
 
     def has_hot_marker(self, node: cst.CSTNode) -> bool:
         """`# viewlint: hot` on the lines above the statement (or its decorators), or at the end of its header line.
@@ -447,18 +459,45 @@ def is_cached_function(node: cst.FunctionDef) -> bool:
                .split(".")[-1] for d in node.decorators)
 
 
-def hands_results_to_host(node: cst.FunctionDef) -> bool:
-    """A `forward` that returns a `.cpu()` tensor: the end of a pipeline (a vocoder's waveform), run once per
-    output. A per-layer module hands device tensors on."""
-    return remembered("hands results to host", node, lambda: _returns_cpu(node))
+def hands_over_to_host(index: ModuleIndex, node: ast.AST) -> bool:
+    """A `forward` (its `ast`) that hands tensors over to the host: one that returns a `.cpu()` tensor, the end of
+    a pipeline (a vocoder's waveform), run once per output; or one that hands a tensor it is given to NumPy
+    (`im.cpu().numpy()` of its first input, for an ONNX or TFLite session), a bridge to another runtime, run once per
+    batch. A per-layer module hands device tensors on. The one reading of it, for the walker and the call graph."""
+    key = ("hands over to host", id(node))
+    found = index.memo.get(key)
+    if found is None or found[0] is not node:  # type: ignore[index]
+        found = index.memo[key] = (node, _hands_over(index, node))
+    return found[1]  # type: ignore[index, no-any-return]
 
 
-def _returns_cpu(node: cst.FunctionDef) -> bool:
-    for child in descendants(node.body):
-        if type(child) is cst.Return and type(child.value) is cst.Call and type(child.value.func) is cst.Attribute \
-                and child.value.func.attr.value == "cpu":  # type: ignore[attr-defined]
+def _hands_over(index: ModuleIndex, node: ast.AST) -> bool:
+    arguments = getattr(node, "args", None)
+    # Its first input (`im` of `forward(self, im)`): a model's metadata handed to NumPy (`grid_thw.cpu().numpy()` beside
+    # the pixels it runs on) is not its input leaving for another runtime.
+    positional = [a.arg for a in (*arguments.posonlyargs, *arguments.args) if a.arg not in ("self", "cls")] \
+        if isinstance(arguments, ast.arguments) else []
+    given = positional[:1]
+    for child in index.segment_nodes.get(id(node)) or preorder(node):
+        kind = type(child)
+        if kind is ast.Return and _is_method_call(child.value, "cpu"):  # type: ignore[attr-defined]
+            return True
+        if kind is ast.Call and _is_method_call(child, "numpy") and _is_method_call(child.func.value, "cpu") \
+                and _root_name(child.func.value.func.value) in given:  # type: ignore[attr-defined]
             return True
     return False
+
+
+def _is_method_call(node: Optional[ast.AST], method: str) -> bool:
+    return type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == method  # type: ignore[attr-defined]
+
+
+def _root_name(node: ast.AST) -> Optional[str]:
+    """`im` of `im` or `im.permute(0, 2, 3, 1).contiguous()`: a name, through the methods called on it (a field read
+    off it, `batch.positions`, is another tensor)."""
+    while type(node) is ast.Call and type(node.func) is ast.Attribute:  # type: ignore[attr-defined]
+        node = node.func.value  # type: ignore[attr-defined]
+    return node.id if type(node) is ast.Name else None  # type: ignore[attr-defined]
 
 
 def warns_and_leaves(node: cst.If) -> bool:
@@ -546,7 +585,7 @@ def is_preprocessing_class(node: Optional[cst.CSTNode]) -> bool:
     if not isinstance(node, cst.ClassDef):
         return False
     names = [node.name.value] + [(dotted_name(b.value) or "").split(".")[-1] for b in node.bases]
-    return any(part in n for n in names for part in sem.PREPROCESSING_CLASS_WORDS)
+    return sem.names_preprocessing(names)
 
 
 def takes_tensor(node: cst.FunctionDef) -> bool:

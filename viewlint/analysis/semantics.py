@@ -559,6 +559,16 @@ OUTPUT_CHECKER_CLASS_WORDS = ("SafetyChecker",)
 # batch or request (feature extractors, processors, collators, pipelines and pipeline stages), not per layer.
 PREPROCESSING_CLASS_WORDS = ("FeatureExtract", "ImageProcessor", "VideoProcessor", "ProcessorMixin", "Tokenizer",
                              "Collator", "Pipeline", "Stage")
+# And data transforms (PyG's `BaseTransform` subclasses, `RandomTransform`): per sample in a data pipeline, on the
+# host. Not a `Transformer`, nor a `...Transformation`.
+_DATA_TRANSFORM = re.compile(r"Transforms?(?![a-z])")
+
+
+def names_preprocessing(names: list[str]) -> bool:
+    """Class names (a class's own and its bases') that say it prepares data or orchestrates, not a layer: the one
+    reading of it, for the walker's contexts and the call graph alike."""
+    return any(part in name for name in names for part in PREPROCESSING_CLASS_WORDS) \
+        or any(_DATA_TRANSFORM.search(name) for name in names)
 # Receivers whose `.step()` runs a training or denoising step, and callables that run a model.
 OPTIMIZER_WORDS = ("optim", "opt", "scaler", "scheduler")
 MODEL_NAMES = frozenset({"model", "net", "policy", "decoder", "generator", "engine"})
