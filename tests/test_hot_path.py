@@ -411,6 +411,45 @@ def test_work_on_a_cache_miss_runs_once_per_key(lint_source):
     assert [(row, code) for row, code, _ in lint_source(source, select=("VL401",))] == [(14, "VL401")]
 
 
+def test_an_epoch_loop_that_steps_a_learning_rate_schedule_is_not_a_step_loop(lint_source):
+    # ultralytics' `_do_train`: the batch loop steps the optimizer; the epoch loop around it steps the learning-rate
+    # schedule and validates once per epoch. A diffusion scheduler's `step(noise_pred, t, latents)` is the step.
+    source = """
+    def train(model, loader, optimizer, scheduler, lr_scheduler, score: torch.Tensor):
+        for epoch in range(10):
+            for batch in loader:
+                loss = model(batch)
+                loss.backward()
+                optimizer.step()
+                total = score.item()
+            scheduler.step()
+            lr_scheduler.step(epoch, score)
+            best = score.item()
+
+    def denoise(unet_fn, scheduler, latents, steps, x: torch.Tensor):
+        for t in steps:
+            latents = scheduler.step(unet_fn(latents, t), t, latents)
+            peak = x.item()
+    """
+    assert hot_rows(lint_source, source) == [10, 18]
+
+
+def test_a_helper_named_for_handling_a_model_does_not_run_one(lint_source):
+    # `unwrap_model(self.model)` in an epoch loop returns the model; `text_model(ids)` runs one.
+    source = """
+    def epochs(model, ids, x: torch.Tensor):
+        for epoch in range(10):
+            inner = unwrap_model(model)
+            v = x.item()
+
+    def encode(text_model, batches, x: torch.Tensor):
+        for ids in batches:
+            out = text_model(ids)
+            v = x.item()
+    """
+    assert hot_rows(lint_source, source) == [12]
+
+
 # ---------------------------------------------------------------- scripts and notebooks: step loops at the top level
 TOP_LEVEL_LOOP = """
 model = torch.nn.Linear(4, 1).cuda()

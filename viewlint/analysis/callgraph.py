@@ -375,7 +375,8 @@ def runs_a_step(call: ast.Call) -> Optional[str]:
     if type(func) is ast.Attribute:
         method = func.attr  # type: ignore[attr-defined]
         if method in sem.STEP_METHODS:
-            return sem.runs_a_step(method, dotted(func.value) or "", dotted(func) or "")  # type: ignore[attr-defined]
+            return sem.runs_a_step(method, dotted(func.value) or "", dotted(func) or "",  # type: ignore[attr-defined]
+                                   len(call.args) + len(call.keywords))
     return None
 
 

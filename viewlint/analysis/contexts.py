@@ -437,7 +437,8 @@ def _step_call(root: cst.CSTNode, stack: Optional["ContextStack"]) -> Optional[s
             if type(func) is cst.Attribute:
                 method = func.attr.value
                 if method in sem.STEP_METHODS:
-                    ran = sem.runs_a_step(method, dotted_name(func.value) or "", dotted_name(func) or "")
+                    ran = sem.runs_a_step(method, dotted_name(func.value) or "", dotted_name(func) or "",
+                                          len(node.args))  # type: ignore[attr-defined]
                     if ran is not None:
                         return f"a loop that runs {ran}"
             callee = dotted_name(func) or ""

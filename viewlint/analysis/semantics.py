@@ -180,14 +180,21 @@ TRAINING_STEP_NAMES = ("training_step", "train_step")
 STEP_METHODS = frozenset({"backward", "step", *TRAINING_STEP_NAMES})
 
 
-def runs_a_step(method: str, receiver: str, callee: str) -> Optional[str]:
+def runs_a_step(method: str, receiver: str, callee: str, arguments: int = 0) -> Optional[str]:
     """What a method call runs when it runs a training step, for messages, or None: `loss.backward()`,
-    `optimizer.step()`, `self.scheduler.step(...)`, `self.training_step(...)`. `receiver` and `callee` are the
-    dotted names of the receiver and of the whole callee (empty when they are not names); read on `ast` by the
-    call graph and on libcst by the walker's loops."""
+    `optimizer.step()`, a denoising `self.scheduler.step(noise_pred, t, latents)`, `self.training_step(...)`.
+    `receiver` and `callee` are the dotted names of the receiver and of the whole callee (empty when they are not
+    names), `arguments` how many arguments the call passes; read on `ast` by the call graph and on libcst by the
+    walker's loops.
+
+    A learning-rate schedule's step (`lr_scheduler.step()`, `self.scheduler.step()`, `scheduler.step(val_loss)`) is
+    not one: it runs once per epoch, or beside the optimizer's step, which says so itself."""
     if method == "backward" or method in TRAINING_STEP_NAMES:
         return f"`{callee or method}()`"
-    if method == "step" and any(word in receiver.split(".")[-1].lower() for word in OPTIMIZER_WORDS):
+    last = receiver.split(".")[-1].lower()
+    if method == "step" and any(word in last for word in OPTIMIZER_WORDS):
+        if "sched" in last and (arguments < 2 or last.startswith("lr") or "lr_" in last):
+            return None
         return f"`{receiver}.step()`"
     return None
 # Spellings of the same dtype (`torch.float` is `torch.float32`), for comparing dtypes.
@@ -590,7 +597,20 @@ def names_a_model(callee: str) -> bool:
     """`model(batch)`, `self.model(x)`, `text_model(ids)`: a call of what its name says is a model (a module that
     runs a forward pass). One reading for the hot paths (a loop that runs a model) and for what the call gives."""
     name = callee.split(".")[-1]
-    return name.islower() and (name in MODEL_NAMES or name.endswith("_model"))
+    if not name.islower():
+        return False
+    if name in MODEL_NAMES:
+        return True
+    # `text_model(ids)`, `ref_model(x)`; not a helper that handles one (`unwrap_model(m)`, `load_model(path)`).
+    return name.endswith("_model") and name.split("_", 1)[0] not in _MODEL_HANDLING_VERBS
+
+
+_MODEL_HANDLING_VERBS = frozenset({
+    "get", "load", "build", "create", "make", "init", "initialize", "setup", "prepare", "wrap", "unwrap", "save",
+    "export", "copy", "clone", "compile", "convert", "freeze", "unfreeze", "move", "register", "quantize", "patch",
+    "merge", "reset", "restore", "check", "validate", "print", "log", "summarize", "resolve", "attach", "detach",
+    "configure", "download", "upload", "fuse", "shard", "replace", "update", "sync", "broadcast",
+})
 
 
 def pretrained_model_class(class_name: str) -> bool:
