@@ -119,7 +119,7 @@ def test_results_remembered_per_node_follow_the_edits(tmp_path: Path) -> None:
     assert relinted == scratch
     assert [[code for _, code, _ in found] for found in scratch] == [["VL401"], [], ["VL401"], ["VL401"], ["VL401"]]
     assert "amax" in scratch[4][0][2] and "amax" not in scratch[3][0][2]
-    assert any(kind == "hands results to host" for kind, _ in cache._remembered)
+    assert any(kind == "hands over to host" for kind, _ in cache._remembered)
 
 
 # Lines an edit may bring in: statements, lines that continue or open blocks, brackets and strings left open.
