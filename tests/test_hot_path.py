@@ -450,6 +450,25 @@ def test_a_helper_named_for_handling_a_model_does_not_run_one(lint_source):
     assert hot_rows(lint_source, source) == [12]
 
 
+def test_a_method_call_reaches_the_one_class_defining_it_only_when_the_receiver_can_be_that_class(lint_source):
+    # deepspeed's `HybridEngineRollout._continuous_prefill_cache(self, module, ...)` calls `module.generate(...)`,
+    # a Hugging Face model's, not the rollout's own `generate`; `rollout.generate(...)` and an instance the caller
+    # builds (`r = Rollout()`) are the rollout's.
+    template = """
+    class Rollout:
+        def generate(self, x: torch.Tensor):
+            return x.item()
+
+    class Model(nn.Module):
+        def forward(self, module, x: torch.Tensor):
+            return {call}
+    """
+    assert hot_rows(lint_source, template.format(call="module.generate(x)")) == []
+    assert hot_rows(lint_source, template.format(call="module.rollout.generate(x)")) == [6]
+    source = template.replace("            return {call}", "            r = Rollout()\n            return r.generate(x)")
+    assert hot_rows(lint_source, source) == [6]
+
+
 # ---------------------------------------------------------------- scripts and notebooks: step loops at the top level
 TOP_LEVEL_LOOP = """
 model = torch.nn.Linear(4, 1).cuda()

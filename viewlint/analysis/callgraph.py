@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from dataclasses import dataclass
 from typing import Any, Iterator, NamedTuple, Optional
 
@@ -92,6 +93,7 @@ class CallGraph:
         # Each function's nodes of the kinds `_classified` reads (calls, branches, loops, cold blocks,
         # assignments), in preorder: collected by the one pass over its nodes, read by `hot_reasons`.
         self.skeletons: dict[FunctionKey, list[ast.AST]] = {}
+        self._instances: dict[FunctionKey, dict[str, str]] = {}  # a function's names bound to instances it builds
         self.memo: dict[object, Any] = {}
         self._names: set[str] = set()
         self._scan()
@@ -102,7 +104,10 @@ class CallGraph:
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
         if last is None or (last not in self._names and last not in self.index.classes):
             return []
-        return [k for k in self._ast_callees(owner_key.owner, func) if k in self.functions]
+        info = self.functions.get(owner_key)
+        instances = self._local_instances(owner_key, self.index.segment_nodes.get(id(info.node)) or preorder(info.node)) \
+            if info is not None and isinstance(func, ast.Attribute) else {}
+        return [k for k in self._ast_callees(owner_key.owner, func, instances) if k in self.functions]
 
     def hot_reason(self, owner: Optional[str], name: str, hot_globs: tuple[str, ...] = ()) -> Optional[str]:
         """Why a function not hot by its own name is hot (see `hot_reasons`), or None."""
@@ -148,7 +153,7 @@ class CallGraph:
             held = self._held_modules(key.owner, skeleton)
             for func, last in calls:
                 if last in reachable:
-                    found.update(self._ast_callees(key.owner, func))
+                    found.update(self._ast_callees(key.owner, func, self._local_instances(key, nodes)))
                 if held and dotted(func) in held:
                     # `self.attn(x)`, `for block in self.blocks: block(x)`: a module this class holds runs its `forward`
                     callee = self.called_instance(held[dotted(func)])  # type: ignore[index]
@@ -169,7 +174,23 @@ class CallGraph:
                 info.returns_value = _returns_value(self.index.segment_nodes.get(id(info.node)) or preorder(info.node))
         self.recursive = _in_cycles(callees)
 
-    def _ast_callees(self, owner: Optional[str], func: ast.AST) -> list[FunctionKey]:
+    def _local_instances(self, key: FunctionKey, nodes: list[ast.AST]) -> dict[str, str]:
+        """{name: class of this module} for the names a function binds to an instance it builds (`d = Dumper()`)."""
+        found = self._instances.get(key)
+        if found is None:
+            found = {}
+            classes = self.index.classes
+            for node in nodes:
+                if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name \
+                        and type(node.value) is ast.Call and type(node.value.func) is ast.Name \
+                        and node.value.func.id in classes:  # type: ignore[attr-defined]
+                    name = node.targets[0].id  # type: ignore[attr-defined]
+                    # Bound to two classes on two paths: neither is known to be the one.
+                    found[name] = node.value.func.id if found.get(name, node.value.func.id) == node.value.func.id else ""  # type: ignore[attr-defined]
+            found = self._instances[key] = {k: v for k, v in found.items() if v}
+        return found
+
+    def _ast_callees(self, owner: Optional[str], func: ast.AST, instances: Optional[dict[str, str]] = None) -> list[FunctionKey]:
         """Every function of this module a call may reach, by the same names `resolve` follows (a superset)."""
         if isinstance(func, ast.Name):
             if FunctionKey(None, func.id) in self.functions:
@@ -194,13 +215,16 @@ class CallGraph:
             defining = self.defining_class(held, method) if held else None
             if defining:
                 found.append(FunctionKey(defining, method))
+        if instances and receiver in instances:
+            defining = self.defining_class(instances[receiver], method)  # `d = Dumper(); d.dump_first(batch)`
+            return [FunctionKey(defining, method)] if defining else []
         if receiver is not None and "." not in receiver and receiver in self.index.module_instances:
             defining = self.defining_class(self.index.module_instances[receiver], method)
             if defining:
                 found.append(FunctionKey(defining, method))
         if receiver is not None and receiver.split(".")[0] in self.index.aliases:
             return found  # `F.interpolate(...)`, `np.split(...)`: an imported module's function, not a method here
-        unique = self.unique_method_owner(method)
+        unique = self.unique_method_owner(method, receiver)
         if unique is not None:
             found.append(FunctionKey(unique, method))
         return found
@@ -267,13 +291,29 @@ class CallGraph:
             class_name = next((b for b in bases if b in self.index.classes), None)
         return None
 
-    def unique_method_owner(self, method: str) -> Optional[str]:
+    def unique_method_owner(self, method: str, receiver: Optional[str] = None) -> Optional[str]:
         """The one class of this module that defines `method` (None when none or several do, or the
-        name is too common to tell: `get`, `update`, `forward`)."""
+        name is too common to tell: `get`, `update`, `forward`), for a receiver of unknown type; where the receiver
+        is a name (`rollout.generate`, `self.worker.run_batch`), only if the name shares a word with the class's
+        (`module.generate(...)` in `HybridEngineRollout` is some model's, not the rollout's)."""
         if method in _UNRESOLVED_METHOD_NAMES or method.startswith("__"):
             return None
         owners = self.method_owners.get(method, [])
-        return owners[0] if len(owners) == 1 else None
+        if len(owners) != 1:
+            return None
+        if receiver is not None and receiver not in ("self", "cls") \
+                and not _words(receiver.split(".")[-1]) & _words(owners[0]):
+            return None
+        return owners[0]
+
+
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
+
+
+def _words(name: str) -> set[str]:
+    """The lower-case words of a name of three letters or more: `HybridEngineRollout` -> {hybrid, engine, rollout},
+    `rollout_engine` -> {rollout, engine}."""
+    return {w.lower() for w in _WORD.findall(name) if len(w) >= 3}
 
 
 # The name under which the body of `if __name__ == "__main__":` is a function of the call graph: a caller only

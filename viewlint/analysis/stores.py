@@ -425,7 +425,7 @@ class StoreQuestions:
         """For a receiver of unknown type: the one class of this module that defines `method`."""
         if self.summaries is None:
             return None
-        owner = self.summaries.unique_method_owner(method, self.value_of(receiver))
+        owner = self.summaries.unique_method_owner(method, self.value_of(receiver), dotted_name(receiver))
         return self.index.classes.get(owner) if owner is not None else None
 
     def _summary_store_events(self, node: cst.Call, method: str, receiver: cst.BaseExpression) -> list[StoreEvent]:

@@ -225,7 +225,7 @@ class ModuleSummaries:
             held = evaluator.evaluate(func.value, local)
             instance = self.instance_class(held)
             owner = self.callgraph.defining_class(instance, method) if instance is not None \
-                else self.unique_method_owner(method, held)
+                else self.unique_method_owner(method, held, receiver)
         return functions.get(FunctionKey(owner, method)) if owner is not None else None
 
     def _called_instance(self, class_name: Optional[str]) -> Optional[FunctionInfo]:
@@ -280,9 +280,10 @@ class ModuleSummaries:
             return None
         return value if value.kind is not Kind.UNKNOWN else None
 
-    def unique_method_owner(self, method: str, receiver: Value) -> Optional[str]:
-        """The one class of this module that defines `method`, for a receiver of unknown type."""
-        return self.callgraph.unique_method_owner(method) if receiver.kind is Kind.UNKNOWN else None
+    def unique_method_owner(self, method: str, receiver: Value, name: Optional[str] = None) -> Optional[str]:
+        """The one class of this module that defines `method`, for a receiver of unknown type (named `name`, when
+        it is a name: see `CallGraph.unique_method_owner`)."""
+        return self.callgraph.unique_method_owner(method, name) if receiver.kind is Kind.UNKNOWN else None
 
     def bind_arguments(self, call: cst.Call, info: FunctionInfo, evaluator: Evaluator, local: Locals) -> dict[str, Value]:
         """{parameter: value} for one call; parameters left to their defaults get the default's value."""
