@@ -77,6 +77,23 @@ def test_vl301_branch_merge_is_not_contiguous(lint_source):
     assert codes(lint_source, source, "VL301") == []
 
 
+def test_vl301_an_except_handler_cannot_count_on_what_its_try_body_made(lint_source):
+    # torchrl's `sub = sub.contiguous(canonical=True)` in the `try`, `sub = sub.contiguous()` in `except TypeError`:
+    # the handler runs when the `try` line failed, on the layout `sub` had before it.
+    source = """
+    import torch
+    def f(x: torch.Tensor):
+        y = x.t()
+        try:
+            y = y.contiguous()
+            check(y)
+        except RuntimeError:
+            y = y.contiguous()
+        return y
+    """
+    assert codes(lint_source, source, "VL301") == []
+
+
 def test_vl301_fix_drops_contiguous_and_rewrites_clone():
     source = """
     import torch

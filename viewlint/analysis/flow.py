@@ -289,7 +289,8 @@ class FlowHooks:
         self._statements.append(node)
         kind = type(node).__name__
         if kind in ("Try", "TryStar") and node.handlers:  # type: ignore[attr-defined]
-            self._try_stores.append(stored_names(node.body) if self._proves_layout() else set())  # type: ignore[attr-defined]
+            # (Whatever is known at the `try`: the body itself may prove a layout the handler cannot count on.)
+            self._try_stores.append(stored_names(node.body))  # type: ignore[attr-defined]
         elif kind == "Match":
             for case in node.cases:  # type: ignore[attr-defined]
                 for child in descendants(case.pattern):
