@@ -8,7 +8,7 @@ import libcst as cst
 
 from viewlint.analysis import features
 from viewlint.analysis.value_ops import MODULE_OUTPUT
-from viewlint.analysis.values import ADVANCED_INDEX
+from viewlint.analysis.values import ADVANCED_INDEX, Kind
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 
@@ -129,6 +129,8 @@ class RedundantContiguous(Rule):
             return None
         if is_method and any(arg.keyword is None for arg in receiver.args):
             return None  # `obj.clone(deep)`: not a tensor clone
+        if is_method and self.facts.value_of(func.value).kind not in (Kind.TENSOR, Kind.UNKNOWN):  # type: ignore[attr-defined]
+            return None  # `spec.clone()` of a `TensorDictBase`: another class's copy (no `memory_format=` to take)
         return receiver
 
     def _report_clone(self, node: cst.Call, clone: cst.Call) -> None:

@@ -94,6 +94,21 @@ def test_vl301_an_except_handler_cannot_count_on_what_its_try_body_made(lint_sou
     assert codes(lint_source, source, "VL301") == []
 
 
+def test_vl301_a_clone_of_an_object_of_another_class_is_that_class(lint_source):
+    # torchrl's transport: `request_spec.clone().contiguous()` of a `TensorDictBase` (whose `clone` takes no
+    # `memory_format=`), then `self._request_spec.clone().contiguous()` of that.
+    source = """
+    import torch
+    from tensordict import TensorDictBase
+    class Transport:
+        def __init__(self, spec: TensorDictBase, x: torch.Tensor):
+            self.spec = spec.clone().contiguous()
+            self.buffer = self.spec.clone().contiguous()
+            self.rows = x.t().clone().contiguous()
+    """
+    assert codes(lint_source, source, "VL301") == [8]
+
+
 def test_vl301_fix_drops_contiguous_and_rewrites_clone():
     source = """
     import torch

@@ -623,6 +623,10 @@ class CallEvaluation(ArgumentReading):
                     return receiver.with_(provenance=Provenance.FRESH)
                 return view
             return UNKNOWN
+        if method in sem.MAYBE_VIEW_METHODS and receiver.kind is Kind.HOST and receiver.wrapper is not None \
+                and not self._is_module_object(receiver):
+            # `spec.contiguous()`, `batch.to(device)` of a `TensorDictBase`: that class's own method, not a tensor's.
+            return receiver if method == "contiguous" else UNKNOWN.with_(device=self._moved_device(node, method, receiver, local))
         if method in sem.MAYBE_VIEW_METHODS:
             # `.to(torch.int32)`, `.to(device=...)`: only tensors take a torch dtype or a device.
             takes_tensor_arguments = method in ("to", "type") and any(
@@ -665,7 +669,8 @@ class CallEvaluation(ArgumentReading):
             memory_format = self.keyword(node, "memory_format")
             contiguous = True if memory_format is not None and "contiguous_format" in self.source(memory_format.value) else receiver.contiguous
             if not tensor and receiver.kind is not Kind.UNKNOWN:
-                return UNKNOWN
+                # A copy of an object of another class is one of that class (`spec.clone()` of a `TensorDictBase`).
+                return receiver if receiver.kind is Kind.HOST and receiver.wrapper is not None else UNKNOWN
             return fresh(contiguous=contiguous, device=receiver.device, zero_dim=receiver.zero_dim, bool_mask=receiver.bool_mask,
                          index_like=receiver.index_like, reduced=receiver.reduced, origin=".clone()", why=receiver.why)
         if method in sem.FRESH_METHODS and (tensor or (receiver.kind is Kind.UNKNOWN and method in sem.TENSOR_USAGE_METHODS)):
