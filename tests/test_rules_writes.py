@@ -180,6 +180,22 @@ def test_vl202_message_names_the_gather(lint_source):
     assert message == "assignment to `b[[1]][0]` lands in a temporary copy: `b[[1]]` gathers (advanced indexing), so `b` is unchanged"
 
 
+def test_vl202_a_container_of_the_class_body_is_looked_up_by_key(lint_source):
+    # deepspeed's `Allocator`: `cache = defaultdict(dict)` in the class body, keyed by tensors.
+    source = (
+        "import torch\n"
+        "from collections import defaultdict\n"
+        "class Allocator:\n"
+        "    cache = defaultdict(dict)\n"
+        "    def empty_from(tensor: torch.Tensor, shape):\n"
+        "        Allocator.cache[tensor][shape] = tensor.flatten()[:4].view(shape)\n"
+        "        return Allocator.cache[tensor][shape]\n"
+    )
+    assert lint_source(source, select=("VL202",)) == []
+    assert _rows(lint_source(source.replace("cache = defaultdict(dict)", "cache = torch.zeros(4, 4)"), select=("VL202",)),
+                 "VL202") == [6]
+
+
 # ---------------------------------------------------------------- VL203
 
 

@@ -255,6 +255,9 @@ class Evaluator(CallEvaluation, TypeTests):
             bound = self.env.lookup(name) if head == "self" else self.env.field_value(name) or UNKNOWN
             if bound is not UNKNOWN:
                 return bound
+            held = self.index.classes.get(head) if name.count(".") == 1 else None
+            if held is not None and attr in held.class_containers:
+                return Value(kind=Kind.WRAPPER, wrapper=held.class_containers[attr])  # `Allocator.cache` of its class body
             if head == "self" and self._moved_to_cpu_in_class(name[5:]):
                 return UNKNOWN_TENSOR.with_(device=Device.CPU)  # every method sets it to `x.to("cpu")`
             if attr in self._cpu_names:

@@ -63,6 +63,8 @@ class ClassInfo:
     # names of the classes it derives from: what a method of an instance gives, read where the class is imported.
     method_returns: dict[str, str] = field(default_factory=dict)
     base_names: list[str] = field(default_factory=list)
+    # Class-level names bound to a container in the class body (`cache = defaultdict(dict)`) -> "dict", "list", "set".
+    class_containers: dict[str, str] = field(default_factory=dict)
     # Class-level annotations (a dataclass's fields): name -> the annotation's source.
     field_annotations: dict[str, str] = field(default_factory=dict)
     # Every self.<attr> some method assigns.
@@ -165,6 +167,16 @@ def _is_container_expression(node: ast.AST, index: "ModuleIndex") -> bool:
         qualified = _qualify_name(index, name)
         return name in semantics.CONTAINER_CONSTRUCTORS or (qualified is not None and qualified.split(".")[-1] in _CONTAINER_TAILS)
     return False
+
+
+def _container_kind(node: ast.AST) -> str:
+    """"list" for a list or a deque, "set" for a set, "dict" for the rest (`{}`, `defaultdict(dict)`, `OrderedDict()`)."""
+    if isinstance(node, (ast.List, ast.ListComp)):
+        return "list"
+    if isinstance(node, (ast.Set, ast.SetComp)):
+        return "set"
+    name = (dotted(node.func) or "").split(".")[-1] if isinstance(node, ast.Call) else ""
+    return "list" if name in ("list", "deque") else "set" if name == "set" else "dict"
 
 
 def _is_debug_switch(name: str, value: ast.AST) -> bool:
@@ -572,6 +584,10 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                     if member.name in ("forward", "__call__") and info.call_returns is None:
                         info.call_returns = info.method_returns[member.name]
             for member in stmt.body:
+                if isinstance(member, ast.Assign) and len(member.targets) == 1 and isinstance(member.targets[0], ast.Name) \
+                        and _is_container_expression(member.value, index):
+                    # `cache = defaultdict(dict)` in the class body: `Allocator.cache[t]` looks a key up.
+                    info.class_containers[member.targets[0].id] = _container_kind(member.value)
                 if isinstance(member, ast.AnnAssign) and isinstance(member.target, ast.Name):
                     annotated = annotation_class(member.annotation)
                     if annotated is not None:
