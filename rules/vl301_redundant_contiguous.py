@@ -54,7 +54,9 @@ class RedundantContiguous(Rule):
     ```
     Fix safety: safe. Dropping `.contiguous()` from a contiguous tensor returns the same
     object, and `clone(memory_format=torch.contiguous_format)` returns the same values in
-    one copy. The clone rewrite is offered only when `torch` is imported under that name.
+    one copy. The clone rewrite is offered only when `torch` is imported under that name, and
+    is safe only where the cloned value is known to be a tensor (unsafe otherwise: another
+    object's `clone`, a `TensorDict`'s, takes no `memory_format=`).
     The tensor must be contiguous on every path to the call: the rule stays silent when the
     name may have been rebound where the analysis does not follow values (`with … as x`,
     `case … as x`, a walrus, the next run of a loop, a `try` handler, `global`/`nonlocal`,
@@ -142,12 +144,15 @@ class RedundantContiguous(Rule):
             if isinstance(func, cst.Attribute):
                 replacement = f"{facts.source_for_edit(func.value)}.clone(memory_format=torch.contiguous_format)"
                 edits = ((node, replacement),)
+        # Safe only on a tensor: another object's `clone` (a `TensorDict`'s) takes no `memory_format=`.
+        cloned = facts.value_of(clone.func.value) if isinstance(clone.func, cst.Attribute) else None
         self.report(
             node,
             f"`{text}.contiguous()` copies twice when the input is strided (`clone()` keeps its strides) "
             f"and `.contiguous()` is a no-op otherwise",
             fix_message="clone straight into a contiguous layout: `.clone(memory_format=torch.contiguous_format)`",
             edits=edits,
+            applicability=Applicability.SAFE if cloned is None or cloned.is_tensor else Applicability.UNSAFE,
         )
 
     def _reason(self, receiver: cst.BaseExpression) -> str:

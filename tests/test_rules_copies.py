@@ -109,6 +109,17 @@ def test_vl301_a_clone_of_an_object_of_another_class_is_that_class(lint_source):
     assert codes(lint_source, source, "VL301") == [8]
 
 
+def test_vl301_clone_rewrite_is_safe_only_on_a_tensor():
+    # `clone(memory_format=...)` is a tensor's: on an object nothing identifies (a TensorDict, say) it is unsafe.
+    source = textwrap.dedent("""
+    import torch
+    def f(x: torch.Tensor, y):
+        return x.clone().contiguous(), y.clone().contiguous()
+    """)
+    found = lint_text(source, "snippet.py", Settings(select=("VL301",)))
+    assert [(d.start.column, d.fix.applicability.value) for d in found] == [(12, "safe"), (36, "unsafe")]
+
+
 def test_vl301_fix_drops_contiguous_and_rewrites_clone():
     source = """
     import torch
