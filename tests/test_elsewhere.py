@@ -195,3 +195,45 @@ def test_a_store_into_a_subclass_reads_the_method_it_inherits_from_another_modul
     for prefilter in (True, False):
         results = run([SourceFile(path, Settings(select=("VL101",), prefilter=prefilter))], jobs=1, cache_directory=None)
         assert [(d.start.row, d.code) for r in results for d in r.diagnostics] == [(19, "VL101")], prefilter
+
+
+BASE_MODEL = """
+import torch
+from torch import nn
+
+
+class ASRModel(nn.Module):
+    def __init__(self, vocab: int, ctc_weight: float = 0.5, weights: dict[str, float] = None):
+        super().__init__()
+        self.ctc_weight = ctc_weight
+        self.lm_weight = weights["lm"]
+        self.out_weight = nn.Parameter(torch.zeros(vocab, 4))
+"""
+
+SUBCLASS_MODEL = """
+import torch
+
+from pkg.base import ASRModel
+
+
+class PITModel(ASRModel):
+    def forward(self, loss_ctc: torch.Tensor, loss_att: torch.Tensor):
+        if self.ctc_weight != 0.0:
+            loss_att = loss_att + self.ctc_weight * loss_ctc
+        if self.lm_weight > 0:
+            loss_att = loss_att * 2
+        if self.out_weight.sum() > 0:
+            loss_att = loss_att * 3
+        return loss_att
+"""
+
+
+def test_a_float_a_base_class_of_another_module_stores_is_no_tensor_in_a_subclass(tmp_path):
+    """espnet's `if self.ctc_weight != 0.0:` in a subclass of `ESPnetASRModel`, whose `__init__` stores the float
+    (and `self.lm_weight = weights["lm"]` of `weights: Dict[str, float]`): not a parameter by its name. A parameter
+    the base class makes (`self.out_weight`) still is one."""
+    folder = package(tmp_path, base=BASE_MODEL, pit=SUBCLASS_MODEL)
+    path = folder / "pit.py"
+    for prefilter in (True, False):
+        results = run([SourceFile(path, Settings(select=("VL403",), prefilter=prefilter))], jobs=1, cache_directory=None)
+        assert [(d.start.row, d.code) for r in results for d in r.diagnostics] == [(12, "VL403")], prefilter

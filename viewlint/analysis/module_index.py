@@ -453,6 +453,8 @@ def _host_names(fn: ast.AST, nodes: list[ast.AST]) -> frozenset[str]:
         if (isinstance(annotation, ast.Name) and annotation.id in _HOST_TYPES) or (
                 annotation is None and isinstance(default, ast.Constant) and isinstance(default.value, (int, float, str))):
             names.add(argument.arg)
+        elif _holds_host_items(annotation):
+            names.add(f"{argument.arg}[]")  # `weights: Dict[str, float]`: `weights["lm"]` is a float
     for node in nodes:
         if type(node) is ast.AnnAssign and type(node.target) is ast.Name:
             if isinstance(node.annotation, ast.Name) and node.annotation.id in _HOST_TYPES:  # type: ignore[attr-defined]
@@ -461,6 +463,22 @@ def _host_names(fn: ast.AST, nodes: list[ast.AST]) -> frozenset[str]:
             if _is_host_expression(node.value):  # type: ignore[attr-defined]
                 names.add(node.targets[0].id)  # type: ignore[attr-defined]
     return frozenset(names)
+
+
+def _holds_host_items(annotation: Optional[ast.AST]) -> bool:
+    """`Dict[str, float]`, `dict[str, int]`, `Mapping[str, float]`, `List[float]`, `Sequence[int]`: a container
+    whose items are plain host values."""
+    if not isinstance(annotation, ast.Subscript):
+        return False
+    outer = (dotted(annotation.value) or "").split(".")[-1].lower()
+    items = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+    if outer in ("dict", "mapping", "mutablemapping") and len(items) == 2:
+        item = items[1]
+    elif outer in ("list", "sequence") and len(items) == 1:
+        item = items[0]
+    else:
+        return False
+    return isinstance(item, ast.Name) and item.id in _HOST_TYPES
 
 
 def _is_host_expression(node: ast.AST, host_names: frozenset[str] = frozenset()) -> bool:
@@ -472,6 +490,8 @@ def _is_host_expression(node: ast.AST, host_names: frozenset[str] = frozenset())
         return node.value is not ...
     if isinstance(node, ast.Name):
         return node.id in host_names
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}[]" in host_names
     if isinstance(node, ast.UnaryOp):
         return _is_host_expression(node.operand, host_names)
     if isinstance(node, ast.BinOp) and host_names:
