@@ -158,6 +158,18 @@ def test_vl201_no_edit_where_arguments_do_not_map(line):
     assert _fixes(source, "VL201") == [()]
 
 
+def test_vl201_a_list_that_may_hold_slices_is_not_a_gather(lint_source):
+    # optimum's weight loading: `new_param.data[source_index].copy_(t)` with `source_index` a list of `slice`s, which
+    # PyTorch reads as a tuple of them (a view: the write lands); a list of ints gathers.
+    source = _src(
+        "dims = [spec.to_slice() if d == n else slice(None) for d in range(x.ndim)]\n"
+        "x[dims].copy_(torch.ones(2, 3))\n"
+        "rows = [d if d == n else 0 for d in range(x.ndim)]\n"
+        "x[rows].copy_(torch.ones(2, 3))\n"
+    )
+    assert _rows(lint_source(source, select=("VL201",)), "VL201") == [8]
+
+
 # ---------------------------------------------------------------- VL202
 
 

@@ -179,10 +179,17 @@ class Evaluator(CallEvaluation, TypeTests):
             return container.with_(fields=keys) if len(container.elements) == len(keys) and any(keys) else container
         if kind in (cst.ListComp, cst.GeneratorExp, cst.SetComp):
             inner = self._comprehension_locals(node.for_in, local)  # type: ignore[attr-defined]
-            element = self.evaluate(node.elt, inner)  # type: ignore[attr-defined]
-            if kind is cst.ListComp and element.kind is Kind.INT:
+            elt = node.elt  # type: ignore[attr-defined]
+            # `[s.to_slice() if d == dim else slice(None) for d in range(n)]`: items of either kind, kept apart (a
+            # list holding slices indexes as a tuple of them would, a list of ints gathers).
+            if type(elt) is cst.IfExp:
+                holds, fails = self.branch_locals(elt, inner)
+                items: tuple[Value, ...] = (self.evaluate(elt.body, holds), self.evaluate(elt.orelse, fails))
+            else:
+                items = (self.evaluate(elt, inner),)
+            if kind is cst.ListComp and all(item.kind is Kind.INT for item in items):
                 return Value(kind=Kind.INT_LIST)
-            return container_value((element,), "list")
+            return container_value(items, "list")
         if kind is cst.DictComp:
             inner = self._comprehension_locals(node.for_in, local)  # type: ignore[attr-defined]
             return container_value((self.evaluate(node.value, inner),), "dict")  # type: ignore[attr-defined]
