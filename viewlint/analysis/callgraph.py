@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import re
 from dataclasses import dataclass
 from typing import Any, Iterator, NamedTuple, Optional
 
@@ -302,18 +301,9 @@ class CallGraph:
         if len(owners) != 1:
             return None
         if receiver is not None and receiver not in ("self", "cls") \
-                and not _words(receiver.split(".")[-1]) & _words(owners[0]):
+                and not sem.name_words(receiver.split(".")[-1]) & sem.name_words(owners[0]):
             return None
         return owners[0]
-
-
-_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
-
-
-def _words(name: str) -> set[str]:
-    """The lower-case words of a name of three letters or more: `HybridEngineRollout` -> {hybrid, engine, rollout},
-    `rollout_engine` -> {rollout, engine}."""
-    return {w.lower() for w in _WORD.findall(name) if len(w) >= 3}
 
 
 # The name under which the body of `if __name__ == "__main__":` is a function of the call graph: a caller only

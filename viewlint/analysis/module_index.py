@@ -11,6 +11,7 @@ import libcst as cst
 
 from viewlint.analysis import semantics
 from viewlint.analysis.guards import cold_predicates, predicate_key
+from viewlint.analysis.host_values import host_names as method_host_names, is_host_expression
 from viewlint.analysis.module_lists import item_class, listed_class, listed_order
 from viewlint.analysis.nodes import assignments as _assignments, callee_name, dotted, preorder, qualify_name as _qualify_name
 from viewlint.analysis import tree as tree_module
@@ -436,78 +437,6 @@ def _registered_tensors(nodes: list[ast.AST]) -> set[str]:
     return found
 
 
-_HOST_TYPES = frozenset({"int", "float", "bool", "str"})
-
-
-def _host_names(fn: ast.AST, nodes: list[ast.AST]) -> frozenset[str]:
-    """A method's names that hold plain host values: parameters annotated `int`/`float`/`bool`/`str` or with
-    such a literal default, and locals annotated so or set from a literal or a config read
-    (`spatial_merge_size: int = vision_config.spatial_merge_size`)."""
-    names = set()
-    arguments = fn.args  # type: ignore[attr-defined]
-    positional = arguments.posonlyargs + arguments.args
-    defaults = [None] * (len(positional) - len(arguments.defaults)) + list(arguments.defaults)
-    pairs = list(zip(positional, defaults)) + list(zip(arguments.kwonlyargs, arguments.kw_defaults))
-    for argument, default in pairs:
-        annotation = argument.annotation
-        if (isinstance(annotation, ast.Name) and annotation.id in _HOST_TYPES) or (
-                annotation is None and isinstance(default, ast.Constant) and isinstance(default.value, (int, float, str))):
-            names.add(argument.arg)
-        elif _holds_host_items(annotation):
-            names.add(f"{argument.arg}[]")  # `weights: Dict[str, float]`: `weights["lm"]` is a float
-    for node in nodes:
-        if type(node) is ast.AnnAssign and type(node.target) is ast.Name:
-            if isinstance(node.annotation, ast.Name) and node.annotation.id in _HOST_TYPES:  # type: ignore[attr-defined]
-                names.add(node.target.id)  # type: ignore[attr-defined]
-        elif type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:  # type: ignore[attr-defined]
-            if _is_host_expression(node.value):  # type: ignore[attr-defined]
-                names.add(node.targets[0].id)  # type: ignore[attr-defined]
-    return frozenset(names)
-
-
-def _holds_host_items(annotation: Optional[ast.AST]) -> bool:
-    """`Dict[str, float]`, `dict[str, int]`, `Mapping[str, float]`, `List[float]`, `Sequence[int]`: a container
-    whose items are plain host values."""
-    if not isinstance(annotation, ast.Subscript):
-        return False
-    outer = (dotted(annotation.value) or "").split(".")[-1].lower()
-    items = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
-    if outer in ("dict", "mapping", "mutablemapping") and len(items) == 2:
-        item = items[1]
-    elif outer in ("list", "sequence") and len(items) == 1:
-        item = items[0]
-    else:
-        return False
-    return isinstance(item, ast.Name) and item.id in _HOST_TYPES
-
-
-def _is_host_expression(node: ast.AST, host_names: frozenset[str] = frozenset()) -> bool:
-    """A literal, a read of a config-like object (`config.mim_weight`, `getattr(config, "x", 0.0)`), or a
-    name the method knows holds such a value."""
-    if isinstance(node, ast.JoinedStr):
-        return True
-    if isinstance(node, ast.Constant):
-        return node.value is not ...
-    if isinstance(node, ast.Name):
-        return node.id in host_names
-    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
-        return f"{node.value.id}[]" in host_names
-    if isinstance(node, ast.UnaryOp):
-        return _is_host_expression(node.operand, host_names)
-    if isinstance(node, ast.BinOp) and host_names:
-        return _is_host_expression(node.left, host_names) and _is_host_expression(node.right, host_names)
-    if isinstance(node, ast.Attribute) and dotted(node) in host_names:
-        return True  # `self.spatial_merge_size ** 2`, set from a host value above
-    if isinstance(node, ast.Call) and dotted(node.func) == "getattr" and node.args:
-        node = node.args[0]
-        if isinstance(node, ast.Name):
-            return any(word in node.id.lower() for word in ("config", "cfg", "args", "opt", "hparams", "settings"))
-    if isinstance(node, ast.Attribute):
-        head = (dotted(node) or "self").split(".")[0].lower()
-        return any(word in head for word in ("config", "cfg", "args", "opt", "hparams", "settings"))
-    return False
-
-
 def _builds_matrix(parameter: ast.Call, index: "ModuleIndex") -> bool:
     """`nn.Parameter(torch.empty(n, m))` / `nn.Parameter(torch.randn((n, m)))`: a factory given 2+ sizes."""
     if not parameter.args or not isinstance(parameter.args[0], ast.Call):
@@ -644,14 +573,14 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
         remembered = tree_module.remembered
         for attribute, annotated in remembered("self annotations", fn, lambda: _self_annotations(nodes)):
             info.attribute_annotations[attribute] = annotated
-        host_names = set(remembered("host names", fn, lambda: _host_names(fn, nodes))) if fn.name == "__init__" else set()
+        host_names = set(remembered("host names", fn, lambda: method_host_names(fn, nodes))) if fn.name == "__init__" else set()
         for attribute, value in remembered("self assignments", fn, lambda: tuple(_self_assignments(nodes))):
             if type(value) is ast.Constant and value.value is None and fn.name != "__init__" \
                     and not semantics.looks_long_lived(attribute):  # type: ignore[attr-defined]
                 drained.add(attribute)
             info.assigned_attributes.add(attribute)
             key = (info.name, attribute)
-            host = _is_host_expression(value, frozenset(host_names)) if host_names else _is_host_expression(value)
+            host = is_host_expression(value, frozenset(host_names)) if host_names else is_host_expression(value)
             assigned[key] = assigned.get(key, True) and host
             if host and host_names:
                 host_names.add(f"self.{attribute}")

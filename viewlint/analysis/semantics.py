@@ -593,6 +593,15 @@ MODEL_OUTPUT_TENSOR_FIELDS = frozenset({
 })
 
 
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
+
+
+def name_words(name: str) -> set[str]:
+    """The lower-case words of a name, of three letters or more: `HybridEngineRollout` -> {hybrid, engine, rollout},
+    `rollout_engine` -> {rollout, engine}."""
+    return {w.lower() for w in _WORD.findall(name) if len(w) >= 3}
+
+
 def names_a_model(callee: str) -> bool:
     """`model(batch)`, `self.model(x)`, `text_model(ids)`: a call of what its name says is a model (a module that
     runs a forward pass). One reading for the hot paths (a loop that runs a model) and for what the call gives."""
