@@ -215,3 +215,33 @@ def test_a_view_of_a_tensor_the_call_made_kept_on_self_is_reported():
 def test_copies_whole_views_the_callers_tensors_and_set_up_methods_are_not_reported(method, kept):
     source = _KEPT_ON_SELF.format(method=method, kept=kept)
     assert not [code for _, code in lint_both_paths(source) if code == "VL101"]
+
+
+def test_a_docstring_sentence_that_mentions_a_tensor_does_not_make_the_parameter_one():
+    # liger-kernel's `get_optimal_block_size(n_cols, ...)`: "n_cols: Number of columns in the tensor", an int.
+    source = '''
+    import torch
+
+
+    def block(n_cols, mask, ids, is_forward: bool):
+        """
+        Args:
+            n_cols: Number of columns in the tensor
+            mask: the attention mask tensor
+            ids: LongTensor of shape (batch, seq)
+        """
+        if n_cols <= 2048:
+            return mask, ids
+        return None
+
+
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return block(x.shape[-1], x > 0, x.long(), True)
+    '''
+    assert [(row, code) for row, code in lint_both_paths(textwrap.dedent(source)) if code == "VL403"] == []
+    from viewlint.analysis.annotations import docstring_value
+
+    doc = textwrap.dedent(source).split('"""')[1]
+    assert [docstring_value(doc, name).is_tensor for name in ("n_cols", "mask", "ids")] == [False, True, True]

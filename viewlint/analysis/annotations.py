@@ -181,6 +181,19 @@ def docstring_rank(docstring: Optional[str], name: str) -> Optional[int]:
     return found.pop() if len(found) == 1 else None
 
 
+_PREPOSITIONS = frozenset({"of", "in", "from", "on", "for", "to", "with", "per", "by", "at", "into", "along", "over"})
+
+
+def _prose_names_its_type(text: str) -> bool:
+    """`x: LongTensor of shape (b, s)`, `mask: the attention mask tensor`: prose that opens with the value's type; not
+    `n_cols: Number of columns in the tensor`, where the tensor is another one the sentence speaks of."""
+    found = _DOC_TENSOR.search(text[:80]) or _DOC_ARRAY.search(text[:80])
+    if found is None:
+        return True  # nothing said of a tensor or an array: nothing to misread
+    before = re.findall(r"[A-Za-z_]+", text[:found.start()])
+    return len(before) <= 4 and not any(word.lower() in _PREPOSITIONS for word in before)
+
+
 def docstring_value(docstring: Optional[str], name: str) -> Value:
     """A parameter's type as its function's docstring gives it (Google, NumPy or Sphinx style, or
     `name: LongTensor of ...` prose)."""
@@ -188,7 +201,10 @@ def docstring_value(docstring: Optional[str], name: str) -> Value:
         return UNKNOWN
     texts = []
     for match in re.finditer(_DOC_PARAM.format(name=re.escape(name)), docstring):
-        texts.append(match.group(1) or match.group(2) or "")
+        if match.group(1) is not None:
+            texts.append(match.group(1))
+        elif _prose_names_its_type(match.group(2) or ""):
+            texts.append(match.group(2))
     for match in re.finditer(rf":type\s+{re.escape(name)}\s*:\s*([^\n]*)", docstring):
         texts.append(match.group(1))
     for match in re.finditer(rf":param\s+[\w.\[\], ]*?\b{re.escape(name)}\s*:\s*([^\n]*)", docstring):
