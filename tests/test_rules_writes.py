@@ -208,6 +208,23 @@ def test_vl202_a_container_of_the_class_body_is_looked_up_by_key(lint_source):
                  "VL202") == [6]
 
 
+def test_vl201_a_dict_attribute_named_for_the_cpu_is_still_the_dict_its_class_builds(lint_source):
+    # megatron's `HybridDeviceOptimizer`: `self.cpu_copy_map_grad = defaultdict(torch.Tensor)`, keyed by parameters;
+    # its name says where its tensors live, not that it is one.
+    source = (
+        "import torch\n"
+        "from collections import defaultdict\n"
+        "class Hybrid:\n"
+        "    def sync(self, params):\n"
+        "        for param in params:\n"
+        "            self.cpu_copy_map_grad[param] = torch.empty(param.shape, device='cpu')\n"
+        "            self.cpu_copy_map_grad[param].data.copy_(param.grad, non_blocking=True)\n"
+        "    def build(self):\n"
+        "        self.cpu_copy_map_grad = defaultdict(torch.Tensor)\n"
+    )
+    assert lint_source(source, select=("VL201",)) == []
+
+
 # ---------------------------------------------------------------- VL203
 
 

@@ -260,6 +260,12 @@ class Evaluator(CallEvaluation, TypeTests):
                 return local[name]
             head = name.split(".")[0]
             bound = self.env.lookup(name) if head == "self" else self.env.field_value(name) or UNKNOWN
+            if bound is not UNKNOWN and head == "self" and bound.kind is Kind.UNKNOWN and name.count(".") == 1:
+                # Only where it lives, guessed from its name (`self.cpu_copy_map_grad`): what the class says it is
+                # (a dict it builds in a method) comes first.
+                known = self._self_attribute(attr)
+                if known.kind is not Kind.UNKNOWN:
+                    return known.with_(device=bound.device) if known.is_tensor and known.device is Device.UNKNOWN else known
             if bound is not UNKNOWN:
                 return bound
             held = self.index.classes.get(head) if name.count(".") == 1 else None
