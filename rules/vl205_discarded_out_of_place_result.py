@@ -101,6 +101,8 @@ class DiscardedOutOfPlaceResult(Rule):
         (a parameter, a row of a tensor) is unchanged."""
         if not self._loops or len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
             return
+        if isinstance(node.value, cst.Name) and node.value.value == "None":
+            return  # `send_tensor = None  # allow mem deallocation`: a release, not an update
         loop = self._loops[-1]
         name = node.targets[0].target.value
         if name not in {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)} \

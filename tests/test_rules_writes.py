@@ -417,6 +417,12 @@ def test_a_loop_variable_over_tensors_rebound_and_dropped_is_a_lost_update():
             for p in model.parameters():
                 if on:
                     p = p * 0
+
+
+        def gather_shards(shards: torch.Tensor, out):
+            for send_tensor in shards.unbind(0):
+                out.append(send_tensor.sum())
+                send_tensor = None  # allow mem deallocation (megatron's checkpoint gather)
     """)
     assert [(row, code) for row, code in lint_both_paths(source) if code == "VL205"] == [(6, "VL205")]
 
