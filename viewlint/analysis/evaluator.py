@@ -451,15 +451,18 @@ class Evaluator(CallEvaluation, TypeTests):
         return UNKNOWN
 
     def _assigning_base(self, info: ClassInfo, attr: str, depth: int = 0) -> Optional[ClassInfo]:
-        """The nearest base class whose methods assign `self.<attr>`: of this module, or imported from another module
-        of the project (`self.ctc_weight`, a float `ESPnetASRModel.__init__` stores, read in a subclass)."""
+        """The nearest base class whose methods assign `self.<attr>`: of this module, or, where it stores a host value
+        there, imported from another module of the project (`self.ctc_weight`, a float `ESPnetASRModel.__init__`
+        stores, read in a subclass)."""
         summaries = self.env.summaries
         for name in info.base_names:
             base = self.index.classes.get(name)
             if base is None and summaries is not None and depth == 0:
+                # (Only what says it is no tensor: a tensor found there would be news to the prefilter, which reads
+                # this module's classes, and the two must agree.)
                 found = summaries.class_and_index(name)
                 base = found[0] if found is not None else None
-                if base is not None and attr in base.assigned_attributes:
+                if base is not None and attr in base.host_attributes:
                     return base
                 continue
             if base is None or base is info or depth > 8:
