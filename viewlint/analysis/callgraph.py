@@ -103,9 +103,7 @@ class CallGraph:
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
         if last is None or (last not in self._names and last not in self.index.classes):
             return []
-        info = self.functions.get(owner_key)
-        instances = self._local_instances(owner_key, self.index.segment_nodes.get(id(info.node)) or preorder(info.node)) \
-            if info is not None and isinstance(func, ast.Attribute) else {}
+        instances = self._local_instances(owner_key) if isinstance(func, ast.Attribute) else {}
         return [k for k in self._ast_callees(owner_key.owner, func, instances) if k in self.functions]
 
     def hot_reason(self, owner: Optional[str], name: str, hot_globs: tuple[str, ...] = ()) -> Optional[str]:
@@ -152,7 +150,7 @@ class CallGraph:
             held = self._held_modules(key.owner, skeleton)
             for func, last in calls:
                 if last in reachable:
-                    found.update(self._ast_callees(key.owner, func, self._local_instances(key, nodes)))
+                    found.update(self._ast_callees(key.owner, func, self._local_instances(key)))
                 if held and dotted(func) in held:
                     # `self.attn(x)`, `for block in self.blocks: block(x)`: a module this class holds runs its `forward`
                     callee = self.called_instance(held[dotted(func)])  # type: ignore[index]
@@ -173,13 +171,14 @@ class CallGraph:
                 info.returns_value = _returns_value(self.index.segment_nodes.get(id(info.node)) or preorder(info.node))
         self.recursive = _in_cycles(callees)
 
-    def _local_instances(self, key: FunctionKey, nodes: list[ast.AST]) -> dict[str, str]:
+    def _local_instances(self, key: FunctionKey) -> dict[str, str]:
         """{name: class of this module} for the names a function binds to an instance it builds (`d = Dumper()`)."""
         found = self._instances.get(key)
-        if found is None:
+        info = self.functions.get(key)
+        if found is None and info is not None:
             found = {}
             classes = self.index.classes
-            for node in nodes:
+            for node in self.index.segment_nodes.get(id(info.node)) or preorder(info.node):
                 if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name \
                         and type(node.value) is ast.Call and type(node.value.func) is ast.Name \
                         and node.value.func.id in classes:  # type: ignore[attr-defined]
@@ -187,7 +186,7 @@ class CallGraph:
                     # Bound to two classes on two paths: neither is known to be the one.
                     found[name] = node.value.func.id if found.get(name, node.value.func.id) == node.value.func.id else ""  # type: ignore[attr-defined]
             found = self._instances[key] = {k: v for k, v in found.items() if v}
-        return found
+        return found or {}
 
     def _ast_callees(self, owner: Optional[str], func: ast.AST, instances: Optional[dict[str, str]] = None) -> list[FunctionKey]:
         """Every function of this module a call may reach, by the same names `resolve` follows (a superset)."""
