@@ -79,7 +79,6 @@ class Facts(FlowHooks, StoreQuestions):
         self._cpu_names = frozenset(settings.cpu_names)
         self._sync_allowed = DEFAULT_SYNC_ALLOWED_CONTEXTS + tuple(getattr(settings, "sync_allowed_contexts", ()))
         self._parameter_classes: dict[str, str] = {}  # annotated parameters of the innermost function -> class
-        self._locals_annotated: dict[int, tuple[cst.FunctionDef, dict[str, str]]] = {}  # by function (`_annotated_locals`)
         self.evaluator = Evaluator(self)
         self.evaluator.configure(self._cpu_names)
         # Parameter values to use instead of the evidence, for a summary run (`ModuleSummaries.run`).
@@ -286,7 +285,9 @@ class Facts(FlowHooks, StoreQuestions):
         found = self._usage_cache.get(id(scope))
         if found is None:
             found = self._usage_from_ast(scope)
-            if found is None:  # a nested function: its own text, parsed once
+            if found is None:
+                found = self._nested_usage(scope)
+            if found is None:  # a nested function the module's `ast` does not name alone: its own text, parsed once
                 found = _attribute_reads(_parsed_nodes(self.module, scope))
             self._usage_cache[id(scope)] = found
         return found.get(name, frozenset())
@@ -300,8 +301,8 @@ class Facts(FlowHooks, StoreQuestions):
             if found is None:
                 found = memo[("usage", None)] = _attribute_reads(n for nodes in self.index.segment_nodes.values() for n in nodes)
             return found  # type: ignore[return-value]
-        if not isinstance(scope, cst.FunctionDef) or self.summaries is None:
-            return None
+        if not isinstance(scope, cst.FunctionDef) or self.summaries is None or len(self._scope_nodes) != 2:
+            return None  # (a nested function is not the top-level function or method its name may also name)
         function = self.contexts.function
         owner = function.class_name if function is not None else None
         info = self.summaries.functions.get(FunctionKey(owner, scope.name.value))
@@ -313,6 +314,29 @@ class Facts(FlowHooks, StoreQuestions):
             if nodes is None:
                 return None
             found = memo[("usage", id(info.node))] = _attribute_reads(nodes)
+        return found  # type: ignore[return-value]
+
+    def _nested_usage(self, scope: cst.CSTNode) -> Optional[dict[str, frozenset[str]]]:
+        """The same for a function nested in a top-level function or method: the one `def` of its name among the
+        outer function's `ast` nodes (kernels define dozens of closures; printing and parsing each one's text again
+        cost more than the rest of their file's lint)."""
+        outer = self._scope_nodes[1] if len(self._scope_nodes) > 2 else None
+        if not isinstance(scope, cst.FunctionDef) or not isinstance(outer, cst.FunctionDef) or self.summaries is None:
+            return None
+        context = next((c for c in self.contexts.contexts if c.kind == "function"), None)
+        info = self.summaries.functions.get(FunctionKey(context.class_name if context is not None else None,
+                                                        outer.name.value))
+        nodes = self.index.segment_nodes.get(id(info.node)) if info is not None else None
+        if nodes is None:
+            return None
+        name = scope.name.value
+        matches = [n for n in nodes if type(n) in _DEFINITIONS and n.name == name]  # type: ignore[attr-defined]
+        if len(matches) != 1:
+            return None
+        memo = self.index.memo
+        found = memo.get(("usage", id(matches[0])))
+        if found is None:
+            found = memo[("usage", id(matches[0]))] = _attribute_reads(preorder(matches[0]))
         return found  # type: ignore[return-value]
 
     def reads_after(self, name: str, node: cst.CSTNode) -> Optional[int]:
@@ -403,6 +427,9 @@ def _converts_to_tensor(func: ast.AST) -> bool:
     """`torch.tensor`, `torch.as_tensor`, `torch.from_numpy`, `torch.asarray`, a `*to_tensor*` helper."""
     last = (dotted(func) or "").split(".")[-1].lower()
     return last in ("tensor", "as_tensor", "from_numpy", "asarray") or "to_tensor" in last
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def _parsed_nodes(module: cst.Module, scope: cst.CSTNode) -> list[ast.AST]:

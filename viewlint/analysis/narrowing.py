@@ -68,21 +68,30 @@ class TypeTests:
         found = self._guarded
         if found is not None and found[0] is statement:
             return found[1]
+        plain_key = ("no tests or comprehensions", id(statement))
+        plain = self.index.memo.get(plain_key)
+        if plain is not None and plain is statement:
+            return {}  # (read once per module: every walk of the function, each summary's included, asks again)
         guarded: dict[int, Locals] = {}
         pending: list[tuple[cst.CSTNode, Locals]] = [(statement, {})]
         self._narrowing_memo = {}
         try:
-            self._walk_guarded(pending, guarded)
+            structured = self._walk_guarded(pending, guarded)
         finally:
             self._narrowing_memo = None
+        if not structured:
+            self.index.memo[plain_key] = statement
         self._guarded = (statement, guarded)  # what the names hold now: kept until the flow moves (`forget_values`)
         return guarded
 
-    def _walk_guarded(self, pending: list[tuple[cst.CSTNode, Locals]], guarded: dict[int, Locals]) -> None:
+    def _walk_guarded(self, pending: list[tuple[cst.CSTNode, Locals]], guarded: dict[int, Locals]) -> bool:
+        """Fills `guarded`; whether the statement has a conditional expression, an `and`/`or` or a comprehension."""
+        structured = False
         while pending:
             node, local = pending.pop()
             kind = type(node)
             if kind is cst.IfExp or kind is cst.BooleanOperation:
+                structured = True
                 if kind is cst.IfExp:
                     body, orelse = self.branch_locals(node, local)  # type: ignore[arg-type]
                     parts = ((node.test, local), (node.body, body), (node.orelse, orelse))  # type: ignore[attr-defined]
@@ -99,11 +108,13 @@ class TypeTests:
                 continue
             if kind in _COMPREHENSIONS:
                 # `[t.item() for t in x]`: its targets hold what iterating gives, for its element and its tests.
+                structured = True
                 local = self._comprehension_locals(node.for_in, local)  # type: ignore[attr-defined]
             for child in children(node):
                 if local:
                     guarded[id(child)] = local
                 pending.append((child, local))
+        return structured
 
     def narrowings(self, test: cst.BaseExpression, holds: bool, local: Optional[Locals] = None) -> list[tuple[str, Value]]:
         """What names are where `test` holds (or does not): `isinstance(x, int)`, `not isinstance(x, torch.Tensor)`,

@@ -117,7 +117,12 @@ class Recorder:
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._depth += 1
         if self._depth == 1:
-            self._memos = memo_containers(node)
+            memo = self.summaries.index.memo  # once per module: every walk of the function asks again
+            key = ("memo containers", id(node))
+            found = memo.get(key)
+            if found is None or found[0] is not node:  # type: ignore[index]
+                found = memo[key] = (node, memo_containers(node))
+            self._memos = found[1]  # type: ignore[index]
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._depth -= 1
