@@ -41,7 +41,12 @@ class ViewStoredInLongLivedContainer(Rule):
     list (or dict) the function builds, fills in a loop and returns (or yields) when each
     entry is a view of a tensor that iteration makes (a model's output, or a tensor field of
     it): the container keeps every iteration's whole tensor
-    (`feats.append(out.last_hidden_state[:, 0])` per batch, `index[doc_id] = hidden[0, 0]`).
+    (`feats.append(out.last_hidden_state[:, 0])` per batch, `index[doc_id] = hidden[0, 0]`,
+    `bank.append(model(x)[:, 0])`). The same list read after a loop over a data source (a
+    loader the caller passes, or a name that says it is one) and joined there
+    (`torch.cat(bank)`) keeps every batch's whole tensor until the loop ends: the peak is
+    the whole dataset's activations. A loop over `range(n)` or a list the function keeps is
+    not read so. Set-up names (`build_*`) do not excuse such a list: it is no object's layout.
 
     ## Why it matters
     A view has no storage of its own: it keeps the *whole* storage of its base alive. One
@@ -120,9 +125,11 @@ class ViewStoredInLongLivedContainer(Rule):
     # ------------------------------------------------------------------ helpers
     def _check_stores(self, node: cst.CSTNode) -> None:
         facts = self.facts
-        if facts.in_setup_function:
-            return  # views stored while building the object (`__init__`, `_init_*`) are its layout
         events = facts.store_events(node)
+        if facts.in_setup_function:
+            # Views stored while building the object (`__init__`, `_init_*`) are its layout; a list the function fills
+            # in a loop and hands back is no part of an object, whatever the function is called (`build_bank`).
+            events = [e for e in events if e.loop is not None]
         # What one call stores in one go (`cache.update(qkv=qkv, key=k[:, :n])`) lives in one place together.
         together = set().union(*(e.value.held_bases() for e in events)) if len(events) > 1 else set()
         for event in events:
@@ -151,9 +158,10 @@ class ViewStoredInLongLivedContainer(Rule):
             if event.loop is not None:
                 verb = "stored in" if event.target.endswith("[...]") else "added by"
                 held = re.split(r"[.\[ ]", event.target, maxsplit=1)[0]  # `outs.append(...)`, `raw += ...`
+                keeps = f"the returned `{held}` keeps" if event.handed_back else f"`{held}` keeps, until the loop ends,"
                 message = (
                     f"`{stored}` {verb} `{event.target}` on every iteration {what} of `{view.base}` (via `{view.origin}`), "
-                    f"which each iteration makes anew: the returned `{held}` keeps every iteration's whole `{view.base}` alive.{detach}"
+                    f"which each iteration makes anew: {keeps} every iteration's whole `{view.base}` alive.{detach}"
                 )
             else:
                 keeper = "the entry keeps" if event.target.endswith(("]", ")")) or ".data" in event.target \

@@ -264,7 +264,8 @@ def collect(model, loader):
     ("act[:, 0]", "feats, len(feats)", [(12, "VL101")]),  # handed back in a tuple
     ("cls_token(act).clone()", "feats", []),            # a copy owns just its row
     ("act", "feats", []),                                # the whole tensor: nothing extra is pinned
-    ("cls_token(act)", "torch.cat(feats)", []),          # the list dies with the call; the result is a copy
+    # The list dies with the call (the result is a copy), but until the join it holds every batch of the loader.
+    ("cls_token(act)", "torch.cat(feats)", [(12, "VL101")]),
 ])
 def test_a_returned_list_a_loop_fills_with_views_of_each_iterations_tensor(stored, returned, found):
     assert codes(ACCUMULATE.format(stored=stored, returned=returned)) == found

@@ -1001,8 +1001,9 @@ def collect_then_join(model: nn.Module, loader):
 
 @pytest.mark.parametrize(("source", "expected"), [
     (HEAD_OF_STACKED_LINEARS, [(22, "VL301")]),
-    # The list joined after the loop holds no view once the function returns: only the first one pins batches.
-    (FEATURES_HANDED_BACK_IN_AN_OBJECT, [(14, "VL101")]),
+    # The list joined after the loop holds no view once the function returns, but until the join it holds every
+    # batch's whole `act` (a loop over the data the caller hands in): both pin batches, the second one until the join.
+    (FEATURES_HANDED_BACK_IN_AN_OBJECT, [(14, "VL101"), (22, "VL101")]),
 ])
 def test_what_the_walker_reads_through_submodules_and_returned_objects_the_prefilter_keeps(source, expected):
     from conftest import lint_both_paths

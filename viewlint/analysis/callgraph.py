@@ -20,6 +20,7 @@ from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_FUNCTION_NAMES
 from viewlint.analysis.guards import cold_test, switch_locals
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.nodes import dotted, preorder
+from viewlint.analysis.once import debug_only_rest, is_cached, runs_once
 
 # Method names too common to resolve by name alone: containers', tensors' and Python's protocols.
 _UNRESOLVED_METHOD_NAMES = sem.STORING_METHODS | sem.MAYBE_VIEW_METHODS | sem.VIEW_METHODS | sem.FRESH_METHODS | frozenset({
@@ -414,75 +415,6 @@ def calls_a_model(call: ast.Call) -> bool:
     return sem.names_a_model(dotted(call.func) or "")
 
 
-def debug_only_rest(function: ast.AST) -> Optional[list[ast.stmt]]:
-    """The statements after a leading `if not <debug flag>: return` (`if not diagnostics_enabled(): return`):
-    they run only when debugging is on."""
-    body = list(getattr(function, "body", []))
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-        body = body[1:]  # the docstring
-    if len(body) < 2 or not isinstance(body[0], ast.If) or body[0].orelse:
-        return None
-    guard = body[0]
-    if not (len(guard.body) == 1 and isinstance(guard.body[0], ast.Return) and isinstance(guard.test, ast.UnaryOp)
-            and isinstance(guard.test.op, ast.Not) and cold_test(guard.test.operand)):
-        return None
-    return body[1:]
-
-
-def is_cached(node: ast.AST) -> bool:
-    """Decorated with a cache (`functools.lru_cache`, `cache`, `cached_property`, a project's `*_lru_cache`)."""
-    for decorator in getattr(node, "decorator_list", []):
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        if "cache" in (dotted(target) or "").split(".")[-1]:
-            return True
-    return False
-
-
-def _cache_miss(test: ast.AST) -> set[str]:
-    """The `self.<memo>`s a miss test reads: `key not in self.cache` (or several joined with `or`)."""
-    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
-        parts = [_cache_miss(value) for value in test.values]
-        return set().union(*parts) if all(parts) else set()
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotIn):
-        name = dotted(test.comparators[0])
-        if name is not None and name.startswith("self."):
-            return {name}
-    return set()
-
-
-def _fills(node: ast.AST, memos: set[str]) -> bool:
-    """`self.cache[key] = ...` or `self.cache.update(...)`/`.setdefault(...)` for one of `memos`."""
-    if isinstance(node, ast.Assign):
-        return any(isinstance(t, ast.Subscript) and dotted(t.value) in memos for t in node.targets)
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("update", "setdefault") \
-        and dotted(node.func.value) in memos
-
-
-def runs_once(node: ast.AST) -> bool:
-    """`if not self.ready: ...; self.ready = True`, `if self.packed is None: self.packed = ...`: the first call only;
-    `if key not in self.cache: ...; self.cache[key] = ...`: once per key (the reading of
-    `viewlint.analysis.contexts.runs_once`, on `ast`)."""
-    test = node.test  # type: ignore[attr-defined]
-    missing = _cache_miss(test)
-    if missing:
-        return any(_fills(child, missing) for statement in node.body for child in ast.walk(statement))  # type: ignore[attr-defined]
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        flag = dotted(test.operand)
-    elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) \
-            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
-        flag = dotted(test.left)
-    else:
-        return False
-    if flag is None or "." not in flag:
-        return False  # a local: set anew on every call (an attribute of `self` or another object persists)
-    for statement in node.body:  # type: ignore[attr-defined]
-        for child in ast.walk(statement):
-            if isinstance(child, ast.Assign) and any(dotted(t) == flag for t in child.targets) \
-                    and not (isinstance(child.value, ast.Constant) and child.value.value in (False, None)):
-                return True
-    return False
-
-
 class _Regions:
     """The calls of one function by where they run: on every call of it, in a cold block, in a step loop.
     Read off the function's preorder node list by position (`if` bodies, handlers and loop bodies as spans)."""
@@ -643,7 +575,7 @@ def _own_hot(graph: "CallGraph", key: FunctionKey, info: FunctionInfo, hot_globs
     matches = sem.glob_matcher(tuple(hot_globs))
     if matches(name) or matches(qualified):
         return True
-    if key.owner is not None and any(word in key.owner for word in (*sem.DEBUG_CLASS_WORDS, *sem.OUTPUT_CHECKER_CLASS_WORDS)):
+    if _checking_tool(key):
         return False  # a debugging tool's hooks (`DebugUnderflowOverflow.forward_hook`), an output checker
     if key.owner is not None:
         owner = graph.index.classes.get(key.owner)
@@ -661,6 +593,11 @@ def _own_hot(graph: "CallGraph", key: FunctionKey, info: FunctionInfo, hot_globs
         if last in ("compile", "script", "trace", "optimize"):
             return True
     return False
+
+
+def _checking_tool(key: FunctionKey) -> bool:
+    """A method of a debugging tool or an output checker: what it reads, it reads on purpose (when enabled)."""
+    return key.owner is not None and any(word in key.owner for word in (*sem.DEBUG_CLASS_WORDS, *sem.OUTPUT_CHECKER_CLASS_WORDS))
 
 
 def preprocessing_class(index: ModuleIndex, name: str) -> bool:
@@ -723,6 +660,12 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
                     break
     queue = list(hot)
     seen = set(hot)
+    for callee, why in _hooks(graph):
+        if callee not in seen and callee not in reasons and not callee.name.startswith(_COLD_NAMES_PREFIXES) \
+                and callee not in cached:
+            reasons[callee] = why
+            seen.add(callee)
+            queue.append(callee)
     loop_calls: list[tuple[FunctionKey, ast.Call, str]] = []
     for key, scanned in regions.items():
         for call, why in scanned.loop:
@@ -750,6 +693,23 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
     edges += [(caller, call) for caller in hot_set for call in regions[caller].warm]
     graph.memo[("falsy", memo_key[1])] = _falsy_on_every_edge(graph, edges, reasons)
     return reasons
+
+
+def _hooks(graph: "CallGraph") -> Iterator[tuple[FunctionKey, str]]:
+    """The functions of this module registered as module hooks (`m.register_forward_hook(record)`, a `partial` of one):
+    each runs on every forward (or backward) of the module it is attached to."""
+    for key, skeleton in graph.skeletons.items():
+        for node in skeleton:
+            if type(node) is not ast.Call or type(node.func) is not ast.Attribute \
+                    or node.func.attr not in sem.HOOK_REGISTRATIONS or not node.args:  # type: ignore[attr-defined]
+                continue
+            hook = node.args[0]  # type: ignore[attr-defined]
+            if type(hook) is ast.Call and (dotted(hook.func) or "").split(".")[-1] == "partial" and hook.args:
+                hook = hook.args[0]  # `functools.partial(record, name=name)`
+            for callee in graph.call_targets(key, ast.Call(func=hook, args=[], keywords=[])):
+                if _checking_tool(callee):
+                    continue  # `DebugUnderflowOverflow.forward_hook`: it inspects values on purpose
+                yield callee, f"a hook `{key}` registers with `.{node.func.attr}()`, run on every pass"  # type: ignore[attr-defined]
 
 
 def _falsy_on_every_edge(graph: "CallGraph", edges: list[tuple[FunctionKey, ast.Call]],

@@ -51,6 +51,9 @@ class CallEvaluation(ArgumentReading):
             return UNKNOWN_TENSOR.with_(device=data.device, dtype=data.dtype, is_parameter=True, **shape_of(data), why="an `nn.Buffer`")
         if qualified is not None and (qualified.startswith("torch.") or qualified.startswith("numpy.")):
             return self._torch_function(node, qualified, local)
+        if qualified is not None and sem.library_model_factory(qualified):
+            # `torchvision.models.resnet18()`, `timm.create_model(name)`: a module, whose calls give tensors.
+            return Value(kind=Kind.HOST, wrapper="torch.nn.Module", why=f"made by `{qualified}`")
         if (qualified or dotted_name(func) or "").split(".")[-1] in sem.CONTAINER_CLASS_NAMES:
             return Value(kind=Kind.WRAPPER, wrapper=(qualified or dotted_name(func) or "").split(".")[-1].lower())
         if sem.named_host_side(dotted_name(func) or ""):
@@ -369,6 +372,9 @@ class CallEvaluation(ArgumentReading):
             if qualified == "torch.tensor" and first is not None:
                 zero_dim = not isinstance(first, (cst.List, cst.Tuple, cst.ListComp)) and first_value.kind not in (
                     Kind.INT_LIST, Kind.WRAPPER, Kind.TENSOR_SEQUENCE, Kind.ARRAY)
+                if zero_dim and first_value.kind is Kind.UNKNOWN and isinstance(first, cst.Name) \
+                        and sem.INDEX_NAME.search(first.value) is not None:
+                    zero_dim = None  # `torch.tensor(pad_ids)`: a list of ids, by its name, as likely as one number
                 if isinstance(first, (cst.Integer, cst.Float)):
                     zero_dim = True
             elif qualified in ("torch.arange", "torch.randperm", "torch.linspace"):
@@ -576,6 +582,8 @@ class CallEvaluation(ArgumentReading):
                 return default.with_(host_type=INTERFACE)
         # Calls on module names (`np.foo`, `os.path.join`) are not tensor methods.
         receiver = self.evaluate(receiver_node, local)
+        if method in sem.MODULE_SELF_METHODS and self._is_module_object(receiver):
+            return receiver  # `Extractor().eval()`, `net.to(device)`: the module itself, whatever it is moved to
         if receiver.kind is Kind.ARRAY:
             # `arr.reshape(...)`, `arr.max()`: NumPy, on the host (`.tolist()`/`.item()` give Python values).
             return HOST if method in ("tolist", "item") else Value(kind=Kind.ARRAY)

@@ -468,6 +468,10 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
         flags.add("contiguous-of-contiguous")
     if converted and (tensors is None or any(tensor_may_be(value, before(value), tensors) for value in converted)):
         flags.add("tensor-conversion-chain")
+    if (accumulated or keyed) and any(r not in handed_back for r, _ in (*accumulated, *keyed)):
+        # A list read after the loop that fills it (`torch.cat(bank)`), as one returned is: a superset of what
+        # `Facts._accumulating_loop` reads (any name some call is given).
+        handed_back = handed_back | _passed_names(nodes)
     if accumulated:
         # A list the function returns (or yields), filled by `append`: what a loop adds outlives its iteration
         # (`Facts._accumulating_loop` reads the loop and the list; this is a superset).
@@ -681,6 +685,12 @@ def calls(*names: str) -> Needs:
 
 def flag(name: str) -> Atom:
     return ("flag", name)
+
+
+def _passed_names(nodes: Iterable[ast.AST]) -> set[str]:
+    """The names some call of the segment is given as an argument (`torch.cat(bank)`)."""
+    return {a.id for node in nodes if type(node) is ast.Call  # type: ignore[attr-defined]
+            for a in (*node.args, *(k.value for k in node.keywords)) if type(a) is ast.Name}  # type: ignore[attr-defined]
 
 
 def _directly_held(node: ast.AST) -> list[ast.AST]:

@@ -484,8 +484,14 @@ def _tensor_uses(function: cst.FunctionDef) -> tuple[frozenset[str], tuple[cst.C
         # Indexed by a comparison of itself: a mask of its own elements, which only arrays take (`list > 0` fails).
         compared = _compared_names(index) if type(index) is cst.Comparison else \
             masks.get(index.value, set()) if type(index) is Name else set()  # type: ignore[attr-defined]
-        if name in compared:
+        # Indexed by a boolean tensor (`x[mask.bool()]`) or what its name says is a mask (`x[attention_mask]`): no list
+        # or tuple takes a mask.
+        by_mask = (type(index) is Call and type(index.func) is Attribute and index.func.attr.value == "bool"  # type: ignore[attr-defined]
+                   and not index.args) or (type(index) is Name and sem.MASK_NAME.search(index.value) is not None)  # type: ignore[attr-defined]
+        if name in compared or by_mask:
             found.add(name)
+            if type(index) is Name:
+                found.add(index.value)  # type: ignore[attr-defined]  # the mask itself: an array of booleans
     return frozenset(found), tuple(calls)
 
 

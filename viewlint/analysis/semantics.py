@@ -254,6 +254,16 @@ def nn_module_class(qualified: str) -> bool:
         and parts[-1] not in _NN_NON_MODULES and parts[2] not in ("functional", "init", "utils", "parameter")
 
 
+def library_model_factory(qualified: str) -> bool:
+    """`torchvision.models.resnet18`, `torchvision.models.detection.fasterrcnn_resnet50_fpn`, `timm.create_model`: a
+    function of a model library that builds a model (not its weights enums or its registry helpers)."""
+    if qualified in ("timm.create_model", "torchvision.models.get_model", "open_clip.create_model"):
+        return True
+    parts = qualified.split(".")
+    return len(parts) >= 3 and parts[:2] == ["torchvision", "models"] and parts[-1].islower() \
+        and not parts[-1].startswith(("get_", "list_", "_")) and parts[-1] not in ("utils", "feature_extraction")
+
+
 def torch_call_gives_tensor(qualified: str) -> bool:
     """Whether a call of this (fully qualified) `torch` function gives a tensor, or tensors, the walker
     knows of (`Evaluator._torch_function`). Others give nothing known: `torch.cuda.get_device_capability()`,
@@ -400,6 +410,17 @@ TENSOR_ONLY_METHODS = frozenset({
 })
 # Of those, the ones `nn.Module`s have too (`model.cuda()`, `net.half()`), and `pin_memory`, which PyTorch asks custom
 # batch types to define: their use says nothing of a tensor.
+# Registering a function to run on every forward or backward pass of a module (or every backward of a tensor).
+HOOK_REGISTRATIONS = frozenset({
+    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_backward_hook", "register_hook", "register_module_forward_hook",
+    "register_module_forward_pre_hook",
+})
+# What `nn.Module`'s own methods of these names return: the module itself (moved, cast or switched in place).
+MODULE_SELF_METHODS = frozenset({
+    "eval", "train", "to", "cuda", "cpu", "xpu", "half", "float", "double", "bfloat16", "type", "requires_grad_",
+    "apply", "share_memory", "to_empty",
+})
 MODULE_SHARED_METHODS = frozenset({"cuda", "half", "bfloat16", "float", "double", "requires_grad_", "pin_memory"})
 # What using a name says: only tensors have these methods.
 TENSOR_USAGE_METHODS = TENSOR_ONLY_METHODS - MODULE_SHARED_METHODS
@@ -578,7 +599,7 @@ def names_preprocessing(names: list[str]) -> bool:
         or any(_DATA_TRANSFORM.search(name) for name in names)
 # Receivers whose `.step()` runs a training or denoising step, and callables that run a model.
 OPTIMIZER_WORDS = ("optim", "opt", "scaler", "scheduler")
-MODEL_NAMES = frozenset({"model", "net", "policy", "decoder", "generator", "engine"})
+MODEL_NAMES = frozenset({"model", "net", "backbone", "policy", "decoder", "generator", "engine"})
 # Classes loaded with `.from_pretrained(...)` that are models (`AutoModel`, `T5EncoderModel`, `LlamaForCausalLM`,
 # `AutoencoderKL`), not the tokenizers, processors, configs, schedulers and pipelines loaded the same way.
 _MODEL_CLASS = re.compile(r"Model(?:[A-Z]|$)|For[A-Z]|^Autoencoder")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import libcst as cst
 
@@ -39,6 +39,9 @@ class StoreEvent:
     # For a list of this function that collects across a loop and is handed back: the loop. Only views of
     # tensors each iteration makes pin something: every entry keeps one iteration's whole tensor alive.
     loop: Optional[cst.CSTNode] = None
+    # With `loop`: whether the list is handed back (else it is read after a loop over a data source, which it
+    # outlives: `bank.append(model(x)[:, 0])` per batch, then `torch.cat(bank)`).
+    handed_back: bool = True
 
 
 class StoreQuestions:
@@ -53,7 +56,6 @@ class StoreQuestions:
     _scopes: list[dict[str, Value]]
     _scope_nodes: list[cst.CSTNode]
     _parameter_classes: dict[str, str]
-    _locals_annotated: dict[int, tuple[cst.FunctionDef, dict[str, str]]]
 
     if TYPE_CHECKING:  # the rest of `Facts`, which this part calls
         @property
@@ -77,11 +79,12 @@ class StoreQuestions:
         function = self._scope_nodes[-1] if self._scope_nodes else None
         if not isinstance(function, cst.FunctionDef):
             return {}
-        known = self._locals_annotated.get(id(function))
-        if known is None or known[0] is not function:
-            known = self._locals_annotated[id(function)] = (
+        key = ("annotated locals", id(function))  # once per module: every summary walk of the function asks again
+        known = self.index.memo.get(key)
+        if known is None or known[0] is not function:  # type: ignore[index]
+            known = self.index.memo[key] = (
                 function, remembered("annotated locals", function, lambda: _annotated_locals(function)))
-        return known[1]
+        return known[1]  # type: ignore[index, no-any-return]
 
     def pins_nothing_more(self, value: Value, view: Value) -> bool:
         """Storing `value` keeps nothing of `view`'s base that is not kept anyway: the entry also holds
@@ -163,9 +166,10 @@ class StoreQuestions:
             name, method, self.index, self.settings.long_lived_names, class_name=self.class_name or "",
             is_local=self._is_local, is_local_container=self._is_local_container)
 
-    def _accumulating_loop(self, receiver: cst.BaseExpression) -> Optional[cst.CSTNode]:
+    def _accumulating_loop(self, receiver: cst.BaseExpression) -> Optional[tuple[cst.CSTNode, bool]]:
         """The innermost loop, when `receiver` is a list (or dict) this function builds before it and returns (or yields):
-        what each iteration adds to it outlives the iteration."""
+        what each iteration adds to it outlives the iteration. With it, whether the list is handed back: else it is
+        read after a loop over a data source (`torch.cat(bank)`), which it outlives holding every batch's views."""
         if not isinstance(receiver, cst.Name) or not self._is_local_container(receiver.value) \
                 or self._is_parameter(receiver.value):
             return None
@@ -181,25 +185,42 @@ class StoreQuestions:
                     and node.target.value == name:
                 return None  # rebound on each iteration: it holds one iteration's values
         after = False
+        read_after = False
         for node in descendants(context.node):
             if node is loop:
                 after = True
-            elif after and id(node) not in in_loop and isinstance(node, (cst.AssignTarget, cst.AnnAssign)) \
-                    and isinstance(node.target, cst.Name) and node.target.value == name:
-                return None  # `outs = torch.cat(outs)` after the loop: the list dies there, and what it held with it
+            elif after and id(node) not in in_loop and isinstance(node, (cst.Assign, cst.AnnAssign)) and any(
+                    isinstance(t, cst.Name) and t.value == name
+                    for t in ([a.target for a in node.targets] if isinstance(node, cst.Assign) else [node.target])):
+                # `outs = torch.cat(outs)` after the loop: the list dies there, and what it held with it (a loop over
+                # a data source has filled it with every batch by then).
+                read_after = read_after or (node.value is not None and any(
+                    isinstance(n, cst.Name) and n.value == name for n in descendants(node.value)))
+                return (loop, False) if read_after and _iterates_data(loop, self._is_parameter) else None
+            elif after and not read_after and id(node) not in in_loop and isinstance(node, cst.Arg) \
+                    and isinstance(node.value, cst.Name) and node.value.value == name:
+                read_after = True  # `torch.cat(bank)`
             if isinstance(node, (cst.Return, cst.Yield)) and isinstance(node.value, cst.BaseExpression) \
                     and _holds_directly(node.value, name):
-                return loop
-        return None
+                return loop, True
+        return (loop, False) if read_after and _iterates_data(loop, self._is_parameter) else None
 
-    def _pins_an_iteration(self, value: Value, loop: cst.CSTNode) -> bool:
+    def _pins_an_iteration(self, value: Value, loop: cst.CSTNode, stored: cst.BaseExpression) -> bool:
         """What a loop adds to a list it fills holds a view of part of a tensor that iteration computed
-        (`act = model(batch)`, then `act[:, 0]`): each entry keeps one iteration's whole tensor. Not so for
-        views of a tensor read out of something that lives anyway (`buf = buffers[i]`), a leading index
-        (`out[0]` of a batch of one is all of it), or parts of one tensor all added in the iteration
-        (`x[0]` and `x[1]`)."""
+        (`act = model(batch)`, then `act[:, 0]`; `model(batch)[:, 0]` in the added expression itself): each entry
+        keeps one iteration's whole tensor. Not so for views of a tensor read out of something that lives anyway
+        (`buf = buffers[i]`), a leading index (`out[0]` of a batch of one is all of it), or parts of one tensor all
+        added in the iteration (`x[0]` and `x[1]`)."""
+        calls: Optional[set[str]] = None
         for view in value.retained_views():
             base = view.base
+            if view.is_view and view.partial and view.base_made is not None and (base or "").endswith(")") \
+                    and not re.fullmatch(r"\[[^,:\]]+\]", view.origin or ""):
+                if calls is None:  # the calls of the added expression: each runs anew on every iteration
+                    calls = {self.short_source(n) for n in descendants(stored) if isinstance(n, cst.Call)}
+                if base in calls:
+                    return True
+                continue
             # A name, or a field of a model's output (`out.last_hidden_state`, `out["logits"]` of `out = model(**batch)`).
             shape = re.fullmatch(r"([A-Za-z_]\w*)(\.[A-Za-z_]\w*|\[[\"'][A-Za-z_]\w*[\"']\])?", base or "")
             if not (view.is_view and view.partial and shape is not None):
@@ -291,11 +312,12 @@ class StoreQuestions:
                 t = target.target
                 if isinstance(t, cst.Subscript) and self.is_long_lived_container(t.value):
                     events.append(StoreEvent(node, node.value, self.value_of(node.value), self.short_source(t.value) + "[...]"))
-                elif isinstance(t, cst.Subscript) and (loop := self._accumulating_loop(t.value)) is not None:
+                elif isinstance(t, cst.Subscript) and (filled := self._accumulating_loop(t.value)) is not None:
                     # `index[doc_id] = hidden[0, 0]` in a loop, into a dict this function builds and returns.
                     value = self.value_of(node.value)
-                    if self._pins_an_iteration(value, loop):
-                        events.append(StoreEvent(node, node.value, value, self.short_source(t.value) + "[...]", loop=loop))
+                    if self._pins_an_iteration(value, filled[0], node.value):
+                        events.append(StoreEvent(node, node.value, value, self.short_source(t.value) + "[...]",
+                                                 loop=filled[0], handed_back=filled[1]))
                 elif isinstance(t, cst.Attribute) and t.attr.value == "data" and self._parameter_like(t.value):
                     # `layer.weight.data = piece`: the parameter now lives on the storage of `piece`.
                     events.append(StoreEvent(node, node.value, self.value_of(node.value), self.short_source(t)))
@@ -308,33 +330,34 @@ class StoreQuestions:
                     if value.is_view and value.partial and not held and self._made_in_this_call(value.base):
                         events.append(StoreEvent(node, node.value, value, self.short_source(t)))
         elif isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign) \
-                and isinstance(node.value, (cst.Tuple, cst.List)) and (loop := self._accumulating_loop(node.target)) is not None:
+                and isinstance(node.value, (cst.Tuple, cst.List)) and (filled := self._accumulating_loop(node.target)) is not None:
             # `raw += (logits[:, -1, :],)` in a loop, into a tuple or list this function builds and returns.
             for element in node.value.elements:
                 if isinstance(element, cst.StarredElement):
                     continue
                 value = self.value_of(element.value)
-                if self._pins_an_iteration(value, loop):
-                    events.append(StoreEvent(node, element.value, value, f"{self.short_source(node.target)} += ...", loop=loop))
+                if self._pins_an_iteration(value, filled[0], element.value):
+                    events.append(StoreEvent(node, element.value, value, f"{self.short_source(node.target)} += ...",
+                                             loop=filled[0], handed_back=filled[1]))
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             method = node.func.attr.value
             receiver = node.func.value
             # `list.append/extend/insert` take no keywords: `self.dispatcher.extend(q=q)` is some other method.
             container_call = method not in sem.CONTAINER_ONLY_METHODS or all(a.keyword is None for a in node.args)
             known = self._stored_into_class(receiver, method)
-            loop = self._accumulating_loop(receiver) if method in sem.ACCUMULATING_METHODS and container_call else None
+            filled = self._accumulating_loop(receiver) if method in sem.ACCUMULATING_METHODS and container_call else None
             if known is not None and method in known.methods and known.name in self.index.classes \
                     and self.index.classes[known.name] is known:
                 # The receiver's class is defined here: its method says what it keeps.
                 events.extend(self._summary_store_events(node, method, receiver))
-            elif loop is not None:
+            elif filled is not None:
                 for arg in node.args:
                     if isinstance(arg.value, (cst.ListComp, cst.GeneratorExp)):
                         continue  # `out.extend(x[i:i + n] for i in ...)`: pieces that together cover their base
                     value = self.value_of(arg.value)
-                    if self._pins_an_iteration(value, loop):
+                    if self._pins_an_iteration(value, filled[0], arg.value):
                         events.append(StoreEvent(node, arg.value, value, f"{self.short_source(receiver)}.{method}(...)",
-                                                 loop=loop))
+                                                 loop=filled[0], handed_back=filled[1]))
             elif method in sem.STORING_METHODS and container_call and self._long_lived_receiver(receiver, method):
                 # `cache.set(key, piece)` on a receiver of unknown type: the one class here that defines `set` says
                 # what it keeps (one that clones a view before keeping it keeps nothing extra).
@@ -449,6 +472,25 @@ class StoreQuestions:
             if arg.keyword is not None and arg.keyword.value in keywords:
                 events.append(StoreEvent(node, arg.value, self.value_of(arg.value), target))
         return events
+
+
+def _iterates_data(loop: cst.CSTNode, is_parameter: Callable[[str], bool]) -> bool:
+    """`for batch in loader:`, `for i, (x, y) in enumerate(tqdm(loader)):`, `for batch in self.val_dataloader:`: a loop
+    over a data source the caller hands in or that its name says is one, as long as the data is (not a `range(n)` of
+    steps, not `self.layers`, not a list of tiles this function built and keeps)."""
+    if not isinstance(loop, cst.For):
+        return False
+    source = loop.iter
+    while isinstance(source, cst.Call) and source.args and (dotted_name(source.func) or "").split(".")[-1] in _DATA_WRAPPERS:
+        source = source.args[0].value
+    name = dotted_name(source)
+    if name is None:
+        return False
+    last = name.rsplit(".", 1)[-1].lower()
+    return ("." not in name and is_parameter(name)) or any(word in last for word in ("loader", "dataset", "batches"))
+
+
+_DATA_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip"})
 
 
 def _holds_directly(node: cst.BaseExpression, name: str) -> bool:

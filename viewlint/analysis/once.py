@@ -1,0 +1,79 @@
+"""Code that runs once, read off `ast` for the call graph: a function body behind a debug switch, cached functions,
+and `if` blocks that run on the first call only (or once per key of a memo)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from viewlint.analysis.guards import cold_test
+from viewlint.analysis.nodes import dotted
+
+
+def debug_only_rest(function: ast.AST) -> Optional[list[ast.stmt]]:
+    """The statements after a leading `if not <debug flag>: return` (`if not diagnostics_enabled(): return`):
+    they run only when debugging is on."""
+    body = list(getattr(function, "body", []))
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        body = body[1:]  # the docstring
+    if len(body) < 2 or not isinstance(body[0], ast.If) or body[0].orelse:
+        return None
+    guard = body[0]
+    if not (len(guard.body) == 1 and isinstance(guard.body[0], ast.Return) and isinstance(guard.test, ast.UnaryOp)
+            and isinstance(guard.test.op, ast.Not) and cold_test(guard.test.operand)):
+        return None
+    return body[1:]
+
+
+def is_cached(node: ast.AST) -> bool:
+    """Decorated with a cache (`functools.lru_cache`, `cache`, `cached_property`, a project's `*_lru_cache`)."""
+    for decorator in getattr(node, "decorator_list", []):
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if "cache" in (dotted(target) or "").split(".")[-1]:
+            return True
+    return False
+
+
+def _cache_miss(test: ast.AST) -> set[str]:
+    """The `self.<memo>`s a miss test reads: `key not in self.cache` (or several joined with `or`)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        parts = [_cache_miss(value) for value in test.values]
+        return set().union(*parts) if all(parts) else set()
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotIn):
+        name = dotted(test.comparators[0])
+        if name is not None and name.startswith("self."):
+            return {name}
+    return set()
+
+
+def _fills(node: ast.AST, memos: set[str]) -> bool:
+    """`self.cache[key] = ...` or `self.cache.update(...)`/`.setdefault(...)` for one of `memos`."""
+    if isinstance(node, ast.Assign):
+        return any(isinstance(t, ast.Subscript) and dotted(t.value) in memos for t in node.targets)
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("update", "setdefault") \
+        and dotted(node.func.value) in memos
+
+
+def runs_once(node: ast.AST) -> bool:
+    """`if not self.ready: ...; self.ready = True`, `if self.packed is None: self.packed = ...`: the first call only;
+    `if key not in self.cache: ...; self.cache[key] = ...`: once per key (the reading of
+    `viewlint.analysis.contexts.runs_once`, on `ast`)."""
+    test = node.test  # type: ignore[attr-defined]
+    missing = _cache_miss(test)
+    if missing:
+        return any(_fills(child, missing) for statement in node.body for child in ast.walk(statement))  # type: ignore[attr-defined]
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        flag = dotted(test.operand)
+    elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) \
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+        flag = dotted(test.left)
+    else:
+        return False
+    if flag is None or "." not in flag:
+        return False  # a local: set anew on every call (an attribute of `self` or another object persists)
+    for statement in node.body:  # type: ignore[attr-defined]
+        for child in ast.walk(statement):
+            if isinstance(child, ast.Assign) and any(dotted(t) == flag for t in child.targets) \
+                    and not (isinstance(child.value, ast.Constant) and child.value.value in (False, None)):
+                return True
+    return False
