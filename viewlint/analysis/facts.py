@@ -301,7 +301,7 @@ class Facts(FlowHooks, StoreQuestions):
             if found is None:
                 found = memo[("usage", None)] = _attribute_reads(n for nodes in self.index.segment_nodes.values() for n in nodes)
             return found  # type: ignore[return-value]
-        if not isinstance(scope, cst.FunctionDef) or self.summaries is None or len(self._scope_nodes) != 2:
+        if not isinstance(scope, cst.FunctionDef) or self.summaries is None or len(self._functions()) != 1:
             return None  # (a nested function is not the top-level function or method its name may also name)
         function = self.contexts.function
         owner = function.class_name if function is not None else None
@@ -316,12 +316,17 @@ class Facts(FlowHooks, StoreQuestions):
             found = memo[("usage", id(info.node))] = _attribute_reads(nodes)
         return found  # type: ignore[return-value]
 
+    def _functions(self) -> list[cst.FunctionDef]:
+        """The functions being walked, outermost first (a summary's walk starts at its function, not the module)."""
+        return [node for node in self._scope_nodes if isinstance(node, cst.FunctionDef)]
+
     def _nested_usage(self, scope: cst.CSTNode) -> Optional[dict[str, frozenset[str]]]:
         """The same for a function nested in a top-level function or method: the one `def` of its name among the
         outer function's `ast` nodes (kernels define dozens of closures; printing and parsing each one's text again
         cost more than the rest of their file's lint)."""
-        outer = self._scope_nodes[1] if len(self._scope_nodes) > 2 else None
-        if not isinstance(scope, cst.FunctionDef) or not isinstance(outer, cst.FunctionDef) or self.summaries is None:
+        functions = self._functions()
+        outer = functions[0] if len(functions) > 1 else None
+        if not isinstance(scope, cst.FunctionDef) or outer is None or self.summaries is None:
             return None
         context = next((c for c in self.contexts.contexts if c.kind == "function"), None)
         info = self.summaries.functions.get(FunctionKey(context.class_name if context is not None else None,
