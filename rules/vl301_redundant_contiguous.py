@@ -174,6 +174,9 @@ class RedundantContiguous(Rule):
                     return "it is the result of `.contiguous()`"
                 return f"`.{method}()` of a contiguous tensor is contiguous"
         if isinstance(node, cst.Subscript):
+            value = self.facts.value_of(node)
+            if value.is_view:
+                return f"whole rows (`{value.origin}`) of a contiguous tensor are contiguous"
             return "advanced indexing gathers into a new contiguous tensor"
         if isinstance(node, cst.BinaryOperation):
             return "the result of an operation on contiguous tensors"

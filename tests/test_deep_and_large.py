@@ -297,7 +297,8 @@ def test_every_200_link_chain_is_linted_in_under_a_second() -> None:
     assert not slow, slow
     for name in CHAINS:  # the same findings on both paths
         assert found[f"{name}, prefilter=True"][1] == found[f"{name}, prefilter=False"][1], name
-    assert found["subscripts, prefilter=True"][1] == ["VL301"]
+    # Every `.contiguous()` is redundant: the first of a fresh tensor, each next one of a row of a row-major one.
+    assert found["subscripts, prefilter=True"][1] == ["VL301"] * 200
     assert found["binary operations, prefilter=True"][1] == ["VL401"] * 200
     assert found["boolean operations, prefilter=True"][1] == ["VL403"] * 200
 

@@ -218,7 +218,9 @@ def tensor_flags(source: str) -> set[str]:
         ("def f(x: torch.Tensor):\n    return x.contiguous(), x.transpose(1, 2).contiguous(), x[:, 0].contiguous()", set()),
         ("def f(self, x):\n    return self.weight.contiguous(), helper(x).contiguous(), x.view(-1).contiguous()", set()),
         ("def f(x):\n    y = torch.empty(3)\n    return y.contiguous(memory_format=torch.channels_last)", set()),
-        ("def f(x):\n    y = torch.empty(3, 4)\n    return y[:, 1:].contiguous(), y[1:].contiguous()", set()),
+        ("def f(x):\n    y = torch.empty(3, 4)\n    return y[:, 1:].contiguous(), y[::2].contiguous()", set()),
+        # Whole rows of a contiguous tensor are contiguous.
+        ("def f(x):\n    y = torch.empty(3, 4)\n    return y[1:].contiguous()", {"contiguous-of-contiguous"}),
         ("def f(x):\n    y = torch.empty(3, 4)\n    parts = [y.contiguous()]\n    return parts[0].contiguous()", {"contiguous-of-contiguous"}),
         # Stores into long-lived places of what may be a partial view (VL101, VL102) ...
         ("_CACHE = {}\ndef f(k, x):\n    a, b = torch.split(x, 2)\n    _CACHE[k] = a", {"retains-view"}),

@@ -424,6 +424,14 @@ class Evaluator(CallEvaluation, TypeTests):
                     return function_reference(owner, attr)  # `fn = self.default_rope`: the method itself
             if attr in info.tensor_attributes:
                 return UNKNOWN_TENSOR.with_(is_parameter=True, label=f"self.{attr}")  # nn.Parameter(...) or register_buffer
+            if attr in info.made_tensors:
+                # `self.seq_lens = torch.zeros(n, device="cuda")` wherever the class sets it: a tensor it owns, there.
+                where, row_major = info.made_tensors[attr]
+                risks = getattr(self.env, "layout_risks", None)  # a tensor restrided in place anywhere may be this one
+                row_major = row_major and not (risks is not None and risks.restrides_in_place)
+                device = Device.ACCELERATOR if where == "cuda" else Device.CPU if where == "cpu" else Device.UNKNOWN
+                return fresh(contiguous=True if row_major else None, device=device, label=f"self.{attr}",
+                             why=f"made by `{info.name}` (`self.{attr} = torch.…`)")
             if attr in info.module_list_classes:
                 # `self.layers = nn.ModuleList([Layer(...) for ...])`: a list of modules whose calls run `Layer.forward`.
                 return container_value((Value(kind=Kind.HOST, wrapper=info.module_list_classes[attr]),), "list")
@@ -618,6 +626,8 @@ class Evaluator(CallEvaluation, TypeTests):
                                 partial=not self._whole_index(node))
             if self._selects_last_dim(node, local):
                 view = view.with_(contiguous=False)
+            elif receiver.contiguous and self._leading_rows(node, local):
+                view = view.with_(contiguous=True)  # `buf[slot]`, `buf[a:b]` of a row-major tensor: whole rows of it
             if self._drops_a_dimension(node, local):
                 view = view.with_(reduced=True)  # `t[i]` of a 1-D `t` is 0-dim
             if any(isinstance(element.slice, cst.Slice) for element in node.slice):
@@ -674,6 +684,18 @@ class Evaluator(CallEvaluation, TypeTests):
     def keyed_by_string(self, node: cst.Subscript, local: Optional[Locals] = None) -> bool:
         """`d["key"]`, `d[name]` of a string `name`: what is indexed is no tensor (tensors refuse strings)."""
         return self._keyed_by_string(node) or self._keyed_by_str_value(node, local or {})
+
+    def _leading_rows(self, node: cst.Subscript, local: Locals) -> bool:
+        """`x[i]` with an int `i`, `x[a:b]`: one index or a stepless slice of the first dimension only."""
+        if len(node.slice) != 1:
+            return False
+        index = node.slice[0].slice
+        if isinstance(index, cst.Slice):
+            return index.step is None
+        value = index.value
+        return isinstance(value, cst.Integer) or (
+            isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer)) \
+            or self.evaluate(value, local).kind is Kind.INT
 
     @staticmethod
     def _whole_index(node: cst.Subscript) -> bool:

@@ -11,6 +11,7 @@ import libcst as cst
 
 from viewlint.analysis import semantics
 from viewlint.analysis.guards import cold_predicates, predicate_key
+from viewlint.analysis.made_tensors import made_tensor
 from viewlint.analysis.host_values import host_names as method_host_names, is_host_expression
 from viewlint.analysis.module_lists import item_class, listed_class, listed_order
 from viewlint.analysis.nodes import assignments as _assignments, callee_name, dotted, preorder, qualify_name as _qualify_name
@@ -73,6 +74,10 @@ class ClassInfo:
     # Attribute paths below `self` (`forward_metadata.prefix_lens`, `lens`) that every method sets to a tensor
     # moved to the CPU (`x.to("cpu")`, `x.cpu()`): reads of them elsewhere in the class are host reads.
     cpu_paths: set[str] = field(default_factory=set)
+    # self.<attr> names every assignment of which makes a new tensor (`torch.zeros(n, device="cuda")`, `torch.empty(n)
+    # .cuda()`) -> (where all of them put it: "cuda", "cpu", or None when that is not known (`device=device`); whether
+    # all of them are laid out row-major: the walker forgets it where the module restrides any tensor in place).
+    made_tensors: dict[str, tuple[Optional[str], bool]] = field(default_factory=dict)
     # self.<attr> names bound to a function, not a call of one: `self.attn_fn = F.scaled_dot_product_attention`.
     function_attributes: dict[str, str] = field(default_factory=dict)
     # self.<attr> -> whether the `nn.Linear` it is assigned adds a bias: True (the default, `bias=True`), False
@@ -563,6 +568,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
     # self.<attr> initialisations, in any method; attributes whose every assignment is a literal
     # or a config read are flags and hyperparameters, not tensors.
     assigned: dict[tuple[str, str], bool] = {}
+    made: dict[tuple[str, str], Optional[tuple[Optional[str], bool]]] = {}  # (class, attr) -> (device, row-major)
     # Containers a method sets back to None after taking them (`pending, self.group = self.group, None`): a
     # batch being collected, handed on when it closes, not a store that outlives the calls.
     drained: set[str] = set()
@@ -582,6 +588,13 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
             key = (info.name, attribute)
             host = is_host_expression(value, frozenset(host_names)) if host_names else is_host_expression(value)
             assigned[key] = assigned.get(key, True) and host
+            found = made_tensor(value, lambda name: _qualify_name(index, name))
+            if key not in made:
+                made[key] = found
+            elif made[key] is not None:
+                before = made[key]
+                made[key] = None if found is None or before is None else (
+                    before[0] if before[0] == found[0] else None, before[1] and found[1])
             if host and host_names:
                 host_names.add(f"self.{attribute}")
             if type(value) is ast.Attribute:
@@ -644,6 +657,9 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
     for (class_name, attribute), host in assigned.items():
         if host:
             index.classes[class_name].host_attributes.add(attribute)
+    for (class_name, attribute), found in made.items():
+        if found is not None:
+            index.classes[class_name].made_tensors[attribute] = found
     if drained:  # a subclass drains what its base collects: by name, across the module's classes
         index.drained_attributes.update(drained)
         for info in index.classes.values():

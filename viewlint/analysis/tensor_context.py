@@ -68,7 +68,8 @@ class TensorContext:
         self.project = project  # the other modules of the package, for what their functions return
         self.outer = outer_bindings(index)
         classes = getattr(index, "classes", {}).values()
-        self.tensor_attributes = {a for info in classes for a in info.tensor_attributes}
+        # `self.<attr>`s that hold a parameter or buffer, or a tensor every assignment of which makes (a factory's).
+        self.tensor_attributes = {a for info in classes for a in (*info.tensor_attributes, *info.made_tensors)}
         # Fields a class of this module annotates as tensors (`is_prefilling: Optional[torch.Tensor]`).
         self.tensor_fields = {name for info in classes for name, text in info.field_annotations.items()
                               if "Tensor" in text or "ndarray" in text}
@@ -519,9 +520,10 @@ def contiguous_may_be(node: ast.AST, bound: Bindings, context: TensorContext, se
                 tensor_may_be(e, bound, context, seen) for e in index_elements(node.slice))):  # type: ignore[attr-defined]
             return True  # a gather: a fresh contiguous tensor
         index = node.slice  # type: ignore[attr-defined]
-        if type(index) is ast.Slice or type(index) is ast.Tuple:
-            return False  # `x[a:b]`, `x[:, 0]`: a view, which the walker never knows to be contiguous
-        return contiguous_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]  # `parts[0]`: an element
+        if type(index) is ast.Tuple or (type(index) is ast.Slice and index.step is not None):  # type: ignore[attr-defined]
+            return False  # `x[:, 0]`, `x[::2]`: a view, which the walker never knows to be contiguous
+        # `parts[0]`: an element; `buf[i]`, `buf[a:b]`: whole rows, contiguous when `buf` is.
+        return contiguous_may_be(node.value, bound, context, seen)  # type: ignore[attr-defined]
     if kind is ast.BinOp:
         if type(node.op) is ast.MatMult:  # type: ignore[attr-defined]
             return True
