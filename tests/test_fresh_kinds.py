@@ -227,3 +227,110 @@ def test_a_tensor_made_of_a_list_of_ids_gathers_when_it_indexes():
                 nn.init.zeros_(self.embed.weight[one])
     """)
     assert found == [(10, "VL201")]
+
+
+# ---------------------------------------------------------------- tensors a class makes for itself
+def test_an_attribute_every_assignment_of_which_is_a_factory_call_is_a_tensor_where_the_factory_puts_it():
+    found = _lint("""
+        import torch
+
+
+        class Runner:
+            def __init__(self, max_bs: int, device):
+                self.seq_lens = torch.zeros(max_bs, dtype=torch.int32, device="cuda")
+                self.positions = torch.empty(max_bs, dtype=torch.int64).cuda()
+                self.host_lens = torch.zeros(max_bs, dtype=torch.int32)
+                self.moved = torch.zeros(max_bs, device=device)
+                self.mixed = torch.zeros(max_bs, device="cuda")
+
+            def reset(self):
+                self.mixed = None
+
+            def forward_decode(self, bs: int):
+                a = int(self.seq_lens[:bs].max())
+                b = self.positions.max().item()
+                c = self.host_lens.max().item()
+                d = self.moved.sum().item()
+                e = self.mixed.sum().item()
+                return a, b, c, d, e
+    """)
+    # The host tensor is read without a sync; an attribute also set to `None` is not known to be a tensor.
+    assert found == [(16, "VL401"), (17, "VL401"), (19, "VL401")]
+
+
+# ---------------------------------------------------------------- scripts: a module-level loop
+def test_a_script_loop_keeps_views_of_what_each_iteration_makes_in_a_module_level_list():
+    source = """
+        import torch
+        from torch import nn
+
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(16, 32)
+
+            def forward(self, x):
+                return self.proj(x).unsqueeze(1).expand(-1, 4, -1).contiguous()
+
+
+        model = Encoder().eval()
+        table = torch.randn(8, 16)
+        bank = []
+        rows = []
+        with torch.no_grad():
+            for x in torch.randn(10, 8, 16):
+                out = model(x)
+                bank.append(out[:, 0])
+                rows.append(table[:2])
+    """
+    # `out` is bound anew on each iteration: each entry keeps a whole `out`; `table` lives anyway.
+    assert _lint(source) == [(21, "VL101")]
+
+
+# ---------------------------------------------------------------- hot paths: training callbacks
+def test_a_training_callbacks_per_step_methods_are_hot():
+    source = """
+        from transformers import TrainerCallback
+
+
+        class GradNormCallback(TrainerCallback):
+            def on_step_end(self, args, state, control, model=None, **kwargs):
+                total = 0.0
+                for p in model.parameters():
+                    if p.grad is not None:
+                        total += p.grad.norm().item() ** 2
+                state.log_history.append({"grad_norm": total ** 0.5})
+
+            def on_train_end(self, args, state, control, model=None, **kwargs):
+                print(sum(p.norm().item() for p in model.parameters()))
+    """
+    assert _lint(source) == [(9, "VL401")]
+    assert _lint(source.replace("class GradNormCallback(TrainerCallback):", "class GradNormLogger:")) == []
+
+
+def test_whole_rows_of_a_row_major_tensor_are_row_major():
+    source = """
+        import torch
+
+
+        def rows(n: int, i: int):
+            buf = torch.zeros(n, 4, 8)
+            a = buf[i].contiguous()
+            b = buf[1:3].contiguous()
+            c = buf[:, 0].contiguous()
+            d = buf[::2].contiguous()
+            return a, b, c, d
+
+
+        class Staging:
+            def __init__(self, n: int):
+                self.buf = torch.empty(n, 4, 8)
+
+            def read(self, slot: int):
+                return self.buf[slot].contiguous()
+    """
+    assert _lint(source) == [(6, "VL301"), (7, "VL301"), (18, "VL301")]
+    # A tensor restrided in place anywhere in the module may be any of them (through an alias, or a call).
+    restrided = source.replace("return self.buf[slot].contiguous()", "self.buf.t_()\n        return self.buf[slot].contiguous()")
+    assert _lint(restrided) == []

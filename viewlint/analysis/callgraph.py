@@ -660,7 +660,7 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
                     break
     queue = list(hot)
     seen = set(hot)
-    for callee, why in _hooks(graph):
+    for callee, why in (*_hooks(graph), *_step_callbacks(graph)):
         if callee not in seen and callee not in reasons and not callee.name.startswith(_COLD_NAMES_PREFIXES) \
                 and callee not in cached:
             reasons[callee] = why
@@ -710,6 +710,17 @@ def _hooks(graph: "CallGraph") -> Iterator[tuple[FunctionKey, str]]:
                 if _checking_tool(callee):
                     continue  # `DebugUnderflowOverflow.forward_hook`: it inspects values on purpose
                 yield callee, f"a hook `{key}` registers with `.{node.func.attr}()`, run on every pass"  # type: ignore[attr-defined]
+
+
+def _step_callbacks(graph: "CallGraph") -> Iterator[tuple[FunctionKey, str]]:
+    """A training callback's per-step methods (`TrainerCallback.on_step_end`, a Lightning `Callback`'s
+    `on_train_batch_end`): the trainer calls them on every step."""
+    for key in graph.functions:
+        if key.owner is None or key.name not in sem.PER_STEP_CALLBACKS or _checking_tool(key):
+            continue
+        names = [key.owner] + [(dotted(b) or "").split(".")[-1] for d in graph.index.class_defs.get(key.owner, []) for b in d.bases]
+        if any(name.endswith("Callback") for name in names):
+            yield key, "a callback the trainer runs on every step"
 
 
 def _falsy_on_every_edge(graph: "CallGraph", edges: list[tuple[FunctionKey, ast.Call]],

@@ -416,6 +416,12 @@ HOOK_REGISTRATIONS = frozenset({
     "register_full_backward_pre_hook", "register_backward_hook", "register_hook", "register_module_forward_hook",
     "register_module_forward_pre_hook",
 })
+# A training callback's methods that a trainer runs on every step (transformers' `TrainerCallback`, Lightning's `Callback`).
+PER_STEP_CALLBACKS = frozenset({
+    "on_step_begin", "on_step_end", "on_substep_end", "on_pre_optimizer_step", "on_optimizer_step",
+    "on_train_batch_start", "on_train_batch_end", "on_before_backward", "on_after_backward",
+    "on_before_optimizer_step", "on_before_zero_grad",
+})
 # What `nn.Module`'s own methods of these names return: the module itself (moved, cast or switched in place).
 MODULE_SELF_METHODS = frozenset({
     "eval", "train", "to", "cuda", "cpu", "xpu", "half", "float", "double", "bfloat16", "type", "requires_grad_",

@@ -20,6 +20,7 @@ from viewlint.analysis.contexts import ContextStack
 from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex
 from viewlint.analysis.tree import descendants, dotted_name, remembered
+from viewlint.analysis.returns import made_inside_base
 from viewlint.analysis.value_ops import MODULE_OUTPUT
 from viewlint.analysis.values import UNKNOWN, Kind, Value
 
@@ -155,9 +156,16 @@ class StoreQuestions:
 
     def outlives_function(self, expression: str) -> bool:
         """`self.<attr>…` or a module-level name: its storage stays alive whatever this function keeps."""
+        if made_inside_base(expression):
+            return False  # `self.proj(x) made in Encoder.forward`: storage a called function made and handed back
         head = re.split(r"[.\[(]", expression, maxsplit=1)[0]
         if head in ("self", "cls"):
             return expression.startswith(head + ".")
+        if head in self.index.module_names and self.contexts.function is None:
+            # A script's own loop (`for x in loader: out = model(x)`) binds the name anew on each iteration: what
+            # a previous iteration bound lives only as long as something keeps it.
+            loops = [c.node for c in self.contexts.contexts if c.kind == "loop" and c.node is not None]
+            return not (loops and self._bound_in(head, loops[-1]))
         return head in self.index.module_names and not self._is_local(head)
 
     def _long_lived_receiver(self, node: cst.BaseExpression, method: str) -> bool:
