@@ -17,7 +17,9 @@ class HostSyncScalar(Rule):
     """
     ## What it does
     Flags `.item()`, `.tolist()` and `int(t)`, `float(t)`, `bool(t)` on a tensor inside a
-    hot path, and a tensor used where an int is needed: a slice bound (`x[:, :lengths.max()]`),
+    hot path, comparisons that answer with a Python bool (`torch.equal(a, b)`,
+    `torch.allclose(a, b)`, `a.equal(b)`, `t.is_nonzero()`; not in a lambda, a predicate
+    handed to a harness that decides when to run it), and a tensor used where an int is needed: a slice bound (`x[:, :lengths.max()]`),
     `range(t)`, `torch.arange(t)` (Python reads it with `__index__`, PyTorch with `.item()`). Hot (VL401–VL404 share this): `forward`, `forward_*` and `_forward*` methods
     of any class (modules and the forward mixins that serve them); `__call__` of a module,
     or of any class when it takes a tensor-annotated parameter (logits and attention
@@ -95,6 +97,15 @@ class HostSyncScalar(Rule):
             arg = node.args[0]
             if arg.keyword is None and arg.star == "" and func.value not in self.facts.index.aliases:
                 self._check(node, arg.value, f"`{self.facts.short_source(node)}`")
+        elif isinstance(func, cst.Attribute) and func.attr.value in semantics.HOST_BOOL_READS:
+            # `torch.equal(pred, draft)`, `a.allclose(b)`: a Python bool, computed on the device.
+            qualified = self.facts.qualify(func)
+            compared = node.args[0].value if qualified is not None and qualified.startswith("torch.") and node.args \
+                else func.value if qualified is None else None
+            # (Not in a lambda: a predicate handed over, `equal=lambda a, b: torch.equal(a, b)`, runs when the harness
+            # that holds it decides, most often once per signature it verifies.)
+            if compared is not None and not any(isinstance(c.node, cst.Lambda) for c in self.facts.contexts.contexts):
+                self._check(node, compared, f"`{self.facts.short_source(node)}` (a Python bool)")
 
     def visit_Slice(self, node: cst.Slice) -> None:
         """`x[:, :lengths.max()]`: a tensor as a slice bound is read on the host (`__index__`)."""

@@ -334,3 +334,26 @@ def test_whole_rows_of_a_row_major_tensor_are_row_major():
     # A tensor restrided in place anywhere in the module may be any of them (through an alias, or a call).
     restrided = source.replace("return self.buf[slot].contiguous()", "self.buf.t_()\n        return self.buf[slot].contiguous()")
     assert _lint(restrided) == []
+
+
+# ---------------------------------------------------------------- VL401: comparisons that answer with a Python bool
+def test_a_comparison_that_answers_with_a_python_bool_waits_for_the_device():
+    source = """
+        import numpy as np
+        import torch
+
+
+        @torch.no_grad()
+        def verify(target_model, draft: torch.Tensor, ids: torch.Tensor, host: np.ndarray):
+            accepted = []
+            for step in range(draft.shape[1]):
+                pred = target_model(ids)[:, -1].argmax(-1)
+                if not torch.equal(pred, draft[:, step]):
+                    break
+                if pred.allclose(draft[:, step]) and np.allclose(host, host):
+                    accepted.append(pred)
+                check(pred, equal=lambda a, b: torch.equal(a, b))
+            return accepted
+    """
+    # A predicate handed over in a lambda runs when whoever holds it decides (a harness, once per signature).
+    assert _lint(source) == [(10, "VL401"), (12, "VL401")]

@@ -302,6 +302,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             elif name in semantics.HOST_SCALAR_BUILTINS and type(func) is Name and len(node.args) == 1 \
                     and type(node.args[0]) is not ast.Starred and not node.keywords:  # type: ignore[attr-defined]
                 scalar_reads.append(node.args[0])  # type: ignore[attr-defined]
+            elif name in semantics.HOST_BOOL_READS:  # `torch.equal(a, b)`, `a.allclose(b)`: a Python bool
+                scalar_reads.extend((*node.args, *((func.value,) if type(func) is Attribute else ())))  # type: ignore[attr-defined]
             elif name == "range" or name == "arange":  # a tensor read as an int: `range(t)`, `torch.arange(t)`
                 scalar_reads.extend(a for a in (*node.args, *(k.value for k in node.keywords))  # type: ignore[attr-defined]
                                     if type(a) is not ast.Constant and type(a) is not ast.Starred)

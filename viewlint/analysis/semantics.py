@@ -470,6 +470,9 @@ BOOL_RESULT_FUNCTIONS = frozenset(
 
 # Host syncs (VL401-VL404). Methods that copy a device tensor's values into Python objects.
 HOST_SCALAR_METHODS = frozenset({"item", "tolist"})
+# Comparisons that answer with a Python bool (`torch.equal(a, b)`, `a.allclose(b)`, `t.is_nonzero()`): the device
+# computes it and the host waits for the answer.
+HOST_BOOL_READS = frozenset({"equal", "allclose", "is_nonzero"})
 # Builtins that call `Tensor.__int__`/`__float__`/`__bool__`: the same copy as `.item()`.
 HOST_SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex"})
 # Methods whose output size depends on the values: PyTorch copies the size to the host before allocating.
