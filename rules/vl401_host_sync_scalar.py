@@ -104,7 +104,7 @@ class HostSyncScalar(Rule):
                 else func.value if qualified is None else None
             # (Not in a lambda: a predicate handed over, `equal=lambda a, b: torch.equal(a, b)`, runs when the harness
             # that holds it decides, most often once per signature it verifies.)
-            if compared is not None and not any(isinstance(c.node, cst.Lambda) for c in self.facts.contexts.contexts):
+            if compared is not None and not self.facts.contexts.in_lambda:
                 self._check(node, compared, f"`{self.facts.short_source(node)}` (a Python bool)")
 
     def visit_Slice(self, node: cst.Slice) -> None:

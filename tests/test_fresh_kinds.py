@@ -242,6 +242,7 @@ def test_an_attribute_every_assignment_of_which_is_a_factory_call_is_a_tensor_wh
                 self.host_lens = torch.zeros(max_bs, dtype=torch.int32)
                 self.moved = torch.zeros(max_bs, device=device)
                 self.mixed = torch.zeros(max_bs, device="cuda")
+                self.staged = torch.zeros(max_bs).to(device="cpu")
 
             def reset(self):
                 self.mixed = None
@@ -252,10 +253,11 @@ def test_an_attribute_every_assignment_of_which_is_a_factory_call_is_a_tensor_wh
                 c = self.host_lens.max().item()
                 d = self.moved.sum().item()
                 e = self.mixed.sum().item()
-                return a, b, c, d, e
+                f = self.staged.sum().item()
+                return a, b, c, d, e, f
     """)
-    # The host tensor is read without a sync; an attribute also set to `None` is not known to be a tensor.
-    assert found == [(16, "VL401"), (17, "VL401"), (19, "VL401")]
+    # The host tensors are read without a sync; an attribute also set to `None` is not known to be a tensor.
+    assert found == [(17, "VL401"), (18, "VL401"), (20, "VL401")]
 
 
 # ---------------------------------------------------------------- scripts: a module-level loop

@@ -603,8 +603,12 @@ def _checking_tool(key: FunctionKey) -> bool:
 def preprocessing_class(index: ModuleIndex, name: str) -> bool:
     """Feature extractors, processors, tokenizers, collators, pipelines and their stages (by class or base name),
     as `viewlint.analysis.contexts.is_preprocessing_class` reads them."""
-    names = [name] + [(dotted(b) or "").split(".")[-1] for d in index.class_defs.get(name, []) for b in d.bases]
-    return sem.names_preprocessing(names)
+    return sem.names_preprocessing(_class_and_base_names(index, name))
+
+
+def _class_and_base_names(index: ModuleIndex, name: str) -> list[str]:
+    """A class's name and the last parts of its bases' names (`Trainer`, `TrainerCallback`)."""
+    return [name] + [(dotted(b) or "").split(".")[-1] for d in index.class_defs.get(name, []) for b in d.bases]
 
 
 def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[FunctionKey, str]:
@@ -718,8 +722,7 @@ def _step_callbacks(graph: "CallGraph") -> Iterator[tuple[FunctionKey, str]]:
     for key in graph.functions:
         if key.owner is None or key.name not in sem.PER_STEP_CALLBACKS or _checking_tool(key):
             continue
-        names = [key.owner] + [(dotted(b) or "").split(".")[-1] for d in graph.index.class_defs.get(key.owner, []) for b in d.bases]
-        if any(name.endswith("Callback") for name in names):
+        if any(name.endswith("Callback") for name in _class_and_base_names(graph.index, key.owner)):
             yield key, "a callback the trainer runs on every step"
 
 

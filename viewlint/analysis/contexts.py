@@ -253,6 +253,11 @@ class ContextStack:
         self.contexts.append(Context(kind="block", node=node, sync_allowed=bool(names & set(allowed))))
 
     @property
+    def in_lambda(self) -> bool:
+        """Inside a lambda: code whose holder decides when (and whether) it runs."""
+        return any(isinstance(context.node, cst.Lambda) for context in self.contexts)
+
+    @property
     def sync_allowed(self) -> bool:
         return any(context.sync_allowed for context in self.contexts)
 

@@ -426,10 +426,9 @@ class Evaluator(CallEvaluation, TypeTests):
                 return UNKNOWN_TENSOR.with_(is_parameter=True, label=f"self.{attr}")  # nn.Parameter(...) or register_buffer
             if attr in info.made_tensors:
                 # `self.seq_lens = torch.zeros(n, device="cuda")` wherever the class sets it: a tensor it owns, there.
-                where, row_major = info.made_tensors[attr]
+                device, row_major = info.made_tensors[attr]
                 risks = getattr(self.env, "layout_risks", None)  # a tensor restrided in place anywhere may be this one
                 row_major = row_major and not (risks is not None and risks.restrides_in_place)
-                device = Device.ACCELERATOR if where == "cuda" else Device.CPU if where == "cpu" else Device.UNKNOWN
                 return fresh(contiguous=True if row_major else None, device=device, label=f"self.{attr}",
                              why=f"made by `{info.name}` (`self.{attr} = torch.…`)")
             if attr in info.module_list_classes:

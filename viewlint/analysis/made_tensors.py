@@ -9,24 +9,19 @@ from typing import Callable, Optional
 
 from viewlint.analysis import semantics
 from viewlint.analysis.nodes import dotted
+from viewlint.analysis.values import Device
 
 
-def made_tensor(value: ast.AST, qualify: Callable[[Optional[str]], Optional[str]]) -> Optional[tuple[Optional[str], bool]]:
+def made_tensor(value: ast.AST, qualify: Callable[[Optional[str]], Optional[str]]) -> Optional[tuple[Device, bool]]:
     """A new tensor a factory makes (`torch.zeros(n, device="cuda")`), moved or pinned or not (`.cuda()`, `.to(d)`,
-    `.pin_memory()`): (where it lives: "cuda", "cpu" or None; whether it is row-major); None for anything else."""
-    moved: Optional[str] = "unmoved"
+    `.pin_memory()`): (where it lives; whether it is row-major); None for anything else."""
+    moves = []  # outermost first: the first is where the tensor ends up
     while type(value) is ast.Call and type(value.func) is ast.Attribute \
             and value.func.attr in ("cuda", "to", "pin_memory", "cpu"):  # type: ignore[attr-defined]
         method = value.func.attr  # type: ignore[attr-defined]
-        if moved == "unmoved":
-            if method == "cuda" or method == "cpu":
-                moved = method
-            elif method == "pin_memory":
-                moved = "cpu"
-            else:
-                first = value.args[0] if value.args else None  # type: ignore[attr-defined]
-                text = first.value if type(first) is ast.Constant and isinstance(first.value, str) else None  # type: ignore[attr-defined]
-                moved = "cuda" if text is not None and text.startswith("cuda") else "cpu" if text == "cpu" else None
+        moves.append(Device.ACCELERATOR if method == "cuda" else Device.CPU if method in ("cpu", "pin_memory")
+                     else _device_literal(value.args[0] if value.args else  # type: ignore[attr-defined]
+                                          next((k.value for k in value.keywords if k.arg == "device"), None)))  # type: ignore[attr-defined]
         value = value.func.value  # type: ignore[attr-defined]
     if type(value) is not ast.Call:
         return None
@@ -35,11 +30,16 @@ def made_tensor(value: ast.AST, qualify: Callable[[Optional[str]], Optional[str]
         return None
     row_major = qualified not in semantics.NON_CONTIGUOUS_FACTORIES \
         and not any(k.arg == "memory_format" for k in value.keywords)  # type: ignore[attr-defined]
-    if moved != "unmoved":
-        return moved, row_major
+    if moves:
+        return moves[0], row_major
     device = next((k.value for k in value.keywords if k.arg == "device"), None)  # type: ignore[attr-defined]
-    if device is None:
-        return "cpu", row_major  # a factory without a device makes its tensor on the CPU
-    if type(device) is ast.Constant and isinstance(device.value, str):
-        return ("cuda" if device.value.startswith("cuda") else "cpu" if device.value == "cpu" else None), row_major
-    return None, row_major
+    # A factory without a device makes its tensor on the CPU.
+    return (Device.CPU if device is None else _device_literal(device)), row_major
+
+
+def _device_literal(node: Optional[ast.AST]) -> Device:
+    """`"cpu"`: the CPU; another string (`"cuda"`, `"cuda:0"`, `"npu"`): a device; anything else: not known (as
+    `CallArguments._device_expression` reads a literal)."""
+    if type(node) is not ast.Constant or not isinstance(node.value, str):  # type: ignore[attr-defined]
+        return Device.UNKNOWN
+    return Device.CPU if node.value == "cpu" else Device.ACCELERATOR  # type: ignore[attr-defined]

@@ -17,7 +17,7 @@ from viewlint.analysis.module_lists import item_class, listed_class, listed_orde
 from viewlint.analysis.nodes import assignments as _assignments, callee_name, dotted, preorder, qualify_name as _qualify_name
 from viewlint.analysis import tree as tree_module
 from viewlint.analysis.tree import dotted_name
-from viewlint.analysis.values import MAX_CLASSES
+from viewlint.analysis.values import MAX_CLASSES, Device
 
 
 @dataclass
@@ -75,9 +75,9 @@ class ClassInfo:
     # moved to the CPU (`x.to("cpu")`, `x.cpu()`): reads of them elsewhere in the class are host reads.
     cpu_paths: set[str] = field(default_factory=set)
     # self.<attr> names every assignment of which makes a new tensor (`torch.zeros(n, device="cuda")`, `torch.empty(n)
-    # .cuda()`) -> (where all of them put it: "cuda", "cpu", or None when that is not known (`device=device`); whether
-    # all of them are laid out row-major: the walker forgets it where the module restrides any tensor in place).
-    made_tensors: dict[str, tuple[Optional[str], bool]] = field(default_factory=dict)
+    # .cuda()`) -> (where all of them put it, unknown for `device=device`; whether all of them are laid out row-major:
+    # the walker forgets it where the module restrides any tensor in place).
+    made_tensors: dict[str, tuple[Device, bool]] = field(default_factory=dict)
     # self.<attr> names bound to a function, not a call of one: `self.attn_fn = F.scaled_dot_product_attention`.
     function_attributes: dict[str, str] = field(default_factory=dict)
     # self.<attr> -> whether the `nn.Linear` it is assigned adds a bias: True (the default, `bias=True`), False
@@ -568,7 +568,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
     # self.<attr> initialisations, in any method; attributes whose every assignment is a literal
     # or a config read are flags and hyperparameters, not tensors.
     assigned: dict[tuple[str, str], bool] = {}
-    made: dict[tuple[str, str], Optional[tuple[Optional[str], bool]]] = {}  # (class, attr) -> (device, row-major)
+    made: dict[tuple[str, str], Optional[tuple[Device, bool]]] = {}  # (class, attr) -> (device, row-major)
     # Containers a method sets back to None after taking them (`pending, self.group = self.group, None`): a
     # batch being collected, handed on when it closes, not a store that outlives the calls.
     drained: set[str] = set()
@@ -594,7 +594,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
             elif made[key] is not None:
                 before = made[key]
                 made[key] = None if found is None or before is None else (
-                    before[0] if before[0] == found[0] else None, before[1] and found[1])
+                    before[0] if before[0] is found[0] else Device.UNKNOWN, before[1] and found[1])
             if host and host_names:
                 host_names.add(f"self.{attribute}")
             if type(value) is ast.Attribute:
