@@ -8,7 +8,7 @@ import libcst as cst
 
 from viewlint.analysis import features, semantics
 from viewlint.analysis.temporaries import TemporaryTracker, TracksTemporaries, inplace_chain_receiver
-from viewlint.analysis.values import IndexKind
+from viewlint.analysis.values import IndexKind, Value
 from viewlint.analysis.values import ADVANCED_INDEX
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
@@ -17,6 +17,16 @@ from viewlint.rule import Rule
 _AUGMENTED = {"add_": "+=", "sub_": "-=", "mul_": "*=", "div_": "/="}
 # Attributes that are views of the tensor they are read from (a view of a temporary is the temporary).
 _VIEW_ATTRIBUTES = semantics.VIEW_ATTRIBUTES | semantics.AMBIGUOUS_VIEW_ATTRIBUTES
+
+
+def _view_of_unnamed_gather(value: Value) -> Optional[str]:
+    """The text of the gathered copy `value` is a view of, when no name or attribute holds that copy
+    (`row` in `for row in buf[idx]:`, `first = buf[idx][0]`); else None."""
+    if not (value.is_view and value.base_made == ADVANCED_INDEX and value.base):
+        return None
+    if all(part.isidentifier() for part in value.base.split(".")):
+        return None  # `g = buf[idx]; for row in g:` writes into `g`, which may be read
+    return value.base
 
 
 class InplaceOnAdvancedIndex(TracksTemporaries, Rule):
@@ -107,10 +117,20 @@ class InplaceOnAdvancedIndex(TracksTemporaries, Rule):
         if not isinstance(root, cst.Name):
             return
         value = self.facts.value_of(root)
-        if not (value.is_fresh and value.origin == ADVANCED_INDEX):
+        of_temporary = _view_of_unnamed_gather(value)
+        if not (value.is_fresh and value.origin == ADVANCED_INDEX) and of_temporary is None:
             return
         binding = self.temporaries.binding_of(root.value)
         if binding is None or not self.temporaries.is_dead_after(root, binding, self.facts.in_loop):
+            return
+        if of_temporary is not None:
+            # `for row in buf[idx]: row.zero_()`: each row is a view of a copy no name holds.
+            self.report(
+                inplace_call,
+                f"`{root.value}` is a view of `{of_temporary}`, a gathered copy (advanced indexing) that no name "
+                f"holds, and is never read again: `{self.facts.short_source(receiver)}{call_text}` changes nothing",
+                fix_message="write through the index instead (`buf[idx] = …`, `buf[idx] *= …`)",
+            )
             return
         self.report(
             inplace_call,

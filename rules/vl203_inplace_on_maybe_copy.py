@@ -14,6 +14,9 @@ from viewlint.rule import Rule
 
 # What `_maybe_copy` recognises: the methods, and `torch.reshape`/`torch.flatten`/`torch.ravel`.
 _MAYBE_COPY_CALLS = semantics.MAYBE_COPY_METHODS | {"reshape", "flatten", "ravel"}
+# Views that swap dimensions: of a matrix, not contiguous (unless a dimension has size one).
+_TRANSPOSING = frozenset({".t()", ".T", ".mT", ".H", ".mH", ".transpose()", ".permute()", ".swapaxes()", ".swapdims()",
+                          ".movedim()", ".moveaxis()"})
 
 
 class InplaceOnMaybeCopy(TracksTemporaries, Rule):
@@ -72,15 +75,45 @@ class InplaceOnMaybeCopy(TracksTemporaries, Rule):
         if conversion is not None:
             self._conversions[id(node)] = conversion
         for target in node.targets:
-            if isinstance(target.target, cst.Subscript) and self.facts.index_kind(target.target) is IndexKind.BASIC:
-                self._check_write_through_copy(target.target, target.target.value, "`" + self.facts.short_source(target.target) + " = …`")
+            if not isinstance(target.target, cst.Subscript):
+                continue
+            write_text = "`" + self.facts.short_source(target.target) + " = …`"
+            if self.facts.index_kind(target.target) is IndexKind.BASIC \
+                    and self._check_write_through_copy(target.target, target.target.value, write_text):
+                continue
+            self._check_write_into_conversion(target.target, write_text)
+
+    def _check_write_into_conversion(self, subscript: cst.Subscript, write_text: str) -> None:
+        """`w.T.contiguous()[0] = 1`: a store into the result of a conversion no name holds."""
+        conversion = self._maybe_copy(subscript.value)
+        if conversion is None:
+            return
+        call = subscript.value
+        if isinstance(call, cst.Call) and (call.func.attr.value if isinstance(call.func, cst.Attribute) else "reshape") \
+                in semantics.LAYOUT_ONLY_COPY_METHODS:
+            # `cache.flatten(0, 1)[slots] = v` is the usual way to write into a contiguous cache: a reshape copies
+            # only what is known not to be contiguous (`x.t()`, a transpose) before a store is called lost.
+            receiver = call.func.value if isinstance(call.func, cst.Attribute) else self._first_positional(call)
+            layout = self.facts.value_of(receiver) if receiver is not None else None
+            if layout is None or not (layout.contiguous is False or layout.is_view and layout.origin in _TRANSPOSING):
+                return
+        source, op = conversion
+        self.report(
+            subscript,
+            f"{write_text} writes into the result of `{op}`, which is a copy whenever it could not return "
+            f"`{source}` itself: then `{source}` is unchanged and the result is thrown away",
+            fix_message=f"write into `{source}` directly (`{source}[…] = …`)",
+        )
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, (cst.Name, cst.Subscript)):
             written = node.target.value if isinstance(node.target, cst.Subscript) else node.target
-            if self.facts.value_of(written).is_tensor:
-                self._check_write_through_copy(node.target, written, f"`{self.facts.short_source(node.target)} {node.operator.__class__.__name__} …`".replace(
-                    node.operator.__class__.__name__, cst.Module(body=[]).code_for_node(node.operator).strip()))
+            operator = cst.Module(body=[]).code_for_node(node.operator).strip()
+            write_text = f"`{self.facts.short_source(node.target)} {operator} …`"
+            if self.facts.value_of(written).is_tensor and self._check_write_through_copy(node.target, written, write_text):
+                return
+            if isinstance(node.target, cst.Subscript):
+                self._check_write_into_conversion(node.target, write_text)
 
     def _check_write_through_copy(self, node: cst.CSTNode, written: cst.BaseExpression, write_text: str) -> bool:
         """A write into (a view of) `y = x.flatten()` whose source `x` is read afterwards while `y` is not:

@@ -377,6 +377,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                     root = _root_name(target)
                     if root is not None:
                         written_roots.append(root)  # `flat[:3] = 0`
+                    if chain_has(target, _maybe_copy_node):
+                        flags.add("inplace-on-maybe-copy")  # `w.T.contiguous()[0] = 1`
                     if type(target.value) is Name:  # type: ignore[attr-defined]
                         keyed.append((target.value.id, value))  # type: ignore[attr-defined]  # a dict the function may return
                 if type(target) is Subscript and retention.container(target.value):
@@ -390,6 +392,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             root = _root_name(node.target)  # type: ignore[attr-defined]
             if root is not None:
                 written_roots.append(root)  # `flat += 1`, `flat[0] *= 2`
+            if type(node.target) is Subscript and chain_has(node.target, _maybe_copy_node):  # type: ignore[attr-defined]
+                flags.add("inplace-on-maybe-copy")  # `x.float()[0] += 1`
             value = node.value  # type: ignore[attr-defined]
             if type(node.op) is ast.Add and type(node.target) is Name and (type(value) is ast.Tuple or type(value) is ast.List):  # type: ignore[attr-defined]
                 # `raw += (logits[:, -1],)`: a sequence the function may return, grown like an `append`

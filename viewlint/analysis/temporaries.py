@@ -54,6 +54,10 @@ def _collect_occurrences(body: cst.CSTNode) -> _Occurrences:
             for target in node.targets:  # type: ignore[attr-defined]
                 if type(target.target) is cst.Name:
                     inert.add(id(target.target))
+        elif kind is cst.For:
+            if type(node.target) is cst.Name:  # type: ignore[attr-defined]
+                inert.add(id(node.target))  # type: ignore[attr-defined]
+            result.end_order[id(node)] = counter  # bound from here on, in every iteration
         elif kind is cst.Expr:
             receiver = inplace_chain_receiver(node.value)  # type: ignore[attr-defined]
             name = written_name(receiver) if receiver is not None else None
@@ -106,7 +110,7 @@ def written_name(expr: cst.BaseExpression) -> Optional[cst.Name]:
 
 @dataclass
 class _Binding:
-    node: cst.Assign
+    node: "cst.Assign | cst.For"
     blocks: tuple[int, ...]  # ids of the enclosing blocks where it was made
 
 
@@ -150,7 +154,12 @@ class TemporaryTracker:
             if isinstance(target.target, cst.Name):
                 self._functions[-1].bindings[target.target.value] = _Binding(node, tuple(self._blocks))
 
-    def binding_of(self, name: str) -> Optional[cst.Assign]:
+    def bind_loop(self, node: cst.For) -> None:
+        """Record `for name in ...:` as the binding of `name` for its body (rebound in every iteration)."""
+        if self._functions and isinstance(node.target, cst.Name):
+            self._functions[-1].bindings[node.target.value] = _Binding(node, tuple(self._blocks))
+
+    def binding_of(self, name: str) -> "Optional[cst.Assign | cst.For]":
         """The latest plain binding of `name` in this function, if it dominates the current statement.
 
         It must have been made in this block or an enclosing one: a binding inside an `if`
@@ -163,11 +172,11 @@ class TemporaryTracker:
             return None
         return binding.node
 
-    def is_dead_after(self, receiver: cst.Name, binding: cst.Assign, in_loop: bool) -> bool:
+    def is_dead_after(self, receiver: cst.Name, binding: "cst.Assign | cst.For", in_loop: bool) -> bool:
         """True when, after `binding`, the value of `receiver` is never read: only rebound or written in place.
 
         Inside a loop a read anywhere in the function may see the next iteration's write, so
-        then every occurrence must be inert. A name declared `global`/`nonlocal`, or used by a
+        then every occurrence must be inert (a loop's own target is: it rebinds). A name declared `global`/`nonlocal`, or used by a
         nested function or lambda, is never dead.
         """
         if not self._functions:
@@ -218,3 +227,6 @@ class TracksTemporaries:
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self.temporaries.bind(node)
+
+    def visit_For(self, node: cst.For) -> None:
+        self.temporaries.bind_loop(node)
