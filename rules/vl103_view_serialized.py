@@ -15,6 +15,20 @@ from viewlint.rule import Rule
 _ATOMS = (cst.Name, cst.Attribute, cst.Subscript, cst.Call)
 # Calls that serialise a tensor by its storage: a tensor pickles as its whole storage, a view included.
 _SERIALIZERS = frozenset({"torch.save", "pickle.dump", "pickle.dumps"})
+# `torch.distributed`'s object collectives pickle what they send: serialiser -> (position, keyword) of the object.
+_SENT = {
+    "torch.distributed.scatter_object_list": (1, "scatter_object_input_list"),
+    "torch.distributed.broadcast_object_list": (0, "object_list"),
+    "torch.distributed.send_object_list": (0, "object_list"),
+    "torch.distributed.all_gather_object": (1, "obj"),
+    "torch.distributed.gather_object": (0, "obj"),
+}
+
+
+def _receiver(serializer: str) -> str:
+    if serializer in _SENT:
+        return "ranks it goes to get"
+    return "bytes get" if serializer == "pickle.dumps" else "file gets"
 
 
 class ViewSerialized(Rule):
@@ -23,7 +37,10 @@ class ViewSerialized(Rule):
     Flags `torch.save(obj, f)` where `obj` is a view of part of a tensor (a slice, a row, a
     `split`/`chunk`/`unbind` piece), or a dict/list/tuple/dataclass holding such views,
     including rows obtained by iterating a batch (`{k: row for k, row in zip(keys, batch)}`).
-    `pickle.dump(obj, f)` and `pickle.dumps(obj)` too: a tensor pickles the same way.
+    `pickle.dump(obj, f)` and `pickle.dumps(obj)` too: a tensor pickles the same way; and
+    what `torch.distributed`'s object collectives send (`scatter_object_list`,
+    `broadcast_object_list`, `send_object_list`, `all_gather_object`, `gather_object`), which
+    pickle it.
 
     ## Why it matters
     `torch.save` serialises *storages*, not the elements a view shows: saving `hidden[:, -1]`
@@ -60,14 +77,15 @@ class ViewSerialized(Rule):
         aliases = getattr(index, "aliases", {})
         pickled = any(target == "pickle" or target.startswith("pickle.") for target in aliases.values())
         # `dump`/`dumps` only where the module imports pickle (`json.dump` is everywhere).
-        return features.calls("save", "dump", "dumps") if pickled else features.calls("save")
+        sent = tuple(name.rsplit(".", 1)[-1] for name in _SENT)
+        return features.calls("save", "dump", "dumps", *sent) if pickled else features.calls("save", *sent)
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.facts
         serializer = facts.qualify(node.func)
-        if serializer not in _SERIALIZERS:
+        if serializer not in _SERIALIZERS and serializer not in _SENT:
             return
-        saved = self._saved_argument(node)
+        saved = self._saved_argument(node, *_SENT.get(serializer, (0, "obj")))  # type: ignore[arg-type]
         if saved is None:
             return
         view = self._saved_view(facts.value_of(saved))
@@ -77,8 +95,8 @@ class ViewSerialized(Rule):
         direct = facts.value_of(saved).is_view
         what = "is a view" if direct else "holds a view"
         message = (
-            f"`{serializer}({text}, …)`: `{text}` {what} of `{view.base}` (via `{view.origin}`), so the "
-            f"{'bytes get' if serializer == 'pickle.dumps' else 'file gets'} the whole storage of `{view.base}`, not just the viewed elements"
+            f"`{serializer}({'…, ' if _SENT.get(serializer, (0,))[0] else ''}{text}, …)`: `{text}` {what} of `{view.base}` (via `{view.origin}`), so the "
+            f"{_receiver(serializer)} the whole storage of `{view.base}`, not just the viewed elements"
         )
         if direct:
             replacement = f"{facts.source_for_edit(saved)}.clone()" if isinstance(saved, _ATOMS) else f"({facts.source_for_edit(saved)}).clone()"
@@ -87,12 +105,12 @@ class ViewSerialized(Rule):
             self.report(saved, message, fix_message="save `.clone()`s of the views")
 
     @staticmethod
-    def _saved_argument(node: cst.Call) -> Optional[cst.BaseExpression]:
+    def _saved_argument(node: cst.Call, position: int, keyword: str) -> Optional[cst.BaseExpression]:
         for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value == "obj":
+            if arg.keyword is not None and arg.keyword.value == keyword:
                 return arg.value
         positional = [a for a in node.args if a.keyword is None and not a.star]
-        return positional[0].value if positional else None
+        return positional[position].value if len(positional) > position else None
 
     def _saved_view(self, value: Value) -> Optional[Value]:
         """A plain view of part of a tensor inside the saved object (maybe-views are VL102's)."""

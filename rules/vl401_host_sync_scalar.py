@@ -20,7 +20,8 @@ class HostSyncScalar(Rule):
     hot path, comparisons that answer with a Python bool (`torch.equal(a, b)`,
     `torch.allclose(a, b)`, `a.equal(b)`, `t.is_nonzero()`; not in a lambda, a predicate
     handed to a harness that decides when to run it), and a tensor used where an int is needed: a slice bound (`x[:, :lengths.max()]`),
-    `range(t)`, `torch.arange(t)` (Python reads it with `__index__`, PyTorch with `.item()`). Hot (VL401–VL404 share this): `forward`, `forward_*` and `_forward*` methods
+    `range(t)`, `torch.arange(t)` (Python reads it with `__index__`, PyTorch with `.item()`), and a
+    tensor formatted in an f-string (`f"loss={loss:.3f}"`: `Tensor.__format__` reads it). Hot (VL401–VL404 share this): `forward`, `forward_*` and `_forward*` methods
     of any class (modules and the forward mixins that serve them); `__call__` of a module,
     or of any class when it takes a tensor-annotated parameter (logits and attention
     processors); functions under `torch.compile`/`torch.jit.script`; functions matched by
@@ -113,6 +114,11 @@ class HostSyncScalar(Rule):
             if bound is not None and not isinstance(bound, _PLAIN_BOUNDS):
                 self._check(bound, bound, f"`{self.facts.short_source(bound)}` as a slice bound", implicit=True)
 
+    def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
+        """`f"loss={loss:.3f}"`: formatting a tensor reads its value on the host (`Tensor.__format__`)."""
+        self._check(node, node.expression, f"`{{{self.facts.short_source(node.expression)}}}` in an f-string",
+                    implicit=True, how="formats a device tensor on the host")
+
     def _check_implicit_arguments(self, node: cst.Call) -> None:
         """`range(lengths.max())`, `torch.arange(n.max())`: a tensor where Python or PyTorch needs an int."""
         func = node.func
@@ -127,7 +133,8 @@ class HostSyncScalar(Rule):
                     and arg.star == "" and not isinstance(arg.value, _PLAIN_BOUNDS):
                 self._check(arg.value, arg.value, f"`{self.facts.short_source(arg.value)}` given to `{called}(…)`", implicit=True)
 
-    def _check(self, node: cst.CSTNode, tensor: cst.BaseExpression, expression: str, implicit: bool = False) -> None:
+    def _check(self, node: cst.CSTNode, tensor: cst.BaseExpression, expression: str, implicit: bool = False,
+               how: str = "") -> None:
         facts = self.facts
         if facts.sync_path_name() is None:
             return
@@ -138,7 +145,7 @@ class HostSyncScalar(Rule):
             return  # read as an int only where it is a tensor on every path (else it may well be a Python int)
         if facts.in_fallback_path(node):
             return  # a fallback for a missing host copy, or an error path that warns and gives up
-        how = "is read as an int on the host" if implicit else "copies a device tensor to the host"
+        how = how or ("is read as an int on the host" if implicit else "copies a device tensor to the host")
         self.report(
             node,
             f"{expression} {how} in hot path {facts.sync_path_name()}: the CPU waits for every queued kernel",

@@ -113,8 +113,7 @@ class DataDependentShape(Rule):
             index = element.slice
             if not isinstance(index, cst.Index):
                 continue
-            mask = facts.value_of(index.value)
-            if mask.is_tensor and mask.bool_mask and not mask.cpu:
+            if facts.selects_by_mask(index.value) and not facts.value_of(index.value).cpu:
                 self.report(
                     node,
                     f"`{facts.short_source(node)}` {verb} through boolean mask `{facts.short_source(index.value)}` "

@@ -424,6 +424,8 @@ class CallEvaluation(ArgumentReading):
                     name in ("topk", "sort") or self._has_dim_argument(node)):
                 values = fresh(device=input_device)
                 return Value(kind=Kind.TENSOR_SEQUENCE, elements=(values,), origin=qualified)
+            if name in ("unique", "unique_consecutive") and (unique := self._unique_tuple(node, qualified, input_device)):
+                return unique
             index_like = name in ("argsort", "argmax", "argmin") and (name == "argsort" or self._has_dim_argument(node))
             reduced = name in sem.REDUCTIONS and not self._has_dim_argument(node)
             # An elementwise op keeps its inputs' layout: contiguous where every tensor input is (`F.gelu(x)`).
@@ -693,6 +695,16 @@ class CallEvaluation(ArgumentReading):
             return UNKNOWN
         return UNKNOWN
 
+    def _unique_tuple(self, node: cst.Call, op: str, device: Device) -> Optional[Value]:
+        """`torch.unique(ids, return_inverse=True)`: a tuple (the values, then the inverse indices and the counts, each
+        where asked for), each at least 1-D; None where only the values come back."""
+        asked = [flag for flag in ("return_inverse", "return_counts")
+                 if (arg := self.keyword(node, flag)) is not None and not (isinstance(arg.value, cst.Name) and arg.value.value == "False")]
+        if not asked:
+            return None
+        return Value(kind=Kind.TENSOR_SEQUENCE, elements=(fresh(device=device, zero_dim=False),),
+                     origin=op + ("(inverse)" if "return_inverse" in asked else ""))
+
     def _fresh_method(self, node: cst.Call, method: str, receiver: Value, local: Locals) -> Value:
         contiguous = True if method in sem.FRESH_CONTIGUOUS_METHODS else None
         if method in ("max", "min") and (other := self._elementwise_other(node, local, method=True)) is not None:
@@ -700,6 +712,8 @@ class CallEvaluation(ArgumentReading):
         with_dim = self._has_dim_argument(node, method=True)
         if method in ("topk", "sort") or (method in ("max", "min", "median", "mode", "kthvalue") and with_dim):
             return Value(kind=Kind.TENSOR_SEQUENCE, elements=(fresh(device=receiver.device),), origin="." + method)
+        if method in ("unique", "unique_consecutive") and (unique := self._unique_tuple(node, "." + method, receiver.device)):
+            return unique
         index_like = method in sem.INDEX_TENSOR_METHODS or (method in ("argmax", "argmin") and with_dim)
         bool_mask = method in sem.BOOL_RESULT_METHODS or (method in ("any", "all") and with_dim) or (
             method in ("masked_fill", "clone", "logical_not") and receiver.bool_mask)

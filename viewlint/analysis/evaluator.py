@@ -507,6 +507,7 @@ class Evaluator(CallEvaluation, TypeTests):
         part = inherited or (sem.is_partial_view_op(origin) if partial is None else partial)
         # A view of a part keeps the op that made the part (`narrow`, not the `.detach()` after it) for messages.
         shown = base.origin if inherited and base.is_view and base.origin else origin
+        retyped = origin in (".view(dtype)", ".real", ".imag")
         if origin in sem.LAYOUT_KEEPING_VIEW_OPS:
             contiguous = base.contiguous
         else:
@@ -515,7 +516,9 @@ class Evaluator(CallEvaluation, TypeTests):
                      contiguous=contiguous, device=base.device, is_parameter=base.is_parameter, partial=part,
                      zero_dim=view_zero_dim(origin, base.zero_dim), why=base.why,
                      copy_of=base.copy_of, copy_op=base.copy_op, base_made=made, guessed_cpu=base.guessed_cpu,
-                     dtype=None if origin in (".view(dtype)", ".real", ".imag") else base.dtype,
+                     dtype=None if retyped else base.dtype,
+                     # A view of a mask (of indices) is one: `mask.expand_as(x)`, `mask[:, 0]`, `ids.view(-1)`.
+                     bool_mask=base.bool_mask and not retyped, index_like=base.index_like and not retyped,
                      grad_leaf=base.grad_leaf and origin not in (".data", ".detach()"))  # a view of a leaf refuses writes too
 
     # ------------------------------------------------------------------ subscripts
@@ -763,6 +766,10 @@ class Evaluator(CallEvaluation, TypeTests):
                     continue
                 if value.kind is Kind.TENSOR_SEQUENCE:
                     item = value.elements[0] if len(value.elements) == 1 else value.element()
+                    if i == 1 and value.origin in sem.SECOND_ITEM_INDICES:
+                        # `vals, idx = x.topk(k)`: as many dimensions as the input (a reduction's, one fewer: maybe none)
+                        item = item.with_(index_like=True, zero_dim=False if value.origin.split(".")[-1].startswith(
+                            ("topk", "sort", "unique")) else None)
                 elif value.kind is Kind.WRAPPER and value.wrapper in ("tuple", "list") and len(value.elements) == len(elements):
                     item = value.elements[i]
                 elif value.kind is Kind.WRAPPER and value.wrapper in ("list", "iterator") and value.elements:

@@ -363,6 +363,18 @@ class Facts(FlowHooks, StoreQuestions):
         conditional expressions and `and`/`or` tests around it hold)."""
         return self.evaluator.value_of(node, self._statements[-1] if self._statements else None)
 
+    def selects_by_mask(self, index: cst.BaseExpression) -> bool:
+        """`index`, an index of a subscript, is a boolean mask of more than 0 dimensions: known to be one
+        (a comparison, `.bool()`), or a tensor of unknown dtype, or a value nothing is known of, named as one
+        (`x[keep_mask]`: an integer tensor of 0s and 1s would gather rows 0 and 1, which no code means)."""
+        value = self.value_of(index)
+        if value.zero_dim or not (value.is_tensor or value.kind is Kind.UNKNOWN):
+            return False
+        if value.bool_mask:
+            return True
+        name = dotted_name(index)
+        return value.dtype is None and not value.index_like and name is not None and sem.looks_like_mask_name(name)
+
     def index_kind(self, node: cst.Subscript) -> IndexKind:
         """Basic (the result is a view) or advanced (a gathered copy), or unknown."""
         try:

@@ -335,6 +335,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             elif name in retention.retaining_functions:
                 flags.add("retains")
                 stored.extend(call_arguments(node))
+        elif kind is ast.FormattedValue:
+            scalar_reads.append(node.value)  # type: ignore[attr-defined]  # `f"{loss:.3f}"` formats the value on the host
         elif kind is ast.Slice:
             # `x[:, :lengths.max()]`: a slice bound is read as an int.
             scalar_reads.extend(b for b in (node.lower, node.upper, node.step)  # type: ignore[attr-defined]
@@ -703,6 +705,8 @@ def _directly_held(node: ast.AST) -> list[ast.AST]:
     """`node` and the items of the tuples, lists and dicts it displays and of the objects it builds (`return feats, n`,
     `return Output(preds=feats)`): what a return hands back, as `Facts._accumulating_loop` reads it."""
     kind = type(node)
+    if kind is ast.IfExp:
+        return [*_directly_held(node.body), *_directly_held(node.orelse)]  # type: ignore[attr-defined]
     if kind is ast.Tuple or kind is ast.List:
         return [n for e in node.elts for n in _directly_held(e)]  # type: ignore[attr-defined]
     if kind is ast.Dict:

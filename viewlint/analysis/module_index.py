@@ -526,6 +526,10 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                 info.fields = [m.target.id for m in stmt.body if isinstance(m, ast.AnnAssign) and isinstance(m.target, ast.Name)]
             info.is_module = any(b.split(".")[-1] in {"Module", "ModuleList"} or b.endswith(("Module", "Layer", "Attention")) for b in bases)
             info.is_optimizer = any(b.split(".")[-1].endswith("Optimizer") for b in bases)
+            # What a base defined above in this module is (`class ProdigyLite(Optimizer)`, then `class Prodigy(ProdigyLite)`).
+            defined = [index.classes[b] for b in bases if b in index.classes]
+            info.is_module |= any(base.is_module for base in defined)
+            info.is_optimizer |= any(base.is_optimizer for base in defined)
             index.classes[info.name] = info
             functions.extend(
                 (m, info, segment_nodes[id(m)]) for m in stmt.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))

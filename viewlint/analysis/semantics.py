@@ -476,6 +476,11 @@ HOST_BOOL_READS = frozenset({"equal", "allclose", "is_nonzero"})
 # Builtins that call `Tensor.__int__`/`__float__`/`__bool__`: the same copy as `.item()`.
 HOST_SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex"})
 # Methods whose output size depends on the values: PyTorch copies the size to the host before allocating.
+# Results that unpack to (values, indices): the second item is an index tensor (`top, idx = x.topk(k)`,
+# `uniq, inverse = torch.unique(ids, return_inverse=True)`), at least 1-D.
+SECOND_ITEM_INDICES = frozenset(
+    f"{prefix}{name}" for prefix in ("torch.", ".")
+    for name in ("topk", "sort", "max", "min", "kthvalue", "median", "mode", "unique(inverse)", "unique_consecutive(inverse)"))
 DATA_DEPENDENT_SHAPE_METHODS = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive"})
 DATA_DEPENDENT_SHAPE_FUNCTIONS = frozenset(
     {"torch.nonzero", "torch.argwhere", "torch.masked_select", "torch.unique", "torch.unique_consecutive"}

@@ -229,6 +229,14 @@ class StoreQuestions:
                 if base in calls:
                     return True
                 continue
+            if view.is_view and view.partial and view.base_made is not None and made_inside_base(base) \
+                    and not re.fullmatch(r"\[[^,:\]]+\]", view.origin or ""):
+                # A helper's view of what it made on this call (`return out[:, 0]` of its `out = self.model(batch)`),
+                # called in the added expression or bound to a name this iteration binds.
+                if any(isinstance(n, cst.Call) for n in descendants(stored)) \
+                        or isinstance(stored, cst.Name) and self._bound_in(stored.value, loop):
+                    return True
+                continue
             # A name, or a field of a model's output (`out.last_hidden_state`, `out["logits"]` of `out = model(**batch)`).
             shape = re.fullmatch(r"([A-Za-z_]\w*)(\.[A-Za-z_]\w*|\[[\"'][A-Za-z_]\w*[\"']\])?", base or "")
             if not (view.is_view and view.partial and shape is not None):
@@ -502,9 +510,12 @@ _DATA_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip"})
 
 
 def _holds_directly(node: cst.BaseExpression, name: str) -> bool:
-    """`name`, or a tuple, list, dict or constructor call with `name` itself among its items."""
+    """`name`, or a tuple, list, dict or constructor call with `name` itself among its items (either arm of a
+    conditional expression)."""
     if isinstance(node, cst.Name):
         return node.value == name
+    if isinstance(node, cst.IfExp):  # `raw if output_logits else None`
+        return _holds_directly(node.body, name) or _holds_directly(node.orelse, name)
     if isinstance(node, (cst.Tuple, cst.List)):
         return any(_holds_directly(e.value, name) for e in node.elements)
     if isinstance(node, cst.Dict):
