@@ -20,7 +20,8 @@ class HostSyncScalar(Rule):
     hot path, comparisons that answer with a Python bool (`torch.equal(a, b)`,
     `torch.allclose(a, b)`, `a.equal(b)`, `t.is_nonzero()`; not in a lambda, a predicate
     handed to a harness that decides when to run it), and a tensor used where an int is needed: a slice bound (`x[:, :lengths.max()]`),
-    `range(t)`, `torch.arange(t)` (Python reads it with `__index__`, PyTorch with `.item()`), and a
+    `range(t)`, `torch.arange(t)`, a size (`x.view(n.sum(), 3)`, `x.reshape`, `x.expand`, `x.new_zeros`,
+    `torch.zeros/ones/empty/rand/randn`) (Python reads it with `__index__`, PyTorch with `.item()`), and a
     tensor formatted in an f-string (`f"loss={loss:.3f}"`: `Tensor.__format__` reads it). Hot (VL401–VL404 share this): `forward`, `forward_*` and `_forward*` methods
     of any class (modules and the forward mixins that serve them); `__call__` of a module,
     or of any class when it takes a tensor-annotated parameter (logits and attention
@@ -122,10 +123,20 @@ class HostSyncScalar(Rule):
     def _check_implicit_arguments(self, node: cst.Call) -> None:
         """`range(lengths.max())`, `torch.arange(n.max())`: a tensor where Python or PyTorch needs an int."""
         func = node.func
+        qualified = self.facts.qualify(func)
         if isinstance(func, cst.Name) and func.value == "range" and func.value not in self.facts.index.aliases:
             called = "range"
-        elif self.facts.qualify(func) == "torch.arange":
+        elif qualified == "torch.arange":
             called = "torch.arange"
+        elif qualified in semantics.SIZE_ARGUMENT_FUNCTIONS or qualified is None and isinstance(func, cst.Attribute) \
+                and func.attr.value in semantics.SIZE_ARGUMENT_METHODS and self.facts.value_of(func.value).is_tensor:
+            # `pred.view(natoms.sum(), 3)`, `torch.zeros(n.max())`: each size is read with `__index__`.
+            called = qualified or f"{self.facts.short_source(func.value)}.{func.attr.value}"  # type: ignore[attr-defined]
+            for arg in node.args:
+                if arg.keyword is None and arg.star == "" and not isinstance(arg.value, _PLAIN_BOUNDS):
+                    self._check(arg.value, arg.value, f"`{self.facts.short_source(arg.value)}` given to `{called}(…)` as a size",
+                                implicit=True)
+            return
         else:
             return
         for arg in node.args:

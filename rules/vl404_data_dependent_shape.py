@@ -17,6 +17,7 @@ class DataDependentShape(Rule):
     Flags operations whose output size depends on tensor values, inside a hot path (see
     VL401 for what is hot): `t.nonzero()`, `torch.nonzero(t)`, `torch.argwhere(t)`,
     `torch.where(cond)` with one argument, `masked_select`, `unique`, `unique_consecutive`,
+    `bincount`, `repeat_interleave` with tensor repeats and no `output_size=`,
     reads through a boolean mask (`x[mask]`, `x[:, scores > 0]`) and augmented assignments
     through one (`x[mask] *= 2`, which reads `x[mask]` first). It fires only when the
     operand is not known to be on the CPU, and for methods and mask indexing only when it is
@@ -49,7 +50,8 @@ class DataDependentShape(Rule):
 
     @classmethod
     def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
-        return features.calls("nonzero", "argwhere", "where", "masked_select", "unique", "unique_consecutive") + (
+        return features.calls("nonzero", "argwhere", "where", "masked_select", "unique", "unique_consecutive", "bincount",
+                              "repeat_interleave") + (
             (features.flag("mask-subscript"),),
         )
 
@@ -69,6 +71,8 @@ class DataDependentShape(Rule):
         facts = self.facts
         func = node.func
         qualified = facts.qualify(func)
+        if self._repeats_by_tensor(node, qualified):
+            return
         if qualified is not None and qualified.startswith("torch."):
             positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
             single_where = qualified == "torch.where" and len(node.args) == 1 and len(positional) == 1
@@ -91,6 +95,33 @@ class DataDependentShape(Rule):
             f"PyTorch copies the count to the host and waits for the GPU",
             fix_message="keep shapes static (`torch.where(mask, x, 0)`, `masked_fill`, `nonzero_static`)",
         )
+
+    def _repeats_by_tensor(self, node: cst.Call, qualified: "str | None") -> bool:
+        """`torch.repeat_interleave(x, counts)`, `x.repeat_interleave(counts, dim=0)` with tensor repeats and no
+        `output_size=`: the result's length is `counts.sum()`, read on the host. True when it was the call's case."""
+        func = node.func
+        method = qualified is None and isinstance(func, cst.Attribute) and func.attr.value == "repeat_interleave"
+        if qualified != "torch.repeat_interleave" and not method:
+            return False
+        facts = self.facts
+        if any(a.keyword is not None and a.keyword.value == "output_size" for a in node.args):
+            return True
+        positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
+        keyword = [a.value for a in node.args if a.keyword is not None and a.keyword.value == "repeats"]
+        # The repeats: the method's first argument; the function's second (its only one: `repeat_interleave(counts)`).
+        repeats = (keyword or positional[0 if method or len(positional) == 1 else 1:])[:1]
+        if not repeats or facts.sync_path_name() is None:
+            return True
+        value = facts.value_of(repeats[0])
+        if not (value.is_tensor and not value.optional) or not facts.may_be_on_device(value):
+            return True
+        self.report(
+            node,
+            f"`{facts.short_source(node)}` repeats by tensor `{facts.short_source(repeats[0])}` in hot path "
+            f"{facts.sync_path_name()}: its length is the repeats' sum, which PyTorch copies to the host (a sync)",
+            fix_message="pass `output_size=` when the total is known on the host, or repeat by a Python int",
+        )
+        return True
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if id(node) in self._written or self.facts.sync_path_name() is None:

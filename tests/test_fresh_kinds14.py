@@ -100,3 +100,164 @@ def test_the_store_into_a_transposed_conversion_really_is_lost():
     cache = torch.zeros(2, 4, 3)
     namespace["write_kv"](cache, torch.tensor([1, 5]), torch.ones(2, 3))
     assert int((cache == 1).all(-1).sum()) == 2  # the contiguous cache took the rows
+
+
+# ---------------------------------------------------------------- VL101/VL103: views that leave by new ways
+def test_a_helper_method_that_returns_a_view_of_what_it_made_pins_each_batch_a_loop_adds():
+    found = _lint("""
+        import torch
+        from torch import nn
+
+
+        class Extractor:
+            def __init__(self, model: nn.Module):
+                self.model = model
+
+            @torch.no_grad()
+            def extract_batch(self, batch: torch.Tensor) -> torch.Tensor:
+                out = self.model(batch)
+                return out[:, 0, :]
+
+            def extract_features(self, batches) -> torch.Tensor:
+                features = []
+                for batch in batches:
+                    features.append(self.extract_batch(batch))
+                return torch.cat(features)
+
+            def extract_owned(self, batches) -> torch.Tensor:
+                features = []
+                for batch in batches:
+                    features.append(self.extract_batch(batch).clone())
+                return torch.cat(features)
+    """)
+    assert found == [(17, "VL101")]
+
+
+def test_a_list_returned_through_a_conditional_expression_is_handed_back():
+    found = _lint("""
+        import torch
+
+
+        @torch.no_grad()
+        def decode(model, ids: torch.Tensor, steps: int, keep: bool = False):
+            raw = ()
+            for _ in range(steps):
+                logits = model(ids)
+                last = logits[:, -1, :]
+                raw += (last,)
+                ids = torch.cat([ids, last.argmax(-1, keepdim=True)], dim=-1)
+            return {"ids": ids, "logits": raw if keep else None}
+    """)
+    assert found == [(10, "VL101")]
+
+
+def test_an_object_collective_pickles_the_views_it_sends():
+    found = _lint("""
+        import torch
+        import torch.distributed as dist
+
+
+        def scatter_columns(A: torch.Tensor, world: int):
+            shards = [A[:, i::world] for i in range(world)]
+            received = [None]
+            dist.scatter_object_list(received, shards, src=0)
+            owned = [A[:, i::world].clone() for i in range(world)]
+            dist.broadcast_object_list(owned, src=0)
+            return received[0]
+    """)
+    assert found == [(8, "VL103")]
+
+
+# ---------------------------------------------------------------- VL201: what torch's tuple results unpack to
+def test_the_unique_values_a_tuple_unpacks_to_are_an_index_that_gathers():
+    found = _lint("""
+        import torch
+
+
+        def sparse_step(acc: torch.Tensor, ids: torch.Tensor, g: torch.Tensor):
+            uniq, inverse = torch.unique(ids, return_inverse=True)
+            acc[uniq].add_(g)
+            vals, order = torch.sort(ids)
+            acc[order].zero_()
+            best, where = acc.max(dim=0)
+            acc[where].zero_()
+            first, rest = ids.split(2)
+            acc[first[0]].zero_()
+            return acc
+    """)
+    # `acc.max(dim=0)` gives an index tensor not known to be 0-dim (it is one only of a 1-D `acc`), as an annotated
+    # tensor is; a row of a split piece may be 0-dim.
+    assert found == [(6, "VL201"), (8, "VL201"), (10, "VL201")]
+
+
+# ---------------------------------------------------------------- VL401-VL404: hot paths and syncs of new shapes
+def test_an_optimizer_through_a_base_class_of_the_module_and_a_class_annotated_parameter_are_hot():
+    found = _lint("""
+        import torch
+        from torch import nn
+
+
+        class LiteOptimizer(torch.optim.Optimizer):
+            pass
+
+
+        class Prodigy(LiteOptimizer):
+            @torch.no_grad()
+            def step(self, closure=None):
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        print(p.grad.norm().item())
+
+
+        class Metric(nn.Module):
+            def update(self, weights: torch.Tensor):
+                valid = weights > 0
+                if torch.any(valid):
+                    return 1
+
+
+        def train(model, metric: Metric, batches, opt):
+            for x, w in batches:
+                loss = model(x).sum()
+                loss.backward()
+                opt.step()
+                metric.update(w)
+    """)
+    assert found == [(14, "VL401"), (20, "VL403")]
+
+
+def test_formatting_a_tensor_reading_a_mask_by_its_name_and_sizes_from_tensors_sync():
+    found = _lint("""
+        import torch
+        from torch import nn
+
+
+        class Loss(nn.Module):
+            def forward(self, pred: torch.Tensor, target: torch.Tensor, natoms: torch.Tensor):
+                loss = (pred - target).abs().mean()
+                print(f"loss={loss:.3f}")
+                flat = pred.view(natoms.sum(), 3)
+                count = torch.bincount(natoms)
+                rows = torch.repeat_interleave(natoms, natoms)
+                sized = torch.repeat_interleave(natoms, natoms, output_size=64)
+                return self._masked(loss, flat), count, rows, sized
+
+            def _masked(self, loss, keep_mask):
+                return loss[keep_mask].sum()
+    """)
+    assert found == [(8, "VL401"), (9, "VL401"), (10, "VL404"), (11, "VL404"), (16, "VL404")]
+
+
+def test_the_syncs_named_above_really_read_the_device(tmp_path):
+    # What the findings claim, on CPU: formatting calls `Tensor.__format__` (an `.item()`), a tensor size goes through
+    # `__index__`, and `repeat_interleave` by tensor repeats sizes its result by their sum.
+    torch = pytest.importorskip("torch")
+    from torch.profiler import ProfilerActivity, profile
+
+    loss, natoms = torch.tensor(0.5), torch.tensor([2, 1])
+    with profile(activities=[ProfilerActivity.CPU]) as formatted:
+        f"{loss:.3f}"
+        torch.zeros(6).view(natoms.sum(), 2)
+    names = {event.name for event in formatted.events()}
+    assert "aten::item" in names or "aten::_local_scalar_dense" in names
+    assert torch.repeat_interleave(natoms, natoms).shape == (int(natoms.sum()),)

@@ -18,7 +18,7 @@ from viewlint.analysis import semantics as sem
 from viewlint.analysis import tree as tree_module
 from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_FUNCTION_NAMES, hands_over_to_host
 from viewlint.analysis.guards import cold_test, switch_locals
-from viewlint.analysis.module_index import ModuleIndex
+from viewlint.analysis.module_index import ModuleIndex, annotation_class
 from viewlint.analysis.nodes import dotted, preorder
 from viewlint.analysis.once import debug_only_rest, is_cached, runs_once
 
@@ -173,12 +173,18 @@ class CallGraph:
         self.recursive = _in_cycles(callees)
 
     def _local_instances(self, key: FunctionKey) -> dict[str, str]:
-        """{name: class of this module} for the names a function binds to an instance it builds (`d = Dumper()`)."""
+        """{name: class of this module} for the names a function binds to an instance it builds (`d = Dumper()`), and
+        its parameters annotated with one (`metric: CTRMetric`)."""
         found = self._instances.get(key)
         info = self.functions.get(key)
         if found is None and info is not None:
             found = {}
             classes = self.index.classes
+            arguments = info.node.args  # type: ignore[attr-defined]
+            for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+                annotated = annotation_class(argument.annotation)
+                if annotated in classes:
+                    found[argument.arg] = annotated
             for node in self.index.segment_nodes.get(id(info.node)) or preorder(info.node):
                 if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name \
                         and type(node.value) is ast.Call and type(node.value.func) is ast.Name \

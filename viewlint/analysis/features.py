@@ -307,6 +307,9 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             elif name == "range" or name == "arange":  # a tensor read as an int: `range(t)`, `torch.arange(t)`
                 scalar_reads.extend(a for a in (*node.args, *(k.value for k in node.keywords))  # type: ignore[attr-defined]
                                     if type(a) is not ast.Constant and type(a) is not ast.Starred)
+            elif name in _SIZE_CALL_NAMES:  # sizes read as ints: `pred.view(natoms.sum(), 3)`, `torch.zeros(n.max())`
+                scalar_reads.extend(a for a in node.args  # type: ignore[attr-defined]
+                                    if type(a) is not ast.Constant and type(a) is not ast.Starred and type(a) is not ast.UnaryOp)
             if type(func) is Attribute:
                 if (name in semantics.STORING_METHODS and retention.receiver(func.value, name)) \
                         or name in retention.retaining_methods:
@@ -699,6 +702,10 @@ def _passed_names(nodes: Iterable[ast.AST]) -> set[str]:
     """The names some call of the segment is given as an argument (`torch.cat(bank)`)."""
     return {a.id for node in nodes if type(node) is ast.Call  # type: ignore[attr-defined]
             for a in (*node.args, *(k.value for k in node.keywords)) if type(a) is ast.Name}  # type: ignore[attr-defined]
+
+
+# The last names of `semantics.SIZE_ARGUMENT_METHODS` and `SIZE_ARGUMENT_FUNCTIONS` (a superset of what VL401 asks).
+_SIZE_CALL_NAMES = semantics.SIZE_ARGUMENT_METHODS | {name.rsplit(".", 1)[-1] for name in semantics.SIZE_ARGUMENT_FUNCTIONS}
 
 
 def _directly_held(node: ast.AST) -> list[ast.AST]:

@@ -481,9 +481,14 @@ HOST_SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex"})
 SECOND_ITEM_INDICES = frozenset(
     f"{prefix}{name}" for prefix in ("torch.", ".")
     for name in ("topk", "sort", "max", "min", "kthvalue", "median", "mode", "unique(inverse)", "unique_consecutive(inverse)"))
-DATA_DEPENDENT_SHAPE_METHODS = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive"})
+# Calls whose positional arguments are sizes, each read as an int (`__index__`: a tensor is read on the host):
+# methods of a tensor, and torch factories.
+SIZE_ARGUMENT_METHODS = frozenset({"view", "reshape", "expand", "new_zeros", "new_ones", "new_empty"})
+SIZE_ARGUMENT_FUNCTIONS = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn"})
+# (`bincount` sizes its result by the largest value, `minlength` or not: CUDA reads `max()` on the host.)
+DATA_DEPENDENT_SHAPE_METHODS = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount"})
 DATA_DEPENDENT_SHAPE_FUNCTIONS = frozenset(
-    {"torch.nonzero", "torch.argwhere", "torch.masked_select", "torch.unique", "torch.unique_consecutive"}
+    {"torch.nonzero", "torch.argwhere", "torch.masked_select", "torch.unique", "torch.unique_consecutive", "torch.bincount"}
 )
 
 
