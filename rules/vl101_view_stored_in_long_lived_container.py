@@ -13,6 +13,7 @@ from viewlint.analysis.values import DELIBERATE_BASES, Kind, Value
 from viewlint.analysis.facts import Facts
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
+from viewlint.analysis.returns import quoted_base
 
 # Expressions that take a `.clone()` suffix without parentheses.
 _ATOMS = (cst.Name, cst.Attribute, cst.Subscript, cst.Call)
@@ -116,8 +117,8 @@ class ViewStoredInLongLivedContainer(Rule):
         text = self.facts.short_source(node.value)
         self.report(
             node.value,
-            f"`{text}` returned by a cached function is a view of `{view.base}` (via `{view.origin}`): "
-            f"the cache keeps all of `{view.base}`'s storage alive for every entry.",
+            f"`{text}` returned by a cached function is a view of {quoted_base(view.base)} (via `{view.origin}`): "
+            f"the cache keeps all the storage of {quoted_base(view.base)} alive for every entry.",
             fix_message=f"return `{text}.clone()`",
             edits=((node.value, clone_of(self.facts.source_for_edit(node.value), node.value)),),
         )
@@ -160,15 +161,15 @@ class ViewStoredInLongLivedContainer(Rule):
                 held = re.split(r"[.\[ ]", event.target, maxsplit=1)[0]  # `outs.append(...)`, `raw += ...`
                 keeps = f"the returned `{held}` keeps" if event.handed_back else f"`{held}` keeps, until the loop ends,"
                 message = (
-                    f"`{stored}` {verb} `{event.target}` on every iteration {what} of `{view.base}` (via `{view.origin}`), "
-                    f"which each iteration makes anew: {keeps} every iteration's whole `{view.base}` alive.{detach}"
+                    f"`{stored}` {verb} `{event.target}` on every iteration {what} of {quoted_base(view.base)} (via `{view.origin}`), "
+                    f"which each iteration makes anew: {keeps} every iteration's whole {quoted_base(view.base)} alive.{detach}"
                 )
             else:
                 keeper = "the entry keeps" if event.target.endswith(("]", ")")) or ".data" in event.target \
                     else f"the object keeps, until `{event.target}` is set again,"
                 message = (
-                    f"`{stored}` stored in `{event.target}` {what} of `{view.base}` (via `{view.origin}`): "
-                    f"{keeper} all of `{view.base}`'s storage alive.{detach}"
+                    f"`{stored}` stored in `{event.target}` {what} of {quoted_base(view.base)} (via `{view.origin}`): "
+                    f"{keeper} all the storage of {quoted_base(view.base)} alive.{detach}"
                 )
             if inner is not None:
                 self.report(event.value_node, message, fix_message=f"store `{shown}.clone()`",

@@ -10,6 +10,7 @@ from viewlint.analysis import features, semantics
 from viewlint.analysis.values import DELIBERATE_BASES, Value
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
+from viewlint.analysis.returns import quoted_base
 
 
 class IneffectiveOwnershipFix(Rule):
@@ -86,8 +87,8 @@ class IneffectiveOwnershipFix(Rule):
                 continue
             shown = facts.short_source(call) if call is not None else stored
             message = (
-                f"`{shown}` {where} may share the storage of `{view.base}`: `{op}` returns its input unchanged "
-                f"when it can, and the input is a view (via `{view.origin}`), so all of `{view.base}` "
+                f"`{shown}` {where} may share the storage of {quoted_base(view.base)}: `{op}` returns its input unchanged "
+                f"when it can, and the input is a view (via `{view.origin}`), so all of {quoted_base(view.base)} "
                 f"{'stays alive' if 'torch.save' not in where else 'can be written to the file'}; use `.clone()`"
             )
             edits = self._edits(call, op_name)

@@ -10,6 +10,7 @@ from viewlint.analysis import features
 from viewlint.analysis.values import Value
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
+from viewlint.analysis.returns import quoted_base
 
 # Expressions that take a `.clone()` suffix without parentheses.
 _ATOMS = (cst.Name, cst.Attribute, cst.Subscript, cst.Call)
@@ -95,8 +96,8 @@ class ViewSerialized(Rule):
         direct = facts.value_of(saved).is_view
         what = "is a view" if direct else "holds a view"
         message = (
-            f"`{serializer}({'…, ' if _SENT.get(serializer, (0,))[0] else ''}{text}, …)`: `{text}` {what} of `{view.base}` (via `{view.origin}`), so the "
-            f"{_receiver(serializer)} the whole storage of `{view.base}`, not just the viewed elements"
+            f"`{serializer}({'…, ' if _SENT.get(serializer, (0,))[0] else ''}{text}, …)`: `{text}` {what} of {quoted_base(view.base)} (via `{view.origin}`), so the "
+            f"{_receiver(serializer)} the whole storage of {quoted_base(view.base)}, not just the viewed elements"
         )
         if direct:
             replacement = f"{facts.source_for_edit(saved)}.clone()" if isinstance(saved, _ATOMS) else f"({facts.source_for_edit(saved)}).clone()"

@@ -61,8 +61,12 @@ class DataDependentShape(Rule):
         self._written: set[int] = set()
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._written.add(id(target.target))
+        targets = [target.target for target in node.targets]
+        while targets:
+            target = targets.pop()
+            self._written.add(id(target))
+            if isinstance(target, (cst.Tuple, cst.List)):  # `out[mask], logits[mask2] = f(...)`: each is written
+                targets.extend(element.value for element in target.elements)
 
     def visit_Del(self, node: cst.Del) -> None:
         self._written.add(id(node.target))

@@ -659,7 +659,7 @@ def test_a_module_that_hands_back_views_is_named_not_the_argument_it_was_given(l
     """)
     assert codes(found) == [(24, "VL101")]
     message = found[0][2]
-    assert "view of `qkv made in Layer.forward`" in message and "holds `tokens`" not in message
+    assert "view of `qkv` made in `Layer.forward`" in message and "holds `tokens`" not in message
 
 
 def test_a_sequence_grown_with_plus_equals_in_a_loop_keeps_each_iterations_tensor(lint_source):

@@ -98,6 +98,11 @@ class FlowHooks:
                 # `hidden_states: tuple[torch.Tensor] | None` that every caller here passes a tensor: a wrong annotation
                 # real code has (the body normalises it as a tensor, too).
                 evidence, passed = passed.with_(why=CALLERS_PASS), None
+            if passed is not None and not actual and param.annotation is not None and evidence.kind is Kind.WRAPPER \
+                    and not evidence.elements and not evidence.fields and passed.kind is Kind.WRAPPER and passed.elements \
+                    and passed.wrapper in (None, evidence.wrapper):
+                # `per_category: dict` says what holds the values; the callers here say what they are (row views).
+                evidence, passed = passed.with_(why=CALLERS_PASS), None
             if passed is not None and not actual and param.annotation is not None and evidence.kind is not Kind.UNKNOWN:
                 # Annotated: the annotation says what it is; the callers only say where it lives.
                 if evidence.is_tensor and evidence.device is Device.UNKNOWN and passed.device is not Device.UNKNOWN \
@@ -415,8 +420,10 @@ class FlowHooks:
         """Record that `container` (or the container it is an item of: `d["k"][i] = v`) may hold `value`: the
         outer container holds an item that holds `value` (`cache["buffers"][name] = (buffer, value)`, then
         `for buffer, value in cache["buffers"].values()` unpacks the tuple, not the tensor in it)."""
-        while isinstance(container, cst.Subscript):
-            container = container.value
+        while isinstance(container, cst.Subscript) or isinstance(container, cst.Call) \
+                and isinstance(container.func, cst.Attribute) and container.func.attr.value == "setdefault":
+            # (`by_study.setdefault(key, {})[category] = row`: the item `setdefault` returns is in the outer one.)
+            container = container.value if isinstance(container, cst.Subscript) else container.func.value  # type: ignore[attr-defined]
             value = Value(kind=Kind.WRAPPER, elements=(value,))
         name = dotted_name(container)
         if name is None:

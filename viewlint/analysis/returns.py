@@ -17,20 +17,23 @@ if TYPE_CHECKING:
 
 # How `made_inside` names a base: "x made in Conv1D.forward".
 MADE_IN = " made in "
-_HOST_RETURNS = frozenset({"None", "int", "float", "bool", "str", "bytes", "dict", "Dict", "set", "Set"})
+_HOST_SCALARS = frozenset({"None", "int", "float", "bool", "str", "bytes"})
+_HOST_CONTAINERS = frozenset({"dict", "Dict", "set", "Set", "frozenset", "FrozenSet"})
 
 
 def host_annotation(annotation: Optional[ast.AST]) -> bool:
-    """`-> None`, `-> int`, `-> bool`, `-> dict[str, int]`: the function returns a plain Python value."""
+    """`-> None`, `-> int`, `-> bool`, `-> dict[str, int]`: the function returns a plain Python value. Not a bare
+    `-> dict` (nor `Dict[str, Any]`): it says what holds the values, not what they are (row views of a batch)."""
     if annotation is None:
         return False
     if isinstance(annotation, ast.Constant):
         return annotation.value is None
-    target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
-    if isinstance(annotation, ast.Subscript) and any(
-            "Tensor" in (dotted(n) or "") for n in ast.walk(annotation.slice)):
-        return False  # `dict[str, torch.Tensor]`
-    return (dotted(target) or "").split(".")[-1] in _HOST_RETURNS
+    if isinstance(annotation, ast.Subscript):
+        if (dotted(annotation.value) or "").split(".")[-1] not in _HOST_CONTAINERS:
+            return False
+        items = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+        return all(host_annotation(item) for item in items)  # `dict[str, int]`, `set[tuple]`... of scalars
+    return (dotted(annotation) or "").split(".")[-1] in _HOST_SCALARS
 
 
 def _plain_return(value: ast.AST) -> bool:
@@ -121,6 +124,14 @@ def _renamed_inside(value: "Value", bound: frozenset[str], what: str, shared: se
 def _computed(source: Optional[str]) -> bool:
     """A base that is an expression the function evaluated (`self.q_proj(hidden_states)`), not a name of storage."""
     return source is not None and MADE_IN not in source and "(" in source
+
+
+def quoted_base(base: Optional[str]) -> str:
+    """A base for a message, in backticks: "`out` made in `Extractor.extract_batch`" for one `made_inside` named."""
+    if base is None:
+        return "`?`"
+    name, made, where = base.partition(MADE_IN)
+    return f"`{name}` made in `{where}`" if made else f"`{base}`"
 
 
 def made_inside_base(base: Optional[str]) -> bool:

@@ -39,6 +39,7 @@ from viewlint.analysis.contexts import Context
 from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex
 from viewlint.analysis.project import Project
+from viewlint.analysis.nodes import dotted
 from viewlint.analysis.tree import descendants, dotted_name, parse_module
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.value_ops import Locals
@@ -756,13 +757,18 @@ def _argument_value(node: cst.BaseExpression, evaluator: Evaluator, local: Local
     return value
 
 
+_BARE_CONTAINERS = frozenset({"dict", "Dict", "list", "List", "Mapping", "MutableMapping", "Sequence"})
+
+
 def _tensor_annotated(node: ast.AST) -> bool:
-    """Some parameter of the function is annotated with a tensor type (whose device only callers can tell)."""
+    """Some parameter of the function is annotated with a tensor type (whose device only callers can tell), or with
+    a bare container (`per_category: dict`: what it holds only callers can tell)."""
     arguments = getattr(node, "args", None)
     if arguments is None:
         return False
     for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
-        if argument.annotation is not None and "Tensor" in ast.dump(argument.annotation):
+        annotation = argument.annotation
+        if annotation is not None and ("Tensor" in ast.dump(annotation) or (dotted(annotation) or "").split(".")[-1] in _BARE_CONTAINERS):
             return True
     return False
 
