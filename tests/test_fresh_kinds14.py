@@ -261,3 +261,59 @@ def test_the_syncs_named_above_really_read_the_device(tmp_path):
     names = {event.name for event in formatted.events()}
     assert "aten::item" in names or "aten::_local_scalar_dense" in names
     assert torch.repeat_interleave(natoms, natoms).shape == (int(natoms.sum()),)
+
+
+# ---------------------------------------------------------------- VL101/VL103: containers that say less than they hold
+def test_a_bare_dict_annotation_and_setdefault_keep_what_the_dict_holds():
+    # `-> dict` and `per: dict` say what holds the values, not what they are: the rows of a batch, stored through
+    # `setdefault(...)[k]`, reach the helper that saves each entry.
+    found = _lint("""
+        import torch
+
+
+        class Embeddings:
+            def _encode(self, x: torch.Tensor, keys: list) -> dict:
+                out = {}
+                for i, k in enumerate(keys):
+                    out.setdefault(k, {})["row"] = x[i]
+                return out
+
+            def _save(self, key: str, per: dict):
+                torch.save(per, key)
+
+            def _sizes(self, keys: list) -> dict[str, int]:
+                return {k: len(k) for k in keys}
+
+            def run(self, x: torch.Tensor, keys: list):
+                for key, per in self._encode(x, keys).items():
+                    self._save(key, per)
+    """)
+    assert found == [(12, "VL103")]
+
+
+def test_a_store_into_a_cache_object_the_caller_hands_in_outlives_the_call():
+    found = _lint("""
+        from typing import Optional
+
+        import torch
+
+
+        class StateCache:
+            def __init__(self, size: int):
+                self.state = [None] * size
+
+            def __setitem__(self, i, value):
+                self.state[i] = value
+
+
+        def mix(x: torch.Tensor, cache: Optional[StateCache] = None, kv_cache=None, slot: int = 0):
+            conv_input = torch.cat([x, x], dim=1)
+            if cache is not None:
+                cache[0] = conv_input[:, -3:]
+            if kv_cache is not None:
+                kv_cache[slot] = conv_input[:, -1]  # unknown: most often a tensor, written into
+            local_cache = {}
+            local_cache[0] = conv_input[:, -3:]
+            return conv_input, local_cache
+    """)
+    assert found == [(17, "VL101")]

@@ -386,7 +386,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                         flags.add("inplace-on-maybe-copy")  # `w.T.contiguous()[0] = 1`
                     if type(target.value) is Name:  # type: ignore[attr-defined]
                         keyed.append((target.value.id, value))  # type: ignore[attr-defined]  # a dict the function may return
-                if type(target) is Subscript and retention.container(target.value):
+                if type(target) is Subscript and (retention.container(target.value) or retention.receiver(target.value, "__setitem__")):
                     flags.add("retains")
                     stored.append(value)
                 elif type(target) is Attribute and type(target.value) is Name and target.value.id == "self":  # type: ignore[attr-defined]

@@ -22,7 +22,7 @@ from viewlint.analysis.module_index import ClassInfo, ModuleIndex
 from viewlint.analysis.tree import descendants, dotted_name, remembered
 from viewlint.analysis.returns import made_inside_base
 from viewlint.analysis.value_ops import MODULE_OUTPUT
-from viewlint.analysis.values import UNKNOWN, Kind, Value
+from viewlint.analysis.values import UNKNOWN, Device, Kind, Value
 
 if TYPE_CHECKING:
     from viewlint.analysis.summaries import ModuleSummaries
@@ -70,6 +70,18 @@ class StoreQuestions:
         """`self.<attr>` known to be a container, or a module-level container."""
         name = dotted_name(node)
         return name is not None and held_container(name, self.index, self.class_name or "", self._is_local)
+
+    def _keeping_object(self, node: cst.BaseExpression) -> bool:
+        """`cache[0] = piece` into an object or container named like a cache, a pool or a store, that the caller
+        hands in (`cache: Optional[ArraysCache]`): it keeps what it is given past this call. Not a tensor (or what
+        may be one: `kv_cache[slot] = k` copies into it) and not a container built here."""
+        name = dotted_name(node)
+        if name is None or name.startswith("self."):
+            return False
+        held = self.value_of(node)
+        if held.kind not in (Kind.WRAPPER, Kind.HOST) or held.device is not Device.UNKNOWN:
+            return False
+        return self._long_lived_receiver(node, "__setitem__")
 
     def _is_local(self, name: str) -> bool:
         return len(self._scopes) > 1 and name in self._scopes[-1]
@@ -326,7 +338,7 @@ class StoreQuestions:
         if isinstance(node, cst.Assign):
             for target in node.targets:
                 t = target.target
-                if isinstance(t, cst.Subscript) and self.is_long_lived_container(t.value):
+                if isinstance(t, cst.Subscript) and (self.is_long_lived_container(t.value) or self._keeping_object(t.value)):
                     events.append(StoreEvent(node, node.value, self.value_of(node.value), self.short_source(t.value) + "[...]"))
                 elif isinstance(t, cst.Subscript) and (filled := self._accumulating_loop(t.value)) is not None:
                     # `index[doc_id] = hidden[0, 0]` in a loop, into a dict this function builds and returns.
