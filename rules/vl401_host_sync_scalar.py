@@ -20,8 +20,9 @@ class HostSyncScalar(Rule):
     hot path, comparisons that answer with a Python bool (`torch.equal(a, b)`,
     `torch.allclose(a, b)`, `a.equal(b)`, `t.is_nonzero()`; not in a lambda, a predicate
     handed to a harness that decides when to run it), and a tensor used where an int is needed: a slice bound (`x[:, :lengths.max()]`),
-    `range(t)`, `torch.arange(t)`, a size (`x.view(n.sum(), 3)`, `x.reshape`, `x.expand`, `x.new_zeros`,
-    `torch.zeros/ones/empty/rand/randn`) (Python reads it with `__index__`, PyTorch with `.item()`), and a
+    `range(t)`, `torch.arange(t)`, a size computed by a tensor's method (`x.view(n.sum(), 3)`, in `x.reshape`,
+    `x.expand`, `x.new_zeros`, `torch.zeros/ones/empty/rand/randn`) (Python reads it with `__index__`, PyTorch with
+    `.item()`), and a
     tensor formatted in an f-string (`f"loss={loss:.3f}"`: `Tensor.__format__` reads it). Hot (VL401–VL404 share this): `forward`, `forward_*` and `_forward*` methods
     of any class (modules and the forward mixins that serve them); `__call__` of a module,
     or of any class when it takes a tensor-annotated parameter (logits and attention
@@ -133,8 +134,12 @@ class HostSyncScalar(Rule):
             # `pred.view(natoms.sum(), 3)`, `torch.zeros(n.max())`: each size is read with `__index__`.
             called = qualified or f"{self.facts.short_source(func.value)}.{func.attr.value}"  # type: ignore[attr-defined]
             for arg in node.args:
-                if arg.keyword is None and arg.star == "" and not isinstance(arg.value, _PLAIN_BOUNDS):
-                    self._check(arg.value, arg.value, f"`{self.facts.short_source(arg.value)}` given to `{called}(…)` as a size",
+                # What a tensor's method computes (`natoms.sum()`, `lens.max()`): a bare name given as a size is a
+                # Python int far more often than a tensor (`height`, `width` of a `forward`).
+                computed = arg.value
+                if arg.keyword is None and arg.star == "" and isinstance(computed, cst.Call) \
+                        and isinstance(computed.func, cst.Attribute) and self.facts.value_of(computed.func.value).is_tensor:
+                    self._check(computed, computed, f"`{self.facts.short_source(computed)}` given to `{called}(…)` as a size",
                                 implicit=True)
             return
         else:

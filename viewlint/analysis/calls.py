@@ -733,6 +733,13 @@ class CallEvaluation(ArgumentReading):
         """`d.get(k)`, `d.values()`, `d.items()`, `q.get()`, `l.pop()` on a container the analysis knows."""
         if method in ("get", "pop", "popleft", "get_nowait", "setdefault", "__getitem__", "values", "copy", "items"):
             receiver = self.contents(receiver)
+        if method in ("get", "pop", "setdefault", "__getitem__") and receiver.kind is Kind.WRAPPER and node.args \
+                and isinstance(node.args[0].value, cst.SimpleString) and node.args[0].keyword is None:
+            # `meta.get("pad_start")` of a dict display: that key's value (or, where it has none, the default's).
+            named = receiver.keyed(str(node.args[0].value.evaluated_value))
+            if named is UNKNOWN and receiver.fields and len(node.args) > 1 and method != "__getitem__":
+                return self.evaluate(node.args[1].value, local)
+            return named
         if method in ("get", "pop", "popleft", "get_nowait", "setdefault", "__getitem__"):
             return receiver.element()
         if method in ("values", "copy"):

@@ -591,8 +591,8 @@ class Evaluator(CallEvaluation, TypeTests):
                 return receiver.with_(whole_partition=False)  # a slice of a split result: views of part of it
             if single:
                 key = node.slice[0].slice.value  # type: ignore[attr-defined]
-                if isinstance(key, cst.SimpleString) and receiver.fields:
-                    return receiver.field(str(key.evaluated_value))  # `d["key"]` of a dict literal
+                if isinstance(key, cst.SimpleString) and receiver.kind is Kind.WRAPPER:
+                    return receiver.keyed(str(key.evaluated_value))  # `d["key"]` of a dict literal
                 if isinstance(key, cst.Integer) and receiver.kind is Kind.WRAPPER and receiver.wrapper == "tuple" \
                         and int(key.evaluated_value) < len(receiver.elements):
                     return receiver.elements[int(key.evaluated_value)]

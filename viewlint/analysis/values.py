@@ -200,6 +200,16 @@ class Value:
                 return element
         return UNKNOWN
 
+    def keyed(self, name: str) -> "Value":
+        """`d["key"]`, `d.get("key")`: the element named so where the keys are known; else what every element
+        may be, where all of them are tensors (or hold them); unknown where some are not (`{"cu_seqlens": t,
+        "max_seqlen": n}` joined with another dict: which key holds which is lost)."""
+        if self.fields:
+            return self.field(name)
+        if self.elements and all(e.kind in (Kind.TENSOR, Kind.TENSOR_SEQUENCE, Kind.WRAPPER) for e in self.elements):
+            return self.element()
+        return UNKNOWN if self.elements else self.element()
+
     def held_bases(self, depth: int = 3) -> set[str]:
         """The labels of the tensors (not views) this value holds: `(raw, sliced)` holds `raw`."""
         if self.kind is Kind.TENSOR:
