@@ -317,3 +317,67 @@ def test_a_store_into_a_cache_object_the_caller_hands_in_outlives_the_call():
             return conv_input, local_cache
     """)
     assert found == [(17, "VL101")]
+
+
+# ---------------------------------------------------------------- round two: what a blind batch of probes missed
+def test_a_slice_of_a_copy_of_a_whole_tensor_pins_the_copy_a_slice_of_a_copy_of_a_part_does_not():
+    found = _lint("""
+        import torch
+
+
+        @torch.no_grad()
+        def sample(model, ids, steps: int):
+            raw = ()
+            for _ in range(steps):
+                outputs = model(ids)
+                last = outputs.logits.clone()[:, -1, :]
+                raw += (last,)
+            return ids, raw
+
+
+        @torch.no_grad()
+        def sample_fixed(model, ids, steps: int):
+            raw = ()
+            for _ in range(steps):
+                outputs = model(ids)
+                last = outputs.logits[:, -1:, :].clone()[:, 0]
+                raw += (last,)
+            return ids, raw
+    """)
+    assert found == [(10, "VL101")]
+
+
+def test_a_buffer_the_module_registers_lives_on_its_device_and_a_models_output_has_tensor_methods():
+    found = _lint("""
+        import torch
+        from torch import nn
+
+
+        class Replay(nn.Module):
+            def __init__(self, model):
+                super().__init__()
+                self.model = model
+                self.register_buffer("ptr", torch.tensor(0))
+                self.host_ptr = 0
+
+            def _advance(self, n: int) -> int:
+                start = int(self.ptr.item())
+                self.ptr += n
+                return start + self.host_ptr
+
+            def forward(self, x):
+                self._advance(x.shape[0])
+                return self.model(x)
+
+
+        class Trainer:
+            def __init__(self, model, loss_fn):
+                self.model, self.loss_fn = model, loss_fn
+
+            def train_step(self, x):
+                loss, negatives = self.loss_fn(x)
+                loss.backward()
+                energy = self.model(negatives).mean()
+                return energy.item()
+    """)
+    assert found == [(13, "VL401"), (30, "VL401")]

@@ -17,7 +17,7 @@ from viewlint.analysis.call_arguments import ArgumentReading
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.tree import dotted_name
 from viewlint.analysis.value_ops import MODULE_OUTPUT, Environment, Locals, container_value, elementwise_device
-from viewlint.analysis.values import (ADVANCED_INDEX, EMPTY, FACTORY, HOST, INT, INTERFACE, UNKNOWN, UNKNOWN_TENSOR, Device,
+from viewlint.analysis.values import (ADVANCED_INDEX, EMPTY, FACTORY, HOST, WHOLE_COPY, INT, INTERFACE, UNKNOWN, UNKNOWN_TENSOR, Device,
                                       Kind, Provenance, Value, fresh, join, join_all, referenced_function, shape_of)
 
 
@@ -591,6 +591,10 @@ class CallEvaluation(ArgumentReading):
             return HOST if method in ("tolist", "item") else Value(kind=Kind.ARRAY)
         if isinstance(receiver_node, cst.Name) and receiver_node.value in self.index.aliases and not receiver.is_tensor:
             return UNKNOWN
+        if receiver.kind is Kind.WRAPPER and receiver.origin == MODULE_OUTPUT and receiver.optional \
+                and (method in sem.TENSOR_USAGE_METHODS or method in sem.ARRAY_METHODS) and receiver.element().is_tensor:
+            # `model(batch).mean()` of a model that gives a tensor or a tuple of them: no tuple has `.mean()`.
+            receiver = receiver.element().with_(optional=False)
         if receiver.kind is Kind.WRAPPER:
             return self._container_method(node, method, receiver, local)
         if receiver.kind is Kind.HOST and receiver.wrapper is not None and receiver.wrapper not in self.index.classes \
@@ -681,8 +685,12 @@ class CallEvaluation(ArgumentReading):
             if not tensor and receiver.kind is not Kind.UNKNOWN:
                 # A copy of an object of another class is one of that class (`spec.clone()` of a `TensorDictBase`).
                 return receiver if receiver.kind is Kind.HOST and receiver.wrapper is not None else UNKNOWN
+            # A copy of a part owns just that part (a view of it pins nothing it was not made for); a copy of a whole
+            # tensor is as big as the tensor (`outputs.logits.clone()[:, -1]` pins all of the copy).
+            of_part = (receiver.is_view or receiver.is_maybe_view_of_view) and receiver.partial
             return fresh(contiguous=contiguous, device=receiver.device, zero_dim=receiver.zero_dim, bool_mask=receiver.bool_mask,
-                         index_like=receiver.index_like, reduced=receiver.reduced, origin=".clone()", why=receiver.why)
+                         index_like=receiver.index_like, reduced=receiver.reduced, origin=".clone()" if of_part else WHOLE_COPY,
+                         why=receiver.why)
         if method in sem.FRESH_METHODS and (tensor or (receiver.kind is Kind.UNKNOWN and method in sem.TENSOR_USAGE_METHODS)):
             return self._fresh_method(node, method, receiver, local)
         if tensor and sem.is_inplace_method(method):

@@ -422,8 +422,8 @@ class Evaluator(CallEvaluation, TypeTests):
                 owner = self.env.summaries.callgraph.defining_class(info.name, attr)
                 if owner is not None:
                     return function_reference(owner, attr)  # `fn = self.default_rope`: the method itself
-            if attr in info.tensor_attributes:
-                return UNKNOWN_TENSOR.with_(is_parameter=True, label=f"self.{attr}")  # nn.Parameter(...) or register_buffer
+            if attr in info.tensor_attributes:  # nn.Parameter(...) or register_buffer: moved with the module
+                return UNKNOWN_TENSOR.with_(is_parameter=True, label=f"self.{attr}", why=f"registered by `{info.name}`")
             if attr in info.made_tensors:
                 # `self.seq_lens = torch.zeros(n, device="cuda")` wherever the class sets it: a tensor it owns, there.
                 device, row_major = info.made_tensors[attr]

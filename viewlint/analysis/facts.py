@@ -391,11 +391,12 @@ class Facts(FlowHooks, StoreQuestions):
         """A known tensor not known to live on the CPU: reading its values on the host may be a sync.
 
         A bare `self.<attr>` that only looks like a parameter by its name (`self.use_bias`, `self.o_proj`)
-        does not count: it is as often a flag or a submodule as a tensor.
+        does not count: it is as often a flag or a submodule as a tensor. One the class registers
+        (`self.register_buffer("ptr", ...)`, `nn.Parameter(...)`) does: it moves with the module.
         """
         if not value.is_tensor or value.cpu:
             return False
-        return not (value.is_parameter and value.provenance is Provenance.UNKNOWN)
+        return not (value.is_parameter and value.provenance is Provenance.UNKNOWN and value.why is None)
 
     def bind_target(self, target: cst.BaseExpression, value: Value) -> None:
         self.evaluator.forget_values()

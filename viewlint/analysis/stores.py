@@ -240,6 +240,9 @@ class StoreQuestions:
                     calls = {self.short_source(n) for n in descendants(stored) if isinstance(n, cst.Call)}
                 if base in calls:
                     return True
+                # `x = outputs.logits.clone()[:, -1]` bound on this iteration, then `raw += (x,)`: the call ran anew.
+                if any(isinstance(n, cst.Name) and self._binds_call(n.value, base or "", loop) for n in descendants(stored)):
+                    return True
                 continue
             if view.is_view and view.partial and view.base_made is not None and made_inside_base(base) \
                     and not re.fullmatch(r"\[[^,:\]]+\]", view.origin or ""):
@@ -286,6 +289,14 @@ class StoreQuestions:
         for node in descendants(loop):
             if isinstance(node, cst.AssignTarget) and any(isinstance(n, cst.Name) and n.value == name
                                                           for n in descendants(node.target)):
+                return True
+        return False
+
+    def _binds_call(self, name: str, call: str, loop: cst.CSTNode) -> bool:
+        """`name` is assigned by the body of `loop` to an expression that makes the call `call` (by its text)."""
+        for node in descendants(loop):
+            if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets) \
+                    and any(isinstance(n, cst.Call) and self.short_source(n) == call for n in descendants(node.value)):
                 return True
         return False
 

@@ -54,6 +54,8 @@ EMPTY = "uninitialised allocation"
 # buffer carved into views (a workspace, an aligned scratch buffer), a `.clone()` or a gather that already
 # owns just what it needs.
 DELIBERATE_BASES = frozenset({EMPTY, ".clone()", ADVANCED_INDEX})
+# How a `.clone()` of a whole tensor (not of a part of one) is made: as big as what it copies.
+WHOLE_COPY = ".clone() of a whole tensor"
 # At most this many element values are kept for a container (joins and appends add more).
 MAX_ELEMENTS = 6
 # At most this many classes are kept for an object of one of several (`A|B`).
