@@ -87,6 +87,9 @@ class ViewSerialized(Rule):
         if serializer not in _SERIALIZERS and serializer not in _SENT:
             return
         saved = self._saved_argument(node, *_SENT.get(serializer, (0, "obj")))  # type: ignore[arg-type]
+        # `clone_all(state) if args.clone else state`: each arm is what is saved on some run.
+        while isinstance(saved, cst.IfExp):
+            saved = saved.body if self._saved_view(facts.value_of(saved.body)) is not None else saved.orelse
         if saved is None:
             return
         view = self._saved_view(facts.value_of(saved))

@@ -381,3 +381,52 @@ def test_a_buffer_the_module_registers_lives_on_its_device_and_a_models_output_h
                 return energy.item()
     """)
     assert found == [(13, "VL401"), (30, "VL401")]
+
+
+def test_a_host_named_field_a_dataclass_annotates_as_a_tensor_is_a_host_tensor():
+    found = _lint("""
+        from dataclasses import dataclass
+
+        import torch
+
+
+        @dataclass
+        class CommonMetadata:
+            query_start_loc_cpu: torch.Tensor
+            num_tokens: int
+
+
+        class Builder:
+            def build(self, common: CommonMetadata, start: int, device: torch.device):
+                starts = common.query_start_loc_cpu
+                lens = starts[1:] - starts[:-1]
+                longest = lens.max().item()
+                return torch.tensor(lens[start:], dtype=torch.int32).to(device), longest
+    """)
+    # A tensor (copied again by `torch.tensor`), on the host (`.item()` of it waits for nothing).
+    assert found == [(17, "VL307")]
+
+
+def test_a_save_of_either_arm_of_a_conditional_expression_is_a_save_of_it():
+    found = _lint("""
+        import io
+
+        import torch
+
+
+        def clone_all(state):
+            return {k: v.clone() for k, v in state.items()}
+
+
+        def save(model: dict, clone: bool):
+            state = {"iteration": 0, "model": model}
+            buffer = io.BytesIO()
+            torch.save(clone_all(state) if clone else state, buffer)
+            return buffer
+
+
+        def split(full: torch.Tensor, ranks: int):
+            for rank in range(ranks):
+                save({"weight": full[rank * 4:(rank + 1) * 4]}, clone=False)
+    """)
+    assert found == [(13, "VL103")]

@@ -16,7 +16,7 @@ def clone_state_dict(elem):
 def save_state_dict(args, model, files, checkpoint_name):
     state_dict = {"checkpoint_version": 3.0, "iteration": 0, "model": model}
     files[checkpoint_name] = buf = io.BytesIO()
-    torch.save(clone_state_dict(state_dict) if args.clone_before_save else state_dict, buf)
+    torch.save(clone_state_dict(state_dict) if args.clone_before_save else state_dict, buf)  # want: A (the fix cloned here)
 
 
 def split_for_tp_rank(args, full_model, tp_rank):
@@ -42,7 +42,7 @@ def split_for_tp_rank(args, full_model, tp_rank):
             target_v = viewed[:, seg * tp_rank: seg * (tp_rank + 1), :].reshape(-1, args.hidden_size)
         else:
             target_v = v
-        model_split[k] = target_v  # want: A
+        model_split[k] = target_v  # maybe: A (the views are made here; the file is written by save_state_dict)
     return model_split
 
 

@@ -276,7 +276,11 @@ class Evaluator(CallEvaluation, TypeTests):
             if attr in self._cpu_names:
                 return UNKNOWN_TENSOR.with_(device=Device.CPU)  # `batch.seq_lens_cpu` with `cpu-names = ["seq_lens_cpu"]`
             if sem.named_host_side(attr) and head != "self":
-                # `cm.query_start_loc_cpu`: named for the host (the same convention `lookup` reads for names).
+                # `cm.query_start_loc_cpu`: named for the host (the same convention `lookup` reads for names); a
+                # tensor there where its class annotates the field so.
+                typed = self._field_value(node.value, attr)
+                if typed is not None and typed.is_tensor:
+                    return typed.with_(device=Device.CPU)
                 return UNKNOWN.with_(device=Device.CPU)
         if sem.canonical_dtype(self.qualify(node)) is not None:
             return DTYPE_VALUE  # `torch.float16`
