@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from typing import Optional
 
 import libcst as cst
 
 from viewlint.analysis import features
-from viewlint.analysis.values import Value
+from viewlint.analysis.values import Kind, Value
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 from viewlint.analysis.returns import quoted_base
@@ -30,6 +32,10 @@ def _receiver(serializer: str) -> str:
     if serializer in _SENT:
         return "ranks it goes to get"
     return "bytes get" if serializer == "pickle.dumps" else "file gets"
+
+
+# A view that is one row picked by a name (`[i]` of a loop): `images[i]`, `flat["images"][i]`.
+_ROW_BY_NAME = re.compile(r"\[[A-Za-z_]\w*\]$")
 
 
 class ViewSerialized(Rule):
@@ -89,10 +95,10 @@ class ViewSerialized(Rule):
         saved = self._saved_argument(node, *_SENT.get(serializer, (0, "obj")))  # type: ignore[arg-type]
         # `clone_all(state) if args.clone else state`: each arm is what is saved on some run.
         while isinstance(saved, cst.IfExp):
-            saved = saved.body if self._saved_view(facts.value_of(saved.body)) is not None else saved.orelse
+            saved = saved.body if self._saved_view(facts.value_of(saved.body), one_file=serializer == "torch.save") is not None else saved.orelse
         if saved is None:
             return
-        view = self._saved_view(facts.value_of(saved))
+        view = self._saved_view(facts.value_of(saved), one_file=serializer == "torch.save")
         if view is None:
             return
         text = facts.short_source(saved)
@@ -116,12 +122,23 @@ class ViewSerialized(Rule):
         positional = [a for a in node.args if a.keyword is None and not a.star]
         return positional[position].value if len(positional) > position else None
 
-    def _saved_view(self, value: Value) -> Optional[Value]:
-        """A plain view of part of a tensor inside the saved object (maybe-views are VL102's)."""
+    def _saved_view(self, value: Value, one_file: bool = False) -> Optional[Value]:
+        """A plain view of part of a tensor inside the saved object (maybe-views are VL102's).
+
+        `one_file`: `torch.save` writes each storage once per file, so what holds every piece of a split of a base
+        (`list(x.chunk(4))`) writes nothing more than the pieces; nor does a list of rows taken by a loop's index
+        (`[{"image": images[i]} for i in range(n)]`), most often all of them. (`pickle` writes the storage again
+        for each tensor.)"""
         views = value.retained_views()
         if any(v.is_maybe_view_of_view and v.partial for v in views):
             return None
+        collected = value.kind is Kind.WRAPPER and value.wrapper in ("list", "tuple") or value.kind is Kind.TENSOR_SEQUENCE
         for view in views:
-            if view.is_view and view.partial and view.base is not None:
-                return view
+            if not (view.is_view and view.partial and view.base is not None):
+                continue
+            if one_file and (value.covers_base(view.base) or value.every_piece or value.whole_partition):
+                continue
+            if one_file and collected and _ROW_BY_NAME.search(view.origin or "") is not None:
+                continue
+            return view
         return None

@@ -430,3 +430,56 @@ def test_a_save_of_either_arm_of_a_conditional_expression_is_a_save_of_it():
                 save({"weight": full[rank * 4:(rank + 1) * 4]}, clone=False)
     """)
     assert found == [(13, "VL103")]
+
+
+SAVED_TOGETHER = """
+    import io
+    import pickle
+
+    import torch
+
+
+    def save_partition(ids: torch.Tensor):
+        buffer = io.BytesIO()
+        torch.save(list(torch.chunk(ids, 4)), buffer)
+        return buffer
+
+
+    def itemize(images: torch.Tensor, n: int):
+        items = []
+        for i in range(n):
+            items.append({"image": images[i]})
+        return items
+
+
+    def write(images: torch.Tensor, n: int):
+        items = itemize(images, n)
+        as_torch, as_pickle = io.BytesIO(), io.BytesIO()
+        torch.save(items, as_torch)
+        pickle.dump(items, as_pickle)
+        torch.save(images[0], io.BytesIO())
+        return as_torch, as_pickle
+"""
+
+
+def test_torch_save_writes_a_storage_once_per_file_pickle_once_per_tensor():
+    # Every chunk in one file, or the rows a loop picks, write the storage once with `torch.save`; `pickle` writes it
+    # again for each tensor; one row saved alone writes all of the storage.
+    assert _lint(SAVED_TOGETHER) == [(24, "VL103"), (25, "VL103")]
+
+
+def test_what_the_serialisers_write_for_views_sharing_one_storage():
+    torch = pytest.importorskip("torch")
+    import io
+    import pickle
+
+    namespace: dict = {}
+    exec(textwrap.dedent(SAVED_TOGETHER), namespace)
+    images = torch.zeros(64, 256)
+    as_torch, as_pickle = namespace["write"](images, 8)
+    storage = 64 * 256 * 4
+    assert as_torch.getbuffer().nbytes < 1.1 * storage < 8 * storage < as_pickle.getbuffer().nbytes
+    one_row = io.BytesIO()
+    torch.save(images[0], one_row)
+    assert one_row.getbuffer().nbytes > storage  # a row alone writes the whole storage
+    assert namespace["save_partition"](torch.zeros(100_000)).getbuffer().nbytes < 1.1 * 100_000 * 4  # written once
