@@ -276,12 +276,9 @@ class Evaluator(CallEvaluation, TypeTests):
             if attr in self._cpu_names:
                 return UNKNOWN_TENSOR.with_(device=Device.CPU)  # `batch.seq_lens_cpu` with `cpu-names = ["seq_lens_cpu"]`
             if sem.named_host_side(attr) and head != "self":
-                # `cm.query_start_loc_cpu`: named for the host (the same convention `lookup` reads for names); a
-                # tensor there where its class annotates the field so.
+                # `cm.query_start_loc_cpu`: named for the host (as `lookup` reads names); a tensor where its class says.
                 typed = self._field_value(node.value, attr)
-                if typed is not None and typed.is_tensor:
-                    return typed.with_(device=Device.CPU)
-                return UNKNOWN.with_(device=Device.CPU)
+                return (typed if typed is not None and typed.is_tensor else UNKNOWN).with_(device=Device.CPU)
         if sem.canonical_dtype(self.qualify(node)) is not None:
             return DTYPE_VALUE  # `torch.float16`
         receiver = self.evaluate(node.value, local)
@@ -770,10 +767,9 @@ class Evaluator(CallEvaluation, TypeTests):
                     continue
                 if value.kind is Kind.TENSOR_SEQUENCE:
                     item = value.elements[0] if len(value.elements) == 1 else value.element()
-                    if i == 1 and value.origin in sem.SECOND_ITEM_INDICES:
-                        # `vals, idx = x.topk(k)`: as many dimensions as the input (a reduction's, one fewer: maybe none)
-                        item = item.with_(index_like=True, zero_dim=False if value.origin.split(".")[-1].startswith(
-                            ("topk", "sort", "unique")) else None)
+                    if i == 1 and value.origin in sem.SECOND_ITEM_INDICES:  # `vals, idx = x.topk(k)`: the input's
+                        full = value.origin.split(".")[-1].startswith(("topk", "sort", "unique"))  # rank (one fewer: maybe 0)
+                        item = item.with_(index_like=True, zero_dim=False if full else None)
                 elif value.kind is Kind.WRAPPER and value.wrapper in ("tuple", "list") and len(value.elements) == len(elements):
                     item = value.elements[i]
                 elif value.kind is Kind.WRAPPER and value.wrapper in ("list", "iterator") and value.elements:
