@@ -483,3 +483,22 @@ def test_what_the_serialisers_write_for_views_sharing_one_storage():
     torch.save(images[0], one_row)
     assert one_row.getbuffer().nbytes > storage  # a row alone writes the whole storage
     assert namespace["save_partition"](torch.zeros(100_000)).getbuffer().nbytes < 1.1 * 100_000 * 4  # written once
+
+
+def test_a_copy_of_a_gather_owns_just_what_it_picked():
+    # (flair's fix: `hidden[dims, i, :].detach().clone()`, then a row per token stored on each token.)
+    found = _lint("""
+        import torch
+
+
+        class Token:
+            def set_embedding(self, name, vector):
+                self.embeddings = {name: vector}
+
+
+        def embed(hidden: torch.Tensor, dims: list, tokens: list):
+            sentence = hidden[dims, 0, :].detach().clone()
+            for index, token in enumerate(tokens):
+                token.set_embedding("lm", sentence[index])
+    """)
+    assert found == []

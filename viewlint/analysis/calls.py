@@ -687,7 +687,8 @@ class CallEvaluation(ArgumentReading):
                 return receiver if receiver.kind is Kind.HOST and receiver.wrapper is not None else UNKNOWN
             # A copy of a part owns just that part (a view of it pins nothing it was not made for); a copy of a whole
             # tensor is as big as the tensor (`outputs.logits.clone()[:, -1]` pins all of the copy).
-            of_part = (receiver.is_view or receiver.is_maybe_view_of_view) and receiver.partial
+            of_part = (receiver.is_view or receiver.is_maybe_view_of_view) and receiver.partial \
+                or receiver.is_fresh and receiver.origin == ADVANCED_INDEX  # a gather owns just what it picked
             return fresh(contiguous=contiguous, device=receiver.device, zero_dim=receiver.zero_dim, bool_mask=receiver.bool_mask,
                          index_like=receiver.index_like, reduced=receiver.reduced, origin=".clone()" if of_part else WHOLE_COPY,
                          why=receiver.why)
