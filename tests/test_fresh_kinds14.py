@@ -502,3 +502,24 @@ def test_a_copy_of_a_gather_owns_just_what_it_picked():
                 token.set_embedding("lm", sentence[index])
     """)
     assert found == []
+
+
+def test_a_tensor_formatted_in_a_message_argument_is_read_on_both_paths():
+    # (transformers' `get_placeholder_mask`: the message is formatted before the check runs, on every forward.)
+    found = _lint("""
+        import torch
+        from torch import nn
+
+
+        def check(condition, message):
+            if not condition:
+                raise ValueError(message)
+
+
+        class Model(nn.Module):
+            def forward(self, input_ids: torch.Tensor, features: torch.Tensor):
+                n_tokens = (input_ids == 7).sum()
+                check(True, f"tokens: {n_tokens}, features: {features.shape[0]}")
+                return features
+    """)
+    assert found == [(14, "VL401")]

@@ -89,7 +89,7 @@ _TRUTH_NODES = (ast.If, ast.While, ast.Assert, ast.IfExp, ast.BoolOp)
 # The node kinds `collect` reads (besides names): every other kind is skipped at once.
 _COLLECTED = frozenset({ast.Attribute, ast.Call, ast.Subscript, ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign,
                         ast.NamedExpr, ast.arg, ast.UnaryOp, ast.comprehension, ast.For, ast.AsyncFor, ast.FunctionDef,
-                        ast.AsyncFunctionDef, ast.Return, ast.Yield, ast.Slice, *_TRUTH_NODES})
+                        ast.AsyncFunctionDef, ast.Return, ast.Yield, ast.Slice, ast.FormattedValue, *_TRUTH_NODES})
 _CAST_CHAIN_OUTER = semantics.DTYPE_CAST_METHODS | {"to"}
 _CAST_CHAIN_INNER = frozenset({"cuda", "to"})
 _TRANSPOSED_ATTRIBUTES = frozenset({"T", "mT"})
