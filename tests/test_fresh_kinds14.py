@@ -522,4 +522,4 @@ def test_a_tensor_formatted_in_a_message_argument_is_read_on_both_paths():
                 check(True, f"tokens: {n_tokens}, features: {features.shape[0]}")
                 return features
     """)
-    assert found == [(14, "VL401")]
+    assert found == [(13, "VL401")]
