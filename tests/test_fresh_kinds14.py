@@ -523,3 +523,23 @@ def test_a_tensor_formatted_in_a_message_argument_is_read_on_both_paths():
                 return features
     """)
     assert found == [(13, "VL401")]
+
+
+def test_a_loop_over_range_max_new_tokens_is_a_decode_loop():
+    found = _lint("""
+        import torch
+
+
+        @torch.inference_mode()
+        def generate(talker, token: torch.Tensor, eos_id: int, max_new_tokens: int = 64, max_length: int = 8):
+            out = []
+            for _ in range(max_new_tokens):
+                if token.item() == eos_id:
+                    break
+                token = talker.step(token)
+                out.append(token)
+            for i in range(max_length):
+                print(token.item())
+            return out
+    """)
+    assert found == [(8, "VL401")]

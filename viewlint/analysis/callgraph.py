@@ -497,6 +497,7 @@ def _classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: 
     if rest:
         cold.append(_span(rest[0], rest[-1]))
     ifs: list[tuple[Span, ast.AST]] = []
+    decoding: list[Optional[str]] = []  # per loop: what makes it a decode loop by what it iterates
     for node in nodes:
         kind = type(node)
         if node is function:
@@ -509,6 +510,7 @@ def _classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: 
         elif kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
             if node.body:  # type: ignore[attr-defined]
                 loops.append(_span(node.body[0], node.body[-1]))  # type: ignore[attr-defined]
+                decoding.append(_decode_loop(node))
         elif kind is ast.ExceptHandler or kind is ast.Raise or kind is ast.FunctionDef or kind is ast.AsyncFunctionDef \
                 or kind is ast.Lambda or kind is ast.ClassDef:
             cold.append(_span(node, node))
@@ -542,7 +544,7 @@ def _classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: 
         return [(call, kind) for call, kind in where if kind]
     # A loop is a step loop when it runs the step itself: the work of an outer loop around it (collecting
     # the output after the denoising loop, evaluating after an epoch) runs once per pass, not per step.
-    reasons = {loop: _step_reason(iter(own)) for loop, own in direct.items()}
+    reasons = {loop: decoding[loop] or _step_reason(iter(own)) for loop, own in direct.items()}
     result: list[tuple[ast.Call, str]] = []
     for call, kind in where:
         if kind == "":
@@ -561,8 +563,19 @@ def _step_reason(calls: Iterator[ast.Call]) -> Optional[str]:
     return None
 
 
+def _decode_loop(loop: ast.AST) -> Optional[str]:
+    """`for _ in range(max_new_tokens):` (`contexts.step_loop` reads the same off libcst)."""
+    iterated = getattr(loop, "iter", None)
+    if type(loop) is not ast.For or type(iterated) is not ast.Call or dotted(iterated.func) != "range" or not iterated.args:
+        return None
+    return sem.decode_bound(dotted(iterated.args[-1]))
+
+
 def step_loop(loop: ast.AST) -> Optional[str]:
     """What makes a loop a step loop (a training or decoding loop whose body runs per step), or None."""
+    decoding = _decode_loop(loop)
+    if decoding is not None:
+        return decoding
     nodes: list[ast.AST] = []
     for statement in getattr(loop, "body", []):
         nodes.extend(preorder(statement))

@@ -412,6 +412,9 @@ def step_loop(loop: cst.CSTNode, stack: Optional["ContextStack"] = None) -> Opti
     """What makes a loop a step loop: its body runs `backward()`, `optimizer.step()` or a model outside cold
     blocks and error handlers (the same reading as `viewlint.analysis.callgraph.step_loop`, on libcst)."""
     body = getattr(loop, "body", None)
+    if isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and dotted_name(loop.iter.func) == "range" \
+            and loop.iter.args and (ran := sem.decode_bound(dotted_name(loop.iter.args[-1].value))) is not None:
+        return ran  # `for _ in range(max_new_tokens):` runs once per token
     return _step_call(body, stack) if body is not None else None
 
 

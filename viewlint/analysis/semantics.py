@@ -178,6 +178,17 @@ OPTIMIZER_STEP_NAMES = frozenset({"step"})
 TRAINING_STEP_NAMES = ("training_step", "train_step")
 # The method names `runs_a_step` reads: a cheap test before the callee's names are printed.
 STEP_METHODS = frozenset({"backward", "step", *TRAINING_STEP_NAMES})
+# How many tokens a decode loop makes: a loop over `range(<one of these>)` runs once per generated token.
+DECODE_BOUNDS = frozenset({"max_new_tokens", "max_gen_len", "max_gen_tokens", "max_decode_steps", "num_tokens_to_generate",
+                           "max_generation_length"})
+
+
+def decode_bound(bound: Optional[str]) -> Optional[str]:
+    """`a decode loop over range(max_new_tokens)` where `bound` (the dotted name given to `range`, last if several
+    arguments) names how many tokens are made (`max_new_tokens`, `self.max_gen_len`), else None."""
+    if bound is None or bound.split(".")[-1] not in DECODE_BOUNDS:
+        return None
+    return f"a decode loop over `range({bound})`"
 
 
 def runs_a_step(method: str, receiver: str, callee: str, arguments: int = 0) -> Optional[str]:
