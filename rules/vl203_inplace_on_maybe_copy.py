@@ -14,9 +14,6 @@ from viewlint.rule import Rule
 
 # What `_maybe_copy` recognises: the methods, and `torch.reshape`/`torch.flatten`/`torch.ravel`.
 _MAYBE_COPY_CALLS = semantics.MAYBE_COPY_METHODS | {"reshape", "flatten", "ravel"}
-# Views that swap dimensions: of a matrix, not contiguous (unless a dimension has size one).
-_TRANSPOSING = frozenset({".t()", ".T", ".mT", ".H", ".mH", ".transpose()", ".permute()", ".swapaxes()", ".swapdims()",
-                          ".movedim()", ".moveaxis()"})
 
 
 class InplaceOnMaybeCopy(TracksTemporaries, Rule):
@@ -95,7 +92,7 @@ class InplaceOnMaybeCopy(TracksTemporaries, Rule):
             # only what is known not to be contiguous (`x.t()`, a transpose) before a store is called lost.
             receiver = call.func.value if isinstance(call.func, cst.Attribute) else self._first_positional(call)
             layout = self.facts.value_of(receiver) if receiver is not None else None
-            if layout is None or not (layout.contiguous is False or layout.is_view and layout.origin in _TRANSPOSING):
+            if layout is None or not (layout.contiguous is False or layout.is_view and layout.origin in semantics.TRANSPOSING_ORIGINS):
                 return
         source, op = conversion
         self.report(

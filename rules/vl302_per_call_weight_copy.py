@@ -11,8 +11,6 @@ from viewlint.analysis.tree import descendants, dotted_name, subtree
 from viewlint.rule import Rule
 
 # Views that reorder dimensions: `.contiguous()` after them copies a 2-D+ weight every time.
-_TRANSPOSING_METHODS = frozenset({"t", "transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims"})
-_TRANSPOSING_ATTRIBUTES = frozenset({"T", "mT"})
 _TRANSPOSING_FUNCTIONS = frozenset({"torch.t", "torch.transpose", "torch.permute", "torch.movedim", "torch.swapaxes"})
 
 
@@ -115,10 +113,10 @@ class PerCallWeightCopy(Rule):
         """`self.w` built as `nn.Parameter(torch.empty(n, m))`, or `self.proj.weight` of a Linear/Embedding/Conv."""
         while True:  # peel views: `self.gate.weight.t()`, `self.w.data`, `self.w[:n]`
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
-                _TRANSPOSING_METHODS | {"detach"}
+                semantics.TRANSPOSING_METHODS | {"detach"}
             ):
                 node = node.func.value
-            elif isinstance(node, cst.Attribute) and node.attr.value in (_TRANSPOSING_ATTRIBUTES | {"data"}):
+            elif isinstance(node, cst.Attribute) and node.attr.value in (semantics.TRANSPOSING_ATTRIBUTES | {"data"}):
                 node = node.value
             elif isinstance(node, cst.Subscript):
                 node = node.value
@@ -140,13 +138,13 @@ class PerCallWeightCopy(Rule):
     def _transposed_parameter(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         """The parameter under `p.t()`, `p.transpose(…)`, `p.T`, `torch.transpose(p, …)`, else None."""
         inner: Optional[cst.BaseExpression] = None
-        if isinstance(node, cst.Attribute) and node.attr.value in _TRANSPOSING_ATTRIBUTES:
+        if isinstance(node, cst.Attribute) and node.attr.value in semantics.TRANSPOSING_ATTRIBUTES:
             inner = node.value
         elif isinstance(node, cst.Call):
             qualified = self.facts.qualify(node.func)
             if qualified in _TRANSPOSING_FUNCTIONS and node.args:
                 inner = node.args[0].value
-            elif qualified is None and isinstance(node.func, cst.Attribute) and node.func.attr.value in _TRANSPOSING_METHODS:
+            elif qualified is None and isinstance(node.func, cst.Attribute) and node.func.attr.value in semantics.TRANSPOSING_METHODS:
                 inner = node.func.value
         if inner is None or not self._is_parameter(inner):
             return None

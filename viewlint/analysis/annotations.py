@@ -32,6 +32,10 @@ STR_VALUE = Value(kind=Kind.HOST, host_type="str")  # a string: what indexes it 
 _ARRAY_ANNOTATIONS = frozenset({"ndarray", "NDArray", "ArrayLike"})
 _SEQUENCE_ANNOTATIONS = frozenset({"list", "List", "Sequence", "MutableSequence", "tuple", "Tuple", "Iterable", "Iterator", "Collection", "set", "Set", "frozenset", "deque"})
 _MAPPING_ANNOTATIONS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "defaultdict"})
+# Bare container annotations (`per: dict`): what holds the values, nothing of what they are (callers say that).
+BARE_CONTAINERS = {"list": "list", "List": "list", "dict": "dict", "Dict": "dict"}
+# Those and the abstract ones an annotation reads as nothing known (`Mapping`, `Sequence`): what callers pass tells.
+UNTYPED_CONTAINERS = frozenset({*BARE_CONTAINERS, "Mapping", "MutableMapping", "Sequence"})
 _OPTIONAL_ANNOTATIONS = frozenset({"Optional", "Union", "Annotated", "Final", "ClassVar"})
 _HOST_ANNOTATIONS = frozenset({"str", "float", "bool", "bytes", "complex", "None", "dtype", "device", "Size"})
 
@@ -110,10 +114,8 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
         return STR_VALUE
     if last in _HOST_ANNOTATIONS:
         return HOST
-    if last in ("list", "List"):
-        return Value(kind=Kind.WRAPPER, wrapper="list")
-    if last in ("dict", "Dict"):
-        return Value(kind=Kind.WRAPPER, wrapper="dict")
+    if last in BARE_CONTAINERS:
+        return Value(kind=Kind.WRAPPER, wrapper=BARE_CONTAINERS[last])
     if sem.nn_module_class(qualified) or (qualified.startswith("torch.optim.") and last[:1].isupper()):
         return Value(kind=Kind.HOST, wrapper=qualified, why=f"annotated `{name}`")  # `encoder: nn.Module`
     if last[:1].isupper() and last not in ("Any", "Callable", "Iterable", "Iterator", "Sequence", "Mapping", "Union",

@@ -92,10 +92,8 @@ _COLLECTED = frozenset({ast.Attribute, ast.Call, ast.Subscript, ast.Expr, ast.As
                         ast.AsyncFunctionDef, ast.Return, ast.Yield, ast.Slice, ast.FormattedValue, *_TRUTH_NODES})
 _CAST_CHAIN_OUTER = semantics.DTYPE_CAST_METHODS | {"to"}
 _CAST_CHAIN_INNER = frozenset({"cuda", "to"})
-_TRANSPOSED_ATTRIBUTES = frozenset({"T", "mT"})
 # The last names of torch's factories (`torch.zeros`, `zeros` imported from torch): what VL305 converts.
 _FACTORY_NAMES = frozenset(name.rsplit(".", 1)[1] for name in semantics.FACTORY_FUNCTIONS)
-_TRANSPOSING_CALLS = frozenset({"t", "transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims"})
 
 
 class Features:
@@ -327,8 +325,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 if name == "contiguous" and not node.args and not node.keywords:  # type: ignore[attr-defined]
                     made_contiguous.append(inner)
                 if name == "contiguous" and (
-                    (type(inner) is Attribute and inner.attr in _TRANSPOSED_ATTRIBUTES)
-                    or (type(inner) is Call and callee_name(inner.func) in _TRANSPOSING_CALLS)
+                    (type(inner) is Attribute and inner.attr in semantics.TRANSPOSING_ATTRIBUTES)
+                    or (type(inner) is Call and callee_name(inner.func) in semantics.TRANSPOSING_METHODS)
                 ):
                     flags.add("transposed-contiguous")
                 elif name == "to" and _names_cpu(node):  # type: ignore[arg-type]

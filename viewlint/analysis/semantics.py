@@ -178,6 +178,12 @@ OPTIMIZER_STEP_NAMES = frozenset({"step"})
 TRAINING_STEP_NAMES = ("training_step", "train_step")
 # The method names `runs_a_step` reads: a cheap test before the callee's names are printed.
 STEP_METHODS = frozenset({"backward", "step", *TRAINING_STEP_NAMES})
+# Views that reorder dimensions (methods, and attributes): of a matrix not contiguous, so a `.contiguous()` or a
+# reshape after them copies (`weight.t().contiguous()`, `w.T.contiguous()[0] = 1`).
+TRANSPOSING_METHODS = frozenset({"t", "transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims"})
+TRANSPOSING_ATTRIBUTES = frozenset({"T", "mT", "H", "mH"})
+# The same as the origins the evaluator gives their views (`.t()`, `.T`).
+TRANSPOSING_ORIGINS = frozenset({f".{m}()" for m in TRANSPOSING_METHODS} | {f".{a}" for a in TRANSPOSING_ATTRIBUTES})
 # How many tokens a decode loop makes: a loop over `range(<one of these>)` runs once per generated token.
 DECODE_BOUNDS = frozenset({"max_new_tokens", "max_gen_len", "max_gen_tokens", "max_decode_steps", "num_tokens_to_generate",
                            "max_generation_length"})

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import libcst as cst
 
 from viewlint.analysis import stack
-from viewlint.analysis.annotations import annotation_value
+from viewlint.analysis.annotations import UNTYPED_CONTAINERS, annotation_value
 from viewlint.analysis.callgraph import (CALLER_LEVELS, MAIN_BLOCK, MAX_CALLER_LINES, MAX_CALLERS, MAX_SUMMARY_LINES, MAX_TUPLE_SUMMARY_LINES,
                                          CallGraph, FunctionInfo, FunctionKey)
 from viewlint.analysis.returns import assigned_locals, host_annotation, made_inside, made_inside_base
@@ -757,9 +757,6 @@ def _argument_value(node: cst.BaseExpression, evaluator: Evaluator, local: Local
     return value
 
 
-_BARE_CONTAINERS = frozenset({"dict", "Dict", "list", "List", "Mapping", "MutableMapping", "Sequence"})
-
-
 def _tensor_annotated(node: ast.AST) -> bool:
     """Some parameter of the function is annotated with a tensor type (whose device only callers can tell), or with
     a bare container (`per_category: dict`: what it holds only callers can tell)."""
@@ -768,7 +765,7 @@ def _tensor_annotated(node: ast.AST) -> bool:
         return False
     for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
         annotation = argument.annotation
-        if annotation is not None and ("Tensor" in ast.dump(annotation) or (dotted(annotation) or "").split(".")[-1] in _BARE_CONTAINERS):
+        if annotation is not None and ("Tensor" in ast.dump(annotation) or (dotted(annotation) or "").split(".")[-1] in UNTYPED_CONTAINERS):
             return True
     return False
 
