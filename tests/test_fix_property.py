@@ -261,10 +261,21 @@ def gen_vl307(rng: random.Random, name: str) -> str:
                             *_changes(rng, 1), f"r = torch.tensor(x{keywords})", use])
 
 
+def gen_vl308(rng: random.Random, name: str) -> str:
+    device = rng.choice(["dev = torch.zeros(1).device", "dev = torch.device('cpu')", "dev = 'cpu'", "dev = torch.float64",
+                         "dev = torch.zeros(1, dtype=torch.float64)"])
+    chain = rng.choice(["x.clone().float()", "x.clone().half()", "x.clone().double()", "x.detach().clone().to(dev)",
+                        "x.clone().to(torch.float16)", "x.clone().to(dtype=torch.float64)", "x.clone().cpu()",
+                        "x.float().clone()", "x.to(dev).clone()", "x.cpu().clone()", "x.to(torch.int64).clone()",
+                        "x.clone().to(dev, non_blocking=False)", "x[0].clone().long()", "x.t().clone().to(dev)"])
+    use = rng.choice(["return r, r.dtype, r.device, x", "r.add_(1)\nreturn r, x", "return r.is_contiguous(), r.stride(), x"])
+    return _function(name, [f"x = {rng.choice(MAKERS)}", device, *_changes(rng, 1), f"r = {chain}", use])
+
+
 GENERATORS: dict[str, Callable[[random.Random, str], str]] = {
     "VL101": gen_vl101, "VL102": gen_vl102, "VL103": gen_vl103, "VL201": gen_vl201, "VL205": gen_vl205,
     "VL301": gen_vl301, "VL304": gen_vl304, "VL305": gen_vl305, "VL306": gen_vl306,
-    "VL307": gen_vl307,
+    "VL307": gen_vl307, "VL308": gen_vl308,
 }
 
 

@@ -1,4 +1,4 @@
-"""Hidden copies: VL301 redundant-contiguous .. VL307 tensor-copy-construct, rule by rule."""
+"""Hidden copies: VL301 redundant-contiguous .. VL308 clone-and-convert, rule by rule."""
 
 from __future__ import annotations
 
@@ -493,3 +493,62 @@ def test_vl302_a_dropout_of_a_parameter_is_an_activation_while_training():
                 return out, w.t().contiguous()
     """)
     assert [found for found in lint_both_paths(source) if found[1] == "VL302"] == [(18, "VL302")]
+
+
+# ---------------------------------------------------------------- VL308
+def test_vl308_fires_on_a_clone_next_to_a_conversion_and_only_there(lint_source):
+    source = """
+    import torch
+    def f(x: torch.Tensor, dev, y):
+        a = x.clone().float()
+        b = x.detach().clone().to(dev)
+        c = x.cpu().clone()
+        d = x.to(dev, torch.float16).clone()
+        e = x.clone().to(x.device)
+        g = x.clone().detach()
+        h = x.clone().to(dev, copy=True)
+        i = torch.zeros(3).clone().float()
+        j = x.clone(memory_format=torch.channels_last).half()
+        k = y.clone().to(dev)
+        m = {"a": 1}.copy()
+        n = torch.zeros(3, dtype=torch.int64).clone().to(torch.long)
+        return a, b, c, d, e, g, h, i, j, k, m, n
+    """
+    # `e`: `.to(x.device)` of `x` moves nothing; `i`, `n`: the dtype is known already; `h`: one copy, said so;
+    # `j`: the clone asks for a layout. `y` may be a tensor: reported, with an unsafe fix.
+    assert codes(lint_source, source, "VL308") == [4, 5, 6, 7, 13]
+
+
+def test_vl308_fix_is_one_to_with_copy():
+    source = """
+    import torch
+    def f(x: torch.Tensor, dev):
+        a = x.clone().float()
+        b = x.detach().clone().to(dev, non_blocking=True)
+        c = x.cpu().clone()
+        d = x.to(device=dev, dtype=torch.float16).clone()
+        e = x.clone().cuda()
+    """
+    assert [line.strip() for line in fix_of(source, "VL308")] == [
+        "a = x.to(torch.float32, copy=True)",
+        "b = x.detach().to(dev, non_blocking=True, copy=True)",
+        'c = x.to("cpu", copy=True)',
+        "d = x.to(device=dev, dtype=torch.float16, copy=True)",
+        'e = x.to("cuda", copy=True)',
+    ]
+
+
+def test_vl308_claim_on_real_torch():
+    torch = pytest.importorskip("torch")
+    x = torch.randn(4, 5, dtype=torch.bfloat16)[:, 1:]
+    cloned = x.clone()
+    converted = cloned.float()
+    fused = x.to(torch.float32, copy=True)
+    # The chain allocates twice; the fused call once, with the same values, dtype and strides.
+    assert cloned.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+    assert converted.untyped_storage().data_ptr() != cloned.untyped_storage().data_ptr()
+    assert torch.equal(fused, converted) and fused.stride() == converted.stride()
+    # Where the cast changes nothing, the fused call still copies, as the clone did.
+    same = torch.randn(3)
+    assert same.to(torch.float32, copy=True).untyped_storage().data_ptr() != same.untyped_storage().data_ptr()
+    assert same.clone().float().untyped_storage().data_ptr() != same.untyped_storage().data_ptr()

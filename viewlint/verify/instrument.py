@@ -489,6 +489,18 @@ def _plan_construct(node: cst.CSTNode, site: int, ctx: _Context) -> _Plan:
                  {"base": ctx.text(data)})
 
 
+def _plan_two_copies(node: cst.CSTNode, site: int, ctx: _Context) -> _Plan:
+    """VL308: `x.clone().float()`, `x.cpu().clone()`: do both calls copy? Measured from the inner call's receiver."""
+    outer = _first_call(node)
+    inner = _receiver(outer) if outer is not None else None
+    root = _receiver(inner) if inner is not None else None
+    if outer is None or not isinstance(inner, cst.Call) or root is None:
+        raise _Unsupported("no chain of two calls in the flagged expression")
+    wraps: list[tuple[cst.CSTNode, _Wrap]] = [(root, _Wrap("base", site)), (inner, _Wrap("link", site, (cst.Name("False"),))),
+                                              (outer, _Wrap("link", site, (cst.Name("True"),)))]
+    return _Plan(wraps, "link", {"base": ctx.text(root), "steps": f"{_method(inner)},{_method(outer)}"})
+
+
 PLANNERS: dict[str, Planner] = {
     **{code: _plan_retention for code in RETENTION},
     "VL104": _plan_charge,
@@ -501,6 +513,7 @@ PLANNERS: dict[str, Planner] = {
     "VL303": _plan_head_repeat,
     "VL305": lambda node, site, ctx: _plan_copies(node, site, ctx, moved=True),
     "VL307": _plan_construct,
+    "VL308": _plan_two_copies,
     **{code: _plan_sync for code in SYNCS},
 }
 

@@ -160,13 +160,15 @@ def _copies(site: Site, record: dict[str, Any]) -> tuple[str, str]:
         return REFUTED, f"no tensor reached the probe ({_types(record)})"
     code = site.diagnostic.code
     copied_calls = max(copies)
-    if code == "VL305":
+    if code in ("VL305", "VL308"):
         both = record.get("all_copied", 0)
         if both and len(copies) >= 2:
             steps = " then ".join(size(b) for b in largest)
             moved = (" (the factory's tensor measured on the host, where the program makes it)"
                      if record.get("rehosted") else "")
             return CONFIRMED, f"{len(copies)} copies per call: {steps} ({_of(both, hits)}){moved}"
+        if code == "VL308":
+            return REFUTED, f"only one copy in {_of(hits - both, hits)}: the conversion changed nothing"
         return REFUTED, f"only one conversion copied in {_of(hits - both, hits)}: the receiver was already converted"
     if not copied_calls:
         return REFUTED, f"no copy: the result shares storage with '{base}' in {_of(hits, hits)}"

@@ -1,0 +1,170 @@
+"""VL308: a copy and a conversion in a row: `x.clone().float()`, `x.detach().clone().to(device)`, `x.cpu().clone()`."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from viewlint.analysis import features, semantics
+from viewlint.analysis.tree import dotted_name
+from viewlint.analysis.values import Kind
+from viewlint.diagnostics import Applicability
+from viewlint.rule import Rule
+
+# Spellings of one dtype, by the name `torch.<name>` that `Value.dtype` uses.
+_CANONICAL = {"float": "float32", "double": "float64", "long": "int64", "int": "int32", "half": "float16", "short": "int16"}
+# Where a device move sends the tensor, for the fused `.to(<device>, copy=True)`.
+_MOVE_TARGETS = {"cpu": '"cpu"', "cuda": '"cuda"', "xpu": '"xpu"', "mps": '"mps"', "npu": '"npu"'}
+
+
+class CloneAndConvert(Rule):
+    """
+    ## What it does
+    Flags a `.clone()` next to a conversion in one chain: `x.clone().float()`,
+    `x.detach().clone().to(device)`, `x.clone().cpu()`, and the other order,
+    `x.cpu().clone()`, `x.to(device, dtype).clone()`. A conversion (`.float()`,
+    `.half()`, `.to(...)`, `.cpu()`, `.cuda()`) copies whenever it changes the dtype or
+    the device, so the chain makes two full copies where one is asked for.
+
+    It is silent when the conversion cannot change anything the analysis knows of: a
+    cast to the dtype `x` is known to have, or `.to(x.device)` of `x` itself.
+
+    ## Why it matters
+    `x.clone().to("cpu")` of a GPU tensor allocates a second GPU copy of `x` only to
+    transfer it and drop it: saving a state dict so doubles its GPU memory for a moment
+    (DeepSpeed PR #6761, "Removes unnecessary cloning"). `logits[:, -1, :].clone().float()`
+    in a decode loop copies the bf16 row, then copies it again into float32, every token
+    (transformers PR #36748). `x.cpu().clone()` copies a GPU tensor to the host, then
+    copies the host copy.
+
+    ## Example
+    ```python
+    next_token_logits = outputs.logits[:, -1, :].clone().float()
+    saved = {k: v.detach().clone().to("cpu") for k, v in model.state_dict().items()}
+    ```
+
+    ## Fix
+    ```python
+    next_token_logits = outputs.logits[:, -1, :].to(torch.float32, copy=True)
+    saved = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+    ```
+    `.to(..., copy=True)` converts and copies once, and still returns a fresh tensor when
+    nothing needs converting, as the `.clone()` did.
+    Fix safety: safe when the analysis knows `x` is a tensor (same values, dtype, device,
+    layout and autograd history, and a storage of its own, in every case); unsafe
+    (`--unsafe-fixes`) when it only may be one. Offered for `.clone()` without arguments
+    next to a cast method without arguments (`torch` imported under that name), `.cpu()`,
+    `.cuda()`, or a `.to(...)` not already given `copy=` or `**kwargs`.
+    """
+
+    code = "VL308"
+    name = "clone-and-convert"
+    summary = "`x.clone().float()`, `x.cpu().clone()`: two copies where `.to(…, copy=True)` makes one"
+    fix_applicability = Applicability.SAFE
+    reports_a_cost = True
+
+    @classmethod
+    def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
+        return features.calls("clone")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Call) \
+                or not isinstance(func.value.func, cst.Attribute):
+            return
+        inner = func.value
+        inner_func = func.value.func
+        assert isinstance(inner_func, cst.Attribute)
+        if func.attr.value == "clone" and not node.args and _is_conversion(inner):
+            conversion, source = inner, inner_func.value  # `x.cpu().clone()`
+        elif inner_func.attr.value == "clone" and not inner.args and _is_conversion(node):
+            conversion, source = node, inner_func.value  # `x.clone().float()`
+        else:
+            return
+        value = self.facts.value_of(source)
+        if value.kind not in (Kind.TENSOR, Kind.UNKNOWN) or value.host_type is not None:
+            return  # not a tensor: an object's own `clone`
+        if self._converts_nothing(conversion, source, value.dtype):
+            return
+        facts = self.facts
+        text = facts.short_source(node)
+        shown = facts.short_source(source)
+        method = conversion.func.attr.value  # type: ignore[attr-defined]
+        fused = self._fused(conversion)
+        called = f".{method}({'…' if conversion.args else ''})"
+        order = (f"`.clone()` copies `{shown}`, then `{called}` copies the clone again"
+                 if conversion is node else
+                 f"`{called}` copies `{shown}`, then `.clone()` copies the result again")
+        when = ("whenever the cast changes the dtype" if method in semantics.DTYPE_CAST_METHODS
+                else "whenever the move changes the device" if method in semantics.DEVICE_MOVE_METHODS
+                else "whenever `.to(…)` converts anything")
+        edits: tuple[tuple[cst.CSTNode, str], ...] = ()
+        if fused is not None:
+            edits = ((node, f"{facts.source_for_edit(source)}.to({fused})"),)
+        self.report(
+            node,
+            f"`{text}`: {order} {when}: two copies where one is asked for",
+            fix_message=f"convert and copy once: `.to({fused or '…, copy=True'})`",
+            edits=edits,
+            applicability=None if value.is_tensor else Applicability.UNSAFE,
+        )
+
+    def _converts_nothing(self, conversion: cst.Call, source: cst.BaseExpression, dtype: Optional[str]) -> bool:
+        """The conversion is known to leave `source` as it is: a cast to its own dtype, `.to(source.device)`."""
+        method = conversion.func.attr.value  # type: ignore[attr-defined]
+        if method in semantics.DTYPE_CAST_METHODS:
+            target = semantics.CAST_METHOD_DTYPES[method].split(".")[-1]
+            return dtype is not None and _CANONICAL.get(dtype, dtype) == _CANONICAL.get(target, target)
+        if method != "to" or len(conversion.args) != 1:
+            return False
+        argument = conversion.args[0].value
+        root = _root(source)
+        if isinstance(argument, cst.Attribute) and argument.attr.value in ("device", "dtype"):
+            return root is not None and _root(argument.value) == root  # `x.clone().to(x.device)`
+        qualified = self.facts.qualify(argument) or ""
+        if qualified.startswith("torch.") and qualified.count(".") == 1 and qualified.split(".")[1] in semantics.DTYPE_NAMES:
+            target = qualified.split(".")[1]
+            return dtype is not None and _CANONICAL.get(dtype, dtype) == _CANONICAL.get(target, target)
+        return False
+
+    def _fused(self, conversion: cst.Call) -> Optional[str]:
+        """The arguments of the one `.to(…)` that converts and copies once, or None when there is no such rewrite."""
+        method = conversion.func.attr.value  # type: ignore[attr-defined]
+        if method in semantics.DTYPE_CAST_METHODS:
+            if conversion.args or self.facts.index.aliases.get("torch") != "torch":
+                return None
+            return f"{semantics.CAST_METHOD_DTYPES[method]}, copy=True"
+        if method in _MOVE_TARGETS:
+            return None if conversion.args else f"{_MOVE_TARGETS[method]}, copy=True"
+        if any(a.star or (a.keyword is not None and a.keyword.value == "copy") for a in conversion.args) or not conversion.args:
+            return None
+        code = self.facts.module.code_for_node
+        arguments = [f"{a.keyword.value}={code(a.value)}" if a.keyword is not None else code(a.value) for a in conversion.args]
+        return ", ".join([*arguments, "copy=True"])
+
+
+def _is_conversion(call: cst.Call) -> bool:
+    """`.float()`/`.half()`/… `.cpu()`/`.cuda()`/… or `.to(…)` (not given `copy=`, which already says what it copies)."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return False
+    method = func.attr.value
+    if method in semantics.DTYPE_CAST_METHODS or method in semantics.DEVICE_MOVE_METHODS:
+        return not any(a.keyword is not None and a.keyword.value == "memory_format" for a in call.args)
+    return method == "to" and bool(call.args) and not any(a.keyword is not None and a.keyword.value == "copy" for a in call.args)
+
+
+def _root(node: cst.BaseExpression) -> Optional[str]:
+    """The dotted name a chain of subscripts and calls starts from: `x` of `x.detach()[0]`, `self.w` of `self.w.t()`."""
+    current: cst.BaseExpression = node
+    while True:
+        name = dotted_name(current)
+        if name is not None:
+            return name
+        if isinstance(current, (cst.Attribute, cst.Subscript)):
+            current = current.value
+        elif isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute):
+            current = current.func.value
+        else:
+            return None
