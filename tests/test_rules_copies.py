@@ -1,4 +1,4 @@
-"""Hidden copies: VL301 redundant-contiguous .. VL308 clone-and-convert, rule by rule."""
+"""Hidden copies: VL301 redundant-contiguous .. VL309 cat-grows-in-loop, rule by rule."""
 
 from __future__ import annotations
 
@@ -552,3 +552,61 @@ def test_vl308_claim_on_real_torch():
     same = torch.randn(3)
     assert same.to(torch.float32, copy=True).untyped_storage().data_ptr() != same.untyped_storage().data_ptr()
     assert same.clone().float().untyped_storage().data_ptr() != same.untyped_storage().data_ptr()
+
+
+# ---------------------------------------------------------------- VL309
+def test_vl309_fires_where_one_tensor_grows_across_iterations(lint_source):
+    source = """
+    import torch
+    def f(chunks, model, layers, h, skip, ids, tensors, merged, transfers):
+        out = torch.zeros(0, 4)
+        for c in chunks:
+            out = torch.cat([out, model(c)])
+        acc = None
+        for c in chunks:
+            acc = model(c) if acc is None else torch.concat((acc, model(c)))
+        first = None
+        for c in chunks:
+            if first is None:
+                first = model(c)
+            else:
+                first = torch.hstack([model(c), first])
+        for layer in layers:
+            h = torch.cat([h, skip], dim=1)
+            h = layer(h)
+        while ids.shape[1] < 10:
+            ids = torch.cat([ids, model(ids)], dim=-1)
+            ids = ids[:, -4:]
+        for t in tensors:
+            t = torch.cat([t, t])
+        for tr in transfers:
+            earlier = merged.get(tr)
+            earlier.idx = torch.cat([earlier.idx, tr.idx])
+        for c in chunks:
+            def inner(y):
+                y = torch.cat([y, c])
+                return y
+        total = torch.cat([out, acc])
+        while out.shape[0] < 100:
+            out = torch.cat([out, out.flip(0)[:3]])
+        return out, acc, first, h, ids, total
+    """
+    # Not: `h` is rebound by the layer, `ids` trimmed to a window, `t` is the loop variable, `earlier` is another object
+    # each iteration, `y` is joined once per call of `inner`, `total` is outside any loop; the last piece is a part of
+    # `out` itself (padding by reflection: each join may double it).
+    assert codes(lint_source, source, "VL309") == [6, 9, 15]
+
+
+def test_vl309_claim_on_real_torch():
+    torch = pytest.importorskip("torch")
+    piece = torch.ones(8, 4)
+    grown = piece[:0]
+    written = []
+    for _ in range(6):
+        previous = grown
+        grown = torch.cat([grown, piece])
+        assert grown.untyped_storage().data_ptr() != previous.untyped_storage().data_ptr() or previous.numel() == 0
+        written.append(grown.numel())
+    # Every join writes the whole result: 1 + 2 + ... + 6 pieces, against 6 for one join after the loop.
+    assert sum(written) == 21 * piece.numel()
+    assert torch.cat([piece] * 6).numel() == 6 * piece.numel()

@@ -501,6 +501,18 @@ def _plan_two_copies(node: cst.CSTNode, site: int, ctx: _Context) -> _Plan:
     return _Plan(wraps, "link", {"base": ctx.text(root), "steps": f"{_method(inner)},{_method(outer)}"})
 
 
+def _plan_growth(node: cst.CSTNode, site: int, ctx: _Context) -> _Plan:
+    """VL309: `x = torch.cat([x, piece])` in a loop: how much each join copies (the grown tensor, whole)."""
+    call = _first_call(node)
+    joined = call.args[0].value if call is not None and call.args else None
+    if not isinstance(joined, (cst.List, cst.Tuple)) or not joined.elements:
+        raise _Unsupported("no joined list in the flagged call")
+    ends = [joined.elements[0].value, joined.elements[-1].value]
+    grown = max(ends, key=lambda e: isinstance(e, (cst.Name, cst.Attribute)))
+    return _Plan([(grown, _Wrap("base", site)), (call, _Wrap("link", site, (cst.Name("True"),)))], "link",  # type: ignore[arg-type]
+                 {"base": ctx.text(grown)})
+
+
 PLANNERS: dict[str, Planner] = {
     **{code: _plan_retention for code in RETENTION},
     "VL104": _plan_charge,
@@ -514,6 +526,7 @@ PLANNERS: dict[str, Planner] = {
     "VL305": lambda node, site, ctx: _plan_copies(node, site, ctx, moved=True),
     "VL307": _plan_construct,
     "VL308": _plan_two_copies,
+    "VL309": _plan_growth,
     **{code: _plan_sync for code in SYNCS},
 }
 

@@ -180,6 +180,9 @@ def _copies(site: Site, record: dict[str, Any]) -> tuple[str, str]:
         origin = f" from {size(source, largest_copy)}" if source else ""
         return CONFIRMED, (f"the head repeat allocated {size(largest_copy)}{origin} per tensor, "
                            f"{_of(copied_calls, hits, 'repeats')} ({size(total)} in all)")
+    if code == "VL309":
+        return CONFIRMED, (f"each join copied the whole grown tensor, up to {size(per_call)}, {_of(copied_calls, hits, 'joins')} "
+                           f"({size(total)} in all)")
     if code == "VL304":
         return CONFIRMED, f"copies the whole {size(per_call)} buffer per call, {_of(copied_calls, hits)} ({size(total)} in all)"
     return CONFIRMED, f"copies {size(per_call)} per call, {_of(copied_calls, hits)} ({size(total)} in all)"

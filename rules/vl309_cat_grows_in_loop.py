@@ -1,0 +1,217 @@
+"""VL309: a tensor grown by `torch.cat` on every iteration of a loop: `out = torch.cat([out, piece])`."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from viewlint.analysis import features
+from viewlint.analysis.tree import descendants, dotted_name
+from viewlint.rule import Rule
+
+# torch's joins along an existing dimension: each copies all of its inputs into a new tensor.
+JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.hstack", "torch.vstack", "torch.row_stack",
+                   "torch.column_stack", "torch.dstack"})
+_LOOPS = (cst.For, cst.While)
+
+
+class CatGrowsInLoop(Rule):
+    """
+    ## What it does
+    Flags `x = torch.cat([x, piece])` (or `torch.concat`, `hstack`, `vstack`, …, the grown
+    tensor first or last, a name or `self.<attr>`) inside a loop that binds `x` nowhere
+    else: every iteration joins the new piece to all that the earlier ones gathered. The
+    first-piece idiom counts too: `x = piece if x is None else torch.cat([x, piece])`, or
+    an `if x is None: x = piece` branch next to the join.
+
+    It stays silent when the loop binds `x` in any other way (`x = x[:, -window:]` keeps a
+    window, `x = layer(x)` makes a new tensor each time): then nothing accumulates. And when
+    the new piece is a part of `x` itself (`x = torch.cat([x, x.flip(1)[:, :n]])`, padding by
+    reflection): each join may double `x`, so the copying adds up to a few times the result.
+
+    ## Why it matters
+    `torch.cat` cannot append in place: it allocates a tensor for the whole result and
+    copies every input into it. Grown once per iteration, the loop copies
+    1 + 2 + … + n pieces, quadratic in its length, and keeps two full copies alive at the
+    peak of each step. Gathering the predictions of an evaluation set so copies the
+    gathered predictions once per batch; a generation loop that grows its latents or
+    audio chunk by chunk copies all of them once per chunk (VoiceStudio PR #2259,
+    ChatRWKV PR #177).
+
+    ## Example
+    ```python
+    result = torch.zeros(0, dim)
+    for chunk in chunks:
+        result = torch.cat([result, model(chunk)])
+    ```
+
+    ## Fix
+    ```python
+    pieces = [model(chunk) for chunk in chunks]
+    result = torch.cat(pieces)
+    ```
+    or, when the loop reads the whole tensor on every iteration (a decode loop feeding
+    all tokens back), preallocate the final size once and write each piece into its slice.
+    No automatic fix: where the pieces go depends on how the loop reads them.
+    """
+
+    code = "VL309"
+    name = "cat-grows-in-loop"
+    summary = "`x = torch.cat([x, piece])` in a loop copies all of `x` every iteration: quadratic in the loop's length"
+    reports_a_cost = True
+    default_enabled = False
+    off_by_default_reason = (
+        "On SGLang, transformers, diffusers and eight other libraries, 21 of 30 sampled findings held\n"
+        "up (issue 26, fifteenth pass; three of the nine others, padding by reflection, are now left\n"
+        "alone): the rest are loops that run once or twice in practice (one decode patch, one refiner\n"
+        "block, a handful of reference images), which the code does not say. It stays a sharp check\n"
+        "on evaluation and generation loops you write yourself.")
+
+    @classmethod
+    def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
+        return features.calls(*(name.rsplit(".", 1)[1] for name in JOINS))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1:
+            return
+        target = dotted_name(node.targets[0].target)
+        if target is None:
+            return
+        join = self._join_growing(node.value, target)
+        if join is None:
+            return
+        loop = self._innermost_loop()
+        if loop is None or _rebound(loop, target, node) or _doubles(join, target, loop):
+            return
+        self.report(
+            join,
+            f"`{target} = {self.facts.short_source(join)}` in a loop joins every new piece to all of `{target}`: "
+            f"each iteration copies everything the earlier ones gathered (quadratic in the loop's length)",
+            fix_message="collect the pieces in a list and join them once after the loop, or preallocate and write into slices",
+        )
+
+    def _join_growing(self, value: cst.BaseExpression, target: str) -> Optional[cst.Call]:
+        """The `torch.cat([target, …])` that `value` is, or one arm of `piece if target is None else torch.cat(…)`."""
+        if isinstance(value, cst.IfExp):
+            for arm, other in ((value.body, value.orelse), (value.orelse, value.body)):
+                join = self._join_growing(arm, target)
+                if join is not None and not _mentions(other, target):
+                    return join
+            return None
+        if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None:
+            return None
+        if (self.facts.qualify(value.func) or "") not in JOINS:
+            return None
+        joined = value.args[0].value
+        if not isinstance(joined, (cst.List, cst.Tuple)) or len(joined.elements) < 2:
+            return None
+        ends = (joined.elements[0].value, joined.elements[-1].value)
+        return value if any(dotted_name(end) == target for end in ends) else None
+
+    def _innermost_loop(self) -> Optional[cst.CSTNode]:
+        """The loop the statement runs in, within its function (a nested function's loop does not repeat it)."""
+        for context in reversed(self.facts.contexts.contexts):
+            if context.kind == "loop":
+                return context.node if isinstance(context.node, _LOOPS) else None
+            if context.kind in ("function", "class", "module"):
+                return None
+        return None
+
+
+def _doubles(join: cst.Call, target: str, loop: cst.CSTNode) -> bool:
+    """The new piece is a part of the grown tensor itself (`x = torch.cat([x, x.flip(1)[:, :n]])`, or through a name the
+    loop binds so: `reflected = video.flip(2)`): each join may double it, so the copying adds up to a few times the
+    result, not to its square. A piece a call computes from it (`model(ids)`) is new data."""
+    joined = join.args[0].value
+    assert isinstance(joined, (cst.List, cst.Tuple))
+    made_of: dict[str, Optional[str]] = {}
+    for statement in descendants(loop):
+        if isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name):
+            made_of[statement.targets[0].target.value] = _chain_root(statement.value)
+    for element in joined.elements:
+        if dotted_name(element.value) == target:
+            continue
+        root = _chain_root(element.value)
+        if root == target or (root is not None and made_of.get(root) == target):
+            return True
+    return False
+
+
+def _chain_root(node: cst.BaseExpression) -> Optional[str]:
+    """The tensor a chain of subscripts and method calls reads: `x` of `x.flip(1)[:, :n]`, `self.h` of `self.h[-1:]`."""
+    current = node
+    while True:
+        name = dotted_name(current)
+        if name is not None:
+            return name
+        if isinstance(current, cst.Subscript):
+            current = current.value
+        elif isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute):
+            current = current.func.value
+        else:
+            return None
+
+
+def _rebound(loop: cst.CSTNode, target: str, join: cst.Assign) -> bool:
+    """The loop binds `target` other than by the join (and a first piece), or binds the object whose attribute it is
+    (`earlier = merged.get(name)`, then `earlier.indices = torch.cat([earlier.indices, ...])`): then no one tensor grows."""
+    names = {target, target.split(".", 1)[0]} if "." in target and not target.startswith("self.") else {target}
+    for name in names:
+        if isinstance(loop, cst.For) and any(dotted_name(t) == name for t in _targets(loop.target)):
+            return True  # the loop variable: a new tensor each iteration
+        if any(other is not join and (name != target or not first) for other, first in _bindings(loop, name, False)):
+            return True
+    return False
+
+
+def _bindings(node: cst.CSTNode, target: str, first: bool) -> Iterator[tuple[cst.CSTNode, bool]]:
+    """The statements under `node` (not in functions defined there) that bind `target`, each with whether it sits in
+    the body of an `if target is None:` (the first piece of what a join grows)."""
+    for child in node.children:
+        if isinstance(child, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            continue
+        bound: list[cst.BaseExpression] = []
+        if isinstance(child, cst.Assign):
+            bound = [t.target for t in child.targets]
+        elif isinstance(child, (cst.AugAssign, cst.AnnAssign)):
+            bound = [child.target]
+        elif isinstance(child, (cst.For, cst.CompFor)):
+            bound = [child.target]
+        elif isinstance(child, cst.AsName):
+            bound = [child.name]  # type: ignore[list-item]
+        elif isinstance(child, cst.NamedExpr):
+            bound = [child.target]
+        if any(dotted_name(t) == target for b in bound for t in _targets(b)):
+            yield child, first
+        if isinstance(child, cst.If) and _tests_none(child.test, target):
+            yield from _bindings(child.body, target, True)
+            if child.orelse is not None:
+                yield from _bindings(child.orelse, target, first)
+            continue
+        yield from _bindings(child, target, first)
+
+
+def _tests_none(test: cst.BaseExpression, target: str) -> bool:
+    """`target is None`, `not target`, or either joined by `or` with something else."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        return _tests_none(test.left, target) or _tests_none(test.right, target)
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return dotted_name(test.expression) == target
+    return isinstance(test, cst.Comparison) and dotted_name(test.left) == target and len(test.comparisons) == 1 \
+        and isinstance(test.comparisons[0].operator, cst.Is) and isinstance(test.comparisons[0].comparator, cst.Name) \
+        and test.comparisons[0].comparator.value == "None"
+
+
+def _targets(node: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    if isinstance(node, (cst.Tuple, cst.List)):
+        for element in node.elements:
+            yield from _targets(element.value)
+    elif isinstance(node, cst.StarredElement):
+        yield from _targets(node.value)
+    else:
+        yield node
+
+
+def _mentions(node: cst.BaseExpression, target: str) -> bool:
+    return any(dotted_name(n) == target for n in descendants(node) if isinstance(n, (cst.Name, cst.Attribute)))
