@@ -228,13 +228,47 @@ def _parameter_stride_free(info: FunctionInfo, parameter: str, index: Any, depth
     for parent in ast.walk(node):
         for child in ast.iter_child_nodes(parent):
             parents[id(child)] = parent
-    uses = [n for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == parameter]
+    names: dict[str, list[ast.Name]] = {}
+    for name in ast.walk(node):
+        if isinstance(name, ast.Name):
+            names.setdefault(name.id, []).append(name)
+    uses = names.get(parameter, [])
     if not uses or any(isinstance(n.ctx, (ast.Store, ast.Del)) for n in uses):
         return False
-    return all(_ast_stride_free(n, parents, index) for n in uses)
+    return all(_ast_stride_free(n, parents, index, names) for n in uses)
 
 
-def _ast_stride_free(node: ast.AST, parents: dict[int, ast.AST], index: Any) -> bool:
+def _iterated_rows_stride_free(node: ast.AST, parents: dict[int, ast.AST], index: Any, names: dict[str, list[ast.Name]],
+                               depth: int) -> Optional[bool]:
+    """`for row in x`, `[f(r) for r in x]`, `zip(x, y)` or `enumerate(x)` iterated: the rows are views of `x`, as strided
+    as it is; whether every use of them takes that. None when `node` is not iterated so."""
+    parent = parents.get(id(node))
+    position: Optional[int] = None
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in ("zip", "enumerate") \
+            and node in parent.args:
+        position = parent.args.index(node) + (parent.func.id == "enumerate")
+        node, parent = parent, parents.get(id(parent))
+    if not isinstance(parent, (ast.For, ast.comprehension)) or parent.iter is not node:
+        return None
+    target = parent.target
+    if position is not None:
+        if not isinstance(target, ast.Tuple) or position >= len(target.elts):
+            return False
+        target = target.elts[position]
+    if not isinstance(target, ast.Name) or depth <= 0:
+        return False
+    rows = [n for n in names.get(target.id, []) if n is not target]
+    if any(isinstance(n.ctx, (ast.Store, ast.Del)) for n in rows):
+        return False
+    return all(_ast_stride_free(n, parents, index, names, depth - 1) for n in rows)
+
+
+def _ast_stride_free(node: ast.AST, parents: dict[int, ast.AST], index: Any,
+                     names: Optional[dict[str, list[ast.Name]]] = None, depth: int = 2) -> bool:
+    if names is not None:
+        iterated = _iterated_rows_stride_free(node, parents, index, names, depth)
+        if iterated is not None:
+            return iterated
     parent = parents.get(id(node))
     if isinstance(parent, (ast.BinOp, ast.Compare, ast.UnaryOp)):
         return True
@@ -242,17 +276,17 @@ def _ast_stride_free(node: ast.AST, parents: dict[int, ast.AST], index: Any) -> 
         if parent.attr in _METADATA:
             return True
         if parent.attr in _VIEW_ATTRIBUTES:
-            return _ast_stride_free(parent, parents, index)
+            return _ast_stride_free(parent, parents, index, names, depth)
         call = parents.get(id(parent))
         if isinstance(call, ast.Call) and call.func is parent:
             if parent.attr in _STRIDE_FREE_METHODS:
                 return True
             if parent.attr in _VIEW_METHODS:
-                return _ast_stride_free(call, parents, index)
+                return _ast_stride_free(call, parents, index, names, depth)
         return False
     if isinstance(parent, ast.Subscript):
         if parent.value is node:
-            return isinstance(parent.ctx, ast.Store) or _ast_stride_free(parent, parents, index)
+            return isinstance(parent.ctx, ast.Store) or _ast_stride_free(parent, parents, index, names, depth)
         return True  # used as an index
     if isinstance(parent, ast.keyword):
         parent = parents.get(id(parent))

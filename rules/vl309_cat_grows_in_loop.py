@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 import libcst as cst
 
@@ -82,7 +82,9 @@ class CatGrowsInLoop(Rule):
         if join is None:
             return
         loop = self._innermost_loop()
-        if loop is None or _rebound(loop, target, node) or _doubles(join, target, loop):
+        if loop is None or _rebound(loop, target, lambda other: other is node or (
+                isinstance(other, cst.Assign) and self._join_growing(other.value, target, keeps_part=True) is not None)) \
+                or _doubles(join, target, loop):
             return
         self.report(
             join,
@@ -91,11 +93,13 @@ class CatGrowsInLoop(Rule):
             fix_message="collect the pieces in a list and join them once after the loop, or preallocate and write into slices",
         )
 
-    def _join_growing(self, value: cst.BaseExpression, target: str) -> Optional[cst.Call]:
-        """The `torch.cat([target, …])` that `value` is, or one arm of `piece if target is None else torch.cat(…)`."""
+    def _join_growing(self, value: cst.BaseExpression, target: str, keeps_part: bool = False) -> Optional[cst.Call]:
+        """The `torch.cat([target, …])` that `value` is, or one arm of `piece if target is None else torch.cat(…)`.
+        With ``keeps_part``, also a join of a part of it (`torch.cat([x[..., :-overlap], blended, piece])`): in a branch
+        beside a growing join, it does not start the tensor over."""
         if isinstance(value, cst.IfExp):
             for arm, other in ((value.body, value.orelse), (value.orelse, value.body)):
-                join = self._join_growing(arm, target)
+                join = self._join_growing(arm, target, keeps_part)
                 if join is not None and not _mentions(other, target):
                     return join
             return None
@@ -107,6 +111,8 @@ class CatGrowsInLoop(Rule):
         if not isinstance(joined, (cst.List, cst.Tuple)) or len(joined.elements) < 2:
             return None
         ends = (joined.elements[0].value, joined.elements[-1].value)
+        if keeps_part:
+            ends = tuple(end.value if isinstance(end, cst.Subscript) else end for end in ends)
         return value if any(dotted_name(end) == target for end in ends) else None
 
     def _innermost_loop(self) -> Optional[cst.CSTNode]:
@@ -153,14 +159,15 @@ def _chain_root(node: cst.BaseExpression) -> Optional[str]:
             return None
 
 
-def _rebound(loop: cst.CSTNode, target: str, join: cst.Assign) -> bool:
-    """The loop binds `target` other than by the join (and a first piece), or binds the object whose attribute it is
-    (`earlier = merged.get(name)`, then `earlier.indices = torch.cat([earlier.indices, ...])`): then no one tensor grows."""
+def _rebound(loop: cst.CSTNode, target: str, grows: Callable[[cst.CSTNode], bool]) -> bool:
+    """The loop binds `target` other than by joins that grow it (and a first piece), or binds the object whose attribute
+    it is (`earlier = merged.get(name)`, then `earlier.indices = torch.cat([earlier.indices, ...])`): then no one tensor
+    grows."""
     names = {target, target.split(".", 1)[0]} if "." in target and not target.startswith("self.") else {target}
     for name in names:
         if isinstance(loop, cst.For) and any(dotted_name(t) == name for t in _targets(loop.target)):
             return True  # the loop variable: a new tensor each iteration
-        if any(other is not join and (name != target or not first) for other, first in _bindings(loop, name, False)):
+        if any((name != target or not (first or grows(other))) for other, first in _bindings(loop, name, False)):
             return True
     return False
 

@@ -88,6 +88,8 @@ class CallEvaluation(ArgumentReading):
                 return self._module_output(node, local, f"`{self.short_source(func)}(…)`")
             return result
         if isinstance(func, cst.Name):
+            if func.value == "self" and self._self_is_a_model():
+                return self._module_output(node, local, "`self(…)`", model=True)  # `outputs = self(**model_inputs)`
             held = local[func.value] if func.value in local else self.env.lookup(func.value)
             if held.kind is Kind.HOST and held.wrapper is not None:
                 return self._object_call(node, held.wrapper, local)
@@ -185,9 +187,16 @@ class CallEvaluation(ArgumentReading):
         except Exception:  # noqa: BLE001 - an annotation libcst cannot read back
             return UNKNOWN
 
-    def _module_output(self, node: cst.Call, local: Locals, what: str) -> Value:
+    def _self_is_a_model(self) -> bool:
+        """`self(...)` in a module class, a base of one here, or a `*Mixin` (`GenerationMixin.generate`): the model."""
+        class_name = self.env.class_name or ""
+        info = self.index.classes.get(class_name)
+        return info is not None and (info.is_module or info.mixed_into_module or class_name.endswith("Mixin"))
+
+    def _module_output(self, node: cst.Call, local: Locals, what: str, model: bool = False) -> Value:
         """What a module (or another callable) applied to tensors returns: a new tensor (or a tuple of
-        them) on their device. Called without a tensor, nothing is known."""
+        them) on their device. Called without a tensor, nothing is known, unless it is a model (by its name, or
+        ``model``): then a tensor or a tuple of them."""
         inputs = [self.evaluate(a.value, local) for a in node.args if a.keyword is None and not a.star]
         tensors = [v for v in inputs if v.is_tensor]
         if tensors:
@@ -199,9 +208,9 @@ class CallEvaluation(ArgumentReading):
             # the same view storage it made (`x.view(size_out)` of a product): `_base` is not known.
             return fresh(contiguous=None, device=elementwise_device(tensors), origin=MODULE_OUTPUT, why=f"returned by {what}",
                          has_base=None)
-        if sem.names_a_model(dotted_name(node.func) or ""):
+        if model or sem.names_a_model(dotted_name(node.func) or ""):
             # `model(batch)`: a model by its name (as for hot paths), whatever it is given: a tensor or a tuple of them.
-            output = fresh(contiguous=None, origin=MODULE_OUTPUT, why=f"returned by {what}, a model by its name", has_base=None)
+            output = fresh(contiguous=None, origin=MODULE_OUTPUT, why=f"returned by {what}, a model{'' if model else ' by its name'}", has_base=None)
             return join(output, Value(kind=Kind.WRAPPER, wrapper="tuple", elements=(output,))).with_(origin=MODULE_OUTPUT)
         return UNKNOWN
 

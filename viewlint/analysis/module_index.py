@@ -36,6 +36,7 @@ class ClassInfo:
     retaining_keywords: dict[str, set[str]] = field(default_factory=dict)
     is_module: bool = False  # derives from nn.Module (or a name ending in Module/Layer/Attention)
     is_optimizer: bool = False  # derives from torch.optim.Optimizer (or a name ending in Optimizer): `step` runs every step
+    mixed_into_module: bool = False  # a base of a module class of this module (a mixin whose `self` is a module)
     # self.<attr> names holding a parameter or buffer: `nn.Parameter(...)`, `register_buffer("attr", ...)`.
     tensor_attributes: set[str] = field(default_factory=set)
     # self.<attr> names holding a submodule: `nn.Linear(...)`, or a module class defined here.
@@ -530,6 +531,8 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
             defined = [index.classes[b] for b in bases if b in index.classes]
             info.is_module |= any(base.is_module for base in defined)
             info.is_optimizer |= any(base.is_optimizer for base in defined)
+            for base in defined if info.is_module else ():
+                base.mixed_into_module = True  # `class LM(nn.Module, SamplingMixin)`: the mixin's `self(...)` runs the model
             index.classes[info.name] = info
             functions.extend(
                 (m, info, segment_nodes[id(m)]) for m in stmt.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))

@@ -1,0 +1,137 @@
+"""Kinds of code written fresh for pass fifteen, from a fourth blind round of public bug reports. Each kind is checked
+with the prefilter on and off, and with real torch where the finding claims something about run time."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from conftest import lint_both_paths
+
+
+def _lint(source: str) -> list[tuple[int, str]]:
+    return lint_both_paths(textwrap.dedent(source).lstrip("\n"))
+
+
+# ---------------------------------------------------------------- `self(...)`: a module, or a mixin of one, runs its model
+SELF_CALL = """
+    import torch
+    from torch import nn
+
+
+    class SamplingMixin:
+        def sample(self, input_ids, n):
+            raw_logits = ()
+            for _ in range(n):
+                outputs = self(input_ids)
+                next_token_logits = outputs.logits[:, -1, :]
+                raw_logits += (next_token_logits,)
+            return raw_logits
+
+
+    class Helper:
+        def sample(self, input_ids, n):
+            raw_logits = ()
+            for _ in range(n):
+                outputs = self(input_ids)
+                raw_logits += (outputs.logits[:, -1, :],)
+            return raw_logits
+
+        def __call__(self, input_ids):
+            return input_ids
+
+
+    class LM(nn.Module, SamplingMixin):
+        def forward(self, ids):
+            return ids
+"""
+
+
+def test_self_call_in_a_mixin_of_a_module_is_the_models_output():
+    # transformers PR #30536: `outputs = self(**model_inputs)` in `GenerationMixin`, then each step's
+    # `outputs.logits[:, -1, :]` kept in the returned `raw_logits` tuple. `Helper` is no module: its call is its own.
+    assert _lint(SELF_CALL) == [(11, "VL101")]
+
+
+def test_self_call_claim_on_real_torch():
+    torch = pytest.importorskip("torch")
+    logits = torch.randn(2, 50, 1000)
+    kept = logits[:, -1, :]
+    assert kept._base is logits and kept.untyped_storage().nbytes() == logits.untyped_storage().nbytes()
+    assert kept.untyped_storage().nbytes() == 50 * kept.numel() * kept.element_size()
+
+
+# ---------------------------------------------------------------- VL306: a helper that iterates the rows it is given
+ROWS_HELPER = """
+    import torch
+    import torch.nn.functional as F
+
+
+    def selective_log_softmax(logits, index):
+        out = []
+        for row_logits, row_labels in zip(logits, index):
+            out.append(F.log_softmax(row_logits, dim=-1).gather(-1, row_labels))
+        total = torch.stack([torch.logsumexp(lg, dim=-1) for lg in logits])
+        return torch.stack(out), total
+
+
+    def viewing_rows(logits):
+        return [row.view(-1) for row in logits]
+
+
+    def loss(outputs, labels):
+        shift_logits = outputs.logits[..., :-1, :].contiguous()
+        first = selective_log_softmax(shift_logits, labels)
+        shift_more = outputs.logits[..., :-1, :].contiguous()
+        second = viewing_rows(shift_more)
+        return first, second
+"""
+
+
+def test_vl306_reads_the_rows_a_helper_iterates():
+    # trl PR #5926: `logits[..., :-1, :].contiguous()` handed to a helper that takes each row as it is. A helper that
+    # `.view`s each row needs the copy.
+    assert _lint(ROWS_HELPER) == [(18, "VL306")]
+
+
+def test_vl306_rows_claim_on_real_torch():
+    torch = pytest.importorskip("torch")
+    logits = torch.randn(2, 5, 7)
+    sliced = logits[..., :-1, :]
+    assert not sliced.is_contiguous()
+    index = torch.zeros(2, 4, 1, dtype=torch.long)
+    rows = [torch.log_softmax(r, dim=-1).gather(-1, i) for r, i in zip(sliced, index)]
+    copied = [torch.log_softmax(r, dim=-1).gather(-1, i) for r, i in zip(sliced.contiguous(), index)]
+    assert all(torch.equal(a, b) for a, b in zip(rows, copied))
+
+
+# ---------------------------------------------------------------- VL309: a join in each branch of the loop
+BRANCH_JOINS = """
+    import torch
+
+
+    def stitch(chunks, overlap):
+        result = chunks[0]
+        for chunk in chunks[1:]:
+            if overlap > 0:
+                blended = result[..., -overlap:] * 0.5 + chunk[..., :overlap] * 0.5
+                result = torch.cat([result[..., :-overlap], blended, chunk[..., overlap:]], dim=-1)
+            else:
+                result = torch.cat([result, chunk], dim=-1)
+        return result
+
+
+    def window(chunks):
+        result = chunks[0]
+        for chunk in chunks[1:]:
+            result = torch.cat([result, chunk], dim=-1)
+            result = result[..., -16:]
+        return result
+"""
+
+
+def test_vl309_joins_in_both_branches_grow_one_tensor():
+    # VoiceStudio PR #2259: audio stitched chunk by chunk, cross-faded in one branch, joined plainly in the other.
+    # `window` keeps the last 16 samples: nothing accumulates.
+    assert [f for f in _lint(BRANCH_JOINS) if f[1] == "VL309"] == [(11, "VL309")]
