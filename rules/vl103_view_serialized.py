@@ -9,7 +9,10 @@ from typing import Optional
 import libcst as cst
 
 from viewlint.analysis import features
-from viewlint.analysis.values import Kind, Value
+from viewlint.analysis.flow import CALLERS_PASS
+from viewlint.analysis.module_index import ModuleIndex
+from viewlint.analysis.serializing import Serialized, serializing_functions
+from viewlint.analysis.values import UNKNOWN, Kind, Value
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 from viewlint.analysis.returns import quoted_base
@@ -85,11 +88,16 @@ class ViewSerialized(Rule):
         pickled = any(target == "pickle" or target.startswith("pickle.") for target in aliases.values())
         # `dump`/`dumps` only where the module imports pickle (`json.dump` is everywhere).
         sent = tuple(name.rsplit(".", 1)[-1] for name in _SENT)
-        return features.calls("save", "dump", "dumps", *sent) if pickled else features.calls("save", *sent)
+        helpers = tuple(serializing_functions(index)) if isinstance(index, ModuleIndex) else ()  # `save_tensor(t, path)`
+        return features.calls("save", "dump", "dumps", *sent, *helpers) if pickled else features.calls("save", *sent, *helpers)
 
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.facts
         serializer = facts.qualify(node.func)
+        if isinstance(node.func, cst.Name) and node.func.value in serializing_functions(facts.index) \
+                and facts.lookup(node.func.value).kind is Kind.UNKNOWN:
+            self._check_helper(node, node.func.value)
+            return
         if serializer not in _SERIALIZERS and serializer not in _SENT:
             return
         saved = self._saved_argument(node, *_SENT.get(serializer, (0, "obj")))  # type: ignore[arg-type]
@@ -113,6 +121,43 @@ class ViewSerialized(Rule):
             self.report(saved, message, fix_message=f"save `{text}.clone()`", edits=((saved, replacement),))
         else:
             self.report(saved, message, fix_message="save `.clone()`s of the views")
+
+    def _check_helper(self, node: cst.Call, name: str) -> None:
+        """`append_tensor_to_file(path, chunk)`, a function of this module that pickles (or saves) that parameter, or
+        a field of it (`save_chunk(out, Part(ids=chunk))`): what this call passes is written, whatever other calls
+        pass (the helper's own save sees all its callers' arguments joined)."""
+        facts = self.facts
+        for entry in serializing_functions(facts.index)[name]:
+            argument = self._saved_argument(node, entry.position, entry.parameter)
+            if argument is None:
+                continue
+            value = facts.value_of(argument)
+            if entry.field:
+                value = value.field(entry.field) if value.fields else UNKNOWN
+            one_file = entry.serializer == "torch.save"
+            view = self._saved_view(value, one_file=one_file)
+            if view is None or view.why == CALLERS_PASS or not facts.bound_here(view.base or ""):
+                continue  # no view, or one this function is handed: its own callers are where it is made
+            if self._saved_by_helper(name, entry, one_file):
+                continue  # every caller passes a view: the helper's save (or its helper's) sees one, and reports it there
+            text = facts.short_source(argument)
+            held = f"`{text}.{entry.field}`" if entry.field else f"`{text}`"
+            self.report(
+                argument,
+                f"`{name}(…)` writes {held} with `{entry.serializer}`, and {held} "
+                f"{'is' if value.is_view else 'holds'} a view of {quoted_base(view.base)} (via `{view.origin}`): the "
+                f"{_receiver(entry.serializer)} the whole storage of {quoted_base(view.base)}, not just the viewed elements",
+                fix_message="pass a `.clone()` of the view",
+            )
+
+    def _saved_by_helper(self, name: str, entry: Serialized, one_file: bool) -> bool:
+        summaries = self.facts.summaries
+        passed = summaries.entry_values(None, name) if summaries is not None else None
+        value = (passed or {}).get(f"{entry.parameter}.{entry.field}" if entry.field else entry.parameter)
+        if value is None and entry.field and passed and entry.parameter in passed:
+            joined = passed[entry.parameter]
+            value = joined.field(entry.field) if joined.fields else None
+        return value is not None and self._saved_view(value, one_file=one_file) is not None
 
     @staticmethod
     def _saved_argument(node: cst.Call, position: int, keyword: str) -> Optional[cst.BaseExpression]:

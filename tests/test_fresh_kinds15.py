@@ -135,3 +135,50 @@ def test_vl309_joins_in_both_branches_grow_one_tensor():
     # VoiceStudio PR #2259: audio stitched chunk by chunk, cross-faded in one branch, joined plainly in the other.
     # `window` keeps the last 16 samples: nothing accumulates.
     assert [f for f in _lint(BRANCH_JOINS) if f[1] == "VL309"] == [(11, "VL309")]
+
+
+# ---------------------------------------------------------------- VL103: a helper of the module writes what it is passed
+HELPER_WRITES = """
+    import pickle
+    from typing import NamedTuple, Optional
+
+    import torch
+
+
+    class Part(NamedTuple):
+        feats: Optional[torch.Tensor]
+        ids: Optional[torch.Tensor]
+
+
+    def append_tensor_to_file(filename, tensor):
+        with open(filename, "ab") as f:
+            pickle.dump(tensor, f)
+
+
+    def save_chunk(out, part: Part):
+        append_tensor_to_file(out + "/feats.pkl", part.feats)
+        append_tensor_to_file(out + "/ids.pkl", part.ids)
+
+
+    def partition(out, n_ids: torch.Tensor, feat: torch.Tensor):
+        for chunk in torch.chunk(n_ids, 4):
+            save_chunk(out, Part(feats=feat[chunk], ids=chunk))
+            save_chunk(out, Part(feats=feat[chunk], ids=chunk.clone()))
+"""
+
+
+def test_vl103_reads_what_a_helper_writes_at_each_call():
+    # graphlearn-for-pytorch PR #44: each `torch.chunk` piece put in a NamedTuple whose `.ids` a helper of a helper
+    # pickles. The innermost `pickle.dump` sees a gathered copy from one call and a view from another (joined: not
+    # a view); the call that passes the view is where it is known. The `.clone()` call writes only its elements.
+    assert _lint(HELPER_WRITES) == [(24, "VL103")]
+
+
+def test_vl103_helper_claim_on_real_torch():
+    pickle = pytest.importorskip("pickle")
+    torch = pytest.importorskip("torch")
+    n_ids = torch.arange(4096)
+    chunk = torch.chunk(n_ids, 4)[1]
+    whole = n_ids.numel() * n_ids.element_size()
+    assert len(pickle.dumps(chunk)) > whole  # the quarter pickles as all of `n_ids`
+    assert len(pickle.dumps(chunk.clone())) < whole // 2

@@ -604,6 +604,9 @@ def _sharing_as_passed(annotated: Value, passed: Value) -> Value:
     if annotated.kind is Kind.WRAPPER and passed.kind is Kind.WRAPPER and passed.retained_views() \
             and _mapping_kind(annotated) == _mapping_kind(passed):
         return passed.with_(why=annotated.why or passed.why)
+    if annotated.kind is Kind.HOST and annotated.wrapper is not None and passed.kind is Kind.WRAPPER \
+            and passed.wrapper == annotated.wrapper and passed.retained_views():
+        return passed.with_(why=annotated.why or passed.why)  # `part: Part` that the callers build with `Part(ids=chunk)`
     return annotated
 
 

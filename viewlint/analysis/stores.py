@@ -86,6 +86,10 @@ class StoreQuestions:
     def _is_local(self, name: str) -> bool:
         return len(self._scopes) > 1 and name in self._scopes[-1]
 
+    def bound_here(self, reference: str) -> bool:
+        """The name `reference` starts from (`n_ids` of `n_ids[0]`) is bound in the function being walked."""
+        return self._is_local(re.split(r"[.\[(]", reference, maxsplit=1)[0])
+
     def _annotated_locals(self) -> dict[str, str]:
         """The locals the current function annotates with a class (`outputs: BaseModelOutputWithPast = ...`),
         each bound only so."""
