@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from viewlint.analysis import features, semantics
+from viewlint.analysis.tree import dotted_name
 from viewlint.rule import Rule
 
 
@@ -129,6 +130,19 @@ class HostSyncScalar(Rule):
             called = "range"
         elif qualified == "torch.arange":
             called = "torch.arange"
+        elif (dotted_name(func) or "").rsplit(".", 1)[-1] in semantics.HOST_INT_PARAMETERS:
+            # `flash_attn_varlen_func(q, k, v, cu, cu, x_lens.max(), x_lens.max())`: the kernel takes its max lengths as
+            # host ints, and reads a tensor given there with `int()`.
+            called = (dotted_name(func) or "").rsplit(".", 1)[-1]
+            positions, keywords = semantics.HOST_INT_PARAMETERS[called]
+            positional = [a for a in node.args if a.keyword is None and not a.star]
+            given = [positional[i].value for i in positions if i < len(positional)]
+            given += [a.value for a in node.args if a.keyword is not None and a.keyword.value in keywords]
+            for value in given:
+                if not isinstance(value, _PLAIN_BOUNDS):
+                    self._check(value, value, f"`{self.facts.short_source(value)}` given to `{called}(…)` as a length",
+                                implicit=True)
+            return
         elif qualified in semantics.SIZE_ARGUMENT_FUNCTIONS or qualified is None and isinstance(func, cst.Attribute) \
                 and func.attr.value in semantics.SIZE_ARGUMENT_METHODS and self.facts.value_of(func.value).is_tensor:
             # `pred.view(natoms.sum(), 3)`, `torch.zeros(n.max())`: each size is read with `__index__`.

@@ -182,3 +182,28 @@ def test_vl103_helper_claim_on_real_torch():
     whole = n_ids.numel() * n_ids.element_size()
     assert len(pickle.dumps(chunk)) > whole  # the quarter pickles as all of `n_ids`
     assert len(pickle.dumps(chunk.clone())) < whole // 2
+
+
+# ---------------------------------------------------------------- VL401: a tensor given where a kernel takes a host int
+VARLEN_MAX = """
+    import torch
+    from torch import nn
+
+
+    def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p=0.0):
+        return q
+
+
+    class Attention(nn.Module):
+        def forward(self, x: torch.Tensor, x_lens: torch.Tensor, max_len: int = 0):
+            cu = torch.nn.functional.pad(torch.cumsum(x_lens, 0, dtype=torch.int32), (1, 0))
+            a = flash_attn_varlen_func(x, x, x, cu, cu, x_lens.max(), x_lens.max())
+            b = flash_attn_varlen_func(x, x, x, cu, cu, max_seqlen_q=max_len, max_seqlen_k=x_lens.max())
+            c = flash_attn_varlen_func(x, x, x, cu, cu, max_len, max_len)
+            return a + b + c
+"""
+
+
+def test_vl401_reads_tensors_given_as_a_kernels_host_lengths():
+    # WeatherGenerator issue #1531: `x_lens.max()` as flash-attn's `max_seqlen_*`, read with `int()` per layer per call.
+    assert [f for f in _lint(VARLEN_MAX) if f[1] == "VL401"] == [(12, "VL401"), (12, "VL401"), (13, "VL401")]

@@ -305,6 +305,9 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             elif name == "range" or name == "arange":  # a tensor read as an int: `range(t)`, `torch.arange(t)`
                 scalar_reads.extend(a for a in (*node.args, *(k.value for k in node.keywords))  # type: ignore[attr-defined]
                                     if type(a) is not ast.Constant and type(a) is not ast.Starred)
+            elif name in semantics.HOST_INT_PARAMETERS:  # `flash_attn_varlen_func(..., lens.max(), lens.max())`
+                scalar_reads.extend(a for a in (*node.args, *(k.value for k in node.keywords))  # type: ignore[attr-defined]
+                                    if type(a) is not ast.Constant and type(a) is not ast.Starred)
             elif name in _SIZE_CALL_NAMES:  # sizes read as ints: `pred.view(natoms.sum(), 3)`, `torch.zeros(n.max())`
                 scalar_reads.extend(a for a in node.args  # type: ignore[attr-defined]
                                     if type(a) is not ast.Constant and type(a) is not ast.Starred and type(a) is not ast.UnaryOp)

@@ -502,6 +502,13 @@ SECOND_ITEM_INDICES = frozenset(
 # methods of a tensor, and torch factories.
 SIZE_ARGUMENT_METHODS = frozenset({"view", "reshape", "expand", "new_zeros", "new_ones", "new_empty"})
 SIZE_ARGUMENT_FUNCTIONS = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn"})
+# Kernels that take host ints (by the callee's last name: `flash_attn.flash_attn_varlen_func` and wrappers of the same
+# signature): name -> (positions, keywords) of the ints. A tensor given there (`x_lens.max()`) is read with `int()`.
+HOST_INT_PARAMETERS = {
+    "flash_attn_varlen_func": ((5, 6), ("max_seqlen_q", "max_seqlen_k")),
+    "flash_attn_varlen_kvpacked_func": ((4, 5), ("max_seqlen_q", "max_seqlen_k")),
+    "flash_attn_varlen_qkvpacked_func": ((2,), ("max_seqlen",)),
+}
 # (`bincount` sizes its result by the largest value, `minlength` or not: CUDA reads `max()` on the host.)
 DATA_DEPENDENT_SHAPE_METHODS = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount"})
 DATA_DEPENDENT_SHAPE_FUNCTIONS = frozenset(
