@@ -207,3 +207,23 @@ VARLEN_MAX = """
 def test_vl401_reads_tensors_given_as_a_kernels_host_lengths():
     # WeatherGenerator issue #1531: `x_lens.max()` as flash-attn's `max_seqlen_*`, read with `int()` per layer per call.
     assert [f for f in _lint(VARLEN_MAX) if f[1] == "VL401"] == [(12, "VL401"), (12, "VL401"), (13, "VL401")]
+
+
+# ---------------------------------------------------------------- a type test narrows `d["k"]` in the expression around it
+KEYED_TYPE_TEST = """
+    import torch
+    from torch import nn
+
+
+    class CausalSelfAttention(nn.Module):
+        def forward(self, q, kv_cache: dict):
+            end = int(kv_cache["end"].item()) if isinstance(kv_cache["end"], torch.Tensor) else int(kv_cache["end"])
+            start = int(kv_cache["start"]) if isinstance(kv_cache["end"], torch.Tensor) else 0
+            return q[:, start:end]
+"""
+
+
+def test_a_type_test_narrows_a_keyed_read_in_its_expression():
+    # FastVideo PR #1660: KV-cache counters kept as device tensors in a dict, read with `.item()` in every layer
+    # behind `isinstance(kv_cache[...], torch.Tensor)`. The test narrows only the key it names.
+    assert [f for f in _lint(KEYED_TYPE_TEST) if f[1].startswith("VL4")] == [(7, "VL401")]

@@ -13,9 +13,8 @@ used in its function (`mask.any()`, `idx.long()`), the parameters and buffers of
 (`layer.weight`, `model.parameters()`), and, through `summaries`, what functions of the
 same module return and what their callers pass.
 
-Calls are read in `viewlint.analysis.calls` (a part of `Evaluator` it inherits), annotations and
-docstrings in `viewlint.analysis.annotations`; how values combine is in `viewlint.analysis.value_ops`.
-"""
+Calls are read in `viewlint.analysis.calls` (a part it inherits), annotations and docstrings in
+`viewlint.analysis.annotations`, how values combine in `viewlint.analysis.value_ops`."""
 
 from __future__ import annotations
 
@@ -30,7 +29,7 @@ from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.module_index import ClassInfo
 from viewlint.analysis.calls import CallEvaluation
 from viewlint.analysis.narrowing import NOT_A_TENSOR, TypeTests
-from viewlint.analysis.tree import dotted_name, short_text
+from viewlint.analysis.tree import dotted_name, keyed_reference, short_text
 from viewlint.analysis.ranks import RANKED_NODES, ranked
 from viewlint.analysis.value_ops import (ATTRIBUTE_CONTAINER, MODULE_OUTPUT, Environment, Locals, as_indexed, binary_result, never_eager,
                                          container_value, elementwise_device, fields_mark, forget_fields, labelled,
@@ -581,6 +580,9 @@ class Evaluator(CallEvaluation, TypeTests):
         return IndexKind.UNKNOWN
 
     def _subscript(self, node: cst.Subscript, local: Locals) -> Value:
+        narrowed = keyed_reference(node) if local else None  # `d["k"].item() if isinstance(d["k"], torch.Tensor) else …`
+        if narrowed is not None and narrowed in local:
+            return local[narrowed]
         positioned = self._module_list_item(node)
         if positioned is not None:
             return positioned

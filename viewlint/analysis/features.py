@@ -245,6 +245,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     unordered: set[int] = set()  # values bound by `:=`, visible wherever they are used
     comprehended: set[int] = set()  # what comprehensions iterate (their names are visible wherever they are used)
     narrowed: set[str] = set()  # names `isinstance(name, ...)` tests
+    tested: set[str] = set()  # `d["k"]` that a type test narrows (in the expression around it: a tensor there, maybe)
     slots: dict[tuple[str, int], tuple[int, int]] = {}  # (name, id(source)) -> its place in the unpacked tuple
     collected = _COLLECTED
     for node in nodes:
@@ -282,6 +283,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             calls.add(name)
             if name == "isinstance" and node.args and type(node.args[0]) is Name:  # type: ignore[attr-defined]
                 narrowed.add(node.args[0].id)  # type: ignore[attr-defined]  # the walker narrows it in the branches
+            elif name in ("isinstance", "is_tensor") and node.args and _keyed(node.args[0]) is not None:  # type: ignore[attr-defined]
+                tested.add(_keyed(node.args[0]))  # type: ignore[arg-type, attr-defined]  # `isinstance(d["k"], torch.Tensor)`
             if name in PARTIAL_VIEW_CALLS:
                 flags.add("partial-view")
             if name in semantics.GATHER_METHODS:
@@ -502,7 +505,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     if chained_stores and (tensors is None or any(gathered_in_chain(r, before(r), tensors, frozenset(listed), frozenset(narrowed))
                                                   for r in chained_stores)):
         flags.add("chained-subscript-store")
-    if scalar_reads and hot() and (tensors is None or any(itself_may_be_tensor(value, before(value), tensors) for value in scalar_reads)):
+    if scalar_reads and hot() and (tensors is None or any(itself_may_be_tensor(value, before(value), tensors) or _keyed(value) in tested
+                                                           for value in scalar_reads)):
         flags.add("tensor-scalar-read")
     if twins and (tensors is None or any(twin_may_be_tensor(func, before(func), tensors) for func in twins)):
         flags.add("tensor-twin-statement")
@@ -688,6 +692,14 @@ def _names_cpu(call: ast.Call) -> bool:
         if type(argument) is ast.Constant and argument.value == "cpu":  # type: ignore[attr-defined]
             return True
     return False
+
+
+def _keyed(node: ast.AST) -> Optional[str]:
+    """`d["k"]` as `Evaluator` narrows it (`tree.keyed_reference`), else None."""
+    if type(node) is not ast.Subscript or type(node.slice) is not ast.Constant or not isinstance(node.slice.value, str):  # type: ignore[attr-defined]
+        return None
+    base = dotted(node.value)  # type: ignore[attr-defined]
+    return f"{base}[{node.slice.value!r}]" if base is not None else None  # type: ignore[attr-defined]
 
 
 def calls(*names: str) -> Needs:

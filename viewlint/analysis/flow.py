@@ -234,7 +234,8 @@ class FlowHooks:
         self.contexts.enter_if(node)
         self._if_snapshots.append(dict(self._scopes[-1]))
         for name, value in self.evaluator.narrowings(node.test, True):
-            self._scopes[-1][name] = value
+            if "[" not in name:  # `d["k"]` is narrowed inside one expression only: a store into `d` would not undo it
+                self._scopes[-1][name] = value
 
     def enter_cold_block(self, node: cst.CSTNode) -> None:
         self.contexts.enter_cold_block(node)
@@ -260,7 +261,8 @@ class FlowHooks:
         self._scopes[-1] = dict(before)
         self.contexts.else_branch()
         for name, value in self.evaluator.narrowings(node.test, False):
-            self._scopes[-1][name] = value
+            if "[" not in name:
+                self._scopes[-1][name] = value
 
     def leave_if(self, node: cst.If) -> None:
         self.contexts.pop()
@@ -403,7 +405,8 @@ class FlowHooks:
     def after_assert(self, node: cst.Assert) -> None:
         """`assert x.is_contiguous()`, `assert isinstance(x, torch.Tensor)`: what holds after it."""
         for name, value in self.evaluator.narrowings(node.test, True):
-            self._scopes[-1][name] = value
+            if "[" not in name:
+                self._scopes[-1][name] = value
 
     def after_expression(self, node: cst.Expr) -> None:
         """`pieces.append(p)`, `self.queue.put(entry)`: what the container may hold now."""

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from viewlint.analysis.module_index import ModuleIndex
-from viewlint.analysis.tree import children, dotted_name
+from viewlint.analysis.tree import children, dotted_name, keyed_reference
 from viewlint.analysis.value_ops import Locals, cpu_test
 from viewlint.analysis.values import HOST, INT, UNKNOWN_TENSOR, Device, Kind, Value, join
 
@@ -172,7 +172,7 @@ class TypeTests:
             types = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
         else:
             return []
-        subject = dotted_name(subject_node)
+        subject = dotted_name(subject_node) or keyed_reference(subject_node)  # `x`, `self.x`, `kv_cache["end"]`
         if subject is None or ("." in subject and not subject.startswith("self.") and holds is False):
             return []
         current = self.evaluate(subject_node, local)

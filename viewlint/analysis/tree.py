@@ -32,6 +32,18 @@ def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+def keyed_reference(node: cst.BaseExpression) -> Optional[str]:
+    """`d["key"]` (a dotted name read with one string key) as the text a test narrows it by, else None."""
+    if type(node) is not cst.Subscript or len(node.slice) != 1:  # type: ignore[attr-defined]
+        return None
+    index = node.slice[0].slice  # type: ignore[attr-defined]
+    key = index.value if type(index) is cst.Index else None
+    base = dotted_name(node.value)  # type: ignore[attr-defined]
+    if base is None or type(key) is not cst.SimpleString:
+        return None
+    return f"{base}[{key.evaluated_value!r}]"  # type: ignore[attr-defined]
+
+
 def source_in_place(module: cst.Module, node: cst.CSTNode, blocks: Sequence[cst.IndentedBlock]) -> str:
     """`node`'s code with the indentation of its enclosing blocks (`blocks`, outermost first).
 
