@@ -130,6 +130,15 @@ class HostSyncScalar(Rule):
             called = "range"
         elif qualified == "torch.arange":
             called = "torch.arange"
+        elif isinstance(func, cst.Attribute) and func.attr.value in semantics.SCALAR_KEYWORDS \
+                and (self.facts.value_of(func.value).is_tensor or qualified == f"torch.{func.attr.value}"):
+            # `g.sub(w, alpha=proj)` with a 0-dim tensor `proj`: the scaling is a Python scalar, read with `.item()`.
+            keyword = semantics.SCALAR_KEYWORDS[func.attr.value]
+            for arg in node.args:
+                if arg.keyword is not None and arg.keyword.value == keyword and not isinstance(arg.value, _PLAIN_BOUNDS):
+                    self._check(arg.value, arg.value, f"`{self.facts.short_source(arg.value)}` given as `{keyword}=`",
+                                implicit=True, how="is read as a Python scalar on the host")
+            return
         elif (dotted_name(func) or "").rsplit(".", 1)[-1] in semantics.HOST_INT_PARAMETERS:
             # `flash_attn_varlen_func(q, k, v, cu, cu, x_lens.max(), x_lens.max())`: the kernel takes its max lengths as
             # host ints, and reads a tensor given there with `int()`.

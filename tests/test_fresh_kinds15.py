@@ -227,3 +227,92 @@ def test_a_type_test_narrows_a_keyed_read_in_its_expression():
     # FastVideo PR #1660: KV-cache counters kept as device tensors in a dict, read with `.item()` in every layer
     # behind `isinstance(kv_cache[...], torch.Tensor)`. The test narrows only the key it names.
     assert [f for f in _lint(KEYED_TYPE_TEST) if f[1].startswith("VL4")] == [(7, "VL401")]
+
+
+# ---------------------------------------------------------------- what a submodule of this module does with its arguments
+ROPE_LISTS = """
+    import torch
+    from torch import nn
+
+
+    class EmbedRope(nn.Module):
+        def forward(self, video_fhw, txt_seq_lens, device):
+            frame, height, width = video_fhw[0]
+            max_len = max(txt_seq_lens)
+            pos = torch.arange(max(height, width) + max_len, device=device)
+            return pos[: frame * height * width]
+
+
+    class Transformer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pos_embed = EmbedRope()
+
+        def forward(self, hidden_states, img_shapes, txt_seq_lens=None):
+            return hidden_states, self.pos_embed(img_shapes, txt_seq_lens, device=hidden_states.device)
+
+
+    class Pipeline:
+        def __init__(self, transformer):
+            self.transformer = transformer
+
+        def __call__(self, latents, mask, img_shapes, timesteps, scheduler):
+            for t in timesteps:
+                noise_pred = self.transformer(latents, img_shapes, txt_seq_lens=mask.sum(dim=1).tolist())[0]
+                latents = scheduler.step(noise_pred, t, latents)[0]
+            return latents
+"""
+
+
+def test_arguments_a_submodule_uses_as_host_values_are_not_tensors():
+    # diffusers PR #12072: `img_shapes` and `txt_seq_lens` are lists the rope module reads with `max()` and slices: passing
+    # them to a submodule of this module says nothing more. The `.tolist()` in the denoising loop is the sync; `mask` is
+    # a tensor by `.sum(dim=1)` (NumPy says `axis=`).
+    assert [f for f in _lint(ROPE_LISTS) if f[1].startswith("VL4")] == [(28, "VL401")]
+
+
+# ---------------------------------------------------------------- a module function held in an attribute, called through it
+HELD_FUNCTION = """
+    import torch
+
+
+    def _orthogonalize(p: torch.Tensor, grad: torch.Tensor) -> torch.Tensor:
+        w, g = p.view(-1), grad.view(-1)
+        proj = torch.dot(w, g) / torch.dot(w, w).add_(1e-30)
+        return g.sub(w, alpha=proj).view_as(grad)
+
+
+    def _orthogonalize_fixed(p: torch.Tensor, grad: torch.Tensor) -> torch.Tensor:
+        w, g = p.view(-1), grad.view(-1)
+        proj = torch.dot(w, g) / torch.dot(w, w).add_(1e-30)
+        return g.sub(w * proj).view_as(grad)
+
+
+    class OrthoSGD(torch.optim.Optimizer):
+        def __init__(self, params, lr=1e-3, fixed=False):
+            super().__init__(params, dict(lr=lr))
+            self._ortho = _orthogonalize_fixed if fixed else _orthogonalize
+
+        @torch.no_grad()
+        def step(self):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    p.add_(self._ortho(p, p.grad), alpha=-group["lr"])
+"""
+
+
+def test_a_function_held_in_an_attribute_is_called_where_the_attribute_is():
+    # Advanced_Optimizers PR #5: `self._ortho(p, grad)` runs the helper every step, for every parameter; its
+    # `alpha=proj` (a 0-dim tensor) is read with `.item()`. `alpha=-group["lr"]` is a Python number.
+    assert [f for f in _lint(HELD_FUNCTION) if f[1].startswith("VL4")] == [(7, "VL401")]
+
+
+def test_tensor_alpha_claim_on_real_torch():
+    torch = pytest.importorskip("torch")
+    w, g = torch.randn(8), torch.randn(8)
+    proj = torch.dot(w, g) / torch.dot(w, w)
+    # `alpha` is a Python number slot: a 0-dim tensor given there is converted to one (read on the host), which is why
+    # one that autograd tracks is refused outright.
+    assert torch.allclose(g.sub(w, alpha=proj), g - w * proj.item())
+    with pytest.raises(TypeError, match="must be Number"):
+        g.sub(w, alpha=proj.clone().requires_grad_())

@@ -138,7 +138,8 @@ class CallGraph:
                             self.method_owners[member.name].append(statement.name)
         callees: dict[FunctionKey, set[FunctionKey]] = {}
         # Names a call must end with to reach a function of this module (its own name, or its class's).
-        reachable = self._names = {key.name for key in self.functions} | set(self.index.classes)
+        reachable = self._names = {key.name for key in self.functions} | set(self.index.classes) \
+            | {attribute for info in self.index.classes.values() for attribute in info.held_functions}
         scanned: set[int] = set()
         for key, info in self.functions.items():
             nodes = self.index.segment_nodes.get(id(info.node)) or preorder(info.node)
@@ -209,6 +210,10 @@ class CallGraph:
         receiver = dotted(func.value)
         if receiver in ("self", "cls"):
             defining = self.defining_class(owner, method)
+            if defining is None and owner in self.index.classes:
+                # `self._ortho(p, grad)` after `self._ortho = _orthogonalize_gradient`: the module functions it may hold.
+                held = self.index.classes[owner].held_functions.get(method, ())  # type: ignore[index]
+                return [FunctionKey(None, name) for name in sorted(held) if FunctionKey(None, name) in self.functions]
             return [FunctionKey(defining, method)] if defining else []
         if receiver is not None and receiver in self.index.classes:
             defining = self.defining_class(receiver, method)

@@ -701,7 +701,8 @@ class CallEvaluation(ArgumentReading):
             return fresh(contiguous=contiguous, device=receiver.device, zero_dim=receiver.zero_dim, bool_mask=receiver.bool_mask,
                          index_like=receiver.index_like, reduced=receiver.reduced, origin=".clone()" if of_part else WHOLE_COPY,
                          why=receiver.why)
-        if method in sem.FRESH_METHODS and (tensor or (receiver.kind is Kind.UNKNOWN and method in sem.TENSOR_USAGE_METHODS)):
+        if method in sem.FRESH_METHODS and (tensor or (receiver.kind is Kind.UNKNOWN and (
+                method in sem.TENSOR_USAGE_METHODS or self.keyword(node, "dim") is not None))):  # `mask.sum(dim=1)`: torch's
             return self._fresh_method(node, method, receiver, local)
         if tensor and sem.is_inplace_method(method):
             if method in sem.RESTRIDING_INPLACE_METHODS:

@@ -308,6 +308,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             elif name == "range" or name == "arange":  # a tensor read as an int: `range(t)`, `torch.arange(t)`
                 scalar_reads.extend(a for a in (*node.args, *(k.value for k in node.keywords))  # type: ignore[attr-defined]
                                     if type(a) is not ast.Constant and type(a) is not ast.Starred)
+            elif name in semantics.SCALAR_KEYWORDS:  # `g.sub(w, alpha=proj)`: a Python scalar
+                scalar_reads.extend(k.value for k in node.keywords if k.arg == semantics.SCALAR_KEYWORDS[name])  # type: ignore[attr-defined]
             elif name in semantics.HOST_INT_PARAMETERS:  # `flash_attn_varlen_func(..., lens.max(), lens.max())`
                 scalar_reads.extend(a for a in (*node.args, *(k.value for k in node.keywords))  # type: ignore[attr-defined]
                                     if type(a) is not ast.Constant and type(a) is not ast.Starred)

@@ -10,7 +10,7 @@ own only to keep each file readable: `Facts` inherits it.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 import libcst as cst
 
@@ -150,7 +150,7 @@ class FlowHooks:
         if known is not None and known[0] is node:  # type: ignore[index]
             return dict(known[1])  # type: ignore[index]
         compared = _compared_with_constants(node)
-        used = _used_as_tensors(node, self.index, info)
+        used = _used_as_tensors(node, self.index, info, self._submodule_forward)
         found: dict[str, Value] = {}
         for param in [*node.params.params[1:], *node.params.kwonly_params]:
             pname = param.name.value
@@ -159,6 +159,11 @@ class FlowHooks:
                 found[pname] = Value(kind=Kind.TENSOR, why=f"an input of `{self.class_name}.{name}`")
         self.index.memo[key] = (node, dict(found))  # type: ignore[index]
         return found
+
+    def _submodule_forward(self, class_name: str) -> Optional[cst.FunctionDef]:
+        """The `forward` of a module class of this module (what `self.<attr>(x)` runs), if the summaries have it."""
+        info = self.summaries.functions.get(FunctionKey(class_name, "forward")) if self.summaries is not None else None
+        return self.summaries._cst_function(info) if info is not None else None  # type: ignore[union-attr]
 
     def _annotated_classes(self, node: cst.FunctionDef, params: list[cst.Param]) -> dict[str, str]:
         """Parameter -> the class its annotation names, read off the module's `ast` when the function is one
@@ -447,10 +452,12 @@ def _annotation_class_of(annotation: cst.BaseExpression) -> Optional[str]:
         return None
 
 
-def _used_as_tensors(function: cst.FunctionDef, index: ModuleIndex, info: ClassInfo) -> set[str]:
+def _used_as_tensors(function: cst.FunctionDef, index: ModuleIndex, info: ClassInfo,
+                     forward_of: Callable[[str], Optional[cst.FunctionDef]], depth: int = 2) -> set[str]:
     """Names a function uses the way tensors are used: an array method or attribute (`x.shape`, `mask.any()`),
     an argument of a `torch` function (not of a factory: `torch.arange(height)` takes a size), of a submodule (`self.proj(x)`) or of a function of this module,
-    tensor-style indexing (`x[:, 0]`), a matrix product."""
+    tensor-style indexing (`x[:, 0]`), a matrix product. Given to a submodule whose class this module defines
+    (`self.pos_embed(img_shapes, txt_seq_lens)`), only where that class's `forward` uses the parameter so."""
     by_shape, calls = remembered("tensor uses", function, lambda: _tensor_uses(function))
     found: set[str] = set(by_shape)
     for node in calls:
@@ -458,10 +465,19 @@ def _used_as_tensors(function: cst.FunctionDef, index: ModuleIndex, info: ClassI
         qualified = index.qualify(func) or ""
         receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
         callee = dotted_name(func) or ""
-        if qualified.startswith("torch.") and qualified not in sem.FACTORY_FUNCTIONS or receiver == "self" and (
-                func.attr.value in info.submodule_attributes or func.attr.value in info.assigned_attributes) \
-                or callee in index.defined_functions:
-            found.update(a.value.value for a in node.args if isinstance(a.value, cst.Name))  # type: ignore[attr-defined]
+        submodule = receiver == "self" and (func.attr.value in info.submodule_attributes or func.attr.value in info.assigned_attributes)  # type: ignore[attr-defined]
+        if not (qualified.startswith("torch.") and qualified not in sem.FACTORY_FUNCTIONS or submodule or callee in index.defined_functions):
+            continue
+        held = info.attribute_classes.get(func.attr.value) if submodule else None  # type: ignore[attr-defined]
+        forward = forward_of(held) if held in index.classes and index.classes[held].is_module and depth > 0 else None  # type: ignore[index]
+        params = [p.name.value for p in forward.params.params[1:]] if forward is not None else []
+        used = _used_as_tensors(forward, index, index.classes[held], forward_of, depth - 1) if forward is not None else set()  # type: ignore[index]
+        for position, arg in enumerate(node.args):
+            if not isinstance(arg.value, cst.Name) or arg.star:
+                continue
+            parameter = arg.keyword.value if arg.keyword is not None else params[position] if position < len(params) else None
+            if forward is None or parameter in used:
+                found.add(arg.value.value)
     return found
 
 

@@ -37,6 +37,8 @@ class ClassInfo:
     is_module: bool = False  # derives from nn.Module (or a name ending in Module/Layer/Attention)
     is_optimizer: bool = False  # derives from torch.optim.Optimizer (or a name ending in Optimizer): `step` runs every step
     mixed_into_module: bool = False  # a base of a module class of this module (a mixin whose `self` is a module)
+    # self.<attr> -> the plain names assigned to it (`self._ortho = _orthogonalize`): the functions it may hold.
+    held_functions: dict[str, set[str]] = field(default_factory=dict)
     # self.<attr> names holding a parameter or buffer: `nn.Parameter(...)`, `register_buffer("attr", ...)`.
     tensor_attributes: set[str] = field(default_factory=set)
     # self.<attr> names holding a submodule: `nn.Linear(...)`, or a module class defined here.
@@ -608,6 +610,9 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                 qualified = _qualify_name(index, dotted(value))
                 if qualified is not None and qualified.startswith("torch."):
                     info.function_attributes[attribute] = qualified
+            for choice in (value.body, value.orelse) if type(value) is ast.IfExp else (value,):
+                if type(choice) is ast.Name:  # `self._ortho = _fixed if fixed else _orthogonalize`: a function held
+                    info.held_functions.setdefault(attribute, set()).add(choice.id)  # type: ignore[attr-defined]
             if _is_container_expression(value, index):
                 info.container_attributes.add(attribute)
             elif isinstance(value, ast.Call):

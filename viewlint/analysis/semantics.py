@@ -502,6 +502,10 @@ SECOND_ITEM_INDICES = frozenset(
 # methods of a tensor, and torch factories.
 SIZE_ARGUMENT_METHODS = frozenset({"view", "reshape", "expand", "new_zeros", "new_ones", "new_empty"})
 SIZE_ARGUMENT_FUNCTIONS = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn"})
+# Tensor methods whose scaling keyword is a Python scalar (`g.sub(w, alpha=proj)`, `p.addcdiv_(m, v, value=-lr)`): a tensor
+# given there is read with `.item()`. (The `torch.<name>` functions take the same keyword.)
+SCALAR_KEYWORDS = {"add": "alpha", "add_": "alpha", "sub": "alpha", "sub_": "alpha", "rsub": "alpha",
+                   "addcmul": "value", "addcmul_": "value", "addcdiv": "value", "addcdiv_": "value"}
 # Kernels that take host ints (by the callee's last name: `flash_attn.flash_attn_varlen_func` and wrappers of the same
 # signature): name -> (positions, keywords) of the ints. A tensor given there (`x_lens.max()`) is read with `int()`.
 HOST_INT_PARAMETERS = {

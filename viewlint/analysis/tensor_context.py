@@ -305,6 +305,8 @@ def _call_tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, 
             return False  # `x.dim()`, `x.size(0)`, `x.item()`, `name.endswith(".bias")`, `d.keys()`: Python values
         if tensor_may_be(func.value, bound, context, seen):
             return True
+        if any(k.arg == "dim" for k in node.keywords):  # type: ignore[attr-defined]
+            return True  # `mask.sum(dim=1)`: NumPy says `axis=`, only torch's methods take `dim=`
         if func.attr in TENSOR_MAKING_METHODS and (func.attr not in semantics.MAYBE_VIEW_METHODS_NEED_TENSOR
                                                     or given_tensor_arguments(node, context)):
             # `x.reshape(...)`, `x.clone()`: only tensors have them. `.to(...)`, `.float()`, `.cuda()` (Triton's
