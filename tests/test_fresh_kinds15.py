@@ -316,3 +316,38 @@ def test_tensor_alpha_claim_on_real_torch():
     assert torch.allclose(g.sub(w, alpha=proj), g - w * proj.item())
     with pytest.raises(TypeError, match="must be Number"):
         g.sub(w, alpha=proj.clone().requires_grad_())
+
+
+# ---------------------------------------------------------------- a module function chosen into a local, then called
+CHOSEN_FUNCTION = """
+    import torch
+    from torch import nn
+
+
+    def _grouped(bias: torch.Tensor, counts: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        offsets = torch.cumsum(counts, dim=0)
+        b = bias.repeat_interleave(counts, dim=0)
+        slack = x.shape[0] - int(offsets[-1])
+        return x[: b.shape[0]] + b, slack
+
+
+    def _grouped_fixed(bias: torch.Tensor, counts: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        return x + bias.repeat_interleave(counts, dim=0, output_size=x.shape[0]), 0
+
+
+    class Experts(nn.Module):
+        def __init__(self, fixed: bool = False):
+            super().__init__()
+            self.bias = nn.Parameter(torch.zeros(4, 8))
+            self.fixed = fixed
+
+        def forward(self, x: torch.Tensor, counts: torch.Tensor):
+            run = _grouped_fixed if self.fixed else _grouped
+            return run(self.bias, counts, x)
+"""
+
+
+def test_a_module_function_chosen_into_a_local_runs_where_the_local_is_called():
+    # torchtitan PR #2440: `run_experts_fn = _grouped_mm if use_grouped_mm else ...; run_experts_fn(...)` in the MoE
+    # `forward`: the function's `repeat_interleave` without `output_size` and `int(offsets[-1])` sync every call.
+    assert [f for f in _lint(CHOSEN_FUNCTION) if f[1].startswith("VL4")] == [(7, "VL404"), (8, "VL401")]

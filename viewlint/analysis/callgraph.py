@@ -18,6 +18,7 @@ from viewlint.analysis import semantics as sem
 from viewlint.analysis import tree as tree_module
 from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_FUNCTION_NAMES, hands_over_to_host
 from viewlint.analysis.guards import cold_test, switch_locals
+from viewlint.analysis.graphs import in_cycles
 from viewlint.analysis.module_index import ModuleIndex, annotation_class
 from viewlint.analysis.nodes import dotted, preorder
 from viewlint.analysis.once import debug_only_rest, is_cached, runs_once
@@ -94,6 +95,7 @@ class CallGraph:
         # assignments), in preorder: collected by the one pass over its nodes, read by `hot_reasons`.
         self.skeletons: dict[FunctionKey, list[ast.AST]] = {}
         self._instances: dict[FunctionKey, dict[str, str]] = {}  # a function's names bound to instances it builds
+        self._chosen: dict[FunctionKey, dict[str, list[FunctionKey]]] = {}  # and to functions of this module
         self.memo: dict[object, Any] = {}
         self._names: set[str] = set()
         self._scan()
@@ -102,10 +104,11 @@ class CallGraph:
         """The functions of this module a call inside `owner_key` may reach."""
         func = call.func
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-        if last is None or (last not in self._names and last not in self.index.classes):
+        if last is None or (last not in self._names and last not in self.index.classes
+                            and not (isinstance(func, ast.Name) and last in self._chosen_functions(owner_key))):
             return []
         instances = self._local_instances(owner_key) if isinstance(func, ast.Attribute) else {}
-        return [k for k in self._ast_callees(owner_key.owner, func, instances) if k in self.functions]
+        return [k for k in self._ast_callees(owner_key.owner, func, instances, owner_key) if k in self.functions]
 
     def hot_reason(self, owner: Optional[str], name: str, hot_globs: tuple[str, ...] = ()) -> Optional[str]:
         """Why a function not hot by its own name is hot (see `hot_reasons`), or None."""
@@ -151,8 +154,8 @@ class CallGraph:
             scanned.add(id(info))
             held = self._held_modules(key.owner, skeleton)
             for func, last in calls:
-                if last in reachable:
-                    found.update(self._ast_callees(key.owner, func, self._local_instances(key)))
+                if last in reachable or type(func) is ast.Name and func.id in self._chosen_functions(key):
+                    found.update(self._ast_callees(key.owner, func, self._local_instances(key), key))
                 if held and dotted(func) in held:
                     # `self.attn(x)`, `for block in self.blocks: block(x)`: a module this class holds runs its `forward`
                     callee = self.called_instance(held[dotted(func)])  # type: ignore[index]
@@ -171,7 +174,7 @@ class CallGraph:
         for info in self.by_node.values():
             if id(info) not in scanned:  # a function defined again under the same name (the last one counts)
                 info.returns_value = _returns_value(self.index.segment_nodes.get(id(info.node)) or preorder(info.node))
-        self.recursive = _in_cycles(callees)
+        self.recursive = in_cycles(callees)
 
     def _local_instances(self, key: FunctionKey) -> dict[str, str]:
         """{name: class of this module} for the names a function binds to an instance it builds (`d = Dumper()`), and
@@ -196,11 +199,23 @@ class CallGraph:
             found = self._instances[key] = {k: v for k, v in found.items() if v}
         return found or {}
 
-    def _ast_callees(self, owner: Optional[str], func: ast.AST, instances: Optional[dict[str, str]] = None) -> list[FunctionKey]:
+    def _chosen_functions(self, key: FunctionKey) -> dict[str, list[FunctionKey]]:
+        """{local name: the module functions it is bound to} in a function (`run = _grouped if grouped else _looped`)."""
+        found = self._chosen.get(key)
+        info = self.functions.get(key)
+        if found is None and info is not None:
+            found = self._chosen[key] = _local_functions(self.index.segment_nodes.get(id(info.node)) or preorder(info.node),
+                                                         self.functions)
+        return found or {}
+
+    def _ast_callees(self, owner: Optional[str], func: ast.AST, instances: Optional[dict[str, str]] = None,
+                     caller: Optional[FunctionKey] = None) -> list[FunctionKey]:
         """Every function of this module a call may reach, by the same names `resolve` follows (a superset)."""
         if isinstance(func, ast.Name):
             if FunctionKey(None, func.id) in self.functions:
                 return [FunctionKey(None, func.id)]
+            if caller is not None and func.id in self._chosen_functions(caller):
+                return list(self._chosen_functions(caller)[func.id])  # `fn = _fast if fixed else _slow; fn(x)`
             if func.id in self.index.classes and FunctionKey(func.id, "__init__") in self.functions:
                 return [FunctionKey(func.id, "__init__")]
             return []
@@ -322,6 +337,20 @@ class CallGraph:
 MAIN_BLOCK = "<main block>"
 
 
+def _local_functions(nodes: list[ast.AST], functions: dict[FunctionKey, Any]) -> dict[str, list[FunctionKey]]:
+    """{local name: the module functions it is bound to} for `run = _grouped if use_grouped else _looped`."""
+    found: dict[str, list[FunctionKey]] = {}
+    for node in nodes:
+        if type(node) is not ast.Assign or len(node.targets) != 1 or type(node.targets[0]) is not ast.Name:  # type: ignore[attr-defined]
+            continue
+        value = node.value  # type: ignore[attr-defined]
+        choices = (value.body, value.orelse) if type(value) is ast.IfExp else (value,)
+        keys = [FunctionKey(None, c.id) for c in choices if type(c) is ast.Name and FunctionKey(None, c.id) in functions]  # type: ignore[attr-defined]
+        if keys:
+            found.setdefault(node.targets[0].id, []).extend(keys)  # type: ignore[attr-defined]
+    return found
+
+
 def is_main_guard(test: ast.AST) -> bool:
     """`__name__ == "__main__"` (either way round)."""
     if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
@@ -345,54 +374,6 @@ def _returns_value(nodes: list[ast.AST]) -> bool:
     too: a superset is enough, since a function that does not return anything is only a shortcut)."""
     return any((type(n) is ast.Return and n.value is not None) or type(n) is ast.Yield or type(n) is ast.YieldFrom  # type: ignore[attr-defined]
                for n in nodes)
-
-
-def _in_cycles(edges: dict[FunctionKey, set[FunctionKey]]) -> set[FunctionKey]:
-    """The functions on a cycle of the call graph (recursive, directly or through others)."""
-    found: set[FunctionKey] = set()
-    index: dict[FunctionKey, int] = {}
-    low: dict[FunctionKey, int] = {}
-    stack: list[FunctionKey] = []
-    on_stack: set[FunctionKey] = set()
-    counter = 0
-    for root in sorted(edges, key=str):
-        if root in index:
-            continue
-        work = [(root, iter(sorted(edges.get(root, ()), key=str)))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is not None:
-                if child not in edges:
-                    continue
-                if child not in index:
-                    index[child] = low[child] = counter
-                    counter += 1
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(edges.get(child, ()), key=str))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1 or node in edges.get(node, ()):
-                    found.update(component)
-    return found
 
 
 def callgraph_of(index: ModuleIndex) -> CallGraph:
