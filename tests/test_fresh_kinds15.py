@@ -351,3 +351,51 @@ def test_a_module_function_chosen_into_a_local_runs_where_the_local_is_called():
     # torchtitan PR #2440: `run_experts_fn = _grouped_mm if use_grouped_mm else ...; run_experts_fn(...)` in the MoE
     # `forward`: the function's `repeat_interleave` without `output_size` and `int(offsets[-1])` sync every call.
     assert [f for f in _lint(CHOSEN_FUNCTION) if f[1].startswith("VL4")] == [(7, "VL404"), (8, "VL401")]
+
+
+# ---------------------------------------------------------------- what runs once per step by the class's kind
+PER_STEP = """
+    import torch
+    from torch import nn
+
+
+    def _format(preds: torch.Tensor) -> torch.Tensor:
+        if not torch.all((preds >= 0) * (preds <= 1)):
+            preds = preds.sigmoid()
+        return preds
+
+
+    def _normalize(preds: torch.Tensor) -> torch.Tensor:
+        if preds.device == torch.device("cpu"):
+            if not torch.all((preds >= 0) * (preds <= 1)):
+                preds = preds.sigmoid()
+            return preds
+        return torch.where(((preds < 0) | (preds > 1)).any(), preds.sigmoid(), preds)
+
+
+    class StatScores(nn.Module):
+        def update(self, preds: torch.Tensor) -> None:
+            self.seen = _format(preds).sum() + _normalize(preds).sum()
+
+        def compute(self) -> torch.Tensor:
+            return self.seen
+
+
+    class EulerScheduler:
+        def step(self, model_output: torch.Tensor, timestep: torch.Tensor, sample: torch.Tensor):
+            if timestep.item() == 0:
+                return sample
+            return sample + model_output
+
+
+    class WarmupLRScheduler:
+        def step(self, metric: torch.Tensor):
+            self.best = float(metric)
+"""
+
+
+def test_metric_update_and_sampler_step_run_once_per_step():
+    # torchmetrics PR #2840: the format helper every `update` calls tests its logits on the host. A module with `update`
+    # and `compute` is a metric; a diffusion scheduler's `step` runs once per denoising step (a learning-rate scheduler's
+    # does host arithmetic once per epoch). The CPU-only branch of the fixed helper waits for nothing.
+    assert [f for f in _lint(PER_STEP) if f[1].startswith("VL4")] == [(6, "VL403"), (29, "VL401")]

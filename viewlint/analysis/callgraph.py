@@ -590,8 +590,8 @@ def _own_hot(graph: "CallGraph", key: FunctionKey, info: FunctionInfo, hot_globs
             return not hands_over_to_host(graph.index, node)
         if name == "__call__" and owner is not None and owner.is_module:
             return True
-        if name in sem.OPTIMIZER_STEP_NAMES and owner is not None and owner.is_optimizer:
-            return True
+        if owner is not None and name in owner.per_step_methods:
+            return True  # an optimizer's or a diffusion scheduler's `step`, a metric's `update`
     for decorator in getattr(node, "decorator_list", []):
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         last = (dotted(target) or "").split(".")[-1]

@@ -300,8 +300,8 @@ class ContextStack:
             if sem.glob_matcher(HOT_FUNCTION_NAMES)(name):
                 own = self._ast_method(node)
                 return own is None or not hands_over_to_host(self.index, own)
-            if name in sem.OPTIMIZER_STEP_NAMES and info is not None and info.is_optimizer:
-                return True
+            if info is not None and name in info.per_step_methods:
+                return True  # an optimizer's or a diffusion scheduler's `step`, a metric's `update`
             if name in HOT_CALL_NAMES:
                 if info is not None and info.is_module:
                     return True

@@ -22,7 +22,7 @@ from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class
 from viewlint.analysis.rebinding import match_captures, stored_names
 from viewlint.analysis.ranks import unpacked_rank
-from viewlint.analysis.tree import descendants, dotted_name, remembered, subtree
+from viewlint.analysis.tree import children, descendants, dotted_name, remembered, subtree
 from viewlint.analysis.value_ops import MODULE_OUTPUT, fields_mark, labelled, never_eager
 from viewlint.analysis.values import HOST, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Value, join, rank_floor, shape_of
 
@@ -452,12 +452,34 @@ def _annotation_class_of(annotation: cst.BaseExpression) -> Optional[str]:
         return None
 
 
+def _host_only_parameters(function: cst.FunctionDef) -> frozenset[str]:
+    """The parameters a function uses only the way host values are: given to `max`/`len`/`range`/... or indexed with
+    an integer (`video_fhw[0]`, `max(txt_seq_lens)`)."""
+    params = {p.name.value for p in function.params.params[1:]}
+    hosted: dict[str, bool] = {}
+    stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode], Optional[cst.CSTNode]]] = [(function.body, None, None)]
+    while stack:
+        node, parent, grand = stack.pop()
+        if type(node) is cst.Name and node.value in params:  # type: ignore[attr-defined]
+            host = (type(parent) is cst.Arg and type(grand) is cst.Call and type(grand.func) is cst.Name  # type: ignore[attr-defined]
+                    and grand.func.value in _HOST_BUILTINS) or (  # type: ignore[attr-defined]
+                type(parent) is cst.Subscript and parent.value is node and len(parent.slice) == 1  # type: ignore[attr-defined]
+                and type(parent.slice[0].slice) is cst.Index and type(parent.slice[0].slice.value) is cst.Integer)  # type: ignore[attr-defined]
+            hosted[node.value] = hosted.get(node.value, True) and host  # type: ignore[attr-defined]
+        stack.extend((child, node, parent) for child in children(node))
+    return frozenset(name for name, host in hosted.items() if host)
+
+
+_HOST_BUILTINS = frozenset({"max", "min", "len", "sum", "range", "list", "tuple", "sorted", "int", "float", "enumerate", "zip"})
+
+
 def _used_as_tensors(function: cst.FunctionDef, index: ModuleIndex, info: ClassInfo,
-                     forward_of: Callable[[str], Optional[cst.FunctionDef]], depth: int = 2) -> set[str]:
+                     forward_of: Callable[[str], Optional[cst.FunctionDef]]) -> set[str]:
     """Names a function uses the way tensors are used: an array method or attribute (`x.shape`, `mask.any()`),
     an argument of a `torch` function (not of a factory: `torch.arange(height)` takes a size), of a submodule (`self.proj(x)`) or of a function of this module,
     tensor-style indexing (`x[:, 0]`), a matrix product. Given to a submodule whose class this module defines
-    (`self.pos_embed(img_shapes, txt_seq_lens)`), only where that class's `forward` uses the parameter so."""
+    (`self.pos_embed(img_shapes, txt_seq_lens)`), not where that class's `forward` uses the parameter only as a host
+    value is (`max(txt_seq_lens)`, `video_fhw[0]`)."""
     by_shape, calls = remembered("tensor uses", function, lambda: _tensor_uses(function))
     found: set[str] = set(by_shape)
     for node in calls:
@@ -469,14 +491,14 @@ def _used_as_tensors(function: cst.FunctionDef, index: ModuleIndex, info: ClassI
         if not (qualified.startswith("torch.") and qualified not in sem.FACTORY_FUNCTIONS or submodule or callee in index.defined_functions):
             continue
         held = info.attribute_classes.get(func.attr.value) if submodule else None  # type: ignore[attr-defined]
-        forward = forward_of(held) if held in index.classes and index.classes[held].is_module and depth > 0 else None  # type: ignore[index]
+        forward = forward_of(held) if held in index.classes and index.classes[held].is_module else None  # type: ignore[index]
         params = [p.name.value for p in forward.params.params[1:]] if forward is not None else []
-        used = _used_as_tensors(forward, index, index.classes[held], forward_of, depth - 1) if forward is not None else set()  # type: ignore[index]
+        host = remembered("host-only parameters", forward, lambda: _host_only_parameters(forward)) if forward is not None else set()
         for position, arg in enumerate(node.args):
             if not isinstance(arg.value, cst.Name) or arg.star:
                 continue
             parameter = arg.keyword.value if arg.keyword is not None else params[position] if position < len(params) else None
-            if forward is None or parameter in used:
+            if parameter not in host:
                 found.add(arg.value.value)
     return found
 

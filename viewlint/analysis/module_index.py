@@ -37,6 +37,9 @@ class ClassInfo:
     is_module: bool = False  # derives from nn.Module (or a name ending in Module/Layer/Attention)
     is_optimizer: bool = False  # derives from torch.optim.Optimizer (or a name ending in Optimizer): `step` runs every step
     mixed_into_module: bool = False  # a base of a module class of this module (a mixin whose `self` is a module)
+    # Methods that run once per step by the class's kind (`semantics.per_step_methods`): an optimizer's `step`, a
+    # metric's `update`, a diffusion scheduler's `step`.
+    per_step_methods: frozenset[str] = frozenset()
     # self.<attr> -> the plain names assigned to it (`self._ortho = _orthogonalize`): the functions it may hold.
     held_functions: dict[str, set[str]] = field(default_factory=dict)
     # self.<attr> names holding a parameter or buffer: `nn.Parameter(...)`, `register_buffer("attr", ...)`.
@@ -540,6 +543,9 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                 (m, info, segment_nodes[id(m)]) for m in stmt.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
             )
             info.methods = {m.name for m in stmt.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            info.per_step_methods = semantics.per_step_methods(
+                stmt.name, [b.split(".")[-1] for b in bases if b], info.is_optimizer, [base.per_step_methods for base in defined],
+                info.is_module and "compute" in info.methods.union(*(base.methods for base in defined)))
             info.base_names = [b.split(".")[-1] for b in bases if b]
             for member in stmt.body:
                 if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) and member.returns is not None:

@@ -173,6 +173,24 @@ _KNOWN_TORCH_RESULTS = (VIEW_FUNCTIONS | SEQUENCE_VIEW_FUNCTIONS | MAYBE_VIEW_FU
 ACCUMULATING_METHODS = frozenset({"append", "extend", "insert", "appendleft"})
 # Methods of an optimizer (a class deriving from `torch.optim.Optimizer`) that run on every training step.
 OPTIMIZER_STEP_NAMES = frozenset({"step"})
+
+
+def per_step_methods(name: str, bases: list[str], optimizer: bool, inherited: list[frozenset[str]],
+                     computes: bool = False) -> frozenset[str]:
+    """The methods a class of this kind runs once per training or sampling step, by its name and its bases' last names:
+    an optimizer's `step`; a metric's `update` (torchmetrics' `Metric`, or a module with `update` and `compute`: called
+    for every batch); a diffusion scheduler's `step` (once per denoising step; not a learning-rate scheduler's, which
+    only does host arithmetic)."""
+    found: set[str] = set().union(*inherited) if inherited else set()
+    names = [name, *bases]
+    if optimizer:
+        found |= OPTIMIZER_STEP_NAMES
+    if computes or any(n.endswith("Metric") for n in bases):
+        found.add("update")
+    if any(n.endswith("Scheduler") and "LR" not in n and "Lr" not in n for n in names) \
+            and not any("LR" in n or "Lr" in n for n in bases):
+        found.add("step")
+    return frozenset(found)
 # Methods that run one training step by convention (Lightning's, the Hugging Face Trainer's): hot themselves, and a
 # loop that calls one is a step loop.
 TRAINING_STEP_NAMES = ("training_step", "train_step")

@@ -132,16 +132,22 @@ def cpu_test(test: cst.BaseExpression) -> Optional[tuple[cst.BaseExpression, boo
     if not isinstance(target.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
         return None
     right = target.comparator
-    if isinstance(right, cst.Attribute) and isinstance(left, cst.SimpleString):
+    if isinstance(right, cst.Attribute) and isinstance(left, (cst.SimpleString, cst.Call)):
         left, right = right, left  # `"cpu" == t.device.type`
-    if not (isinstance(left, cst.Attribute) and left.attr.value == "type" and isinstance(left.value, cst.Attribute)
-            and left.value.attr.value == "device" and isinstance(right, cst.SimpleString)):
+    if isinstance(right, cst.Call) and len(right.args) == 1 and (dotted_name(right.func) or "").endswith("device"):
+        right = right.args[0].value  # `t.device == torch.device("cpu")`: the device the string names
+    if isinstance(left, cst.Attribute) and left.attr.value == "device" and isinstance(right, cst.SimpleString):
+        tensor = left.value  # `t.device == "cpu"`, `t.device == torch.device("cpu")`
+    elif isinstance(left, cst.Attribute) and left.attr.value == "type" and isinstance(left.value, cst.Attribute) \
+            and left.value.attr.value == "device" and isinstance(right, cst.SimpleString):
+        tensor = left.value.value
+    else:
         return None
     kind = right.evaluated_value
     if kind not in ("cpu", "cuda"):
         return None
     equal = isinstance(target.operator, (cst.Equal, cst.Is))
-    return left.value.value, (kind == "cpu") == equal
+    return tensor, (kind == "cpu") == equal
 
 
 def as_indexed(node: cst.Subscript, receiver: Value) -> Value:
