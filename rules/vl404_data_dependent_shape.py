@@ -21,7 +21,9 @@ class DataDependentShape(Rule):
     reads through a boolean mask (`x[mask]`, `x[:, scores > 0]`) and augmented assignments
     through one (`x[mask] *= 2`, which reads `x[mask]` first). It fires only when the
     operand is not known to be on the CPU, and for methods and mask indexing only when it is
-    known to be a tensor. A plain `x[mask] = v` is not flagged.
+    known to be a tensor. A plain `x[mask] = v` is flagged only where `v` is known to be a tensor of
+    one dimension or more (`x[pad_mask] = self.pad_token`): a scalar or 0-dim value is written with
+    `masked_fill_`, which reads no count.
 
     ## Why it matters
     To allocate the result PyTorch must know how many elements are selected, a number that
@@ -67,6 +69,13 @@ class DataDependentShape(Rule):
             self._written.add(id(target))
             if isinstance(target, (cst.Tuple, cst.List)):  # `out[mask], logits[mask2] = f(...)`: each is written
                 targets.extend(element.value for element in target.elements)
+        written = node.targets[0].target if len(node.targets) == 1 else None
+        value = self.facts.value_of(node.value)
+        if isinstance(written, cst.Subscript) and value.is_tensor and (value.zero_dim is False or value.min_rank >= 1 or (value.rank or 0) >= 1) \
+                and self.facts.sync_path_name() is not None:
+            # `x[mask] = pad_token` of a vector: `index_put_` turns the mask into indices with `nonzero` (a scalar or a
+            # 0-dim value takes the `masked_fill_` path, which does not).
+            self._check_mask_index(written, "writes a tensor")
 
     def visit_Del(self, node: cst.Del) -> None:
         self._written.add(id(node.target))

@@ -399,3 +399,59 @@ def test_metric_update_and_sampler_step_run_once_per_step():
     # and `compute` is a metric; a diffusion scheduler's `step` runs once per denoising step (a learning-rate scheduler's
     # does host arithmetic once per epoch). The CPU-only branch of the fixed helper waits for nothing.
     assert [f for f in _lint(PER_STEP) if f[1].startswith("VL4")] == [(6, "VL403"), (29, "VL401")]
+
+
+# ---------------------------------------------------------------- VL404: a tensor written through a boolean mask
+MASK_WRITE = """
+    import torch
+    from torch import nn
+
+
+    class Embedder(nn.Module):
+        def __init__(self, dim: int):
+            super().__init__()
+            self.pad_token = nn.Parameter(torch.randn(dim))
+            self.scale = nn.Parameter(torch.ones(()))
+
+        def _prepare(self, feats: list[torch.Tensor], inner_pad_mask: list[torch.Tensor]) -> torch.Tensor:
+            x = torch.cat(feats, dim=0)
+            x[torch.cat(inner_pad_mask)] = self.pad_token
+            return x
+
+        def forward(self, feats: list[torch.Tensor], inner_pad_mask: list[torch.Tensor], keep: torch.Tensor):
+            prepare = self._prepare if keep.dim() else self._prepare
+            x = prepare(feats, inner_pad_mask)
+            x[keep.bool()] = 0.0
+            x[keep.bool()] = self.scale
+            return x
+"""
+
+
+def test_vl404_a_vector_written_through_a_mask_needs_its_count():
+    # diffusers PR #13461: `feats_cat[torch.cat(inner_pad_mask)] = pad_token` in `_prepare_sequence`, which `forward`
+    # reaches through a local it chose (`prepare = self._a if … else self._b`): `index_put_` with a boolean mask turns it
+    # into indices (`nonzero`). A scalar or a 0-dim parameter is written with `masked_fill_`, which needs no count.
+    assert [f for f in _lint(MASK_WRITE) if f[1].startswith("VL4")] == [(13, "VL404")]
+
+
+def test_vl404_mask_write_claim_on_real_torch():
+    torch = pytest.importorskip("torch")
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Ops(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.calls: list[tuple[str, list[str]]] = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if str(func).startswith("aten.index_put"):
+                self.calls.append((str(func), [str(i.dtype) for i in args[1] if i is not None]))
+            return func(*args, **(kwargs or {}))
+
+    x, mask, pad = torch.zeros(6, 4), torch.tensor([True, False, True, False, False, True]), torch.ones(4)
+    with Ops() as ops:
+        x[mask] = pad
+    # The write is an `index_put_` given the boolean mask itself: to place a vector per selected row, the kernel turns
+    # the mask into row indices (`nonzero`), whose count the host must read on CUDA.
+    assert ops.calls == [("aten.index_put_.default", ["torch.bool"])]
+    assert x[mask].eq(1).all() and x[~mask].eq(0).all()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import bisect
 from dataclasses import dataclass
-from typing import Any, Iterator, NamedTuple, Optional
+from typing import Any, Callable, Iterator, NamedTuple, Optional
 
 from viewlint.analysis import semantics as sem
 from viewlint.analysis import tree as tree_module
@@ -205,7 +205,7 @@ class CallGraph:
         info = self.functions.get(key)
         if found is None and info is not None:
             found = self._chosen[key] = _local_functions(self.index.segment_nodes.get(id(info.node)) or preorder(info.node),
-                                                         self.functions)
+                                                         lambda choice: self._ast_callees(key.owner, choice))
         return found or {}
 
     def _ast_callees(self, owner: Optional[str], func: ast.AST, instances: Optional[dict[str, str]] = None,
@@ -337,15 +337,16 @@ class CallGraph:
 MAIN_BLOCK = "<main block>"
 
 
-def _local_functions(nodes: list[ast.AST], functions: dict[FunctionKey, Any]) -> dict[str, list[FunctionKey]]:
-    """{local name: the module functions it is bound to} for `run = _grouped if use_grouped else _looped`."""
+def _local_functions(nodes: list[ast.AST], resolve: Callable[[ast.AST], list[FunctionKey]]) -> dict[str, list[FunctionKey]]:
+    """{local name: the functions of this module it is bound to} for `run = _grouped if use_grouped else _looped` and
+    `prepare = self._prepare_fixed if self.fixed else self._prepare` (`resolve`: what a name or `self.<m>` reaches)."""
     found: dict[str, list[FunctionKey]] = {}
     for node in nodes:
         if type(node) is not ast.Assign or len(node.targets) != 1 or type(node.targets[0]) is not ast.Name:  # type: ignore[attr-defined]
             continue
         value = node.value  # type: ignore[attr-defined]
         choices = (value.body, value.orelse) if type(value) is ast.IfExp else (value,)
-        keys = [FunctionKey(None, c.id) for c in choices if type(c) is ast.Name and FunctionKey(None, c.id) in functions]  # type: ignore[attr-defined]
+        keys = [key for c in choices if type(c) in (ast.Name, ast.Attribute) for key in resolve(c)]
         if keys:
             found.setdefault(node.targets[0].id, []).extend(keys)  # type: ignore[attr-defined]
     return found

@@ -223,8 +223,7 @@ class Evaluator(CallEvaluation, TypeTests):
         left = self.evaluate(node.left, local)
         right = self.evaluate(node.right, local)
         if type(node.operator) is cst.Multiply:
-            # `[n_window * 2] * chunk_num.sum()`: a list (or tuple) repeated, whatever the count is (a 0-dim
-            # tensor counts through `__index__`).
+            # `[n_window * 2] * chunk_num.sum()`: a list (or tuple) repeated, whatever the count (`__index__` of a tensor).
             for side, value in ((node.left, left), (node.right, right)):
                 if type(side) in _SEQUENCE_DISPLAYS:
                     return value
@@ -414,8 +413,7 @@ class Evaluator(CallEvaluation, TypeTests):
     def _self_attribute(self, attr: str) -> Value:
         info = self.index.classes.get(self.env.class_name or "")
         if info is not None and attr not in info.assigned_attributes:
-            # Assigned only by a base class of this module (a mixin's `self.lora_bias: dict[str, bool] = {}`): what
-            # that class says of it.
+            # Assigned only by a base class here (a mixin's `self.lora_bias: dict[str, bool] = {}`): what it says.
             info = self._assigning_base(info, attr) or info
         if info is not None:
             if attr in info.methods and attr not in info.assigned_attributes and self.env.summaries is not None:
@@ -423,7 +421,9 @@ class Evaluator(CallEvaluation, TypeTests):
                 if owner is not None:
                     return function_reference(owner, attr)  # `fn = self.default_rope`: the method itself
             if attr in info.tensor_attributes:  # nn.Parameter(...) or register_buffer: moved with the module
-                return UNKNOWN_TENSOR.with_(is_parameter=True, label=f"self.{attr}", why=f"registered by `{info.name}`")
+                rank = info.parameter_ranks.get(attr, -1)
+                return UNKNOWN_TENSOR.with_(is_parameter=True, label=f"self.{attr}", why=f"registered by `{info.name}`",
+                                            **({"rank": rank, "min_rank": rank, "zero_dim": rank == 0} if rank >= 0 else {}))
             if attr in info.made_tensors:
                 # `self.seq_lens = torch.zeros(n, device="cuda")` wherever the class sets it: a tensor it owns, there.
                 device, row_major = info.made_tensors[attr]

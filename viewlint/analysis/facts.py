@@ -373,6 +373,8 @@ class Facts(FlowHooks, StoreQuestions):
         if value.bool_mask:
             return True
         name = dotted_name(index)
+        if name is None and isinstance(index, cst.Call) and index.args and self.qualify(index.func) in ("torch.cat", "torch.concat"):
+            name = dotted_name(index.args[0].value)  # `x[torch.cat(inner_pad_mask)]`: the masks of each item, joined
         return value.dtype is None and not value.index_like and name is not None and sem.looks_like_mask_name(name)
 
     def index_kind(self, node: cst.Subscript) -> IndexKind:

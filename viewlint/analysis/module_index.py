@@ -58,6 +58,7 @@ class ClassInfo:
     # self.<attr> names whose parameter is a matrix (2-D or more): `nn.Parameter(torch.empty(n, m))`,
     # or the submodules whose `.weight` is one (`nn.Linear`, `*Linear`, `*Embedding`, `Conv*`).
     matrix_attributes: set[str] = field(default_factory=set)
+    parameter_ranks: dict[str, int] = field(default_factory=dict)  # self.<param> -> its rank where written out (-1: several)
     # self.<attr> names only ever assigned host values: literals or config reads (`self.mim_weight = config.mim_weight`).
     host_attributes: set[str] = field(default_factory=set)
     # self.<attr> names annotated with a class (`self.cache: EmbeddingCache = ...`, or in the class body).
@@ -448,19 +449,22 @@ def _registered_tensors(nodes: list[ast.AST]) -> set[str]:
     return found
 
 
-def _builds_matrix(parameter: ast.Call, index: "ModuleIndex") -> bool:
-    """`nn.Parameter(torch.empty(n, m))` / `nn.Parameter(torch.randn((n, m)))`: a factory given 2+ sizes."""
+def _built_rank(parameter: ast.Call, index: "ModuleIndex") -> Optional[int]:
+    """How many dimensions `nn.Parameter(torch.empty(n, m))` / `nn.Parameter(torch.randn((n, m)))` has: the sizes its
+    factory is given (None when they are not written out)."""
     if not parameter.args or not isinstance(parameter.args[0], ast.Call):
-        return False
+        return None
     factory = parameter.args[0]
     callee = dotted(factory.func)
     qualified = _qualify_name(index, callee) or ""
     if qualified not in semantics.FACTORY_FUNCTIONS or qualified in ("torch.tensor", "torch.arange", "torch.full"):
-        return False
-    sizes = [a for a in factory.args if not isinstance(a, ast.Starred)]
+        return None
+    sizes = [a for a in factory.args]
+    if any(isinstance(a, ast.Starred) for a in sizes):
+        return None
     if len(sizes) == 1 and isinstance(sizes[0], (ast.Tuple, ast.List)):
-        return len(sizes[0].elts) >= 2
-    return len(sizes) >= 2
+        return None if any(isinstance(e, ast.Starred) for e in sizes[0].elts) else len(sizes[0].elts)
+    return len(sizes) if sizes else None
 
 
 def _repeats_heads(fn: ast.FunctionDef, nodes: list[ast.AST]) -> bool:
@@ -654,8 +658,13 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                         info.linear_bias[attribute] = bias if info.linear_bias.get(attribute, bias) == bias else None
                 if qualified in semantics.PARAMETER_CONSTRUCTORS or qualified in semantics.BUFFER_CONSTRUCTORS:
                     info.tensor_attributes.add(attribute)
-                    if _builds_matrix(value, index):
+                    rank = _built_rank(value, index)
+                    if rank is not None and rank >= 2:
                         info.matrix_attributes.add(attribute)
+                    if rank is not None and info.parameter_ranks.get(attribute, rank) == rank:
+                        info.parameter_ranks[attribute] = rank  # `nn.Parameter(torch.randn(dim))`: 1-D
+                    else:
+                        info.parameter_ranks[attribute] = -1  # made with another rank elsewhere, or an unknown one
                 elif short.endswith(("Linear", "Embedding")) or short.startswith(("Conv", "LazyConv")):
                     info.submodule_attributes.add(attribute)
                     info.matrix_attributes.add(attribute)
