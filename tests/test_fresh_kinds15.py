@@ -455,3 +455,23 @@ def test_vl404_mask_write_claim_on_real_torch():
     # the mask into row indices (`nonzero`), whose count the host must read on CUDA.
     assert ops.calls == [("aten.index_put_.default", ["torch.bool"])]
     assert x[mask].eq(1).all() and x[~mask].eq(0).all()
+
+
+# ---------------------------------------------------------------- VL205: out of place after an in-place twin, dropped
+CHAINED_DROP = """
+    import torch
+
+
+    def adam_moments(state: dict, grad, beta1: float, beta2: float):
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        exp_avg.mul_(beta1).add(1 - beta1, grad)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        seen = set()
+        seen.add(1)
+"""
+
+
+def test_vl205_an_out_of_place_call_on_an_in_place_twins_result_is_lost():
+    # DeepSpeed PR #1278 (1-bit Adam): `exp_avg.mul_(beta1).add(1 - beta1, grad)`; the decay landed, the update did not.
+    # What `mul_` returns is the tensor it wrote into; a set's `add` is no tensor's.
+    assert _lint(CHAINED_DROP) == [(6, "VL205")]
