@@ -196,8 +196,7 @@ class DiscardedOutOfPlaceResult(Rule):
         value = self.facts.value_of(receiver)
         if value.is_tensor:
             return True
-        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) \
-                and receiver.func.attr.value.endswith("_") and receiver.func.attr.value[:-1] in semantics.HAS_INPLACE_TWIN:
+        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and semantics.inplace_twin(receiver.func.attr.value):
             return True  # `exp_avg.mul_(beta1).add(1 - beta1, grad)`: what a tensor's in-place twin returns is that tensor
         if method not in semantics.TENSOR_ONLY_TWIN_METHODS or self._defined_here(method):
             return False

@@ -81,6 +81,8 @@ def twin_may_be_tensor(func: ast.AST, bound: Bindings, context: TensorContext) -
         head = head.value  # type: ignore[attr-defined]
     if type(head) is ast.Name and head.id in context.aliases:  # type: ignore[attr-defined]
         return True
+    if type(receiver) is ast.Call and type(receiver.func) is ast.Attribute and semantics.inplace_twin(receiver.func.attr):  # type: ignore[attr-defined]
+        return True  # `exp_avg.mul_(beta1).add(...)`: an in-place twin returns its tensor
     return itself_may_be_tensor(receiver, bound, context)
 
 

@@ -490,6 +490,11 @@ def is_partial_view_op(origin: str) -> bool:
     return name in PARTIAL_VIEW_OPS or name in SEQUENCE_VIEW_METHODS
 
 
+def inplace_twin(method: str) -> bool:
+    """`mul_`, `add_`: the in-place twin of a tensor method (what it returns is the tensor it wrote into)."""
+    return method.endswith("_") and method[:-1] in HAS_INPLACE_TWIN
+
+
 def is_inplace_method(name: str) -> bool:
     """PyTorch's in-place convention: ``add_``, ``copy_``, not ``__init__`` or ``_private``."""
     return name.endswith("_") and not name.startswith("_") and name not in NON_INPLACE_UNDERSCORE
