@@ -23,7 +23,8 @@ class HostSyncScalar(Rule):
     handed to a harness that decides when to run it), and a tensor used where an int is needed: a slice bound (`x[:, :lengths.max()]`),
     `range(t)`, `torch.arange(t)`, a size computed by a tensor's method (`x.view(n.sum(), 3)`, in `x.reshape`,
     `x.expand`, `x.new_zeros`, `torch.zeros/ones/empty/rand/randn`) (Python reads it with `__index__`, PyTorch with
-    `.item()`), and a
+    `.item()`), a tensor given where a kernel takes a host int (flash-attn varlen's `max_seqlen_q`/`max_seqlen_k`:
+    `x_lens.max()`) or as a Python-scalar keyword (`g.sub(w, alpha=proj)`, `p.addcdiv_(m, v, value=-lr)`), and a
     tensor formatted in an f-string (`f"loss={loss:.3f}"`: `Tensor.__format__` reads it). Hot (VL401–VL404 share this): `forward`, `forward_*` and `_forward*` methods
     of any class (modules and the forward mixins that serve them); `__call__` of a module,
     or of any class when it takes a tensor-annotated parameter (logits and attention
