@@ -46,10 +46,11 @@ def _qualified(node: ast.AST, index: ModuleIndex) -> str:
 
 def _find(index: ModuleIndex) -> dict[str, tuple[Serialized, ...]]:  # noqa: C901 - one fixed point
     tree = index.tree
-    if tree is None:
-        return {}
+    if tree is None or (index.source and "save(" not in index.source and "dump" not in index.source):
+        return {}  # (asked of every module by the prefilter: most never write a file)
     functions = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    calls = {name: [n for n in ast.walk(fn) if isinstance(n, ast.Call)] for name, fn in functions.items()}
+    calls = {name: [n for n in index.segment_nodes.get(id(fn)) or ast.walk(fn) if type(n) is ast.Call]
+             for name, fn in functions.items()}
     if not any(_qualified(c.func, index) in SERIALIZERS for found in calls.values() for c in found):
         return {}
     written: dict[str, dict[tuple[str, str], Serialized]] = {}
