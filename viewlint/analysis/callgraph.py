@@ -199,6 +199,10 @@ class CallGraph:
             found = self._instances[key] = {k: v for k, v in found.items() if v}
         return found or {}
 
+    def chosen_functions(self, key: FunctionKey, name: str) -> list[FunctionKey]:
+        """What calling the local `name` in function `key` runs, when it was bound to functions of this module."""
+        return list(self._chosen_functions(key).get(name, ()))
+
     def _chosen_functions(self, key: FunctionKey) -> dict[str, list[FunctionKey]]:
         """{local name: the module functions it is bound to} in a function (`run = _grouped if grouped else _looped`)."""
         found = self._chosen.get(key)

@@ -152,10 +152,15 @@ class Recorder:
         if not self.record_calls:
             return
         info = self.summaries.resolve(node, self.facts.evaluator, {})
-        if info is not None:
-            arguments = self.summaries.bind_arguments(node, info, self.facts.evaluator, {})
-            arguments = _related(arguments, self.facts.outlives_function)
-            self.result.calls.setdefault(info.key, []).append(arguments)
+        function = self.facts.contexts.function
+        targets = [info] if info is not None else [
+            self.summaries.functions.get(key) for key in self.summaries.callgraph.chosen_functions(
+                FunctionKey(function.class_name, function.name), node.func.value)  # `run = _a if c else _b; run(x)`
+        ] if isinstance(node.func, cst.Name) and function is not None else []
+        for target in targets:
+            if target is not None:
+                arguments = self.summaries.bind_arguments(node, target, self.facts.evaluator, {})
+                self.result.calls.setdefault(target.key, []).append(_related(arguments, self.facts.outlives_function))
 
     def assigned(self, attribute: str, value: Value) -> None:
         found = self.result.assigned
