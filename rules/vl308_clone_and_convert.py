@@ -23,7 +23,8 @@ class CloneAndConvert(Rule):
     ## What it does
     Flags a `.clone()` next to a conversion in one chain: `x.clone().float()`,
     `x.detach().clone().to(device)`, `x.clone().cpu()`, and the other order,
-    `x.cpu().clone()`, `x.to(device, dtype).clone()`. A conversion (`.float()`,
+    `x.cpu().clone()`, `x.to(device, dtype).clone()`; and a constructor's copy cast at once
+    (`torch.Tensor(ids).long()`: a float32 copy, then an int64 one; `torch.tensor(v).float()`). A conversion (`.float()`,
     `.half()`, `.to(...)`, `.cpu()`, `.cuda()`) copies whenever it changes the dtype or
     the device, so the chain makes two full copies where one is asked for.
 
@@ -73,10 +74,12 @@ class CloneAndConvert(Rule):
 
     @classmethod
     def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
-        return features.calls("clone")
+        return features.calls("clone", "Tensor", "tensor")  # `.clone()` and the constructors that copy
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and _is_conversion(node):
+            self._check_construct(node, func.value)
         if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Call) \
                 or not isinstance(func.value.func, cst.Attribute):
             return
@@ -115,6 +118,32 @@ class CloneAndConvert(Rule):
             fix_message=f"convert and copy once: `.to({fused or '…, copy=True'})`",
             edits=edits,
             applicability=None if value.is_tensor else Applicability.UNSAFE,
+        )
+
+    def _check_construct(self, node: cst.Call, built: cst.Call) -> None:
+        """`torch.Tensor(ids).long()`, `torch.tensor(values).float()`: the constructor copies the data in its own dtype
+        (float32 for `torch.Tensor`, the data's for `torch.tensor`), then the cast copies it again."""
+        constructor = self.facts.qualify(built.func)
+        method = node.func.attr.value  # type: ignore[attr-defined]
+        if constructor not in ("torch.Tensor", "torch.tensor") or method not in semantics.DTYPE_CAST_METHODS or node.args \
+                or any(a.keyword is not None and a.keyword.value == "dtype" for a in built.args) or not built.args:
+            return
+        target = semantics.CAST_METHOD_DTYPES[method]
+        if constructor == "torch.Tensor" and target == "torch.float32":
+            return  # `torch.Tensor(x)` is float32 already: `.float()` returns it
+        made_dtype = self.facts.value_of(built).dtype  # `torch.tensor([1.0])`: its literals say float32
+        if made_dtype is not None and _CANONICAL.get(made_dtype, made_dtype) == target.split(".")[-1]:
+            return
+        data = self.facts.value_of(built.args[0].value)
+        if constructor == "torch.tensor" and made_dtype is None and data.kind not in (Kind.ARRAY, Kind.INT, Kind.INT_LIST, Kind.TENSOR):
+            return  # a Python number or a list of unknown kind: float32 or int64, the cast may convert nothing
+        made = "a float32 tensor" if constructor == "torch.Tensor" else "a tensor of the data's dtype"
+        when = "" if constructor == "torch.Tensor" else " whenever that is not the dtype cast to"
+        self.report(
+            node,
+            f"`{self.facts.short_source(node)}`: `{self.facts.short_source(built.func)}(…)` copies the data into {made}, "
+            f"then `.{method}()` copies it again{when}",
+            fix_message=f"build it in its dtype at once: `torch.tensor(…, dtype={target})` (or `torch.as_tensor`)",
         )
 
     def _converts_nothing(self, conversion: cst.Call, source: cst.BaseExpression, dtype: Optional[str]) -> bool:

@@ -25,6 +25,9 @@ class CatGrowsInLoop(Rule):
     first-piece idiom counts too: `x = piece if x is None else torch.cat([x, piece])`, or
     an `if x is None: x = piece` branch next to the join.
 
+    In a hot method (`forward`) no loop is needed: `self.cache_k = torch.cat([self.cache_k, k])`
+    grows the object's tensor on every call, a decode step each (LLMs-from-scratch PR #673).
+
     It stays silent when the loop binds `x` in any other way (`x = x[:, -window:]` keeps a
     window, `x = layer(x)` makes a new tensor each time): then nothing accumulates. And when
     the new piece is a part of `x` itself (`x = torch.cat([x, x.flip(1)[:, :n]])`, padding by
@@ -82,6 +85,17 @@ class CatGrowsInLoop(Rule):
         if join is None:
             return
         loop = self._innermost_loop()
+        if loop is None and target.startswith("self.") and self.facts.in_hot_path and not self.facts.in_setup_function:
+            # `self.cache_k = torch.cat([self.cache_k, k_new], dim=1)` in `forward`: the object's tensor grows on every
+            # call (a decode step), and each call copies all of it.
+            self.report(
+                join,
+                f"`{target} = {self.facts.short_source(join)}` in hot path {self.facts.hot_path_name} joins every new "
+                f"piece to all of `{target}`: each call copies everything the earlier calls gathered "
+                f"(quadratic in the number of calls)",
+                fix_message="preallocate the final size once and write each piece into its slice",
+            )
+            return
         if loop is None or _rebound(loop, target, lambda other: other is node or (
                 isinstance(other, cst.Assign) and self._join_growing(other.value, target, keeps_part=True) is not None)) \
                 or _doubles(join, target, loop):

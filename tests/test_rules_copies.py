@@ -610,3 +610,53 @@ def test_vl309_claim_on_real_torch():
     # Every join writes the whole result: 1 + 2 + ... + 6 pieces, against 6 for one join after the loop.
     assert sum(written) == 21 * piece.numel()
     assert torch.cat([piece] * 6).numel() == 6 * piece.numel()
+
+
+def test_vl308_a_constructors_copy_cast_at_once(lint_source):
+    source = """
+    import numpy as np
+    import torch
+    def f(ids: np.ndarray, lens: list[int], scale: float):
+        a = torch.Tensor(ids).long()
+        b = torch.Tensor(ids).float()
+        c = torch.tensor([1.0, 2.0]).float()
+        d = torch.tensor([1.0, 8.0]).bfloat16()
+        e = torch.tensor(ids).float()
+        g = torch.tensor(scale).float()
+        h = torch.tensor(ids, dtype=torch.int64).long()
+        return a, b, c, d, e, g, h
+    """
+    # `b`: `torch.Tensor` is float32 already; `c`: float literals make float32; `g`: a Python number of unknown kind;
+    # `h`: the dtype is given.
+    assert codes(lint_source, source, "VL308") == [5, 8, 9]
+
+
+def test_vl308_constructor_claim_on_real_torch():
+    torch = pytest.importorskip("torch")
+    import numpy as np
+
+    ids = np.arange(6)
+    made = torch.Tensor(ids)
+    assert made.dtype == torch.float32  # the legacy constructor copies into float32 whatever the data is
+    cast = made.long()
+    assert cast.untyped_storage().data_ptr() != made.untyped_storage().data_ptr()
+    assert torch.equal(cast, torch.tensor(ids, dtype=torch.int64))
+
+
+def test_vl309_a_cache_grown_on_every_call_of_forward(lint_source):
+    source = """
+    import torch
+    from torch import nn
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cache_k = torch.zeros(1, 0, 8)
+        def forward(self, k):
+            self.cache_k = torch.cat([self.cache_k, k], dim=1)
+            self.window = torch.cat([self.cache_k, k], dim=1)[:, -4:]
+            return self.cache_k
+        def reset(self, k):
+            self.cache_k = torch.cat([self.cache_k, k], dim=1)
+    """
+    # `reset` is no hot path; `self.window` is not what it joins.
+    assert codes(lint_source, source, "VL309") == [9]
