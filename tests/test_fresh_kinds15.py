@@ -475,3 +475,39 @@ def test_vl205_an_out_of_place_call_on_an_in_place_twins_result_is_lost():
     # DeepSpeed PR #1278 (1-bit Adam): `exp_avg.mul_(beta1).add(1 - beta1, grad)`; the decay landed, the update did not.
     # What `mul_` returns is the tensor it wrote into; a set's `add` is no tensor's.
     assert _lint(CHAINED_DROP) == [(6, "VL205")]
+
+
+# ---------------------------------------------------------------- an int a submodule reads through a name it binds
+SLICE_BOUND = """
+    import torch
+    from torch import nn
+
+
+    class ICLAttention(nn.Module):
+        def __init__(self, emsize: int):
+            super().__init__()
+            self.k_projection = nn.Linear(emsize, emsize)
+
+        def forward(self, x_BRE, single_eval_pos=None):
+            B, R, _ = x_BRE.shape
+            N = R if single_eval_pos is None else single_eval_pos
+            k = self.k_projection(x_BRE[:, :N]).view(B, N, -1)
+            if single_eval_pos is not None and N < R:
+                return k
+            return k * 2
+
+
+    class Block(nn.Module):
+        def __init__(self, emsize: int):
+            super().__init__()
+            self.icl_attention = ICLAttention(emsize)
+
+        def forward(self, x_BRE, single_eval_pos):
+            return self.icl_attention(x_BRE, single_eval_pos=single_eval_pos)
+"""
+
+
+def test_a_position_a_submodule_reads_as_a_bound_and_a_size_is_no_tensor():
+    # Round six's TabPFN probe: `N = R if single_eval_pos is None else single_eval_pos`, then `x[:, :N]`,
+    # `.view(B, N, …)` and `N < R`. Passing `single_eval_pos` on to that submodule says nothing of a tensor.
+    assert [f for f in _lint(SLICE_BOUND) if f[1].startswith("VL4")] == []

@@ -453,21 +453,44 @@ def _annotation_class_of(annotation: cst.BaseExpression) -> Optional[str]:
 
 
 def _host_only_parameters(function: cst.FunctionDef) -> frozenset[str]:
-    """The parameters a function uses only the way host values are: given to `max`/`len`/`range`/... or indexed with
-    an integer (`video_fhw[0]`, `max(txt_seq_lens)`)."""
+    """The parameters a function uses only the way host values are, directly or through a name it binds them to
+    (`n = r if pos is None else pos`): given to `max`/`len`/`range`/..., indexed with an integer (`video_fhw[0]`), as a
+    slice bound (`x[:, :n]`) or a size (`x.view(b, n, d)`). Tests against `None` and comparisons say nothing either way."""
     params = {p.name.value for p in function.params.params[1:]}
-    hosted: dict[str, bool] = {}
+    aliases: dict[str, str] = {}  # name -> the parameter it is bound to (one of its arms)
+    for node in descendants(function.body):
+        if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:  # type: ignore[attr-defined]
+            value = node.value  # type: ignore[attr-defined]
+            for arm in (value.body, value.orelse) if type(value) is cst.IfExp else (value,):
+                if type(arm) is cst.Name and arm.value in params:
+                    aliases[node.targets[0].target.value] = arm.value  # type: ignore[attr-defined]
+    uses: dict[str, list[bool]] = {}
     stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode], Optional[cst.CSTNode]]] = [(function.body, None, None)]
     while stack:
         node, parent, grand = stack.pop()
-        if type(node) is cst.Name and node.value in params:  # type: ignore[attr-defined]
-            host = (type(parent) is cst.Arg and type(grand) is cst.Call and type(grand.func) is cst.Name  # type: ignore[attr-defined]
-                    and grand.func.value in _HOST_BUILTINS) or (  # type: ignore[attr-defined]
-                type(parent) is cst.Subscript and parent.value is node and len(parent.slice) == 1  # type: ignore[attr-defined]
-                and type(parent.slice[0].slice) is cst.Index and type(parent.slice[0].slice.value) is cst.Integer)  # type: ignore[attr-defined]
-            hosted[node.value] = hosted.get(node.value, True) and host  # type: ignore[attr-defined]
+        if type(node) is cst.Name and (node.value in params or node.value in aliases) and type(parent) is not cst.AssignTarget:  # type: ignore[attr-defined]
+            if type(parent) is cst.Comparison or type(parent) is cst.ComparisonTarget or type(parent) is cst.IfExp:
+                pass  # `pos is None`, `n < r`, an arm of what a name is bound to: neither way
+            else:
+                uses.setdefault(node.value, []).append(_host_use(node, parent, grand))  # type: ignore[attr-defined]
         stack.extend((child, node, parent) for child in children(node))
-    return frozenset(name for name, host in hosted.items() if host)
+    found = set()
+    for name in params:
+        seen = uses.get(name, []) + [u for alias, to in aliases.items() if to == name for u in uses.get(alias, [])]
+        if seen and all(seen):
+            found.add(name)
+    return frozenset(found)
+
+
+def _host_use(node: cst.CSTNode, parent: Optional[cst.CSTNode], grand: Optional[cst.CSTNode]) -> bool:
+    if type(parent) is cst.Arg and type(grand) is cst.Call:
+        func = grand.func  # type: ignore[attr-defined]
+        return (type(func) is cst.Name and func.value in _HOST_BUILTINS) or (
+            type(func) is cst.Attribute and func.attr.value in sem.SIZE_ARGUMENT_METHODS)  # `x.view(b, n, d)`: a size
+    if type(parent) is cst.Subscript and parent.value is node:  # type: ignore[attr-defined]
+        index = parent.slice[0].slice if len(parent.slice) == 1 else None  # type: ignore[attr-defined]
+        return type(index) is cst.Index and type(index.value) is cst.Integer  # type: ignore[attr-defined]
+    return type(parent) is cst.Slice  # `x[:, :n]`: a bound
 
 
 _HOST_BUILTINS = frozenset({"max", "min", "len", "sum", "range", "list", "tuple", "sorted", "int", "float", "enumerate", "zip"})
