@@ -12,8 +12,6 @@ from viewlint.analysis.values import Kind
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 
-# Spellings of one dtype, by the name `torch.<name>` that `Value.dtype` uses.
-_CANONICAL = {"float": "float32", "double": "float64", "long": "int64", "int": "int32", "half": "float16", "short": "int16"}
 # Where a device move sends the tensor, for the fused `.to(<device>, copy=True)`.
 _MOVE_TARGETS = {"cpu": '"cpu"', "cuda": '"cuda"', "xpu": '"xpu"', "mps": '"mps"', "npu": '"npu"'}
 
@@ -132,7 +130,7 @@ class CloneAndConvert(Rule):
         if constructor == "torch.Tensor" and target == "torch.float32":
             return  # `torch.Tensor(x)` is float32 already: `.float()` returns it
         made_dtype = self.facts.value_of(built).dtype  # `torch.tensor([1.0])`: its literals say float32
-        if made_dtype is not None and _CANONICAL.get(made_dtype, made_dtype) == target.split(".")[-1]:
+        if _same_dtype(made_dtype, target):
             return
         data = self.facts.value_of(built.args[0].value)
         if constructor == "torch.tensor" and made_dtype is None and data.kind not in (Kind.ARRAY, Kind.INT, Kind.INT_LIST, Kind.TENSOR):
@@ -150,19 +148,14 @@ class CloneAndConvert(Rule):
         """The conversion is known to leave `source` as it is: a cast to its own dtype, `.to(source.device)`."""
         method = conversion.func.attr.value  # type: ignore[attr-defined]
         if method in semantics.DTYPE_CAST_METHODS:
-            target = semantics.CAST_METHOD_DTYPES[method].split(".")[-1]
-            return dtype is not None and _CANONICAL.get(dtype, dtype) == _CANONICAL.get(target, target)
+            return _same_dtype(dtype, semantics.CAST_METHOD_DTYPES[method])
         if method != "to" or len(conversion.args) != 1:
             return False
         argument = conversion.args[0].value
         root = _root(source)
         if isinstance(argument, cst.Attribute) and argument.attr.value in ("device", "dtype"):
             return root is not None and _root(argument.value) == root  # `x.clone().to(x.device)`
-        qualified = self.facts.qualify(argument) or ""
-        if qualified.startswith("torch.") and qualified.count(".") == 1 and qualified.split(".")[1] in semantics.DTYPE_NAMES:
-            target = qualified.split(".")[1]
-            return dtype is not None and _CANONICAL.get(dtype, dtype) == _CANONICAL.get(target, target)
-        return False
+        return _same_dtype(dtype, self.facts.qualify(argument))
 
     def _fused(self, conversion: cst.Call) -> Optional[str]:
         """The arguments of the one `.to(…)` that converts and copies once, or None when there is no such rewrite."""
@@ -178,6 +171,12 @@ class CloneAndConvert(Rule):
         code = self.facts.module.code_for_node
         arguments = [f"{a.keyword.value}={code(a.value)}" if a.keyword is not None else code(a.value) for a in conversion.args]
         return ", ".join([*arguments, "copy=True"])
+
+
+def _same_dtype(known: Optional[str], qualified: Optional[str]) -> bool:
+    """`known` (a `Value.dtype`: "float32") is the dtype `qualified` (`torch.float`, `torch.float32`) names."""
+    target = semantics.canonical_dtype(qualified)
+    return known is not None and target is not None and semantics.canonical_dtype(f"torch.{known}") == target
 
 
 def _is_conversion(call: cst.Call) -> bool:

@@ -163,7 +163,7 @@ class FlowHooks:
     def _submodule_forward(self, class_name: str) -> Optional[cst.FunctionDef]:
         """The `forward` of a module class of this module (what `self.<attr>(x)` runs), if the summaries have it."""
         info = self.summaries.functions.get(FunctionKey(class_name, "forward")) if self.summaries is not None else None
-        return self.summaries._cst_function(info) if info is not None else None  # type: ignore[union-attr]
+        return self.summaries.cst_function(info) if info is not None else None  # type: ignore[union-attr]
 
     def _annotated_classes(self, node: cst.FunctionDef, params: list[cst.Param]) -> dict[str, str]:
         """Parameter -> the class its annotation names, read off the module's `ast` when the function is one

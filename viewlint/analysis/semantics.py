@@ -187,8 +187,7 @@ def per_step_methods(name: str, bases: list[str], optimizer: bool, inherited: li
         found |= OPTIMIZER_STEP_NAMES
     if computes or any(n.endswith("Metric") for n in bases):
         found.add("update")
-    if any(n.endswith("Scheduler") and "LR" not in n and "Lr" not in n for n in names) \
-            and not any("LR" in n or "Lr" in n for n in bases):
+    if any(n.endswith("Scheduler") for n in names) and not any("LR" in n or "Lr" in n for n in names):
         found.add("step")
     return frozenset(found)
 # Methods that run one training step by convention (Lightning's, the Hugging Face Trainer's): hot themselves, and a

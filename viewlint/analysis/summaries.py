@@ -435,7 +435,7 @@ class ModuleSummaries:
                                        and info.lines <= MAX_TUPLE_SUMMARY_LINES and self._returns_tuples(info)):
             self._runs[key] = _EMPTY
             return _EMPTY
-        node = self._cst_function(info)
+        node = self.cst_function(info)
         if node is None:
             self._runs[key] = _EMPTY
             return _EMPTY
@@ -570,7 +570,7 @@ class ModuleSummaries:
         return value
 
     # ------------------------------------------------------------------ libcst nodes of functions
-    def _cst_function(self, info: FunctionInfo) -> Optional[cst.FunctionDef]:
+    def cst_function(self, info: FunctionInfo) -> Optional[cst.FunctionDef]:
         if self._cst_nodes is None:
             self._cst_nodes = {}
             for statement in self.module.body:
