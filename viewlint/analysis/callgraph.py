@@ -14,6 +14,7 @@ import bisect
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, NamedTuple, Optional
 
+from viewlint.analysis import dispatch
 from viewlint.analysis import semantics as sem
 from viewlint.analysis import tree as tree_module
 from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_FUNCTION_NAMES, hands_over_to_host
@@ -208,8 +209,11 @@ class CallGraph:
         found = self._chosen.get(key)
         info = self.functions.get(key)
         if found is None and info is not None:
-            found = self._chosen[key] = _local_functions(self.index.segment_nodes.get(id(info.node)) or preorder(info.node),
-                                                         lambda choice: self._ast_callees(key.owner, choice))
+            resolve = lambda choice: self._ast_callees(key.owner, choice)  # noqa: E731
+            found = _local_functions(self.index.segment_nodes.get(id(info.node)) or preorder(info.node), resolve)
+            for name, keys in dispatch.parameter_functions(info.node, resolve).items():
+                found.setdefault(name, []).extend(k for k in keys if k not in found.get(name, ()))
+            self._chosen[key] = found
         return found or {}
 
     def _ast_callees(self, owner: Optional[str], func: ast.AST, instances: Optional[dict[str, str]] = None,
@@ -229,11 +233,9 @@ class CallGraph:
         receiver = dotted(func.value)
         if receiver in ("self", "cls"):
             defining = self.defining_class(owner, method)
-            if defining is None and owner in self.index.classes:
-                # `self._ortho(p, grad)` after `self._ortho = _orthogonalize_gradient`: the module functions it may hold.
-                held = self.index.classes[owner].held_functions.get(method, ())  # type: ignore[index]
-                return [FunctionKey(None, name) for name in sorted(held) if FunctionKey(None, name) in self.functions]
-            return [FunctionKey(defining, method)] if defining else []
+            if defining is None:
+                return self.held_functions(owner, method)
+            return [FunctionKey(defining, method), *self.overrides(FunctionKey(defining, method))] if defining else []
         if receiver is not None and receiver in self.index.classes:
             defining = self.defining_class(receiver, method)
             return [FunctionKey(defining, method)] if defining else []
@@ -319,6 +321,25 @@ class CallGraph:
             bases = [dotted(b) or "" for d in self.index.class_defs.get(class_name, []) for b in d.bases]
             class_name = next((b for b in bases if b in self.index.classes), None)
         return None
+
+    def held_functions(self, owner: Optional[str], attribute: str) -> list[FunctionKey]:
+        """The module functions `self.<attribute>` may hold (`self._ortho = _orthogonalize_gradient`, `self.attn_fn =
+        attn_fn` of `attn_fn=sdpa_forward`), for `self.<attribute>(...)`."""
+        info = self.index.classes.get(owner or "")
+        held = info.held_functions.get(attribute, ()) if info is not None else ()
+        return [FunctionKey(None, name) for name in sorted(held) if FunctionKey(None, name) in self.functions]
+
+    def overrides(self, key: FunctionKey) -> list[FunctionKey]:
+        """The methods of this module's subclasses that `self.<name>(...)` runs where the class only declares it
+        (`dispatch.is_abstract`); none for a method with a body of its own."""
+        info = self.functions.get(key)
+        if key.owner is None or info is None or not dispatch.is_abstract(info.node):
+            return []
+        tree = self.memo.get("subclasses")
+        if tree is None:
+            tree = self.memo["subclasses"] = dispatch.subclasses(self.index.class_defs)
+        return [FunctionKey(name, key.name) for name in dispatch.overriding_classes(
+            key.owner, key.name, tree, lambda owner, method: FunctionKey(owner, method) in self.functions)]
 
     def unique_method_owner(self, method: str, receiver: Optional[str] = None) -> Optional[str]:
         """The one class of this module that defines `method` (None when none or several do, or the

@@ -9,7 +9,7 @@ from typing import Optional, Sequence
 
 import libcst as cst
 
-from viewlint.analysis import semantics
+from viewlint.analysis import dispatch, semantics
 from viewlint.analysis.guards import cold_predicates, predicate_key
 from viewlint.analysis.made_tensors import made_tensor
 from viewlint.analysis.host_values import host_names as method_host_names, is_host_expression
@@ -622,7 +622,9 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                     info.function_attributes[attribute] = qualified
             for choice in (value.body, value.orelse) if type(value) is ast.IfExp else (value,):
                 if type(choice) is ast.Name:  # `self._ortho = _fixed if fixed else _orthogonalize`: a function held
-                    info.held_functions.setdefault(attribute, set()).add(choice.id)  # type: ignore[attr-defined]
+                    # (or a parameter's default one: `self.attn_fn = attn_fn` of `attn_fn=sdpa_forward`)
+                    default = dispatch.name_defaults(fn).get(choice.id)  # type: ignore[attr-defined]
+                    info.held_functions.setdefault(attribute, set()).update({choice.id, default} - {None})  # type: ignore[attr-defined]
             if _is_container_expression(value, index):
                 info.container_attributes.add(attribute)
             elif isinstance(value, ast.Call):

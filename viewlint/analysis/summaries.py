@@ -36,6 +36,7 @@ from viewlint.analysis.callgraph import (CALLER_LEVELS, MAIN_BLOCK, MAX_CALLER_L
                                          CallGraph, FunctionInfo, FunctionKey)
 from viewlint.analysis.returns import assigned_locals, host_annotation, made_inside, made_inside_base
 from viewlint.analysis.contexts import Context
+from viewlint.analysis.dispatch import is_abstract
 from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex
 from viewlint.analysis.project import Project
@@ -44,7 +45,7 @@ from viewlint.analysis.tree import descendants, dotted_name, parse_module
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.value_ops import Locals
 from viewlint.analysis.values import (HOST, INT, INTERFACE, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Provenance, Value,
-                                      join, rank_floor, referenced_function, shape_of)
+                                      join, join_all, rank_floor, referenced_function, shape_of)
 
 if TYPE_CHECKING:
     from viewlint.analysis.facts import Facts
@@ -141,9 +142,9 @@ class Recorder:
         result.returned = True
 
     def visit_Yield(self, node: cst.Yield) -> None:
-        if self._depth != 1 or not isinstance(node.value, cst.BaseExpression):
-            return
-        value = self.facts.value_of(node.value)
+        if self._depth != 1 or node.value is None:
+            return  # (`yield from items` yields what iterating `items` gives)
+        value = self.facts.evaluator.iterate(node.value.item, {}) if isinstance(node.value, cst.From) else self.facts.value_of(node.value)
         self._yields = value if self._yields is None else join(self._yields, value)
         generator = Value(kind=Kind.WRAPPER, wrapper="iterator", elements=(self._yields,))
         self.result.returns, self.result.returned = generator, True
@@ -153,7 +154,7 @@ class Recorder:
             return
         info = self.summaries.resolve(node, self.facts.evaluator, {})
         function = self.facts.contexts.function
-        targets = [info] if info is not None else [
+        targets = [info, *(self.summaries.functions[k] for k in self.summaries.callgraph.overrides(info.key))] if info is not None else [
             self.summaries.functions.get(key) for key in self.summaries.callgraph.chosen_functions(
                 FunctionKey(function.class_name, function.name), node.func.value)  # `run = _a if c else _b; run(x)`
         ] if isinstance(node.func, cst.Name) and function is not None else []
@@ -220,6 +221,9 @@ class ModuleSummaries:
         owner: Optional[str] = None
         if receiver in ("self", "cls"):
             owner = self.callgraph.defining_class(evaluator.env.class_name, method)
+            held = self.callgraph.held_functions(evaluator.env.class_name, method) if owner is None else []
+            if len(held) == 1 and receiver == "self":
+                return self.functions.get(held[0])  # `self.attn_fn(self, q, k, v)` of `self.attn_fn = attn_fn`
             if owner is None and receiver == "self":
                 # `self.encoder(x)`: a submodule of a class of this module runs its `forward`.
                 info = self.index.classes.get(evaluator.env.class_name or "")
@@ -333,6 +337,9 @@ class ModuleSummaries:
     def _call_of(self, info: FunctionInfo, call: cst.Call, evaluator: Evaluator, local: Locals) -> Optional[Value]:
         if info.key.name == "__init__":
             return None  # a constructor: the evaluator reads the object it builds
+        found = [self._call_of(self.functions[k], call, evaluator, local) for k in self.callgraph.overrides(info.key)]
+        if found:  # a stub of a base class: `self.m(...)` runs a subclass's `m`, one of them
+            return join_all(found) if all(f is not None for f in found) else None  # type: ignore[arg-type]
         if not info.returns_value and info.returns is not None and not host_annotation(info.returns):
             # An abstract method (`def update(...) -> tuple[torch.Tensor, torch.Tensor]: ...`, or one that raises
             # `NotImplementedError`): what its subclasses return, as it is annotated.
@@ -340,7 +347,9 @@ class ModuleSummaries:
             if annotated is not None:
                 return annotated
         if not info.returns_value or host_annotation(info.returns):
-            return HOST  # no `return <value>` or `yield`, or annotated to return a plain Python value
+            # No `return <value>` or `yield`, or annotated to return a plain Python value; a stub others implement
+            # returns what they do.
+            return UNKNOWN if info.key.owner is not None and not host_annotation(info.returns) and is_abstract(info.node) else HOST
         if info.key in self.callgraph.recursive:
             return UNKNOWN  # recursion: not followed
         arguments = self.bind_arguments(call, info, evaluator, local)
@@ -492,7 +501,7 @@ class ModuleSummaries:
         # (an annotation is not a device: `sigma: torch.Tensor` that every caller builds on the host).
         if info is None or not (set(info.positional) | set(info.keyword_only)):
             return None
-        if not (set(info.positional) | set(info.keyword_only)) - info.annotated and not _tensor_annotated(info.node):
+        if not (set(info.positional) | set(info.keyword_only)) - info.annotated and not _tensor_annotated(info.node, self.index):
             return None  # every parameter annotated, none as a tensor: the callers add nothing
         values: dict[str, Value] = {}
         bases: dict[str, set[str]] = {}
@@ -762,15 +771,18 @@ def _argument_value(node: cst.BaseExpression, evaluator: Evaluator, local: Local
     return value
 
 
-def _tensor_annotated(node: ast.AST) -> bool:
-    """Some parameter of the function is annotated with a tensor type (whose device only callers can tell), or with
-    a bare container (`per_category: dict`: what it holds only callers can tell)."""
+def _tensor_annotated(node: ast.AST, index: ModuleIndex) -> bool:
+    """Some parameter of the function is annotated with a tensor type (whose device only callers can tell), a bare
+    container (`per_category: dict`: what it holds only callers can tell), a dataclass of this module (`item:
+    EmbeddingItem`: which of its fields are views, only callers can tell), or anything (`Any`, `object`)."""
     arguments = getattr(node, "args", None)
     if arguments is None:
         return False
     for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
         annotation = argument.annotation
-        if annotation is not None and ("Tensor" in ast.dump(annotation) or (dotted(annotation) or "").split(".")[-1] in UNTYPED_CONTAINERS):
+        name = (dotted(annotation) or "").split(".")[-1] if annotation is not None else ""
+        if annotation is not None and ("Tensor" in ast.dump(annotation) or name in UNTYPED_CONTAINERS or name in ("Any", "object")
+                                       or (name in index.classes and index.classes[name].is_dataclass_like)):
             return True
     return False
 
