@@ -650,8 +650,9 @@ class CallEvaluation(ArgumentReading):
                 and not self._is_module_object(receiver):
             # `spec.contiguous()`, `batch.to(device)` of a `TensorDictBase`: that class's own method, not a tensor's.
             return receiver if method == "contiguous" else UNKNOWN.with_(device=self._moved_device(node, method, receiver, local))
-        if method in sem.MAYBE_VIEW_METHODS:
-            # `.to(torch.int32)`, `.to(device=...)`: only tensors take a torch dtype or a device.
+        if tensor and method in sem.CAST_METHOD_DTYPES and receiver.dtype and self._converted_dtype(node, method, receiver, local) == receiver.dtype:
+            return receiver  # `.float()` of a float32 tensor: the tensor itself
+        if method in sem.MAYBE_VIEW_METHODS:  # `.to(torch.int32)`, `.to(device=...)`: only tensors take a dtype or a device
             takes_tensor_arguments = method in ("to", "type") and any(
                 self.is_dtype_argument(a.value) or (a.keyword is not None and a.keyword.value in ("dtype", "device"))
                 for a in node.args)
@@ -678,8 +679,7 @@ class CallEvaluation(ArgumentReading):
                                           grad_leaf=receiver.grad_leaf or method == "requires_grad_")
                 return result
             if method in ("to", "cuda", "cpu") and node.args or method in ("cuda", "cpu"):
-                # `grid_thw.to(x.device)` of something unknown (a tensor, a module, a batch): whatever it is,
-                # it is where it was moved, which beats a guess from its name.
+                # `grid_thw.to(x.device)` of something unknown: whatever it is, it is where it was moved (not a guess).
                 return UNKNOWN.with_(device=self._moved_device(node, method, receiver, local))
             return UNKNOWN
         if method == "numpy" and (tensor or receiver.kind is Kind.UNKNOWN):
@@ -698,7 +698,7 @@ class CallEvaluation(ArgumentReading):
             # tensor is as big as the tensor (`outputs.logits.clone()[:, -1]` pins all of the copy).
             of_part = (receiver.is_view or receiver.is_maybe_view_of_view) and receiver.partial \
                 or receiver.is_fresh and receiver.origin == ADVANCED_INDEX  # a gather owns just what it picked
-            return fresh(contiguous=contiguous, device=receiver.device, zero_dim=receiver.zero_dim, bool_mask=receiver.bool_mask,
+            return fresh(contiguous=contiguous, device=receiver.device, zero_dim=receiver.zero_dim, bool_mask=receiver.bool_mask, dtype=receiver.dtype,
                          index_like=receiver.index_like, reduced=receiver.reduced, origin=".clone()" if of_part else WHOLE_COPY,
                          why=receiver.why)
         if method in sem.FRESH_METHODS and (tensor or (receiver.kind is Kind.UNKNOWN and (

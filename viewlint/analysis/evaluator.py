@@ -29,12 +29,12 @@ from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.module_index import ClassInfo
 from viewlint.analysis.calls import CallEvaluation
 from viewlint.analysis.narrowing import NOT_A_TENSOR, TypeTests
-from viewlint.analysis.tree import dotted_name, keyed_reference, short_text
+from viewlint.analysis.tree import dotted_name, keyed_reference, short_text, stored_key, string_keyed
 from viewlint.analysis.ranks import RANKED_NODES, ranked
 from viewlint.analysis.value_ops import (ATTRIBUTE_CONTAINER, MODULE_OUTPUT, Environment, Locals, as_indexed, binary_result, never_eager,
                                          container_value, elementwise_device, fields_mark, forget_fields, labelled,
                                          on_the_host_if, optimizer_attribute, value_index_kind, view_zero_dim)
-from viewlint.analysis.values import (ADVANCED_INDEX, HOST, INT, UNKNOWN, UNKNOWN_TENSOR, Device, IndexKind, Kind, Provenance,
+from viewlint.analysis.values import (ADVANCED_INDEX, ARRAY_ITEM, HOST, INT, UNKNOWN, UNKNOWN_TENSOR, Device, IndexKind, Kind, Provenance,
                                       Value, fresh, function_reference, join)
 
 
@@ -526,7 +526,7 @@ class Evaluator(CallEvaluation, TypeTests):
         """Basic (the result is a view) or advanced (a gathered copy), or unknown (also when what is
         indexed is known not to be a tensor: a dict, a list, a string)."""
         local = local or {}
-        if self._keyed_by_string(node):
+        if string_keyed(node):
             return IndexKind.UNKNOWN
         receiver = as_indexed(node, self.evaluate(node.value, local))
         if receiver.kind in (Kind.WRAPPER, Kind.TENSOR_SEQUENCE, Kind.HOST, Kind.INT_LIST):
@@ -614,7 +614,10 @@ class Evaluator(CallEvaluation, TypeTests):
             if item is not None:
                 return item
         if receiver.kind is Kind.HOST or self.keyed_by_string(node, local):
-            return UNKNOWN  # `d["key"]`, `d[name]` of `name: str`: tensors are not indexed by strings
+            # `d["key"]`, `d[name]` of `name: str`: tensors are not indexed by strings; what the function stored
+            # under the key, where it did (`state["exp_avg"] = torch.zeros_like(p)`).
+            stored = stored_key(keyed_reference(node) or "")
+            return local.get(stored) or self.env.lookup(stored) if stored != stored_key("") else UNKNOWN
         if receiver.kind is Kind.ARRAY:
             # A NumPy array's items and slices: arrays, or NumPy scalars where an int picks one (a basic index then).
             return receiver if not any(type(e.slice) is cst.Index for e in node.slice) else NOT_A_TENSOR
@@ -675,20 +678,14 @@ class Evaluator(CallEvaluation, TypeTests):
                     return True
         return False
 
-    @staticmethod
-    def _keyed_by_string(node: cst.Subscript) -> bool:
-        index = node.slice[0].slice if len(node.slice) == 1 else None
-        return isinstance(index, cst.Index) and isinstance(index.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
-
-    def _keyed_by_str_value(self, node: cst.Subscript, local: Locals) -> bool:
-        """`self.flags[name]` where `name` is a string on every path (annotated `str`, bound to a literal)."""
+    def keyed_by_string(self, node: cst.Subscript, local: Optional[Locals] = None) -> bool:
+        """`d["key"]`, `d[name]` of a string `name` (annotated `str`, bound to a literal): what is indexed is no tensor
+        (tensors refuse strings)."""
+        if string_keyed(node):
+            return True
         index = node.slice[0].slice if len(node.slice) == 1 else None
         return isinstance(index, cst.Index) and isinstance(index.value, cst.Name) \
-            and self.evaluate(index.value, local).host_type == "str"
-
-    def keyed_by_string(self, node: cst.Subscript, local: Optional[Locals] = None) -> bool:
-        """`d["key"]`, `d[name]` of a string `name`: what is indexed is no tensor (tensors refuse strings)."""
-        return self._keyed_by_string(node) or self._keyed_by_str_value(node, local or {})
+            and self.evaluate(index.value, local or {}).host_type == "str"
 
     def _leading_rows(self, node: cst.Subscript, local: Locals) -> bool:
         """`x[i]` with an int `i`, `x[a:b]`: one index or a stepless slice of the first dimension only."""
@@ -753,6 +750,8 @@ class Evaluator(CallEvaluation, TypeTests):
         if value.is_tensor:
             # Iterating a tensor yields views of its rows (0-dim ones for a 1-D tensor).
             return self.view_of(node, value, "iteration").with_(reduced=True)
+        if value.kind is Kind.ARRAY:
+            return ARRAY_ITEM  # NumPy scalars of a 1-D array, rows of another: no tensor either way
         return on_the_host_if(value)
 
     def bind_target_into(self, target: cst.BaseExpression, value: Value, scope: Locals) -> None:

@@ -22,9 +22,9 @@ from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class
 from viewlint.analysis.rebinding import match_captures, stored_names
 from viewlint.analysis.ranks import unpacked_rank
-from viewlint.analysis.tree import children, descendants, dotted_name, remembered, subtree
+from viewlint.analysis.tree import children, descendants, dotted_name, keyed_reference, remembered, stored_key, subtree
 from viewlint.analysis.value_ops import MODULE_OUTPUT, fields_mark, labelled, never_eager
-from viewlint.analysis.values import HOST, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Value, join, rank_floor, shape_of
+from viewlint.analysis.values import ARRAY_ITEM, HOST, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Value, join, rank_floor, shape_of
 
 if TYPE_CHECKING:
     from viewlint.analysis.summaries import ModuleSummaries
@@ -89,9 +89,11 @@ class FlowHooks:
                 evidence = inputs[name]
             passed = entry.get(name) if entry is not None else None
             if passed is not None and not actual and param.annotation is not None and evidence.is_tensor \
-                    and _never_a_tensor(passed) and node.name.value.startswith("_"):
+                    and _never_a_tensor(passed) and (node.name.value.startswith("_") or (
+                        self.class_name is not None and (passed.kind is Kind.ARRAY or passed.host_type == ARRAY_ITEM.host_type))):
                 # A private helper every caller here passes a plain number, a tuple of numbers, an array
-                # (`self._lengths(mask.shape[-1])`, `kernel=(1, 3, 3, 1)`): what the callers pass beats the annotation.
+                # (`self._lengths(mask.shape[-1])`, `kernel=(1, 3, 3, 1)`), or a method its class's callers hand a
+                # NumPy array (`log_probs.cpu().numpy()`, rows of it): what the callers pass beats the annotation.
                 evidence, passed = passed, None
             if passed is not None and not actual and param.annotation is not None and evidence.kind is Kind.WRAPPER \
                     and evidence.wrapper in ("tuple", "list") and not evidence.optional and passed.is_tensor and not passed.optional:
@@ -365,6 +367,16 @@ class FlowHooks:
     def _assign_to(self, target: cst.BaseExpression, value: Value) -> None:
         if isinstance(target, cst.Subscript):
             self._add_to_container(target.value, value)
+            reference = keyed_reference(target)
+            if reference is not None:
+                # `state["exp_avg"] = torch.zeros_like(p)` (on the first step only): what the key holds when read
+                # later, on this call or on one after it, is a tensor, made the same way (not which one, nor a view);
+                # a key also set to something else is not known.
+                key = stored_key(reference)
+                kept = UNKNOWN_TENSOR.with_(device=value.device, why=f"what `{reference}` is set to here") \
+                    if value.is_tensor and not value.optional else UNKNOWN
+                scope = self._scopes[-1]
+                scope[key] = join(scope[key], kept) if key in scope else kept
             return
         self.bind_target(target, value)
         if self.recorder is not None and isinstance(target, cst.Attribute):
@@ -424,6 +436,11 @@ class FlowHooks:
                         value = value.element()
                     self._add_to_container(call.func.value, value)
 
+    def _item_kind(self, container: cst.BaseExpression) -> Optional[str]:
+        """What the items of `container` are (`d[k] = {}`, then `d[k][c] = row`: a dict), where it is a local name."""
+        name = dotted_name(container)
+        return _item_kind_of(self._scopes[-1][name]) if name is not None and name in self._scopes[-1] else None
+
     def _add_to_container(self, container: cst.BaseExpression, value: Value) -> None:
         """Record that `container` (or the container it is an item of: `d["k"][i] = v`) may hold `value`: the
         outer container holds an item that holds `value` (`cache["buffers"][name] = (buffer, value)`, then
@@ -432,7 +449,7 @@ class FlowHooks:
                 and isinstance(container.func, cst.Attribute) and container.func.attr.value == "setdefault":
             # (`by_study.setdefault(key, {})[category] = row`: the item `setdefault` returns is in the outer one.)
             container = container.value if isinstance(container, cst.Subscript) else container.func.value  # type: ignore[attr-defined]
-            value = Value(kind=Kind.WRAPPER, elements=(value,))
+            value = Value(kind=Kind.WRAPPER, elements=(value,), wrapper=self._item_kind(container))
         name = dotted_name(container)
         if name is None:
             return
@@ -442,6 +459,12 @@ class FlowHooks:
             current = self._scopes[-1][name]
             if current.kind is Kind.WRAPPER:
                 self._scopes[-1][name] = current.with_element(value)
+
+
+def _item_kind_of(holder: Value) -> Optional[str]:
+    """The kind of container every item of `holder` already is (`d[k] = {}`: "dict"), else None."""
+    kinds = {e.wrapper for e in holder.elements if e.kind is Kind.WRAPPER}
+    return kinds.pop() if holder.kind is Kind.WRAPPER and len(kinds) == 1 and all(e.kind is Kind.WRAPPER for e in holder.elements) else None
 
 
 def _annotation_class_of(annotation: cst.BaseExpression) -> Optional[str]:

@@ -44,6 +44,19 @@ def keyed_reference(node: cst.BaseExpression) -> Optional[str]:
     return f"{base}[{key.evaluated_value!r}]"  # type: ignore[attr-defined]
 
 
+def string_keyed(node: cst.Subscript) -> bool:
+    """`d["key"]`, `d[f"{name}.weight"]`: one index, a string written out."""
+    index = node.slice[0].slice if len(node.slice) == 1 else None
+    return isinstance(index, cst.Index) and isinstance(index.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+
+
+def stored_key(reference: str) -> str:
+    """The scope entry under which the flow keeps what a function stored in `reference` (`state["exp_avg"] = ...`):
+    not a name, so nothing reads it as one; the evaluator reads it where `reference` is read and nothing else says
+    what it holds."""
+    return "<stored> " + reference
+
+
 def source_in_place(module: cst.Module, node: cst.CSTNode, blocks: Sequence[cst.IndentedBlock]) -> str:
     """`node`'s code with the indentation of its enclosing blocks (`blocks`, outermost first).
 

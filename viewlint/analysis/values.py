@@ -248,6 +248,8 @@ _VALUE_FIELDS = frozenset(field.name for field in fields(Value))
 
 UNKNOWN = Value()
 HOST = Value(kind=Kind.HOST)
+# An item of a NumPy array (a NumPy scalar, or a row): on the host, no tensor.
+ARRAY_ITEM = Value(kind=Kind.HOST, host_type="array item", device=Device.CPU)
 INT = Value(kind=Kind.INT)
 UNKNOWN_TENSOR = Value(kind=Kind.TENSOR)
 
