@@ -72,8 +72,9 @@ class ViewStoredInLongLivedContainer(Rule):
     Views that *are* the design are not flagged: views assigned to plain attributes
     (`self.k_buffer = raw[0]`), anything stored while building the object (`__init__`,
     `_init_*`, `setup`, `build*`, `create_*`), views of `self`-held or module-level tensors
-    (they live as long anyway), views of a whole tensor (`.t()`, `.detach()`), and containers
-    local to a function.
+    (they live as long anyway), views of a whole tensor (`.t()`, `.detach()`), containers
+    local to a function, and stores in a function that reads a storage's size itself
+    (`if t.untyped_storage().nbytes() > t.numel() * t.element_size(): t = t.clone()`).
     Fix safety: unsafe. `--unsafe-fixes` wraps the stored view in `.clone()`, which copies
     (memory and time) and breaks code that relied on writes through the view.
     """
@@ -92,6 +93,7 @@ class ViewStoredInLongLivedContainer(Rule):
     def __init__(self, facts: Facts, options: dict[str, Any]) -> None:
         super().__init__(facts, options)
         self._cached: list[bool] = []  # one entry per enclosing function: is it functools.cache'd?
+        self._measuring: dict[int, bool] = {}  # function node id -> does it read a storage's size?
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._check_stores(node)
@@ -131,6 +133,8 @@ class ViewStoredInLongLivedContainer(Rule):
             # Views stored while building the object (`__init__`, `_init_*`) are its layout; a list the function fills
             # in a loop and hands back is no part of an object, whatever the function is called (`build_bank`).
             events = [e for e in events if e.loop is not None]
+        if events and self._measures_storage():
+            return  # `if t.untyped_storage().nbytes() > t.numel() * t.element_size(): t = t.clone()`: handled here
         # What one call stores in one go (`cache.update(qkv=qkv, key=k[:, :n])`) lives in one place together.
         together = set().union(*(e.value.held_bases() for e in events)) if len(events) > 1 else set()
         for event in events:
@@ -176,6 +180,19 @@ class ViewStoredInLongLivedContainer(Rule):
                             edits=((inner, clone_of(facts.source_for_edit(inner), inner)),))
             else:
                 self.report(event.value_node, message, fix_message="store a `.clone()` of the view")
+
+    def _measures_storage(self) -> bool:
+        """The enclosing function reads the size of a storage (`untyped_storage()`, `storage()`): it tells views from
+        what they pin itself."""
+        function = self.facts.contexts.function
+        node = function.node if function is not None else None
+        if node is None:
+            return False
+        found = self._measuring.get(id(node))
+        if found is None:
+            text = self.facts.module.code_for_node(node)
+            found = self._measuring[id(node)] = "untyped_storage()" in text or ".storage()" in text
+        return found
 
     def _leaking_view(self, value: Value) -> Optional[Value]:
         """The first plain view of a part of a short-lived tensor inside `value`.

@@ -30,12 +30,15 @@ class GqaRepeatInterleave(Rule):
     `k.repeat_interleave(n, dim=1)`, `k.repeat(1, n, 1, 1)`,
     `k[:, :, None].expand(b, h, n, s, d).reshape(b, h * n, s, d)` (or `.contiguous().view(...)`), or a helper of the
     same module that does one of those (Hugging Face's `repeat_kv(hidden, n_rep)`),
-    directly or through a name (`k = repeat_kv(k, n)`, then `sdpa(q, k, v)`).
+    directly or through a name (`k = repeat_kv(k, n)`, then `sdpa(q, k, v)`), also when a call given the
+    repeated tensor hands it back under its name (`q, k = self.apply_rope(q, k, rope)`: a rotation or a norm
+    keeps every repeated head).
 
     It stays silent when the call passes `enable_gqa` or `**kwargs`, when the function
     mentions `enable_gqa` at all (code that already chooses between the two paths), when
     the repeat is along another dimension than the heads (dimension 1 or -3), and when
-    the call passes an `attn_mask`: PyTorch documents GQA for the flash and math kernels
+    the call passes an `attn_mask` that is a tensor on every call (a parameter that may be `None`,
+    `mask: Optional[torch.Tensor]`, leaves the maskless calls paying for the copy): PyTorch documents GQA for the flash and math kernels
     only, a mask rules out flash, and the math kernel repeats the heads itself (and
     materialises the attention matrix, which the memory-efficient kernel used with the
     repeated heads does not).
@@ -103,7 +106,8 @@ class GqaRepeatInterleave(Rule):
         statement = self.facts.current_statement
         if isinstance(target, cst.Name):
             found = self._head_repeat(value)
-            scope[target.value] = (found, statement) if found is not None else self._passed_on(value)
+            scope[target.value] = (found, statement) if found is not None else (
+                self._passed_on(value) or self._rebound(target.value, value))
         elif isinstance(target, (cst.Tuple, cst.List)):
             values = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
             for i, element in enumerate(target.elements):
@@ -111,7 +115,15 @@ class GqaRepeatInterleave(Rule):
                 if isinstance(element.value, cst.Name):
                     found = self._head_repeat(inner) if inner is not None else None
                     scope[element.value.value] = (found, statement) if found is not None else (
-                        self._passed_on(inner) if inner is not None else None)
+                        self._passed_on(inner) if inner is not None else self._rebound(element.value.value, value))
+
+    def _rebound(self, name: str, value: cst.BaseExpression) -> Optional[tuple[cst.BaseExpression, Optional[cst.CSTNode]]]:
+        """`q, k = self.apply_rope(q, k, rope)` of a repeated `k`: a call given the repeated tensor whose result takes
+        its name back (a rotation, a norm) carries the repeated heads on to the attention."""
+        if isinstance(value, cst.Call) and any(isinstance(a.value, cst.Name) and a.value.value == name and a.keyword is None
+                                               for a in value.args):
+            return self._repeats[-1].get(name)
+        return None
 
     def _passed_on(self, value: cst.BaseExpression) -> Optional[tuple[cst.BaseExpression, Optional[cst.CSTNode]]]:
         """`xk = keys.transpose(1, 2)` of a repeated `keys`: the repeat (where it was made) reaches on."""
@@ -207,11 +219,15 @@ class GqaRepeatInterleave(Rule):
         the math kernel, which repeats anyway); not one that is `None` unless the caller passes one."""
         if mask is None or (isinstance(mask, cst.Name) and mask.value == "None"):
             return False
+        if self.facts.value_of(mask).optional:
+            return False  # `attention_mask: Optional[torch.Tensor]`: `None` on some calls, where the copy is waste
         if isinstance(mask, cst.Name):
             function = self._functions[-1]
             for param in [*function.params.params, *function.params.kwonly_params]:
                 if param.name.value == mask.value and isinstance(param.default, cst.Name) and param.default.value == "None":
                     return False  # `attn_mask=None` by default: the common call has no mask
+                if param.name.value == mask.value and param.annotation is not None and _admits_none(param.annotation.annotation):
+                    return False  # `mask: Optional[torch.Tensor]`: some calls pass none
             for inner in descendants(function):
                 if isinstance(inner, cst.Assign) and isinstance(inner.value, cst.Name) and inner.value.value == "None" \
                         and any(isinstance(t.target, cst.Name) and t.target.value == mask.value for t in inner.targets):
@@ -375,3 +391,9 @@ def attention_wrapper_names(index: object) -> tuple[str, ...]:
         names.update(attr for attr, function in info.function_attributes.items() if function == SDPA)
     memo["VL303.names"] = found = tuple(sorted(names))
     return found
+
+
+def _admits_none(annotation: cst.BaseExpression) -> bool:
+    """`Optional[X]`, `X | None`, `Union[X, None]`."""
+    return any(isinstance(n, cst.Name) and n.value in ("None", "Optional") for n in descendants(annotation)) \
+        or (isinstance(annotation, cst.Name) and annotation.value == "None")

@@ -24,6 +24,8 @@ _STRIDE_FREE_METHODS = frozenset({
     "tolist", "size", "dim", "numel", "norm", "logsumexp", "topk", "sort", "argsort", "where", "std", "var", "prod",
     "nansum", "count_nonzero", "isnan", "isinf", "isfinite", "round", "floor", "ceil", "sign", "square",
 })
+# Matrix products: they read strided operands, copying any layout BLAS cannot take.
+_PRODUCTS = frozenset({"matmul", "bmm", "mm", "baddbmm", "addmm", "einsum", "linear", "bilinear"})
 # Views of it: whether they are fine depends on where they go.
 _VIEW_METHODS = frozenset({"unsqueeze", "squeeze", "detach", "transpose", "permute", "t", "expand", "narrow", "select"})
 _VIEW_ATTRIBUTES = frozenset({"T", "mT", "data"})
@@ -41,16 +43,20 @@ _CONTIGUITY_NAMESPACES = ("torch.distributed", "torch.ops", "torch.cuda", "torch
 class AvoidableContiguous(Rule):
     """
     ## What it does
-    Flags `y = x[..., :-1, :].contiguous()` (or the `.contiguous()` of a transpose or permute) when the
+    Flags `y = x[..., :-1, :].contiguous()` (or the `.contiguous()` of a transpose or permute, also of a
+    name bound to one, or a parameter every caller here passes one to: `query = query.contiguous()` of the
+    transposed heads an attention layer hands its attention function) when the
     copy is strided, so `.contiguous()` really copies, and every use of `y` in the function accepts a
     strided tensor as it is: arithmetic and comparisons, indexing, `torch` and `torch.nn.functional`
-    operations (`log_softmax`, `gather`, `cross_entropy`, `matmul`...), tensor methods that compute a
-    new tensor (`.float()`, `.sum()`, `.gather()`...), and functions of the same module whose parameter
-    is used only in those ways.
+    operations (`log_softmax`, `gather`, `cross_entropy`, `scaled_dot_product_attention`...), tensor methods
+    that compute a new tensor (`.float()`, `.sum()`, `.gather()`...), and functions of the same module whose
+    parameter is used only in those ways.
 
     It stays silent when any use may need contiguous memory or is out of sight: `.view()`, `.data_ptr()`,
     custom and distributed ops (`torch.ops.*`, `torch.distributed.*`), calls of functions or modules it
-    cannot read, returning or storing the copy; and when the slice is contiguous already (a slice of the
+    cannot read, returning or storing the copy; when the copy feeds two or more uses one of which is a
+    matrix product (`matmul`, `@`, `einsum`, `F.linear`: each copies a layout BLAS cannot read, so one
+    copy up front may be the cheaper); and when the slice is contiguous already (a slice of the
     first dimension: then `.contiguous()` copies nothing, see VL301).
 
     ## Why it matters
@@ -114,6 +120,8 @@ class AvoidableContiguous(Rule):
         uses = self._uses(function, name, node)
         if uses is None or not uses or not all(self._stride_free(use, function, depth=2) for use in uses):
             return
+        if len(uses) > 1 and any(self._in_product(use, function) for use in uses):
+            return  # a matrix product copies a layout BLAS cannot read, once per product: one copy up front may be less
         source = self.facts.source_for_edit(copied)
         self.report(
             call,
@@ -140,15 +148,26 @@ class AvoidableContiguous(Rule):
             return False
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             return node.func.attr.value in ("transpose", "permute", "t", "mT") and value.is_view
+        if isinstance(node, cst.Name):
+            # `query.contiguous()` of a `query` bound to a transpose here, or that every caller passes one of.
+            return value.is_view and value.origin in (".transpose()", ".permute()", ".t()", ".mT")
         return False
 
     # ------------------------------------------------------------------ its uses
     def _uses(self, function: cst.FunctionDef, name: str, assignment: cst.Assign) -> Optional[list[cst.Name]]:
-        """The reads of `name` in the function (None when it is bound more than once, or declared global)."""
+        """The reads of `name` in the function (None when it is bound more than once, or declared global). A parameter
+        copied under its own name (`query = query.contiguous()`, outside loops) is read as the copy only after it."""
         reads: list[cst.Name] = []
         bindings = 0
         parents = self._parent_map(function)
+        copied = assignment.value.func.value  # type: ignore[attr-defined]
+        self_copy = isinstance(copied, cst.Name) and copied.value == name and not self._in_loop(assignment, parents)
+        copied_ids = {id(n) for n in subtree(assignment.value)} if self_copy else set()
+        started = not self_copy
         for node in subtree(function.body):
+            started = started or node is assignment
+            if not started or id(node) in copied_ids:
+                continue  # the parameter itself, before it is copied, and in `query.contiguous()`
             if isinstance(node, cst.Name) and node.value == name:
                 parent = parents.get(id(node))
                 if isinstance(parent, cst.AssignTarget) or (isinstance(parent, (cst.AugAssign, cst.For, cst.AnnAssign))
@@ -159,6 +178,32 @@ class AvoidableContiguous(Rule):
                 else:
                     reads.append(node)
         return reads if bindings == 1 else None
+
+    def _in_product(self, use: cst.Name, function: cst.FunctionDef) -> bool:
+        """`use` is (a view of) an operand of a matrix product (`torch.matmul`, `@`, `F.linear`, `einsum`)."""
+        parents = self._parent_map(function)
+        current: cst.CSTNode = use
+        for _ in range(4):
+            parent = parents.get(id(current))
+            if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.MatrixMultiply):
+                return True
+            if isinstance(parent, cst.Arg):
+                call = parents.get(id(parent))
+                last = (self.facts.qualify(call.func) or "").rsplit(".", 1)[-1] if isinstance(call, cst.Call) else ""
+                return last in _PRODUCTS
+            if parent is None:
+                return False
+            current = parent
+        return False
+
+    @staticmethod
+    def _in_loop(node: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> bool:
+        current = parents.get(id(node))
+        while current is not None and not isinstance(current, cst.FunctionDef):
+            if isinstance(current, (cst.For, cst.While)):
+                return True
+            current = parents.get(id(current))
+        return False
 
     def _parent_map(self, function: cst.FunctionDef) -> dict[int, cst.CSTNode]:
         found = self._parents.get(id(function))

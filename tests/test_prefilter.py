@@ -155,8 +155,8 @@ def tensor_flags(source: str) -> set[str]:
         ("def f(x: torch.Tensor, items):\n    for pair in zip(items, range(3)):\n        if pair: pass", set()),
         ("def f(x: torch.Tensor, pair):\n    a = (b, c) = pair\n    if b: pass", set()),
         # The walker binds in source order: an assignment made after a use (or around it) is not seen there ...
-        ("def f(x):\n    x = x.contiguous()\n    y = x.contiguous()", {"contiguous-of-contiguous"}),
-        ("def f(x):\n    y = x.contiguous()\n    x = x.contiguous()", set()),
+        ("def f(x):\n    x = x.contiguous()\n    y = x.contiguous()", {"contiguous-of-contiguous", "strided-contiguous-assign"}),
+        ("def f(x):\n    y = x.contiguous()\n    x = x.contiguous()", {"strided-contiguous-assign"}),
         ("def f(x):\n    if x: pass\n    x = torch.ones(1)", set()),
         ("def f(x):\n    for i in range(3):\n        if x: pass\n        x = torch.ones(1)", set()),
         # ... nor a later loop or unpacking (they bind from the end of what they take from on) ...
@@ -209,10 +209,10 @@ def tensor_flags(source: str) -> set[str]:
         # `.contiguous()` of what may be known contiguous (VL301) ...
         ("def f(x):\n    y = torch.empty(3)\n    return y.contiguous()", {"contiguous-of-contiguous"}),
         ("def f(x):\n    return x.t().clone().contiguous()", {"contiguous-of-contiguous"}),
-        ("def f(x):\n    y = x.contiguous()\n    z = y.float() * 2\n    return z.contiguous()", {"contiguous-of-contiguous"}),
+        ("def f(x):\n    y = x.contiguous()\n    z = y.float() * 2\n    return z.contiguous()", {"contiguous-of-contiguous", "strided-contiguous-assign"}),
         ("def f(x: torch.Tensor, i):\n    return x[i].contiguous()", {"contiguous-of-contiguous"}),  # maybe a gather
-        ("def f(x: torch.Tensor):\n    for y in x:\n        z = y.contiguous()", {"contiguous-of-contiguous"}),
-        ("def f(x):\n    for y in x:\n        z = y.contiguous()", set()),  # rows of something unknown
+        ("def f(x: torch.Tensor):\n    for y in x:\n        z = y.contiguous()", {"contiguous-of-contiguous", "strided-contiguous-assign"}),
+        ("def f(x):\n    for y in x:\n        z = y.contiguous()", {"strided-contiguous-assign"}),  # rows of something unknown
         ("def f(a, b):\n    return (a @ b).contiguous()", {"contiguous-of-contiguous"}),
         # ... and not of views, parameters or unknown values.
         ("def f(x: torch.Tensor):\n    return x.contiguous(), x.transpose(1, 2).contiguous(), x[:, 0].contiguous()", set()),
@@ -277,8 +277,10 @@ def tensor_flags(source: str) -> set[str]:
         ("def f(x):\n    y = x[..., :-1, :].contiguous()", {"strided-contiguous-assign"}),
         ("def f(x):\n    y = x[:, 1:].contiguous()", {"strided-contiguous-assign"}),
         ("def f(x):\n    y = x.transpose(1, 2).contiguous()", {"strided-contiguous-assign"}),
-        # ... and not a slice of the first dimension, a plain `.contiguous()` or one that is not assigned.
-        ("def f(x):\n    y = x[1:].contiguous()\n    z = x.contiguous()\n    return x[:, 1:].contiguous()", set()),
+        # ... and of a name (whether it holds a transpose, the analysis says: `query = query.contiguous()` of the
+        # transposes every caller passes); not a slice of the first dimension, nor one that is not assigned.
+        ("def f(x):\n    y = x[1:].contiguous()\n    return x[:, 1:].contiguous()", set()),
+        ("def f(x):\n    z = x.contiguous()", {"strided-contiguous-assign"}),
         # Python bools that torch gives (its predicates, under any alias), dtype comparisons and string tests ...
         ("import torch\nimport torch.distributed as dist\ndef f(x: torch.Tensor):\n"
          "    if torch.cuda.is_available() or dist.is_initialized() or torch.is_tensor(x): pass", set()),

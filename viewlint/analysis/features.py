@@ -31,8 +31,8 @@ Flags:
   that may copy (`flat = x.flatten(); flat[:3] = 0`); `inplace-on-gathered-name`: an in-place
   statement on a name that may be bound to a gathered copy (`rows = x[idx]; rows.add_(1)`).
 - `transposed-contiguous`: `.contiguous()` of a transpose (`w.t().contiguous()`, `w.T.contiguous()`).
-- `strided-contiguous-assign`: `y = x[..., :-1, :].contiguous()` (a slice past the first dimension) or
-  `y = x.transpose(...).contiguous()` (`permute`, `t`) assigned to a name.
+- `strided-contiguous-assign`: `y = x[..., :-1, :].contiguous()` (a slice past the first dimension),
+  `y = x.transpose(...).contiguous()` (`permute`, `t`) or `y = x.contiguous()` of a name, assigned to a name.
 - `to-cpu`: `.to("cpu")` and its spellings; `numpy-force`: `.numpy(force=...)`.
 - `twin-statement`: an expression statement `x.<m>(...)` where `m` has an in-place `m_` twin (`x.add(1)`), or is a
   conversion (`x.to(device)`);
@@ -545,6 +545,8 @@ def _strided_contiguous(value: ast.AST) -> bool:
     receiver = value.func.value  # type: ignore[attr-defined]
     if type(receiver) is ast.Call:
         return type(receiver.func) is ast.Attribute and receiver.func.attr in ("transpose", "permute", "t", "mT")  # type: ignore[attr-defined]
+    if type(receiver) is ast.Name:
+        return True  # `query.contiguous()`: whether `query` holds a transpose is the analysis's to say
     if type(receiver) is not ast.Subscript:
         return False
     index = receiver.slice  # type: ignore[attr-defined]
