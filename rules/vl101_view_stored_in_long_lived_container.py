@@ -209,27 +209,9 @@ class ViewStoredInLongLivedContainer(Rule):
                 return view
         return None
 
-    def _view_node(self, node: cst.BaseExpression, depth: int = 2) -> Optional[cst.BaseExpression]:
+    def _view_node(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         """The sub-expression of a stored expression that is the leaking view (for the edit)."""
-        value = self.facts.value_of(node)
-        if value.is_view:
-            return node if self._leaking_view(value) is not None else None
-        if depth <= 0:
-            return None
-        children: list[cst.BaseExpression] = []
-        if isinstance(node, cst.Call):
-            # Only where the call's result holds its arguments (`Entry(x)`, `list(pieces)`): a module or a function
-            # given `text_ids` hands back something else.
-            children = [a.value for a in node.args if value.kind is Kind.WRAPPER and self.facts.value_of(a.value) in value.elements]
-        elif isinstance(node, (cst.Tuple, cst.List)):
-            children = [e.value for e in node.elements]
-        elif isinstance(node, cst.Dict):
-            children = [e.value for e in node.elements if isinstance(e, cst.DictElement)]
-        for child in children:
-            found = self._view_node(child, depth - 1)
-            if found is not None:
-                return found
-        return None
+        return self.facts.holding_node(node, lambda value: value.is_view and self._leaking_view(value) is not None)
 
     def _temporary_base(self, node: cst.BaseExpression) -> bool:
         """The returned view's root is a tensor made in this call (a fresh local or a call result)."""

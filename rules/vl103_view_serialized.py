@@ -16,6 +16,7 @@ from viewlint.analysis.values import UNKNOWN, Kind, Value
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 from viewlint.analysis.returns import quoted_base
+from viewlint.analysis.tree import descendants
 
 # Expressions that take a `.clone()` suffix without parentheses.
 _ATOMS = (cst.Name, cst.Attribute, cst.Subscript, cst.Call)
@@ -143,12 +144,25 @@ class ViewSerialized(Rule):
             text = facts.short_source(argument)
             held = f"`{text}.{entry.field}`" if entry.field else f"`{text}`"
             self.report(
-                argument,
+                self._made_at(argument, view),
                 f"`{name}(…)` writes {held} with `{entry.serializer}`, and {held} "
                 f"{'is' if value.is_view else 'holds'} a view of {quoted_base(view.base)} (via `{view.origin}`): the "
                 f"{_receiver(entry.serializer)} the whole storage of {quoted_base(view.base)}, not just the viewed elements",
                 fix_message="pass a `.clone()` of the view",
             )
+
+    def _made_at(self, argument: cst.BaseExpression, view: Value) -> cst.BaseExpression:
+        """Where the fix goes: for a name bound once in this function to an object or a display holding the view
+        (`part = FeaturePartition(ids=chunk)`, then `save_part(part, path)`), the element that is the view."""
+        function = self.facts.contexts.function
+        if not isinstance(argument, cst.Name) or function is None or function.node is None:
+            return argument
+        bound = [n for n in descendants(function.node) if isinstance(n, cst.Assign) and len(n.targets) == 1
+                 and isinstance(n.targets[0].target, cst.Name) and n.targets[0].target.value == argument.value]
+        if len(bound) != 1 or not isinstance(bound[0].value, (cst.Call, cst.Tuple, cst.List, cst.Dict)):
+            return argument
+        found = self.facts.holding_node(bound[0].value, lambda value: value.is_view and value.base == view.base)
+        return found if found is not None else argument
 
     def _saved_by_helper(self, name: str, entry: Serialized, one_file: bool) -> bool:
         summaries = self.facts.summaries

@@ -427,3 +427,71 @@ def test_contiguous_of_a_transpose_claim_on_real_torch():
     assert copied.data_ptr() != q.data_ptr()  # a copy
     f = torch.nn.functional
     assert torch.allclose(f.scaled_dot_product_attention(q, q, q), f.scaled_dot_product_attention(copied, copied, copied), atol=1e-6)
+
+
+# ---------------------------------------------------------------- where a saved object's view is put in it
+SAVED_OBJECT = """
+    import pickle
+    from dataclasses import dataclass
+
+    import torch
+
+
+    @dataclass
+    class Partition:
+        ids: torch.Tensor
+
+
+    def save_partition(path, part):
+        with open(path, "wb") as f:
+            pickle.dump(part.ids, f)
+
+
+    def split_and_save(ids: torch.Tensor, n: int, folder: str):
+        for i, chunk in enumerate(torch.chunk(ids, n)):
+            part = Partition(ids=chunk)
+            save_partition(f"{folder}/{i}.pkl", part)
+
+
+    def save_whole(ids: torch.Tensor, folder: str):
+        save_partition(f"{folder}/all.pkl", Partition(ids=ids.clone()))
+"""
+
+
+def test_a_helper_save_is_reported_where_the_view_goes_into_the_saved_object():
+    # graphlearn-torch: `FeaturePartitionData(ids=chunk)` pickled by a helper: the fix (`ids=chunk.clone()`) and the
+    # finding are on the line that puts the view in the object.
+    assert _lint(SAVED_OBJECT) == [(19, "VL103")]
+
+
+# ---------------------------------------------------------------- what a constructor keeps from its callers
+CONSTRUCTOR_KEEPS = """
+    import torch
+
+
+    class BatchedCache:
+        def __init__(self, states: list):
+            self.states = states
+
+        def extract(self, idx: int) -> list:
+            return [s[idx:idx + 1] for s in self.states]
+
+
+    def merge(per_sequence: list) -> BatchedCache:
+        return BatchedCache([torch.cat(parts, dim=0) for parts in zip(*per_sequence)])
+
+
+    class Scheduler:
+        def __init__(self):
+            self.prompt_cache = {}
+
+        def on_finished(self, batch_cache: BatchedCache, finished: list, keys: list) -> None:
+            for i in finished:
+                self.prompt_cache[keys[i]] = batch_cache.extract(i)
+"""
+
+
+def test_an_attribute_set_from_a_constructor_parameter_is_what_its_callers_pass():
+    # mlx-lm PR #1701: `[c[idx:idx + 1] for c in self.state]` of the batched state the constructor was given: rows
+    # of the whole batch, kept by the prompt cache.
+    assert _lint(CONSTRUCTOR_KEEPS) == [(22, "VL101")]

@@ -28,6 +28,7 @@ from viewlint.analysis.annotations import DEVICE_VALUE, DTYPE_VALUE, STR_VALUE, 
 from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.module_index import ClassInfo
 from viewlint.analysis.calls import CallEvaluation
+from viewlint.analysis.constructed import constructor_argument
 from viewlint.analysis.narrowing import NOT_A_TENSOR, TypeTests
 from viewlint.analysis.tree import dotted_name, keyed_reference, short_text, stored_key, string_keyed
 from viewlint.analysis.ranks import RANKED_NODES, ranked
@@ -49,10 +50,8 @@ class Evaluator(CallEvaluation, TypeTests):
         self.env = env
         self.index = env.index
         self._cpu_names: frozenset[str] = frozenset()
-        # Values already computed during the current outermost `evaluate` (the environment does not change
-        # inside one): a receiver is read both to resolve a call and to type the method, and a chain of
-        # calls would otherwise be evaluated 2**depth times. Keyed by node and locals identity; the entry
-        # keeps both alive so their ids cannot be reused.
+        # Values already computed during the current outermost `evaluate` (the environment does not change inside
+        # one; a chain of calls would otherwise be evaluated 2**depth times), by node and locals identity (kept alive).
         self._memo: Optional[dict[tuple[int, int], tuple[Value, cst.CSTNode, Locals]]] = None
         # The same values kept from one outermost `evaluate` to the next while the flow stands still (see
         # `keep_values`): rules ask for each link of a chain in turn, and each would evaluate the links below.
@@ -388,9 +387,7 @@ class Evaluator(CallEvaluation, TypeTests):
         finder = getattr(self.env, "receiver_class", None)
         info = finder(receiver) if finder is not None else None
         if info is None or attr not in info.field_annotations or self.index.classes.get(info.name) is not info:
-            # A class of this module only: the prefilter reads the same fields. Reading those of classes in other
-            # modules too found 42 more syncs on sglang (`forward_batch.seq_lens.cpu()`), but for the prefilter to
-            # see them it must read those modules for every file: 50% slower (issue 26's speed budget).
+            # A class of this module only: the prefilter reads the same fields (others': 50% slower, issue 26).
             return None
         value = self._annotated(info.field_annotations[attr])
         return value if value.kind is not Kind.UNKNOWN else None
@@ -452,6 +449,9 @@ class Evaluator(CallEvaluation, TypeTests):
             known = optimizer_attribute(attr)
             if known is not None:
                 return known
+        passed = constructor_argument(self.env.summaries, info, attr) if info is not None else None
+        if passed is not None:
+            return passed  # `self.states = states` in `__init__`: what the constructor's callers pass
         # (`self.use_bias`, `self.has_bias`, `self.disable_merger_proj`: flags by their prefix, not tensors.)
         if (attr in ("weight", "bias") or attr.endswith(("_weight", "_bias", "_proj"))) and not attr.startswith(sem.FLAG_PREFIXES):
             return UNKNOWN_TENSOR.with_(is_parameter=True, label=f"self.{attr}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 import libcst as cst
 
@@ -135,6 +135,30 @@ class Facts(FlowHooks, StoreQuestions):
 
     def short_source(self, node: cst.CSTNode, limit: int = 60) -> str:
         return short_text(node, self.source, limit, self._long_prefixes)
+
+    def holding_node(self, node: cst.BaseExpression, holds: "Callable[[Value], bool]", depth: int = 2) -> Optional[cst.BaseExpression]:
+        """The sub-expression of `node` (itself, an element of a tuple, list or dict it displays, an argument of an object
+        it builds that the object holds: `Entry(x)`, `list(pieces)`) whose value `holds` says is the one sought; a
+        rule's report goes there, and its edit."""
+        value = self.value_of(node)
+        if value.kind is Kind.TENSOR:
+            return node if holds(value) else None
+        if depth <= 0:
+            return None
+        children: list[cst.BaseExpression] = []
+        if isinstance(node, cst.Call):
+            # Only where the call's result holds its arguments: a module or a function given `text_ids` hands back
+            # something else.
+            children = [a.value for a in node.args if value.kind is Kind.WRAPPER and self.value_of(a.value) in value.elements]
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            children = [e.value for e in node.elements]
+        elif isinstance(node, cst.Dict):
+            children = [e.value for e in node.elements if isinstance(e, cst.DictElement)]
+        for child in children:
+            found = self.holding_node(child, holds, depth - 1)
+            if found is not None:
+                return found
+        return None
 
     # ------------------------------------------------------------------ contexts
     @property
