@@ -495,3 +495,115 @@ def test_an_attribute_set_from_a_constructor_parameter_is_what_its_callers_pass(
     # mlx-lm PR #1701: `[c[idx:idx + 1] for c in self.state]` of the batched state the constructor was given: rows
     # of the whole batch, kept by the prompt cache.
     assert _lint(CONSTRUCTOR_KEEPS) == [(22, "VL101")]
+
+
+def test_cls_in_a_classmethod_calls_the_constructor():
+    source = CONSTRUCTOR_KEEPS.replace('''
+    def merge(per_sequence: list) -> BatchedCache:
+        return BatchedCache([torch.cat(parts, dim=0) for parts in zip(*per_sequence)])
+''', '''
+        @classmethod
+        def merge(cls, per_sequence: list) -> "BatchedCache":
+            return cls([torch.cat(parts, dim=0) for parts in zip(*per_sequence)])
+''')
+    assert "cls([" in source
+    assert _lint(source) == [(23, "VL101")]  # (one line further down: the decorator)
+
+
+# ---------------------------------------------------------------- functions a class body holds; an overridden method
+CLASS_BODY_FUNCTION = """
+    import torch
+    from torch import nn
+
+
+    def apply_penalties(logits: torch.Tensor, penalties: torch.Tensor) -> torch.Tensor:
+        logits[logits > 0] /= penalties[logits > 0]
+        return logits
+
+
+    class Sampler(nn.Module):
+        penalty_fn = staticmethod(apply_penalties)
+
+        def forward(self, logits, penalties):
+            return self.penalty_fn(logits, penalties)
+"""
+
+
+def test_a_function_a_class_body_holds_runs_when_called_through_self():
+    # vLLM PR #16436: the sampler's penalties, a module function held as `staticmethod(...)` in the class body,
+    # run on every decode step: the boolean-mask update and read each wait for the GPU.
+    assert _lint(CLASS_BODY_FUNCTION) == [(6, "VL404"), (6, "VL404")]
+
+
+OVERRIDDEN_METHOD = """
+    import torch
+    from torch import nn
+
+
+    class Dispatcher:
+        def _permute(self, tokens: torch.Tensor, counts: torch.Tensor):
+            index = torch.arange(counts.shape[0], device=tokens.device).repeat_interleave(counts)
+            return tokens[index]
+
+
+    class SizedDispatcher(Dispatcher):
+        def _permute(self, tokens: torch.Tensor, counts: torch.Tensor):
+            index = torch.arange(counts.shape[0], device=tokens.device).repeat_interleave(counts, output_size=tokens.shape[0])
+            return tokens[index]
+
+
+    class MoE(nn.Module):
+        def __init__(self, dispatcher):
+            super().__init__()
+            self.dispatcher = dispatcher
+
+        def forward(self, tokens, counts):
+            return self.dispatcher._permute(tokens, counts)
+"""
+
+
+def test_a_method_a_subclass_overrides_resolves_to_the_base_for_a_receiver_of_unknown_class():
+    # torchtitan PR #3274: `repeat_interleave(counts)` without `output_size` in the MoE dispatcher, reached from a
+    # forward through `self.dispatcher`, whose class is not known; the subclass's override passes `output_size`.
+    assert _lint(OVERRIDDEN_METHOD) == [(7, "VL404")]
+
+
+KEYED_USAGE = """
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+
+    class CausalAttention(nn.Module):
+        def forward(self, q, k, v, kv_cache):
+            end = kv_cache["end_index"].item() + q.shape[1]
+            kv_cache["k"][:, :end] = k
+            kv_cache["end_index"].fill_(end)
+            return F.scaled_dot_product_attention(q, kv_cache["k"][:, :end], kv_cache["v"][:, :end])
+"""
+
+
+def test_a_keyed_value_used_as_a_tensor_elsewhere_is_one():
+    # lingbot-world PR #51: `kv_cache["local_end_index"].item()` in every layer's forward, the cache index filled in
+    # place (`.fill_`) elsewhere in the same function.
+    assert _lint(KEYED_USAGE) == [(8, "VL401")]
+
+
+def test_a_message_quotes_a_multi_line_expression_without_its_comments():
+    from viewlint.engine import lint_text
+    from viewlint.settings import Settings
+
+    source = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+
+        class Penalties(nn.Module):
+            def forward(self, logits: torch.Tensor, penalties: torch.Tensor):
+                logits[logits > 0] /= torch.where(logits > 0,  # the penalised side
+                                                  penalties, 1.0)[logits > 0]
+                return logits
+    """).lstrip("\n")
+    messages = [d.message for d in lint_text(source, "snippet.py", Settings(select=("ALL",)))]
+    assert any("torch.where(logits > 0, penalties, 1.0)" in m for m in messages), messages
+    assert not any("#" in m for m in messages), messages

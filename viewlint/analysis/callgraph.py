@@ -142,7 +142,7 @@ class CallGraph:
                             self.method_owners[member.name].append(statement.name)
         callees: dict[FunctionKey, set[FunctionKey]] = {}
         # Names a call must end with to reach a function of this module (its own name, or its class's).
-        reachable = self._names = {key.name for key in self.functions} | set(self.index.classes) \
+        reachable = self._names = {key.name for key in self.functions} | set(self.index.classes) | {"cls"} \
             | {attribute for info in self.index.classes.values() for attribute in info.held_functions}
         scanned: set[int] = set()
         for key, info in self.functions.items():
@@ -224,8 +224,9 @@ class CallGraph:
                 return [FunctionKey(None, func.id)]
             if caller is not None and func.id in self._chosen_functions(caller):
                 return list(self._chosen_functions(caller)[func.id])  # `fn = _fast if fixed else _slow; fn(x)`
-            if func.id in self.index.classes and FunctionKey(func.id, "__init__") in self.functions:
-                return [FunctionKey(func.id, "__init__")]
+            built = owner if func.id == "cls" else func.id  # `cls(...)` in a classmethod builds this class
+            if built in self.index.classes and FunctionKey(built, "__init__") in self.functions:
+                return [FunctionKey(built, "__init__")]
             return []
         if not isinstance(func, ast.Attribute):
             return []
@@ -342,19 +343,22 @@ class CallGraph:
             key.owner, key.name, tree, lambda owner, method: FunctionKey(owner, method) in self.functions)]
 
     def unique_method_owner(self, method: str, receiver: Optional[str] = None) -> Optional[str]:
-        """The one class of this module that defines `method` (None when none or several do, or the
+        """The one class of this module that defines `method`, or that all classes defining it derive from (None when
+        none or several unrelated ones do, or the
         name is too common to tell: `get`, `update`, `forward`), for a receiver of unknown type; where the receiver
         is a name (`rollout.generate`, `self.worker.run_batch`), only if the name shares a word with the class's
         (`module.generate(...)` in `HybridEngineRollout` is some model's, not the rollout's)."""
         if method in _UNRESOLVED_METHOD_NAMES or method.startswith("__"):
             return None
-        owners = self.method_owners.get(method, [])
-        if len(owners) != 1:
+        roots = self.memo.get(("method root", method))
+        if roots is None:  # several owners in one line of descent (overrides): the class they all derive from
+            roots = self.memo[("method root", method)] = dispatch.common_root(self.method_owners.get(method, []), self.index.class_defs)
+        if len(roots) != 1:
             return None
         if receiver is not None and receiver not in ("self", "cls") \
-                and not sem.name_words(receiver.split(".")[-1]) & sem.name_words(owners[0]):
+                and not sem.name_words(receiver.split(".")[-1]) & sem.name_words(roots[0]):
             return None
-        return owners[0]
+        return roots[0]
 
 
 # The name under which the body of `if __name__ == "__main__":` is a function of the call graph: a caller only

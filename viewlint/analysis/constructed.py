@@ -29,13 +29,17 @@ def constructor_argument(summaries: "Optional[ModuleSummaries]", info: ClassInfo
     if init is None:
         return None
     memo = summaries.callgraph.memo
-    key = ("constructor parameters", info.name)
-    kept = memo.get(key)
+    kept = memo.get(("constructor parameters", info.name))
     if kept is None:
-        kept = memo[key] = _kept_parameters(init.node, summaries.index.class_defs.get(info.name, []))
+        kept = memo[("constructor parameters", info.name)] = _kept_parameters(init.node)
     parameter = kept.get(attr)
     if parameter is None:
         return None
+    counts = memo.get(("attribute assignments", info.name))
+    if counts is None:
+        counts = memo[("attribute assignments", info.name)] = _assignments(summaries.index.class_defs.get(info.name, []))
+    if counts.get(attr) != 1:
+        return None  # assigned again somewhere: what the constructor was given is not all it holds
     passed = (summaries.entry_values(info.name, "__init__") or {}).get(parameter)
     if passed is None:
         return None
@@ -48,28 +52,37 @@ def constructor_argument(summaries: "Optional[ModuleSummaries]", info: ClassInfo
     return None
 
 
-def _kept_parameters(init: ast.AST, definitions: list[ast.ClassDef]) -> dict[str, str]:
-    """{attribute: parameter} for `self.<attribute> = <parameter>` in `__init__`, where no method of the class (in any
-    of its definitions) assigns the attribute again."""
+def _kept_parameters(init: ast.AST) -> dict[str, str]:
+    """{attribute: parameter} for `self.<attribute> = <parameter>` in `__init__`."""
     arguments = getattr(init, "args", None)
     if not isinstance(arguments, ast.arguments):
         return {}
     parameters = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
     kept: dict[str, str] = {}
-    counts: dict[str, int] = {}
-    for definition in definitions:
-        for node in ast.walk(definition):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
-            for target in targets:
-                elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
-                for element in elements:
-                    name = dotted(element) or ""
-                    if name.startswith("self.") and name.count(".") == 1:
-                        counts[name[5:]] = counts.get(name[5:], 0) + 1
     for node in ast.walk(init):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Name) \
                 and node.value.id in parameters:
             name = dotted(node.targets[0]) or ""
-            if name.startswith("self.") and name.count(".") == 1 and counts.get(name[5:]) == 1:
+            if name.startswith("self.") and name.count(".") == 1:
                 kept[name[5:]] = node.value.id
     return kept
+
+
+def _assignments(definitions: list[ast.ClassDef]) -> dict[str, int]:
+    """{attribute: how many statements of the class (in any of its definitions) assign `self.<attribute>`}."""
+    counts: dict[str, int] = {}
+    for definition in definitions:
+        for node in ast.walk(definition):
+            kind = type(node)
+            if kind is ast.Assign:
+                targets = node.targets  # type: ignore[attr-defined]
+            elif kind is ast.AugAssign or kind is ast.AnnAssign:
+                targets = [node.target]  # type: ignore[attr-defined]
+            else:
+                continue
+            for target in targets:
+                for element in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
+                    name = dotted(element) or ""
+                    if name.startswith("self.") and name.count(".") == 1:
+                        counts[name[5:]] = counts.get(name[5:], 0) + 1
+    return counts

@@ -83,3 +83,23 @@ def overriding_classes(owner: str, method: str, tree: dict[str, list[str]], defi
             found.append(name)
         pending.extend(tree.get(name, ()))
     return found
+
+
+def ancestors(class_name: str, class_defs: dict[str, list[ast.ClassDef]]) -> set[str]:
+    """The classes of the module `class_name` derives from, directly or not."""
+    found: set[str] = set()
+    pending = [class_name]
+    while pending:
+        for definition in class_defs.get(pending.pop(), []):
+            for base in (dotted(b) or "" for b in definition.bases):
+                if base in class_defs and base not in found:
+                    found.add(base)
+                    pending.append(base)
+    return found
+
+
+def common_root(owners: list[str], class_defs: dict[str, list[ast.ClassDef]]) -> list[str]:
+    """Of classes that each define a method, the one every other derives from (a base and the subclasses that override
+    it: `Dispatcher._permute` and `DispatcherFixed._permute`), as a list of one; all of them when there is none."""
+    roots = [o for o in owners if all(other == o or o in ancestors(other, class_defs) for other in owners)]
+    return roots if len(roots) == 1 else owners

@@ -29,7 +29,7 @@ from viewlint.analysis.nodes import dotted, preorder
 from viewlint.analysis.rebinding import LayoutRisks, layout_risks
 from viewlint.analysis.stores import StoreQuestions
 from viewlint.analysis.value_ops import fields_mark
-from viewlint.analysis.tree import chain_text, code_for_node, descendants, dotted_name, source_in_place, short_text
+from viewlint.analysis.tree import STORED, chain_text, code_for_node, descendants, dotted_name, source_in_place, short_text
 from viewlint.analysis.values import UNKNOWN, UNKNOWN_TENSOR, Device, IndexKind, Kind, Provenance, Value
 
 if TYPE_CHECKING:
@@ -229,6 +229,8 @@ class Facts(FlowHooks, StoreQuestions):
                     found = found.with_(contiguous=None)
                 break
         if found.kind is Kind.UNKNOWN and "." not in name and name not in ("self", "cls") and found.host_type != NOT_A_TENSOR.host_type:
+            # (Of `d["k"]` that nothing stored here: how the function uses `d["k"]`.)
+            name = name[len(STORED):] if name.startswith(STORED) else name
             used = self.usage_of(name) & sem.TENSOR_USAGE_METHODS
             if used:
                 # `mask.masked_fill(...)`, `idx.long()` elsewhere in the function: only tensors have those.
@@ -458,6 +460,10 @@ def _attribute_reads(nodes: Iterable[ast.AST]) -> dict[str, frozenset[str]]:
         kind = type(node)
         if kind is ast.Attribute and type(node.value) is ast.Name:  # type: ignore[attr-defined]
             found.setdefault(node.value.id, set()).add(node.attr)  # type: ignore[attr-defined]
+        elif kind is ast.Attribute and type(node.value) is ast.Subscript and type(node.value.value) is ast.Name \
+                and type(node.value.slice) is ast.Constant and type(node.value.slice.value) is str:  # type: ignore[attr-defined]
+            # `cache["end"].fill_(n)`: read as `tree.keyed_reference` spells it.
+            found.setdefault(f"{node.value.value.id}[{node.value.slice.value!r}]", set()).add(node.attr)  # type: ignore[attr-defined]
         elif kind is ast.Assign:
             value = node.value  # type: ignore[attr-defined]
             if type(value) is ast.Call and value.args and type(value.args[0]) is ast.Name \

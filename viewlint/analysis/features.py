@@ -245,7 +245,9 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     unordered: set[int] = set()  # values bound by `:=`, visible wherever they are used
     comprehended: set[int] = set()  # what comprehensions iterate (their names are visible wherever they are used)
     narrowed: set[str] = set()  # names `isinstance(name, ...)` tests
-    tested: set[str] = set()  # `d["k"]` that a type test narrows (in the expression around it: a tensor there, maybe)
+    # `d["k"]` the walker may read as a tensor: a type test narrows it (in the expression around it), the segment stores
+    # something under the key (`state["s"] = torch.zeros_like(p)`), or uses it as only tensors are (`d["k"].fill_(n)`).
+    tested: set[str] = set()
     slots: dict[tuple[str, int], tuple[int, int]] = {}  # (name, id(source)) -> its place in the unpacked tuple
     collected = _COLLECTED
     for node in nodes:
@@ -270,6 +272,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             attrs.add(attr)
             if attr == "real" or attr == "imag":
                 flags.add("partial-view")
+            if attr in semantics.TENSOR_USAGE_METHODS and _keyed(node.value) is not None:  # type: ignore[attr-defined]
+                tested.add(_keyed(node.value))  # type: ignore[arg-type, attr-defined]
             if attr in semantics.ARRAY_METHODS and type(node.value) is Name:  # type: ignore[attr-defined]
                 # `mask.any()`: the walker may read `mask` as an array (a tensor of unknown layout and provenance).
                 bound.setdefault(node.value.id, []).append(PARAMETER)
@@ -385,6 +389,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                 flags.add("strided-contiguous-assign")
             for target in node.targets:  # type: ignore[attr-defined]
                 if type(target) is Subscript:
+                    if _keyed(target) is not None:
+                        tested.add(_keyed(target))  # type: ignore[arg-type]
                     root = _root_name(target)
                     if root is not None:
                         written_roots.append(root)  # `flat[:3] = 0`
@@ -474,7 +480,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             judged.append(cold is None or not cold())
         return judged[0]
 
-    if tests and hot() and (tensors is None or any(itself_may_be_tensor(v, before(v), tensors) for test in tests for v in _tested(test))):
+    if tests and hot() and (tensors is None or any(itself_may_be_tensor(v, before(v), tensors) or _keyed(v) in tested
+                                                   for test in tests for v in _tested(test))):
         flags.add("device-truth-test")
     if subscripts and hot() and (tensors is None or any(
         itself_may_be_tensor(s.value, before(s), tensors) and any(tensor_may_be(e, before(s), tensors) for e in index_elements(s.slice))  # type: ignore[attr-defined]

@@ -561,6 +561,11 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                         and _is_container_expression(member.value, index):
                     # `cache = defaultdict(dict)` in the class body: `Allocator.cache[t]` looks a key up.
                     info.class_containers[member.targets[0].id] = _container_kind(member.value)
+                if isinstance(member, ast.Assign) and len(member.targets) == 1 and isinstance(member.targets[0], ast.Name):
+                    held = member.value.args[0] if isinstance(member.value, ast.Call) and len(member.value.args) == 1 \
+                        and dotted(member.value.func) in ("staticmethod", "classmethod") else member.value
+                    if isinstance(held, ast.Name):  # `penalty_fn = staticmethod(apply_penalties)`: a function held
+                        info.held_functions.setdefault(member.targets[0].id, set()).add(held.id)
                 if isinstance(member, ast.AnnAssign) and isinstance(member.target, ast.Name):
                     annotated = annotation_class(member.annotation)
                     if annotated is not None:

@@ -211,8 +211,8 @@ class ModuleSummaries:
             info = functions.get(FunctionKey(None, name))
             if info is not None:
                 return info
-            if name in self.index.classes:
-                return functions.get(FunctionKey(name, "__init__"))
+            if name in self.index.classes or (name == "cls" and evaluator.env.class_name):  # `cls(...)`: this class's
+                return functions.get(FunctionKey(evaluator.env.class_name if name == "cls" else name, "__init__"))
             return None
         if not isinstance(func, cst.Attribute):
             return None

@@ -4,7 +4,9 @@ descent that skips whitespace and punctuation (a libcst visitor rebuilds every n
 from __future__ import annotations
 
 import inspect
+import io
 import re
+import tokenize
 import typing
 from typing import Any, Callable, Hashable, Iterable, Iterator, Optional, Sequence, TypeVar
 
@@ -54,7 +56,10 @@ def stored_key(reference: str) -> str:
     """The scope entry under which the flow keeps what a function stored in `reference` (`state["exp_avg"] = ...`):
     not a name, so nothing reads it as one; the evaluator reads it where `reference` is read and nothing else says
     what it holds."""
-    return "<stored> " + reference
+    return STORED + reference
+
+
+STORED = "<stored> "
 
 
 def source_in_place(module: cst.Module, node: cst.CSTNode, blocks: Sequence[cst.IndentedBlock]) -> str:
@@ -237,6 +242,22 @@ def _parse_module(source: str) -> cst.Module:
         node_class.__post_init__ = original  # type: ignore[method-assign]
 
 
+def _without_comments(text: str) -> str:
+    """`text` (code of one node) without its comments: an expression written over several lines keeps the comments
+    between them (`torch.where(mask,  # why`), which a one-line message must not show."""
+    if "#" not in text:
+        return text
+    cuts: dict[int, int] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                cuts[token.start[0]] = token.start[1]
+    except (tokenize.TokenError, SyntaxError):
+        return text
+    lines = text.splitlines()
+    return "\n".join(line[: cuts[row]] if row in cuts else line for row, line in enumerate(lines, start=1))
+
+
 def short_text(node: cst.CSTNode, render: Callable[[cst.CSTNode], str], limit: int = 60,
                long_prefixes: Optional[dict[tuple[int, int], tuple[cst.CSTNode, str]]] = None) -> str:
     """`render(node)` on one line, cut to `limit` characters with `…`.
@@ -251,7 +272,7 @@ def short_text(node: cst.CSTNode, render: Callable[[cst.CSTNode], str], limit: i
     if prefix is not None:
         return prefix[: limit - 1] + "…"
     try:
-        text = " ".join(render(node).split())
+        text = " ".join(_without_comments(render(node)).split())
     except RecursionError:
         parts: list[str] = []
         current: cst.CSTNode = node
