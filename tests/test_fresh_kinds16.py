@@ -607,3 +607,34 @@ def test_a_message_quotes_a_multi_line_expression_without_its_comments():
     messages = [d.message for d in lint_text(source, "snippet.py", Settings(select=("ALL",)))]
     assert any("torch.where(logits > 0, penalties, 1.0)" in m for m in messages), messages
     assert not any("#" in m for m in messages), messages
+
+
+ZIP_STRICT = """
+    import logging
+
+    import torch
+
+
+    def update_factors(grad: torch.Tensor, eigvals_list: list[torch.Tensor], bases: list[torch.Tensor], eps: float):
+        for idx, (basis, eigvals) in enumerate(zip(bases, eigvals_list, strict=True)):
+            scale = 1 / grad.shape[idx] * eigvals.clamp_min(eps) ** -1.0
+            logging.debug(f"scale[{idx}]: {scale}")
+            basis.mul_(scale[None, :])
+
+
+    class Soap(torch.optim.Optimizer):
+        update = staticmethod(update_factors)
+
+        @torch.no_grad()
+        def step(self, closure=None):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    state = self.state[p]
+                    self.update(p.grad, state["eigvals"], state["bases"], 1e-8)
+"""
+
+
+def test_items_of_zip_with_strict_and_clamp_min_are_tensors():
+    # NeMo Emerging-Optimizers PR #255: `logging.debug(f"...{scale_factor}")` formats a device tensor for every
+    # parameter on every step, DEBUG on or not; `zip(..., strict=True)` items and `clamp_min` results are tensors.
+    assert _lint(ZIP_STRICT) == [(9, "VL401")]

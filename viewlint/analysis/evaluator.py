@@ -734,7 +734,7 @@ class Evaluator(CallEvaluation, TypeTests):
             if name == "enumerate" and node.args:
                 return Value(kind=Kind.WRAPPER, elements=(INT, self.iterate(node.args[0].value, local)), wrapper="tuple")
             if name == "zip":
-                return Value(kind=Kind.WRAPPER, elements=tuple(self.iterate(a.value, local) for a in node.args), wrapper="tuple")
+                return Value(kind=Kind.WRAPPER, elements=tuple(self.iterate(a.value, local) for a in node.args if a.keyword is None), wrapper="tuple")
             if name in ("reversed", "sorted", "list", "tuple", "iter") and node.args:
                 return self.iterate(node.args[0].value, local)
         value = self.contents(self.evaluate(node, local))

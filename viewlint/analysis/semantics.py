@@ -118,7 +118,7 @@ BOOL_RESULT_METHODS = frozenset(
 )
 # Methods returning a tensor of the receiver's shape (its rank is kept).
 ELEMENTWISE_METHODS = frozenset(
-    {"abs", "neg", "exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "relu", "clamp", "clip", "round", "floor", "ceil",
+    {"abs", "neg", "exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "relu", "clamp", "clamp_min", "clamp_max", "clip", "round", "floor", "ceil",
      "sign", "square", "pow", "add", "sub", "mul", "div", "masked_fill", "reciprocal", "sin", "cos", "float_power",
      "fmod", "remainder", "lerp", "nan_to_num", "where", "clone", "trunc", "exp2", "log2", "log1p", "expm1"}
 )
@@ -309,7 +309,7 @@ FRESH_METHODS = frozenset(
     {
         "clone", "add", "sub", "mul", "div", "matmul", "mm", "bmm", "sum", "mean", "max", "min", "abs",
         "exp", "log", "sqrt", "rsqrt", "pow", "softmax", "log_softmax", "sigmoid", "tanh", "relu", "neg",
-        "clamp", "clip", "masked_fill", "index_select", "index_copy", "index_put", "index_add", "index_fill",
+        "clamp", "clamp_min", "clamp_max", "clip", "masked_fill", "index_select", "index_copy", "index_put", "index_add", "index_fill",
         "scatter", "scatter_add", "scatter_reduce", "gather", "repeat", "repeat_interleave", "cumsum",
         "argmax", "argmin", "argsort", "nonzero", "masked_select", "flip", "roll", "norm", "prod", "std",
         "var", "round", "floor", "ceil", "sign", "square", "lerp", "where", "new_empty", "new_zeros",
