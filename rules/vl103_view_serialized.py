@@ -51,7 +51,11 @@ class ViewSerialized(Rule):
     `pickle.dump(obj, f)` and `pickle.dumps(obj)` too: a tensor pickles the same way; and
     what `torch.distributed`'s object collectives send (`scatter_object_list`,
     `broadcast_object_list`, `send_object_list`, `all_gather_object`, `gather_object`), which
-    pickle it.
+    pickle it. A module's `state_dict()` holds such views where the same file points parameters'
+    `.data` at slices of one flat buffer (`p.data = flat[a:b].view_as(p)`, ZeRO's
+    `for p, q in zip(params, unflatten(flat, params)): p.data = q.data`): `torch.save(layer.state_dict())`
+    writes the whole buffer into each layer's file. A call of a function of the module that saves its
+    argument is reported where the view goes into what it is given (`Part(ids=chunk)`).
 
     ## Why it matters
     `torch.save` serialises *storages*, not the elements a view shows: saving `hidden[:, -1]`

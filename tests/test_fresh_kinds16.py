@@ -638,3 +638,55 @@ def test_items_of_zip_with_strict_and_clamp_min_are_tensors():
     # NeMo Emerging-Optimizers PR #255: `logging.debug(f"...{scale_factor}")` formats a device tensor for every
     # parameter on every step, DEBUG on or not; `zip(..., strict=True)` items and `clamp_min` results are tensors.
     assert _lint(ZIP_STRICT) == [(9, "VL401")]
+
+
+# ---------------------------------------------------------------- parameters re-pointed at a flat buffer
+REPOINTED = """
+    import torch
+    from torch import nn
+
+
+    class PipelineModule(nn.Module):
+        def __init__(self, layers):
+            super().__init__()
+            self.layers = nn.ModuleList(layers)
+
+        def save_state_dict(self, paths):
+            for layer, path in zip(self.layers, paths):
+                torch.save(layer.state_dict(), path)
+
+        def save_state_dict_fixed(self, paths):
+            for layer, path in zip(self.layers, paths):
+                torch.save({k: v.clone() for k, v in layer.state_dict().items()}, path)
+
+
+    def flatten_into_one_buffer(module):
+        params = list(module.parameters())
+        flat = torch.cat([p.detach().reshape(-1) for p in params])
+        offset = 0
+        for p in params:
+            p.data = flat[offset:offset + p.numel()].view_as(p)
+            offset += p.numel()
+        return flat
+"""
+
+
+def test_state_dict_of_parameters_re_pointed_at_a_flat_buffer_holds_views_of_it():
+    # DeepSpeed PR #1326: ZeRO points every parameter's `.data` at a slice of one flat buffer, and
+    # `torch.save(layer.state_dict(), path)` writes the whole buffer into each layer's file.
+    found = _lint(REPOINTED)
+    assert (12, "VL103") in found and not any(row == 16 for row, _ in found), found
+
+
+def test_re_pointed_parameters_claim_on_real_torch(tmp_path):
+    torch = pytest.importorskip("torch")
+    layers = [torch.nn.Linear(64, 64) for _ in range(4)]
+    params = [p for layer in layers for p in layer.parameters()]
+    flat = torch.cat([p.detach().reshape(-1) for p in params])
+    offset = 0
+    for p in params:
+        p.data = flat[offset:offset + p.numel()].view_as(p)
+        offset += p.numel()
+    torch.save(layers[0].state_dict(), tmp_path / "one.pt")
+    torch.save({k: v.clone() for k, v in layers[0].state_dict().items()}, tmp_path / "cloned.pt")
+    assert (tmp_path / "one.pt").stat().st_size > 3 * (tmp_path / "cloned.pt").stat().st_size

@@ -15,6 +15,7 @@ from viewlint.analysis import semantics as sem
 from viewlint.analysis.annotations import DEVICE_VALUE, annotation_value
 from viewlint.analysis.call_arguments import ArgumentReading
 from viewlint.analysis.module_index import ModuleIndex
+from viewlint.analysis.repointed import flat_buffer, state_dict_value
 from viewlint.analysis.tree import dotted_name
 from viewlint.analysis.value_ops import MODULE_OUTPUT, Environment, Locals, container_value, elementwise_device
 from viewlint.analysis.values import (ADVANCED_INDEX, EMPTY, FACTORY, HOST, WHOLE_COPY, INT, INTERFACE, UNKNOWN, UNKNOWN_TENSOR, Device,
@@ -224,8 +225,7 @@ class CallEvaluation(ArgumentReading):
             if walked is not None:
                 return walked
         if "|" in class_name:
-            # One of several module classes (`for resnet in self.resnets`, a `ModuleList` of two kinds of block):
-            # whatever any of them gives.
+            # One of several module classes (`for resnet in self.resnets`, a `ModuleList` of two kinds): any's result.
             results = [self._object_call(node, part, local) for part in class_name.split("|")]
             joined = join_all(results)
             if len({r.kind for r in results}) > 1 and joined.kind is not Kind.TENSOR:
@@ -555,8 +555,8 @@ class CallEvaluation(ArgumentReading):
             if receiver.contiguous is False and name == "contiguous":
                 # `.contiguous()` of a known non-contiguous view always copies: the result owns its storage.
                 return fresh(contiguous=True, device=device)
-            # A cast that returned its input is the same non-contiguous view; one that copied owns its
-            # storage: either way a later `.contiguous()` gives an owned tensor.
+            # A cast that returned its input is the same strided view, one that copied owns its storage: either way a
+            # later `.contiguous()` gives an owned tensor.
             converts = name in sem.DTYPE_CAST_METHODS | sem.DEVICE_MOVE_METHODS | {"to", "type", "type_as"}
             still_strided = receiver.contiguous is False and converts
             return Value(kind=Kind.TENSOR, provenance=Provenance.MAYBE_VIEW, base=receiver.base, base_made=receiver.base_made,
@@ -662,8 +662,7 @@ class CallEvaluation(ArgumentReading):
                 device = self._moved_device(node, method, receiver, local)
                 result = self.maybe_view(receiver if tensor else UNKNOWN_TENSOR, "." + method + "()", device, receiver_node)
                 if not evidence:
-                    # `x.to(dtype=...)`, `x.float()` of something unknown: a tensor, or a module (which takes a dtype and a
-                    # device too, and has `.float()`): a tensor on some paths only.
+                    # `x.float()` of something unknown: a tensor, or a module (`.float()` too): a tensor on some paths only.
                     result = result.with_(optional=True)
                 if result.ownership_op == ".to()" and any(self.is_dtype_argument(a.value) for a in node.args
                                                          if a.keyword is None or a.keyword.value == "dtype"):
@@ -682,6 +681,8 @@ class CallEvaluation(ArgumentReading):
                 # `grid_thw.to(x.device)` of something unknown: whatever it is, it is where it was moved (not a guess).
                 return UNKNOWN.with_(device=self._moved_device(node, method, receiver, local))
             return UNKNOWN
+        if method == "state_dict" and not node.args and flat_buffer(self.index) is not None:
+            return state_dict_value(flat_buffer(self.index))  # parameters re-pointed at a flat buffer (`repointed`)
         if method == "numpy" and (tensor or receiver.kind is Kind.UNKNOWN):
             return Value(kind=Kind.ARRAY)  # a NumPy array: host memory, not a tensor
         if method in sem.HOST_VALUE_METHODS:
@@ -694,8 +695,7 @@ class CallEvaluation(ArgumentReading):
             if not tensor and receiver.kind is not Kind.UNKNOWN:
                 # A copy of an object of another class is one of that class (`spec.clone()` of a `TensorDictBase`).
                 return receiver if receiver.kind is Kind.HOST and receiver.wrapper is not None else UNKNOWN
-            # A copy of a part owns just that part (a view of it pins nothing it was not made for); a copy of a whole
-            # tensor is as big as the tensor (`outputs.logits.clone()[:, -1]` pins all of the copy).
+            # A copy of a part owns just that part; of a whole tensor, as big (`logits.clone()[:, -1]` pins all of the copy).
             of_part = (receiver.is_view or receiver.is_maybe_view_of_view) and receiver.partial \
                 or receiver.is_fresh and receiver.origin == ADVANCED_INDEX  # a gather owns just what it picked
             return fresh(contiguous=contiguous, device=receiver.device, zero_dim=receiver.zero_dim, bool_mask=receiver.bool_mask, dtype=receiver.dtype,
