@@ -24,6 +24,8 @@ _STRIDE_FREE_METHODS = frozenset({
     "tolist", "size", "dim", "numel", "norm", "logsumexp", "topk", "sort", "argsort", "where", "std", "var", "prod",
     "nansum", "count_nonzero", "isnan", "isinf", "isfinite", "round", "floor", "ceil", "sign", "square",
 })
+# Views that reorder dimensions: `.contiguous()` of one copies.
+_TRANSPOSES = frozenset({"transpose", "permute", "t", "mT"})
 # Matrix products: they read strided operands, copying any layout BLAS cannot take.
 _PRODUCTS = frozenset({"matmul", "bmm", "mm", "baddbmm", "addmm", "einsum", "linear", "bilinear"})
 # Views of it: whether they are fine depends on where they go.
@@ -147,10 +149,10 @@ class AvoidableContiguous(Rule):
                     return True
             return False
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            return node.func.attr.value in ("transpose", "permute", "t", "mT") and value.is_view
+            return node.func.attr.value in _TRANSPOSES and value.is_view
         if isinstance(node, cst.Name):
             # `query.contiguous()` of a `query` bound to a transpose here, or that every caller passes one of.
-            return value.is_view and value.origin in (".transpose()", ".permute()", ".t()", ".mT")
+            return value.is_view and (value.origin or "").strip(".()") in _TRANSPOSES
         return False
 
     # ------------------------------------------------------------------ its uses

@@ -236,7 +236,7 @@ class CallGraph:
             defining = self.defining_class(owner, method)
             if defining is None:
                 return self.held_functions(owner, method)
-            return [FunctionKey(defining, method), *self.overrides(FunctionKey(defining, method))] if defining else []
+            return [FunctionKey(defining, method), *self.overrides(FunctionKey(defining, method))]
         if receiver is not None and receiver in self.index.classes:
             defining = self.defining_class(receiver, method)
             return [FunctionKey(defining, method)] if defining else []

@@ -5,6 +5,8 @@
 - A method a base class only declares (`def _extract_batch(self, batch): raise NotImplementedError`): `self.m(...)`
   in the base class runs the subclasses' overrides, which the module defines; what such a stub "returns" is nothing
   any caller sees.
+- A method a base class defines and subclasses override, called on a receiver of unknown class: the base's (the
+  class the others derive from), one of the methods it may run.
 """
 
 from __future__ import annotations

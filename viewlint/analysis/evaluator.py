@@ -614,10 +614,10 @@ class Evaluator(CallEvaluation, TypeTests):
             if item is not None:
                 return item
         if receiver.kind is Kind.HOST or self.keyed_by_string(node, local):
-            # `d["key"]`, `d[name]` of `name: str`: tensors are not indexed by strings; what the function stored
-            # under the key, where it did (`state["exp_avg"] = torch.zeros_like(p)`).
-            stored = stored_key(keyed_reference(node) or "")
-            return local.get(stored) or self.env.lookup(stored) if stored != stored_key("") else UNKNOWN
+            # `d["key"]`, `d[name]` of `name: str`: tensors are not indexed by strings; for `d["key"]`, what the function
+            # stored under the key or how it uses it (`state["s"] = torch.zeros_like(p)`, `d["end"].fill_(n)`).
+            reference = keyed_reference(node)
+            return (local.get(stored_key(reference)) or self.env.lookup(stored_key(reference))) if reference else UNKNOWN
         if receiver.kind is Kind.ARRAY:
             # A NumPy array's items and slices: arrays, or NumPy scalars where an int picks one (a basic index then).
             return receiver if not any(type(e.slice) is cst.Index for e in node.slice) else NOT_A_TENSOR

@@ -437,9 +437,14 @@ class FlowHooks:
                     self._add_to_container(call.func.value, value)
 
     def _item_kind(self, container: cst.BaseExpression) -> Optional[str]:
-        """What the items of `container` are (`d[k] = {}`, then `d[k][c] = row`: a dict), where it is a local name."""
+        """The kind of container every item of the local `container` already is (`d[k] = {}`, then `d[k][c] = row`:
+        "dict"), else None."""
         name = dotted_name(container)
-        return _item_kind_of(self._scopes[-1][name]) if name is not None and name in self._scopes[-1] else None
+        holder = self._scopes[-1].get(name) if name is not None else None
+        if holder is None or holder.kind is not Kind.WRAPPER or not all(e.kind is Kind.WRAPPER for e in holder.elements):
+            return None
+        kinds = {e.wrapper for e in holder.elements}
+        return kinds.pop() if len(kinds) == 1 else None
 
     def _add_to_container(self, container: cst.BaseExpression, value: Value) -> None:
         """Record that `container` (or the container it is an item of: `d["k"][i] = v`) may hold `value`: the
@@ -459,12 +464,6 @@ class FlowHooks:
             current = self._scopes[-1][name]
             if current.kind is Kind.WRAPPER:
                 self._scopes[-1][name] = current.with_element(value)
-
-
-def _item_kind_of(holder: Value) -> Optional[str]:
-    """The kind of container every item of `holder` already is (`d[k] = {}`: "dict"), else None."""
-    kinds = {e.wrapper for e in holder.elements if e.kind is Kind.WRAPPER}
-    return kinds.pop() if holder.kind is Kind.WRAPPER and len(kinds) == 1 and all(e.kind is Kind.WRAPPER for e in holder.elements) else None
 
 
 def _annotation_class_of(annotation: cst.BaseExpression) -> Optional[str]:

@@ -63,10 +63,8 @@ class ClassInfo:
     host_attributes: set[str] = field(default_factory=set)
     # self.<attr> names annotated with a class (`self.cache: EmbeddingCache = ...`, or in the class body).
     attribute_annotations: dict[str, str] = field(default_factory=dict)
-    # The names of the methods its body defines.
-    methods: set[str] = field(default_factory=set)
-    # The source of the return annotation of its `forward` (or `__call__`), when it has one: what a call of an
-    # instance gives, read where the class is imported into another module.
+    methods: set[str] = field(default_factory=set)  # the names of the methods its body defines
+    # The source of its `forward`'s (or `__call__`'s) return annotation: what a call gives, read where it is imported.
     call_returns: Optional[str] = None
     # method name -> the source of its return annotation (`update` -> "tuple[torch.Tensor, torch.Tensor]"), and the
     # names of the classes it derives from: what a method of an instance gives, read where the class is imported.
@@ -87,6 +85,8 @@ class ClassInfo:
     made_tensors: dict[str, tuple[Device, bool]] = field(default_factory=dict)
     # self.<attr> names bound to a function, not a call of one: `self.attn_fn = F.scaled_dot_product_attention`.
     function_attributes: dict[str, str] = field(default_factory=dict)
+    # self.<attr> -> the `__init__` parameter it is set from, where no method sets it again (`self.states = states`).
+    constructor_parameters: dict[str, str] = field(default_factory=dict)
     # self.<attr> -> whether the `nn.Linear` it is assigned adds a bias: True (the default, `bias=True`), False
     # (`bias=False`), None (`bias=config.attention_bias`, or assigned layers that differ).
     linear_bias: dict[str, Optional[bool]] = field(default_factory=dict)
@@ -563,8 +563,8 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                     info.class_containers[member.targets[0].id] = _container_kind(member.value)
                 if isinstance(member, ast.Assign) and len(member.targets) == 1 and isinstance(member.targets[0], ast.Name):
                     held = member.value.args[0] if isinstance(member.value, ast.Call) and len(member.value.args) == 1 \
-                        and dotted(member.value.func) in ("staticmethod", "classmethod") else member.value
-                    if isinstance(held, ast.Name):  # `penalty_fn = staticmethod(apply_penalties)`: a function held
+                        and dotted(member.value.func) in ("staticmethod", "classmethod") else member.value  # `f = staticmethod(g)`
+                    if isinstance(held, ast.Name):
                         info.held_functions.setdefault(member.targets[0].id, set()).add(held.id)
                 if isinstance(member, ast.AnnAssign) and isinstance(member.target, ast.Name):
                     annotated = annotation_class(member.annotation)
@@ -593,6 +593,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
     # or a config read are flags and hyperparameters, not tensors.
     assigned: dict[tuple[str, str], bool] = {}
     made: dict[tuple[str, str], Optional[tuple[Device, bool]]] = {}  # (class, attr) -> (device, row-major)
+    kept: dict[tuple[str, str], Optional[str]] = {}  # (class, attr) -> the `__init__` parameter, if its one assignment
     # Containers a method sets back to None after taking them (`pending, self.group = self.group, None`): a
     # batch being collected, handed on when it closes, not a store that outlives the calls.
     drained: set[str] = set()
@@ -612,6 +613,8 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
             key = (info.name, attribute)
             host = is_host_expression(value, frozenset(host_names)) if host_names else is_host_expression(value)
             assigned[key] = assigned.get(key, True) and host
+            from_parameter = fn.name == "__init__" and type(value) is ast.Name and value.id in {a.arg for a in [*fn.args.args, *fn.args.kwonlyargs]}
+            kept[key] = value.id if key not in kept and from_parameter else None  # type: ignore[attr-defined]
             found = made_tensor(value, lambda name: _qualify_name(index, name))
             if key not in made:
                 made[key] = found
@@ -626,8 +629,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                 if qualified is not None and qualified.startswith("torch."):
                     info.function_attributes[attribute] = qualified
             for choice in (value.body, value.orelse) if type(value) is ast.IfExp else (value,):
-                if type(choice) is ast.Name:  # `self._ortho = _fixed if fixed else _orthogonalize`: a function held
-                    # (or a parameter's default one: `self.attn_fn = attn_fn` of `attn_fn=sdpa_forward`)
+                if type(choice) is ast.Name:  # `self._ortho = _fixed if c else _ortho`, `self.attn_fn = attn_fn` (its default)
                     default = dispatch.name_defaults(fn).get(choice.id)  # type: ignore[attr-defined]
                     info.held_functions.setdefault(attribute, set()).update({choice.id, default} - {None})  # type: ignore[attr-defined]
             if _is_container_expression(value, index):
@@ -694,6 +696,8 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
     for (class_name, attribute), found in made.items():
         if found is not None:
             index.classes[class_name].made_tensors[attribute] = found
+    for (class_name, attribute), parameter in ((k, p) for k, p in kept.items() if p is not None):
+        index.classes[class_name].constructor_parameters[attribute] = parameter
     if drained:  # a subclass drains what its base collects: by name, across the module's classes
         index.drained_attributes.update(drained)
         for info in index.classes.values():
