@@ -228,9 +228,19 @@ class GqaRepeatInterleave(Rule):
                     return False  # `attn_mask=None` by default: the common call has no mask
                 if param.name.value == mask.value and param.annotation is not None and _admits_none(param.annotation.annotation):
                     return False  # `mask: Optional[torch.Tensor]`: some calls pass none
+            # Set to `None`, or tested against it, itself or what it was set from (`causal_mask = attention_mask`
+            # after `if attention_mask is not None`): the code says some calls have no mask.
+            names = {mask.value}
             for inner in descendants(function):
-                if isinstance(inner, cst.Assign) and isinstance(inner.value, cst.Name) and inner.value.value == "None" \
+                if isinstance(inner, cst.Assign) and isinstance(inner.value, cst.Name) \
                         and any(isinstance(t.target, cst.Name) and t.target.value == mask.value for t in inner.targets):
+                    if inner.value.value == "None":
+                        return False
+                    names.add(inner.value.value)
+            for inner in descendants(function):
+                if isinstance(inner, cst.Comparison) and isinstance(inner.left, cst.Name) and inner.left.value in names \
+                        and any(isinstance(c.operator, (cst.Is, cst.IsNot)) and isinstance(c.comparator, cst.Name)
+                                and c.comparator.value == "None" for c in inner.comparisons):
                     return False
         return True
 

@@ -7,6 +7,7 @@ parameters, fields and annotated locals through these.
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Optional
 
@@ -91,13 +92,18 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
             return Value(kind=Kind.WRAPPER, wrapper="list") if container in ("list", "List") else UNKNOWN
         if container in _MAPPING_ANNOTATIONS:
             element = annotation_value(items[-1], index, depth + 1) if items else UNKNOWN
-            return Value(kind=Kind.WRAPPER, elements=(element,) if element.is_tensor else (), wrapper="dict")
+            # (Items that are containers themselves are kept too: `Dict[int, Dict[int, Batch]]`'s items are dicts.)
+            kept = element.is_tensor or element.kind is Kind.WRAPPER
+            return Value(kind=Kind.WRAPPER, elements=(element,) if kept else (), wrapper="dict")
         if container in _ARRAY_ANNOTATIONS:
             return Value(kind=Kind.ARRAY, why=f"annotated `{node_text(annotation)}`")
         return UNKNOWN
     name = dotted_name(annotation)
     if name is None:
         return UNKNOWN
+    aliased = index.type_aliases.get(name) if index is not None and "." not in name else None
+    if aliased is not None:  # `activations: Activations`, with `Activations = Dict[int, Dict[int, Batch]]`
+        return annotation_value(cst.parse_expression(ast.unparse(aliased)), index, depth + 1)
     qualified = index.qualify(annotation) or name
     last = qualified.split(".")[-1]
     torch_name = qualified.startswith("torch.") or name in ("Tensor", "Parameter") or (

@@ -498,7 +498,7 @@ def _shape(nodes: list[ast.AST]) -> tuple[tuple[ast.AST, ...], bool, tuple[tuple
 
 _SKELETON_KINDS = frozenset({
     ast.Call, ast.If, ast.For, ast.AsyncFor, ast.While, ast.ExceptHandler, ast.Raise, ast.FunctionDef,
-    ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Assign,
+    ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Assign, ast.AnnAssign,
 })
 
 
@@ -535,8 +535,7 @@ def _classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: 
     if ifs and calls:
         # Only an `if` with a call in its body needs its test read.
         positions = sorted((call.lineno, call.col_offset) for call in calls)
-        if switches:
-            switches = switch_locals(nodes, switches)
+        switches = switch_locals(nodes, switches)
         for span, branch in ifs:
             at = bisect.bisect_left(positions, span[0])
             if at < len(positions) and positions[at] <= span[1] and (cold_test(branch.test, switches) or runs_once(branch)):  # type: ignore[attr-defined]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from viewlint.analysis import semantics as sem
-from viewlint.analysis.guards import cold_test, joined
+from viewlint.analysis.guards import cold_test, joined, local_switches
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.nodes import preorder
 from viewlint.analysis.tree import children, descendants, dotted_name, remembered
@@ -114,7 +114,6 @@ class ContextStack:
         self._hot_qualified_name = sem.glob_matcher(tuple(glob for glob in self.hot_globs if "." in glob))
         self.callgraph = callgraph
         # Per function node: its local names bound to a debug switch (`check = _validate and not capture`).
-        self._debug_locals: dict[int, frozenset[str]] = {}
 
     # ------------------------------------------------------------------ questions
     @property
@@ -386,24 +385,15 @@ class ContextStack:
         return cold_test(parsed, switches | local if local else switches)
 
     def _debug_names(self) -> frozenset[str]:
-        """The current function's local names set to a debug switch, alone or as a condition of an `and`
-        (`verify = _verify_real_tensors and layer_id not in verified`)."""
-        switches = self.index.debug_switches
-        function = self.function
-        if not switches or function is None or function.node is None:
+        """The current function's local names set to a debug switch or a cold test (`guards.switch_locals`, read
+        over the outermost function the call graph knows)."""
+        graph = self.callgraph
+        outer = next((c for c in self.contexts if c.kind == "function"), None)
+        if graph is None or outer is None:
             return frozenset()
-        found = self._debug_locals.get(id(function.node))
-        if found is None:
-            names = set()
-            for node in descendants(function.node):
-                if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-                    value = node.value
-                    while isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.And):
-                        value = value.left
-                    if isinstance(value, cst.Name) and value.value in switches:
-                        names.add(node.targets[0].target.value)
-            found = self._debug_locals[id(function.node)] = frozenset(names)
-        return found
+        # (`FunctionKey` is a named tuple: a plain `(owner, name)` finds the same entry.)
+        info = graph.functions.get((outer.class_name, outer.name)) or graph.functions.get((None, outer.name))
+        return local_switches(self.index, info.node) if info is not None else frozenset()
 
 
 

@@ -456,10 +456,19 @@ def _attribute_reads(nodes: Iterable[ast.AST]) -> dict[str, frozenset[str]]:
     after the conversion says nothing of what it held before."""
     found: dict[str, set[str]] = {}
     converted: set[str] = set()
+    scopes: list[tuple[tuple[int, int], tuple[int, int], frozenset[str]]] = []  # lambdas: their span, their parameters
     for node in nodes:
         kind = type(node)
-        if kind is ast.Attribute and type(node.value) is ast.Name:  # type: ignore[attr-defined]
-            found.setdefault(node.value.id, set()).add(node.attr)  # type: ignore[attr-defined]
+        if kind is ast.Lambda:
+            # `lambda x: x.numel()` reads its own `x`, not the function's (`reduce(lambda x, y: x or y, flags)`).
+            scopes.append(((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset),  # type: ignore[attr-defined]
+                           frozenset(a.arg for a in ast.walk(node.args) if type(a) is ast.arg)))  # type: ignore[attr-defined]
+        elif kind is ast.Attribute and type(node.value) is ast.Name:  # type: ignore[attr-defined]
+            name = node.value.id  # type: ignore[attr-defined]
+            if scopes and any(name in names and start <= (node.lineno, node.col_offset) <= end  # type: ignore[attr-defined]
+                              for start, end, names in scopes):
+                continue
+            found.setdefault(name, set()).add(node.attr)  # type: ignore[attr-defined]
         elif kind is ast.Attribute and type(node.value) is ast.Subscript and type(node.value.value) is ast.Name \
                 and type(node.value.slice) is ast.Constant and type(node.value.slice.value) is str:  # type: ignore[attr-defined]
             # `cache["end"].fill_(n)`: read as `tree.keyed_reference` spells it.

@@ -6,7 +6,10 @@ A test is cold when it is, or calls, one of:
 - `step % 100 == 0`, `(i + 1) % log_every == 0` (not `layer_id % 2 == 0`, which picks a layer type);
 - a name or attribute that says logging, debugging or a purpose other than the step (`self.debug`,
   `args.log_interval`, `torch.onnx.is_in_onnx_export()`);
-- a debug switch read from the environment, or a local set to one (`switches`);
+- `now - last >= self.eviction_interval` (once an interval has passed), `cur_iter < 10` (the first steps only);
+- a debug switch read from the environment, or a local set to one (`switches`), or to an environment read whose
+  name says it checks, debugs or dumps (`dump_dir = os.environ.get("LOGIT_DUMP")`, then `if dump_dir is not None:`),
+  or to a cold test of its own (`start_pruning = (it + 1) % self.pruning_interval == 0`);
 - a call of a function or method of the module whose whole body returns a cold test
   (`self.is_gradient_accumulation_boundary()`: `return (self.micro_steps + 1) % self.gas == 0`).
 """
@@ -14,7 +17,7 @@ A test is cold when it is, or calls, one of:
 from __future__ import annotations
 
 import ast
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.nodes import dotted, preorder
@@ -44,6 +47,10 @@ def cold_test(test: ast.AST, switches: frozenset[str] = frozenset()) -> bool:
     the locals set to one, and, as `predicate_key(name)`, the module's cold predicates."""
     if isinstance(test, ast.Name) and test.id in switches:
         return True
+    if isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id in switches \
+            and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot) \
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+        return True  # `if dump_dir is not None:` of `dump_dir = os.environ.get("..._DUMP")`: the switch is on
     if isinstance(test, ast.BoolOp):
         return joined(isinstance(test.op, ast.And), [cold_test(v, switches) for v in test.values])
     if isinstance(test, ast.Constant) and test.value in (0, False, None):
@@ -60,7 +67,41 @@ def cold_test(test: ast.AST, switches: frozenset[str] = frozenset()) -> bool:
         if isinstance(modulus, ast.Constant) and isinstance(modulus.value, int):
             return modulus.value >= 10
         return any(word in ast_words(test.left).lower() for word in sem.INTERVAL_WORDS)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Lt, ast.LtE)) \
+            and isinstance(test.comparators[0], ast.Constant) and type(test.comparators[0].value) is int \
+            and any(word in ast_words(test.left).lower() for word in _COUNTER_WORDS):
+        return True  # `cur_iter < 10`: the first few steps only (a warm-up)
+    if isinstance(test, ast.Compare) and isinstance(test.left, ast.BinOp) and isinstance(test.left.op, ast.Sub) \
+            and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.GtE, ast.Gt)):
+        # `self._current_iter - self._last_eviction_iter == self._eviction_interval`: once an interval has passed.
+        return any(word in ast_words(test.comparators[0]).lower() for word in _INTERVAL_LENGTH_WORDS)
     return any(word in words.lower() for word in sem.COLD_GUARD_WORDS)
+
+
+def is_debug_switch(name: str, value: ast.AST) -> bool:
+    """`name = <an environment read>` where the name or the variable says it checks or debugs."""
+    texts = [name]
+    reads_environment = False
+    for node in ast.walk(value):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            texts.append(node.value)
+        elif isinstance(node, ast.Attribute):
+            texts.append(node.attr)
+            reads_environment |= node.attr in ("environ", "getenv")
+        elif isinstance(node, ast.Name):
+            texts.append(node.id)
+            reads_environment |= node.id in ("environ", "getenv", "envs") or "_env" in node.id.lower()
+    lowered = " ".join(texts).lower()
+    return reads_environment and any(word in lowered for word in sem.DEBUG_SWITCH_WORDS)
+
+
+def _reads_environment(value: ast.AST) -> bool:
+    """`os.environ.get(...)`, `os.getenv(...)`, `os.environ[...]` (what a local debug switch is set to)."""
+    if type(value) is ast.Call:
+        func = value.func  # type: ignore[attr-defined]
+        return (type(func) is ast.Name and func.id == "getenv") or (type(func) is ast.Attribute and (
+            func.attr == "getenv" or (func.attr == "get" and type(func.value) is ast.Attribute and func.value.attr == "environ")))
+    return type(value) is ast.Subscript and type(value.value) is ast.Attribute and value.value.attr == "environ"  # type: ignore[attr-defined]
 
 
 def joined(conjunction: bool, parts: list[bool]) -> bool:
@@ -93,15 +134,42 @@ def cold_predicates(functions: Iterable[ast.AST]) -> set[str]:
     return found
 
 
+# Words that name the length of an interval, in `now - last >= <length>`, and a count of steps, in `step < 10`.
+_INTERVAL_LENGTH_WORDS = ("interval", "every", "freq", "period")
+_COUNTER_WORDS = ("step", "iter", "epoch")
+
+
 def switch_locals(nodes: list[ast.AST], switches: frozenset[str]) -> frozenset[str]:
     """`switches` and the local names set to one of them, alone or as the first condition of an `and`
-    (`verify = _verify_real_tensors and layer_id not in verified`)."""
+    (`verify = _verify_real_tensors and layer_id not in verified`), or set to a cold test of their own
+    (`start_pruning = (cur_iter + 1) % self.pruning_interval == 0`, then `if start_pruning and self.training:`)."""
     names = set(switches)
     for node in nodes:
-        if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:  # type: ignore[attr-defined]
+        if type(node) is ast.AnnAssign and type(node.target) is ast.Name and type(node.value) in (ast.Compare, ast.BoolOp):  # type: ignore[attr-defined]
+            if cold_test(node.value, switches):  # type: ignore[attr-defined, arg-type]
+                names.add(node.target.id)  # type: ignore[attr-defined]  # `start_pruning: bool = (...) % n == 0`
+        elif type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:  # type: ignore[attr-defined]
             value = node.value  # type: ignore[attr-defined]
+            if (type(value) is ast.Compare or type(value) is ast.BoolOp) and cold_test(value, switches):
+                names.add(node.targets[0].id)  # type: ignore[attr-defined]
+                continue
+            if _reads_environment(value) and is_debug_switch(node.targets[0].id, value):  # type: ignore[attr-defined]
+                names.add(node.targets[0].id)  # type: ignore[attr-defined]  # `dump_dir = os.environ.get("..._DUMP")`
+                continue
             while isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And):
                 value = value.values[0]
             if isinstance(value, ast.Name) and value.id in switches:
                 names.add(node.targets[0].id)  # type: ignore[attr-defined]
     return frozenset(names)
+
+
+def local_switches(index: Any, function: ast.AST) -> frozenset[str]:
+    """`switch_locals` of a top-level function or method of the module `index` reads, with the module's cold
+    switches; once per function (the call graph's hot regions and the walker's contexts both ask)."""
+    key = ("local switches", id(function))
+    found = index.memo.get(key)
+    if found is None or found[0] is not function:
+        nodes = index.segment_nodes.get(id(function))
+        found = index.memo[key] = (function, switch_locals(nodes if nodes is not None else list(preorder(function)),
+                                                           index.cold_switches))
+    return found[1]  # type: ignore[no-any-return]

@@ -9,7 +9,7 @@ from typing import Optional
 
 from viewlint.analysis.nodes import dotted
 
-_HOST_TYPES = frozenset({"int", "float", "bool", "str"})
+HOST_TYPES = frozenset({"int", "float", "bool", "str"})
 
 
 def host_names(fn: ast.AST, nodes: list[ast.AST]) -> frozenset[str]:
@@ -23,14 +23,14 @@ def host_names(fn: ast.AST, nodes: list[ast.AST]) -> frozenset[str]:
     pairs = list(zip(positional, defaults)) + list(zip(arguments.kwonlyargs, arguments.kw_defaults))
     for argument, default in pairs:
         annotation = argument.annotation
-        if (isinstance(annotation, ast.Name) and annotation.id in _HOST_TYPES) or (
+        if (isinstance(annotation, ast.Name) and annotation.id in HOST_TYPES) or (
                 annotation is None and isinstance(default, ast.Constant) and isinstance(default.value, (int, float, str))):
             names.add(argument.arg)
         elif holds_host_items(annotation):
             names.add(f"{argument.arg}[]")  # `weights: Dict[str, float]`: `weights["lm"]` is a float
     for node in nodes:
         if type(node) is ast.AnnAssign and type(node.target) is ast.Name:
-            if isinstance(node.annotation, ast.Name) and node.annotation.id in _HOST_TYPES:  # type: ignore[attr-defined]
+            if isinstance(node.annotation, ast.Name) and node.annotation.id in HOST_TYPES:  # type: ignore[attr-defined]
                 names.add(node.target.id)  # type: ignore[attr-defined]
         elif type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:  # type: ignore[attr-defined]
             if is_host_expression(node.value):  # type: ignore[attr-defined]
@@ -51,7 +51,7 @@ def holds_host_items(annotation: Optional[ast.AST]) -> bool:
         item = items[0]
     else:
         return False
-    return isinstance(item, ast.Name) and item.id in _HOST_TYPES
+    return isinstance(item, ast.Name) and item.id in HOST_TYPES
 
 
 def is_host_expression(node: ast.AST, host_names: frozenset[str] = frozenset()) -> bool:

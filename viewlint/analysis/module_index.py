@@ -10,10 +10,11 @@ from typing import Optional, Sequence
 import libcst as cst
 
 from viewlint.analysis import dispatch, semantics
-from viewlint.analysis.guards import cold_predicates, predicate_key
+from viewlint.analysis.guards import cold_predicates, is_debug_switch, predicate_key
 from viewlint.analysis.made_tensors import made_tensor
-from viewlint.analysis.host_values import host_names as method_host_names, is_host_expression
+from viewlint.analysis.host_values import HOST_TYPES, host_names as method_host_names, is_host_expression
 from viewlint.analysis.module_lists import item_class, listed_class, listed_order
+from viewlint.analysis.retained_parameters import retained_parameters
 from viewlint.analysis.nodes import assignments as _assignments, callee_name, dotted, preorder, qualify_name as _qualify_name
 from viewlint.analysis import tree as tree_module
 from viewlint.analysis.tree import dotted_name
@@ -109,6 +110,8 @@ class ModuleIndex:
     retaining_functions: dict[str, set[int]] = field(default_factory=dict)
     retaining_function_keywords: dict[str, set[str]] = field(default_factory=dict)
     cached_functions: set[str] = field(default_factory=set)
+    # Module-level type aliases of typing containers: name -> what it stands for (`Activations = Dict[int, Batch]`).
+    type_aliases: dict[str, ast.expr] = field(default_factory=dict, repr=False, compare=False)
     # self.<attr> containers some method sets back to None after taking them: batches being collected.
     drained_attributes: set[str] = field(default_factory=set)
     # Module-level functions that repeat the heads of their first argument (HF's `repeat_kv`:
@@ -170,6 +173,9 @@ class ModuleIndex:
 
 
 _CONTAINER_TAILS = semantics.CONTAINER_CLASS_NAMES
+# Subscripted names that make a module-level assignment a type alias.
+_TYPING_CONTAINERS = frozenset({"Dict", "dict", "List", "list", "Tuple", "tuple", "Optional", "Union", "Sequence",
+                                "Mapping", "MutableMapping", "DefaultDict", "OrderedDict", "Set", "set"})
 
 
 def _is_container_expression(node: ast.AST, index: "ModuleIndex") -> bool:
@@ -190,23 +196,6 @@ def _container_kind(node: ast.AST) -> str:
         return "set"
     name = (dotted(node.func) or "").split(".")[-1] if isinstance(node, ast.Call) else ""
     return "list" if name in ("list", "deque") else "set" if name == "set" else "dict"
-
-
-def _is_debug_switch(name: str, value: ast.AST) -> bool:
-    """`name = <an environment read>` where the name or the variable says it checks or debugs."""
-    texts = [name]
-    reads_environment = False
-    for node in ast.walk(value):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            texts.append(node.value)
-        elif isinstance(node, ast.Attribute):
-            texts.append(node.attr)
-            reads_environment |= node.attr in ("environ", "getenv")
-        elif isinstance(node, ast.Name):
-            texts.append(node.id)
-            reads_environment |= node.id in ("environ", "getenv", "envs") or "_env" in node.id.lower()
-    lowered = " ".join(texts).lower()
-    return reads_environment and any(word in lowered for word in semantics.DEBUG_SWITCH_WORDS)
 
 
 def _decorator_names(decorators: list[ast.expr], index: "ModuleIndex") -> list[str]:
@@ -274,111 +263,6 @@ def _scan_imports(body: list[ast.stmt], index: "ModuleIndex") -> None:
 
 # Methods and attributes whose result may be all of its receiver's storage (not a part of it: a function that
 # keeps a slice of its argument is where the slice is made, and is reported there).
-_PASSING_METHODS = (semantics.VIEW_METHODS | semantics.MAYBE_VIEW_METHODS) - semantics.PARTIAL_VIEW_OPS
-_PASSING_ATTRIBUTES = (semantics.VIEW_ATTRIBUTES | semantics.AMBIGUOUS_VIEW_ATTRIBUTES) - semantics.PARTIAL_VIEW_OPS
-
-
-def _wraps_its_arguments(func: ast.AST) -> bool:
-    """A call that holds what it is given: a class (`Entry(embedding=x)`), a container (`tuple(...)`); not a
-    function that computes a new value from them (`torch.matmul(x, y)`, `F.avg_pool2d(x, 2)`)."""
-    last = (dotted(func) or "").split(".")[-1]
-    return last[:1].isupper() or last in ("tuple", "list", "dict", "set", "deque", "OrderedDict", "defaultdict", "replace")
-
-
-class _RetentionScanner:
-    """Finds which parameters a function stores into a long-lived place (self containers, module containers)."""
-
-    def __init__(self, params: list[str], index: "ModuleIndex", class_info: Optional["ClassInfo"]) -> None:
-        self.params = params
-        self.index = index
-        self.class_info = class_info
-        self.retained: set[str] = set()
-        self.cloned: set[str] = set()  # parameters rebound to a copy of themselves before they are stored
-        self.derived: dict[str, str] = {}  # local name -> parameter it wraps (`entry = Entry(embedding=param)`)
-
-    def _param_in(self, node: ast.AST) -> Optional[str]:
-        if isinstance(node, ast.Name):
-            return node.id if node.id in self.params else self.derived.get(node.id)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _PASSING_METHODS:
-            # `vector.to(device)`, `piece.detach()`: the same storage whenever they can
-            return self._param_in(node.func.value)
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in _PASSING_ATTRIBUTES:
-            return self._param_in(node.value)  # `piece.data`, `piece.T`
-        if isinstance(node, ast.Call) and _wraps_its_arguments(node.func):
-            for arg in [*node.args, *(k.value for k in node.keywords)]:
-                found = self._param_in(arg.value if isinstance(arg, ast.Starred) else arg)
-                if found:
-                    return found
-        if isinstance(node, (ast.Tuple, ast.List)):
-            for element in node.elts:
-                found = self._param_in(element)
-                if found:
-                    return found
-        return None
-
-    def _long_lived_container(self, node: ast.AST) -> bool:
-        name = dotted(node)
-        if name is None:
-            return False
-        if name.startswith("self.") and self.class_info is not None:
-            return name[5:] in self.class_info.container_attributes
-        return name in self.index.module_containers
-
-    def scan(self, nodes: list[ast.AST]) -> None:
-        """Read a function body's nodes in preorder (assignments before what they contain)."""
-        for node in nodes:
-            kind = type(node)
-            if kind is ast.Assign:
-                self._assign(node)  # type: ignore[arg-type]
-            elif kind is ast.Call:
-                func = node.func  # type: ignore[attr-defined]
-                if type(func) is ast.Attribute and func.attr in semantics.STORING_METHODS and self._long_lived_container(func.value):
-                    for arg in [*node.args, *(k.value for k in node.keywords)]:  # type: ignore[attr-defined]
-                        found = self._param_in(arg)
-                        if found and found not in self.cloned:
-                            self.retained.add(found)
-
-    def _assign(self, node: ast.Assign) -> None:
-        for target in node.targets:
-            if isinstance(target, ast.Subscript) and self._long_lived_container(target.value):
-                found = self._param_in(node.value)
-                if found and found not in self.cloned:
-                    self.retained.add(found)
-            elif isinstance(target, ast.Name) and target.id in self.params and _makes_copy(node.value):
-                # `embedding = replace(embedding, embedding=tensor.clone())`: what is stored from here on
-                # (on some path at least: when it has to) is an owned copy.
-                self.cloned.add(target.id)
-            elif isinstance(target, ast.Name):
-                found = self._param_in(node.value)
-                if found:
-                    self.derived[target.id] = found
-
-
-def _makes_copy(node: ast.AST) -> bool:
-    """An expression that copies a tensor (`.clone()`, `torch.clone`, `copy.deepcopy`) somewhere in it."""
-    for child in ast.walk(node):
-        if isinstance(child, ast.Call) and (callee_name(child.func) in ("clone", "deepcopy")):
-            return True
-    return False
-
-
-def _body_nodes(fn: ast.FunctionDef, nodes: list[ast.AST]) -> list[ast.AST]:
-    """The part of a function's preorder list that is its body (not its decorators, arguments or annotation)."""
-    if not fn.body:
-        return []
-    start = nodes.index(fn.body[0])
-    after = fn.decorator_list[0] if fn.decorator_list else fn.returns
-    end = nodes.index(after, start) if after is not None else len(nodes)
-    return nodes[start:end]
-
-
-def _retained_parameters(fn: ast.FunctionDef, nodes: list[ast.AST], positional: list[str], index: "ModuleIndex",
-                         info: Optional["ClassInfo"]) -> set[str]:
-    scanner = _RetentionScanner(positional, index, info)
-    scanner.scan(tree_module.remembered("body nodes", fn, lambda: tuple(_body_nodes(fn, nodes))))  # type: ignore[arg-type]
-    return scanner.retained
-
-
 def _moved_to_cpu(value: ast.AST) -> bool:
     """`x.cpu()`, `x.to("cpu")`, `x.to(device="cpu")`, `x.to("cpu", non_blocking=True)`."""
     if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
@@ -524,8 +408,10 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                     index.module_names.add(target.id)
                     if value is not None and _is_container_expression(value, index):
                         index.module_containers.add(target.id)
-                    if value is not None and _is_debug_switch(target.id, value):
+                    if value is not None and is_debug_switch(target.id, value):
                         index.debug_switches.add(target.id)
+                    if isinstance(value, ast.Subscript) and (dotted(value.value) or "").split(".")[-1] in _TYPING_CONTAINERS:
+                        index.type_aliases[target.id] = value  # `Activations = Dict[int, Dict[int, Batch]]`
         elif isinstance(stmt, ast.ClassDef):
             info = ClassInfo(name=stmt.name)
             decorators = _decorator_names(stmt.decorator_list, index)
@@ -597,6 +483,11 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
     # Containers a method sets back to None after taking them (`pending, self.group = self.group, None`): a
     # batch being collected, handed on when it closes, not a store that outlives the calls.
     drained: set[str] = set()
+    # Fields a config dataclass of the module declares as plain numbers or strings (`ctc_weight: float = 0.0`): an
+    # `__init__` parameter of that name with no annotation of its own takes that value (fairseq builds a criterion
+    # from its config's fields by name: `@register_criterion("ctc", dataclass=CtcCriterionConfig)`).
+    config_fields = frozenset(name for cls in index.classes.values() if cls.is_dataclass_like
+                              for name, annotated in cls.field_annotations.items() if annotated in HOST_TYPES)
     for fn, info, nodes in functions:
         if info is None:
             continue
@@ -605,6 +496,8 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
         for attribute, annotated in remembered("self annotations", fn, lambda: _self_annotations(nodes)):
             info.attribute_annotations[attribute] = annotated
         host_names = set(remembered("host names", fn, lambda: method_host_names(fn, nodes))) if fn.name == "__init__" else set()
+        if fn.name == "__init__" and config_fields:
+            host_names.update(a.arg for a in [*fn.args.args, *fn.args.kwonlyargs] if a.annotation is None and a.arg in config_fields)
         for attribute, value in remembered("self assignments", fn, lambda: tuple(_self_assignments(nodes))):
             if type(value) is ast.Constant and value.value is None and fn.name != "__init__" \
                     and not semantics.looks_long_lived(attribute):  # type: ignore[attr-defined]
@@ -639,7 +532,8 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                 if callee is not None and callee.count(".") == 1 and callee.split(".")[1] in semantics.ALTERNATE_CONSTRUCTORS \
                         and callee.split(".")[0] in index.classes:
                     callee = callee.split(".")[0]  # `Vision._from_config(config.vision_config)`: an instance of the class
-                if callee in index.classes or (callee is not None and "." not in callee and item_class(value, index) == callee):
+                if callee in index.classes or (callee is not None and "." not in callee and (
+                        item_class(value, index) == callee or (callee in index.relative_imports and callee[:1].isupper()))):
                     info.attribute_classes[attribute] = callee  # a class of this module, or one imported from the project
                 qualified = _qualify_name(index, callee) or callee or ""
                 short = qualified.split(".")[-1]
@@ -709,7 +603,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
         positional = params[1:] if info is not None and params and params[0] in ("self", "cls") else params
         if not positional:
             continue
-        retained = _retained_parameters(fn, nodes, positional, index, info)
+        retained = retained_parameters(fn, nodes, positional, index, info)
         if not retained:
             continue
         positions = {i for i, p in enumerate(positional) if p in retained}

@@ -644,9 +644,10 @@ COLD_GUARD_WORDS = LOGGING_WORDS + PURPOSE_WORDS
 # Calls that answer True only while a model is traced, scripted or exported, never when it runs eagerly
 # (`torchvision._is_tracing()`, `torch.jit.is_scripting()`, `torch.onnx.is_in_onnx_export()`).
 NEVER_EAGER_CALLS = ("is_tracing", "is_scripting", "is_in_onnx_export")
-# Words in the name (or environment variable) of a module-level environment switch that turns on checks:
-# what it guards is opt-in validation (`SGLANG_VALIDATE_REPLAY_STATE_INDICES`, `..._VERIFY_REAL_TENSORS`).
-DEBUG_SWITCH_WORDS = ("debug", "validate", "validation", "verify", "sanity", "check")
+# Words in the name (or environment variable) of an environment switch that turns on checks or dumps: what it
+# guards is opt-in validation (`SGLANG_VALIDATE_REPLAY_STATE_INDICES`, `..._VERIFY_REAL_TENSORS`) or inspection
+# (`HF_BACKEND_LOGIT_DUMP`).
+DEBUG_SWITCH_WORDS = ("debug", "validate", "validation", "verify", "sanity", "check", "dump")
 # Class names of debugging tools (`DebugUnderflowOverflow`): their hooks inspect values on purpose, when enabled.
 DEBUG_CLASS_WORDS = ("Debug",)
 # Class names of modules that check a pipeline's final output (diffusers' `StableDiffusionSafetyChecker`): once per

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
@@ -34,7 +34,8 @@ from viewlint.analysis import stack
 from viewlint.analysis.annotations import UNTYPED_CONTAINERS, annotation_value
 from viewlint.analysis.callgraph import (CALLER_LEVELS, MAIN_BLOCK, MAX_CALLER_LINES, MAX_CALLERS, MAX_SUMMARY_LINES, MAX_TUPLE_SUMMARY_LINES,
                                          CallGraph, FunctionInfo, FunctionKey)
-from viewlint.analysis.returns import assigned_locals, host_annotation, made_inside, made_inside_base
+from viewlint.analysis.renaming import as_called, normalize, rebase, related
+from viewlint.analysis.returns import assigned_locals, host_annotation, made_inside
 from viewlint.analysis.contexts import Context
 from viewlint.analysis.dispatch import is_abstract
 from viewlint.analysis.evaluator import Evaluator
@@ -44,7 +45,7 @@ from viewlint.analysis.nodes import dotted
 from viewlint.analysis.tree import descendants, dotted_name, parse_module
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.value_ops import Locals
-from viewlint.analysis.values import (HOST, INT, INTERFACE, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Provenance, Value,
+from viewlint.analysis.values import (HOST, INT, INTERFACE, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Value,
                                       join, join_all, rank_floor, referenced_function, shape_of)
 
 if TYPE_CHECKING:
@@ -161,7 +162,7 @@ class Recorder:
         for target in targets:
             if target is not None:
                 arguments = self.summaries.bind_arguments(node, target, self.facts.evaluator, {})
-                self.result.calls.setdefault(target.key, []).append(_related(arguments, self.facts.outlives_function))
+                self.result.calls.setdefault(target.key, []).append(related(arguments, self.facts.outlives_function))
 
     def assigned(self, attribute: str, value: Value) -> None:
         found = self.result.assigned
@@ -353,7 +354,7 @@ class ModuleSummaries:
         if info.key in self.callgraph.recursive:
             return UNKNOWN  # recursion: not followed
         arguments = self.bind_arguments(call, info, evaluator, local)
-        normalized, bases = _normalize(arguments)
+        normalized, bases = normalize(arguments)
         shallow = bool(getattr(evaluator.env, "shallow", False))
         result = self.run(info, normalized, shallow=shallow)
         if not result.returned and not shallow and MAX_SUMMARY_LINES < info.lines <= MAX_CALLER_LINES:
@@ -362,7 +363,10 @@ class ModuleSummaries:
             # Only how many dimensions the call's tensors have goes in (a layer's output rank is its input's): one walk
             # per shape of call, not one per call.
             ranks = {p: Value(kind=Kind.TENSOR, **shape_of(v)) for p, v in normalized.items() if v.is_tensor and rank_floor(v)}
-            result = _as_called(self.run(info, {}, entry=ranks or None), bases, {*info.positional, *info.keyword_only})
+            walked = self.run(info, {}, entry=ranks or None)
+            if walked.returned:
+                walked = RunResult(returns=as_called(walked.returns, bases, {*info.positional, *info.keyword_only}), returned=True)
+            result = walked
         if result.returned:
             result = replace(result, returns=self.made_inside(info, result.returns))
         if result.returned and _through_interface(call, evaluator, local):
@@ -387,7 +391,7 @@ class ModuleSummaries:
             # Any other function too long to walk once per call: a tensor (or a tuple) where its annotation says so.
             annotated = self._annotated_return(info)
             return annotated if annotated is not None and (annotated.is_tensor or annotated.wrapper == "tuple") else UNKNOWN
-        return self.as_annotated(info, _rebase(result.returns, bases))
+        return self.as_annotated(info, rebase(result.returns, bases))
 
     def made_inside(self, info: FunctionInfo, returned: Value) -> Value:
         """`returned` with the views of what `info`'s function made itself named for it (`returns.made_inside`)."""
@@ -647,110 +651,6 @@ def _default_value(node: ast.AST) -> Value:
         if isinstance(node.value, int):
             return INT
     return UNKNOWN
-
-
-def _normalize(arguments: dict[str, Value]) -> tuple[dict[str, Value], dict[str, str]]:
-    """Arguments with caller-side names taken out, so one walk serves every call with values of the
-    same shape: a view argument becomes a view of the parameter itself; `bases` maps back."""
-    normalized: dict[str, Value] = {}
-    bases: dict[str, str] = {}
-    for name, value in arguments.items():
-        if value.kind is Kind.TENSOR:
-            if value.provenance in (Provenance.VIEW, Provenance.MAYBE_VIEW) and value.base is not None:
-                bases[name] = value.base
-                value = value.with_(base=name, label=None, why=None)
-            else:
-                if value.label is not None:
-                    bases[name] = value.label
-                value = value.with_(label=None, why=None)
-        elif value.is_container:
-            if value.label is not None:
-                bases[name] = value.label
-                value = value.with_(label=None)
-            inner: list[Value] = []
-            for element in value.elements:
-                if element.kind is Kind.TENSOR and element.base is not None:
-                    bases.setdefault(name, element.base)
-                    element = element.with_(base=name, label=None, why=None)
-                inner.append(element)
-            value = value.with_(elements=tuple(inner))
-        normalized[name] = value
-    return normalized, bases
-
-
-def _related(arguments: dict[str, Value], outlives: Any) -> dict[str, Value]:
-    """One call's arguments with the caller's names of the objects it passes replaced by the callee's parameters,
-    where another argument refers to them: `f(k=buffer[:, :n], qkv=buffer)` passes, as `k`, a view of what `f`
-    calls `qkv`. Names of objects that outlive the caller (`self.…`, module-level) stay: they say so."""
-    owners: dict[str, str] = {}
-    for parameter, value in arguments.items():
-        if value.kind is Kind.TENSOR and value.provenance is not Provenance.VIEW and value.label is not None \
-                and (value.label.isidentifier() or made_inside_base(value.label)) and value.label not in owners:
-            owners[value.label] = parameter
-    if not owners:
-        return arguments
-    referred: set[str] = set()
-    for value in arguments.values():
-        _bases_in(value, referred)
-    renames = {name: owners[name] for name in referred & owners.keys() if not outlives(name)}
-    if not renames:
-        return arguments
-    return {parameter: _renamed(value, renames) for parameter, value in arguments.items()}
-
-
-def _bases_in(value: Value, found: set[str], depth: int = 3) -> None:
-    if value.kind is Kind.TENSOR:
-        if value.base is not None:
-            found.add(value.base)
-    elif value.is_container and depth > 0:
-        for element in value.elements:
-            _bases_in(element, found, depth - 1)
-
-
-def _renamed(value: Value, renames: dict[str, str], depth: int = 3) -> Value:
-    if value.kind is Kind.TENSOR:
-        changes: dict[str, Any] = {}
-        if value.base in renames:
-            changes["base"] = renames[value.base]  # type: ignore[index]
-        if value.label in renames:
-            changes["label"] = renames[value.label]  # type: ignore[index]
-        return value.with_(**changes) if changes else value
-    if value.is_container and depth > 0:
-        return value.with_(elements=tuple(_renamed(e, renames, depth - 1) for e in value.elements))
-    return value
-
-
-def _as_called(result: RunResult, bases: dict[str, str], parameters: set[str]) -> RunResult:
-    """What a function returned on its own walk, as one call's result: a view of a parameter is a view of what the
-    call passes (`bases`), or, where the call passes nothing with a name, a tensor whose storage is not known."""
-    if not result.returned:
-        return result
-
-    def called(value: Value, depth: int = 3) -> Value:
-        if value.kind is Kind.TENSOR:
-            if value.base in parameters and value.base not in bases:
-                value = value.with_(provenance=Provenance.UNKNOWN, base=None, origin=None, partial=False)
-            if value.label in parameters and value.label not in bases:
-                value = value.with_(label=None)
-            return value
-        if value.is_container and depth > 0:
-            return value.with_(elements=tuple(called(e, depth - 1) for e in value.elements))
-        return value
-
-    return RunResult(returns=called(_rebase(result.returns, bases)), returned=True)
-
-
-def _rebase(value: Value, bases: dict[str, str], depth: int = 3) -> Value:
-    """A callee's value in the caller's names: a view of parameter `p` is a view of what was passed as `p`."""
-    if value.kind is Kind.TENSOR:
-        if value.base in bases:
-            return value.with_(base=bases[value.base])  # type: ignore[index]
-        if value.label in bases:
-            return value.with_(label=bases[value.label])  # type: ignore[index]
-        return value
-    if value.is_container and depth > 0:
-        return value.with_(elements=tuple(_rebase(e, bases, depth - 1) for e in value.elements))
-    return value
 
 
 def _hand_on_fields(bound: dict[str, Value], parameter: str, node: cst.BaseExpression, evaluator: Evaluator) -> None:

@@ -1,0 +1,335 @@
+"""Kinds of code met in pass seventeen: audit 11's false findings on libraries the team had never read (fairseq,
+lerobot, audiocraft, colossalai, torchrec, fairscale, ...) and round eight's blind probes. Each kind is checked with
+the prefilter on and off, and with real torch where the finding claims something about run time."""
+
+from __future__ import annotations
+
+import ast
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import lint_both_paths, run_viewlint
+from viewlint.analysis.guards import cold_test, switch_locals
+
+
+def _lint(source: str) -> list[tuple[int, str]]:
+    return lint_both_paths(textwrap.dedent(source).lstrip("\n"))
+
+
+def _lint_package(root: Path, **modules: str) -> list[tuple[str, int, str]]:
+    """(file, row, code) of every finding in a package `pkg` of `modules`, the same with the prefilter on and off."""
+    folder = root / "pkg"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    for name, source in modules.items():
+        (folder / f"{name}.py").write_text(textwrap.dedent(source).lstrip("\n"))
+    found = []
+    for extra in ((), ("--no-prefilter",)):
+        completed = run_viewlint("check", "--isolated", "--no-cache", "--select", "ALL", "--exit-zero", *extra,
+                                 "--output-format", "json", "pkg", cwd=root)
+        found.append(sorted((Path(d["filename"]).name, d["location"]["row"], d["code"]) for d in json.loads(completed.stdout)))
+    assert found[0] == found[1]
+    return found[0]
+
+
+# ---------------------------------------------------------------- a constructor parameter a config dataclass declares
+BASE = """
+    import torch.nn as nn
+
+    CRITERIONS = {}
+
+
+    def register_criterion(name, dataclass=None):
+        def wrap(cls):
+            CRITERIONS[name] = (cls, dataclass)
+            return cls
+        return wrap
+
+
+    class BaseCriterion(nn.Module):
+        def __init__(self, task):
+            super().__init__()
+            self.task = task
+"""
+
+CTC = """
+    from dataclasses import dataclass, field
+
+    import torch.nn.functional as F
+
+    from .base import BaseCriterion, register_criterion
+
+
+    @dataclass
+    class CtcLossConfig:
+        ctc_weight: float = field(default=0.0)
+
+
+    @register_criterion("ctc", dataclass=CtcLossConfig)
+    class CtcLoss(BaseCriterion):
+        def __init__(self, task, ctc_weight):
+            super().__init__(task)
+            self.ctc_weight = ctc_weight
+
+        def forward(self, model, sample):
+            logits = model(sample["input"])
+            loss = F.cross_entropy(logits, sample["target"])
+            if self.ctc_weight > 0.0:
+                loss = loss + self.ctc_weight * logits.logsumexp(-1).mean()
+            return loss
+
+
+    class ClassWeightedLoss(BaseCriterion):
+        def __init__(self, task, class_weight):
+            super().__init__(task)
+            self.class_weight = class_weight
+
+        def forward(self, model, sample):
+            logits = model(sample["input"])
+            if (self.class_weight > 0).all():
+                return F.cross_entropy(logits, sample["target"], weight=self.class_weight)
+            return F.cross_entropy(logits, sample["target"])
+"""
+
+
+def test_a_constructor_parameter_a_config_dataclass_declares_a_float_is_a_float(tmp_path):
+    # fairseq's criterions (audit 11, 7 false VL403): `@register_criterion("ctc", dataclass=CtcLossConfig)` builds the
+    # criterion from the config's fields by name, so `self.ctc_weight` is the float the config declares, not a
+    # weight tensor its name suggests. A weight nothing declares (`class_weight`) keeps its finding.
+    assert _lint_package(tmp_path, base=BASE, ctc=CTC) == [("ctc.py", 34, "VL403")]
+
+
+# ---------------------------------------------------------------- work on an interval, through a local or a counter
+INTERVAL = """
+    import torch
+    import torch.nn as nn
+
+
+    class Pruner(nn.Module):
+        def __init__(self, pruning_interval):
+            super().__init__()
+            self.pruning_interval = pruning_interval
+            self.row_util = nn.Parameter(torch.zeros(100))
+
+        def reset(self, ids):
+            pruned = torch.unique(ids[self.row_util[ids] < 1])
+            self.row_util.data[pruned] = 0
+
+        def forward(self, x, cur_iter):
+            start_pruning: bool = (cur_iter < 10 and (cur_iter + 1) % 3 == 0) or ((cur_iter + 1) % self.pruning_interval == 0)
+            if start_pruning and self.training:
+                self.reset(x)
+            return x * 2
+
+
+    class EveryStep(Pruner):
+        def clear(self, ids):
+            return torch.unique(ids[self.row_util[ids] < 1])
+
+        def forward(self, x, cur_iter):
+            self.clear(x)
+            return x * 2
+"""
+
+
+def test_a_local_set_to_an_interval_test_guards_cold_work():
+    # torchrec's ITEP (audit 11): `start_pruning: bool = (...) % self.pruning_interval == 0`, then
+    # `if start_pruning and self.training:` prunes once an interval. The same call on every step is reported.
+    assert _lint(INTERVAL) == [(24, "VL404")]
+
+
+def test_interval_tests_read_by_the_guards():
+    def parsed(text: str) -> ast.expr:
+        return ast.parse(text, mode="eval").body
+
+    # torchrec's managed collision module: `now - last == interval` runs once an interval has passed.
+    assert cold_test(parsed("self._current_iter - self._last_eviction_iter == self._eviction_interval"))
+    assert cold_test(parsed("step - last_logged >= log_every"))
+    assert cold_test(parsed("cur_iter < 10"))  # the first few steps only
+    # Not intervals: a difference of positions, a layer index, a bound that is not a constant.
+    assert not cold_test(parsed("end - start == length"))
+    assert not cold_test(parsed("layer_id < 10"))
+    assert not cold_test(parsed("cur_iter < warmup"))
+    function = ast.parse("def f(step, every):\n    due: bool = step % every == 0\n    last = end - start >= length\n"
+                         "    big = step > 3\n")
+    assert switch_locals(list(ast.walk(function)), frozenset()) == {"due"}
+
+
+# ---------------------------------------------------------------- a GQA repeat before a mask that may be None
+SDPA_MASK = """
+    import torch
+
+
+    def repeat_kv(hidden_states, n_rep):
+        batch, num_key_value_heads, slen, head_dim = hidden_states.shape
+        if n_rep == 1:
+            return hidden_states
+        hidden_states = hidden_states[:, :, None, :, :].expand(batch, num_key_value_heads, n_rep, slen, head_dim)
+        return hidden_states.reshape(batch, num_key_value_heads * n_rep, slen, head_dim)
+
+
+    def sdpa_attention_forward(module, query, key, value, attention_mask, dropout=0.0, scaling=None, **kwargs):
+        key = repeat_kv(key, module.num_key_value_groups)
+        value = repeat_kv(value, module.num_key_value_groups)
+        causal_mask = attention_mask
+        if attention_mask is not None and causal_mask.ndim == 4:
+            causal_mask = causal_mask[:, :, :, : key.shape[-2]]
+        is_causal = query.shape[2] > 1 and causal_mask is None
+        return torch.nn.functional.scaled_dot_product_attention(
+            query, key, value, attn_mask=causal_mask, dropout_p=dropout, scale=scaling, is_causal=is_causal
+        )
+
+
+    def masked_attention_forward(module, query, key, value, attention_mask):
+        key = repeat_kv(key, module.num_key_value_groups)
+        value = repeat_kv(value, module.num_key_value_groups)
+        return torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=attention_mask)
+
+
+    class Attention(torch.nn.Module):
+        def __init__(self, heads=8, kv_heads=2, head_dim=8, attn_fn=sdpa_attention_forward):
+            super().__init__()
+            self.num_key_value_groups = heads // kv_heads
+            self.q_proj = torch.nn.Linear(heads * head_dim, heads * head_dim)
+            self.k_proj = torch.nn.Linear(heads * head_dim, kv_heads * head_dim)
+            self.v_proj = torch.nn.Linear(heads * head_dim, kv_heads * head_dim)
+            self.head_dim = head_dim
+            self.attn_fn = attn_fn
+
+        def forward(self, hidden_states, attention_mask=None):
+            shape = (*hidden_states.shape[:-1], -1, self.head_dim)
+            q = self.q_proj(hidden_states).view(shape).transpose(1, 2)
+            k = self.k_proj(hidden_states).view(shape).transpose(1, 2)
+            v = self.v_proj(hidden_states).view(shape).transpose(1, 2)
+            return self.attn_fn(self, q, k, v, attention_mask)
+"""
+
+
+def test_a_mask_the_function_tests_against_none_does_not_excuse_the_repeat():
+    # transformers PR #39412 (round eight): `causal_mask = attention_mask` after `if attention_mask is not None`: the
+    # maskless calls, which could pass `enable_gqa=True` to the flash kernel, pay for the repeated heads. A mask
+    # the function never doubts (`masked_attention_forward`) still excuses them (the math kernel repeats anyway).
+    assert _lint(SDPA_MASK) == [(13, "VL303"), (14, "VL303")]
+
+
+def test_gqa_without_the_repeat_gives_the_same_attention():
+    torch = pytest.importorskip("torch")
+    if "enable_gqa" not in (torch.nn.functional.scaled_dot_product_attention.__doc__ or ""):
+        pytest.skip("this torch has no enable_gqa")
+    q, k, v = torch.randn(1, 8, 5, 16), torch.randn(1, 2, 5, 16), torch.randn(1, 2, 5, 16)
+    repeated = torch.nn.functional.scaled_dot_product_attention(q, k.repeat_interleave(4, 1), v.repeat_interleave(4, 1))
+    shared = torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+    assert torch.allclose(repeated, shared, atol=1e-5)
+
+
+# ---------------------------------------------------------------- a dump switched on by an environment variable
+DUMP = """
+    import os
+
+    import torch
+    import torch.nn as nn
+
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lm_head = nn.Linear(8, 32)
+
+        def _maybe_dump_logits(self, dump_dir, logits):
+            torch.save(logits.detach().float().cpu(), os.path.join(dump_dir, "logits.pt"))
+
+        def _log_logits(self, logits):
+            print(logits.detach().float().cpu().max())
+
+        def forward(self, hidden):
+            output = self.lm_head(hidden)
+            dump_dir = os.environ.get("MODEL_LOGIT_DUMP")
+            if dump_dir is not None:
+                self._maybe_dump_logits(dump_dir, output)
+            self._log_logits(output)
+            return output
+"""
+
+
+def test_a_local_set_from_a_dump_variable_of_the_environment_guards_cold_work():
+    # torchtitan's HF backend (audit 11): `_dump_dir = os.environ.get("HF_BACKEND_LOGIT_DUMP")`, then
+    # `if _dump_dir is not None:` dumps the logits for a numerical test only. The copy on every call is reported.
+    assert _lint(DUMP) == [(16, "VL402")]
+
+
+# ---------------------------------------------------------------- an annotation through a module's type alias
+ALIAS = """
+    from typing import Dict
+
+    import torch
+
+
+    class Batch:
+        def __init__(self, values, index):
+            self.values = values
+            self.index = index
+
+
+    Activations = Dict[int, Dict[int, Dict[int, Batch]]]
+
+
+    def run_invocations(batch: Batch, order: torch.Tensor, stage, activations: Activations, model):
+        activations[stage][order][batch.index] = Batch(model(batch.values), batch.index)
+        return activations
+
+
+    def write_rows(buffer: torch.Tensor, rows: torch.Tensor, value):
+        buffer[rows][:, 0] = value
+"""
+
+
+def test_an_annotation_names_a_type_alias_of_the_module():
+    # fairscale's pipeline (audit 11, 2 false VL202): `activations: Activations` with
+    # `Activations = Dict[int, Dict[int, Dict[int, Batch]]]`: `activations[stage][order]` looks a dict up, whatever
+    # `order` is. A tensor indexed by a tensor still gathers into a copy.
+    assert _lint(ALIAS) == [(21, "VL202")]
+
+
+def test_a_chained_store_through_a_gather_is_lost_on_real_torch():
+    torch = pytest.importorskip("torch")
+    buffer, rows = torch.zeros(4, 3), torch.tensor([0, 2])
+    buffer[rows][:, 0] = 1.0
+    assert buffer.sum().item() == 0.0  # the write landed in the gathered copy
+    activations: dict = {0: {1: {}}}
+    activations[0][1][5] = "batch"
+    assert activations[0][1][5] == "batch"
+
+
+# ---------------------------------------------------------------- a lambda's parameter is its own name
+LAMBDAS = """
+    import functools
+
+    import torch.nn as nn
+
+
+    class ShardedDDP(nn.Module):
+        def __init__(self, module):
+            super().__init__()
+            self.module = module
+            self._grad_to_be_reduced = []
+            self._all_params = list(module.parameters())
+
+        def refresh_trainable(self):
+            if functools.reduce(lambda x, y: x or y, self._grad_to_be_reduced, False):
+                print("grads waiting to be reduced")
+            self._trainable_params = sorted(filter(lambda x: x.requires_grad, self._all_params), key=lambda x: x.numel())
+            self._grad_to_be_reduced = [True for _ in self._trainable_params]
+
+        def forward(self, *inputs, **kwargs):
+            self.refresh_trainable()
+            return self.module(*inputs, **kwargs)
+"""
+
+
+def test_what_a_lambda_reads_off_its_parameter_says_nothing_of_another_lambdas():
+    # fairscale's ShardedDDP (audit 11): `lambda x: x.numel()` reads a parameter's `x`; `lambda x, y: x or y` folds
+    # a list of bools. Each lambda's `x` is its own name.
+    assert _lint(LAMBDAS) == []
