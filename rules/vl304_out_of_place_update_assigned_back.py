@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Optional, Sequence
 
 import libcst as cst
 
@@ -158,45 +159,65 @@ class OutOfPlaceUpdateAssignedBack(Rule):
         )
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) != 1:
-            return
         call = node.value
-        target = node.targets[0].target
-        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
+        update = self._update(call) if isinstance(call, cst.Call) else None
+        if update is None:
             return
-        method = call.func.attr.value
-        if method not in semantics.OUT_OF_PLACE_UPDATE_METHODS:
+        receiver, method, args = update
+        receiver_name = dotted_name(receiver)
+        # `k = self.k = torch.index_add(self.k, ...)`: the target that is the receiver; the others name the result.
+        matching = [t.target for t in node.targets if receiver_name is not None and dotted_name(t.target) == receiver_name]
+        if len(node.targets) != 1 and not (len(matching) == 1 and all(
+                isinstance(t.target, cst.Name) for t in node.targets if t.target is not matching[0])):
             return
+        target = matching[0] if matching else node.targets[0].target
         target_name = dotted_name(target)
-        receiver = call.func.value
-        if target_name is not None and dotted_name(receiver) not in (None, target_name) and isinstance(target, cst.Name):
-            self._check_replaced_cache(node, call, method, receiver)
+        if target_name is not None and receiver_name not in (None, target_name) and isinstance(target, cst.Name) \
+                and isinstance(call.func, cst.Attribute):
+            self._check_replaced_cache(node, call, method, receiver)  # type: ignore[arg-type]
             return
-        if target_name is None or dotted_name(receiver) != target_name or target_name in self.facts.index.aliases:
+        if target_name is None or receiver_name != target_name or target_name in self.facts.index.aliases:
             return
         if self._functional and self._functional[-1]:
             return  # `@register_decomposition(...)`: functional by contract, the copy is the point
         private = self._is_private(target_name)
         if not (private or self._long_lived(target_name)):
             return
-        if any(arg.star for arg in call.args) or self._reads_itself(call, target_name):
+        if any(arg.star for arg in args) or self._reads_itself(args, target_name):
             return
         facts = self.facts
         arguments = ", ".join(
             (f"{arg.keyword.value}=" if arg.keyword is not None else "") + facts.source_for_edit(arg.value)
-            for arg in call.args
+            for arg in args
         )
-        replacement = f"{facts.source_for_edit(receiver)}.{method}_({arguments})"
+        others = "".join(f"{t.target.value} = " for t in node.targets if t.target is not target)  # type: ignore[attr-defined]
+        replacement = f"{others}{facts.source_for_edit(receiver)}.{method}_({arguments})"
+        spelled = f"{target_name}.{method}(…)" if isinstance(call.func, cst.Attribute) else f"torch.{method}({target_name}, …)"  # type: ignore[union-attr]
         self.report(
             node,
-            f"`{target_name} = {target_name}.{method}(…)` copies all of `{target_name}` to update a part of it",
+            f"`{target_name} = {spelled}` copies all of `{target_name}` to update a part of it",
             fix_message=f"update in place: `{target_name}.{method}_(…)`",
             edits=((node, replacement),),
         )
 
-    def _reads_itself(self, call: cst.Call, name: str) -> bool:
+    def _update(self, call: cst.Call) -> Optional[tuple[cst.BaseExpression, str, Sequence[cst.Arg]]]:
+        """(the buffer, the update, its other arguments) of `buf.index_copy(0, idx, rows)` or of the function spelling
+        `torch.index_copy(buf, 0, idx, rows)`; None for any other call."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in semantics.OUT_OF_PLACE_UPDATE_METHODS:
+            qualified = self.facts.index.qualify(func) or ""
+            if qualified != f"torch.{func.attr.value}":
+                return func.value, func.attr.value, call.args
+        qualified = self.facts.index.qualify(func) or ""
+        method = qualified[len("torch."):] if qualified.startswith("torch.") else ""
+        if method in semantics.OUT_OF_PLACE_UPDATE_METHODS and call.args and call.args[0].keyword is None \
+                and not call.args[0].star:
+            return call.args[0].value, method, call.args[1:]
+        return None
+
+    def _reads_itself(self, args: Sequence[cst.Arg], name: str) -> bool:
         """The buffer's values feed the update (`x.index_copy(1, idx, x)`): in place would read what it writes."""
-        text = " ".join(self.facts.module.code_for_node(arg.value) for arg in call.args)
+        text = " ".join(self.facts.module.code_for_node(arg.value) for arg in args)
         # Metadata reads are fine: `x.shape`, `x.size(0)`, `x.new_full(...)`, `x.dtype`, `x.device`.
         text = re.sub(re.escape(name) + r"\.(shape|size|dtype|device|ndim|dim|new_\w+)\b", "", text)
         return re.search(r"(?<![\w.])" + re.escape(name) + r"(?!\w)", text) is not None

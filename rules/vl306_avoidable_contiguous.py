@@ -24,6 +24,11 @@ _STRIDE_FREE_METHODS = frozenset({
     "tolist", "size", "dim", "numel", "norm", "logsumexp", "topk", "sort", "argsort", "where", "std", "var", "prod",
     "nansum", "count_nonzero", "isnan", "isinf", "isfinite", "round", "floor", "ceil", "sign", "square",
 })
+# Tensor methods that take their tensor arguments in any layout (`row_logps.gather(-1, index=labels)`).
+_STRIDE_FREE_ARGUMENT_METHODS = frozenset({
+    "gather", "index_select", "masked_fill", "masked_select", "where", "type_as", "to", "mul", "add", "sub", "div",
+    "pow", "eq", "ne", "lt", "gt", "le", "ge", "clamp", "clip",
+})
 # Views that reorder dimensions: `.contiguous()` of one copies.
 _TRANSPOSES = frozenset({"transpose", "permute", "t", "mT"})
 # Matrix products: they read strided operands, copying any layout BLAS cannot take.
@@ -247,6 +252,9 @@ class AvoidableContiguous(Rule):
                 return False
             if _torch_op(self.facts.qualify(call.func) or ""):
                 return True
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in _STRIDE_FREE_ARGUMENT_METHODS \
+                    and self.facts.value_of(call.func.value).is_tensor:
+                return True
             return self._stride_free_parameter(call, parent, depth)
         return False
 
@@ -338,6 +346,9 @@ def _ast_stride_free(node: ast.AST, parents: dict[int, ast.AST], index: Any,
     if isinstance(parent, ast.keyword):
         parent = parents.get(id(parent))
     if isinstance(parent, ast.Call) and parent.func is not node:
+        if isinstance(parent.func, ast.Attribute) and parent.func.attr in _STRIDE_FREE_ARGUMENT_METHODS \
+                and parent.func.attr not in ("to", "add", "where"):
+            return True  # `row_logps.gather(dim=-1, index=row_labels)` (what `to`, `add`, `where` are called on is not read here)
         target = dotted(parent.func)
         head, _, rest = (target or "").partition(".")
         qualified = index.aliases.get(head, head) + ("." + rest if rest else "") if target else ""

@@ -333,3 +333,232 @@ def test_what_a_lambda_reads_off_its_parameter_says_nothing_of_another_lambdas()
     # fairscale's ShardedDDP (audit 11): `lambda x: x.numel()` reads a parameter's `x`; `lambda x, y: x or y` folds
     # a list of bools. Each lambda's `x` is its own name.
     assert _lint(LAMBDAS) == []
+
+
+# ---------------------------------------------------------------- a metric's update, hot by its class's kind
+METRIC = """
+    import torch
+
+
+    class Metric:
+        def reset(self):
+            raise NotImplementedError
+
+        def update(self, output):
+            raise NotImplementedError
+
+
+    class MeanSquaredError(Metric):
+        def __init__(self, device="cuda"):
+            self._device = device
+            self.reset()
+
+        def reset(self):
+            self._sum_of_squared_errors = 0.0
+            self._num_examples = 0
+
+        def update(self, output):
+            y_pred, y = output
+            squared_errors = torch.pow(y_pred - y.view_as(y_pred), 2)
+            self._sum_of_squared_errors += torch.sum(squared_errors).item()
+            self._num_examples += y.shape[0]
+"""
+
+
+def test_a_metrics_update_is_hot_with_the_prefilter_on():
+    # ignite PR #1238 (round eight): `update()` runs once per batch; the prefilter had judged it cold (it read hot
+    # functions by name, not by the class's kind), so the `.item()` was found only with `--no-prefilter`.
+    assert _lint(METRIC) == [(24, "VL401")]
+
+
+# ---------------------------------------------------------------- parameters pointed at narrowed pieces of one buffer
+NARROWED = """
+    import torch
+    import torch.nn as nn
+
+
+    class Adapter(nn.Module):
+        def __init__(self, sizes):
+            super().__init__()
+            self.layers = nn.ModuleList([nn.Linear(s, s) for s in sizes])
+
+        def flatten_parameters(self):
+            params = list(self.parameters())
+            flat = torch.cat([p.detach().reshape(-1) for p in params])
+            offset = 0
+            for p in params:
+                n = p.numel()
+                p.data = flat.narrow(0, offset, n).view_as(p)
+                offset += n
+            return flat
+
+
+    def export(adapter, path):
+        adapter.flatten_parameters()
+        torch.save(adapter.state_dict(), path)
+
+
+    def export_cloned(adapter, path):
+        adapter.flatten_parameters()
+        torch.save({k: v.clone() for k, v in adapter.state_dict().items()}, path)
+"""
+
+
+def test_parameters_pointed_at_narrowed_pieces_save_the_whole_buffer():
+    # A flattened-parameter trainer (round eight's IP-Adapter probe): `p.data = flat.narrow(0, offset, n).view_as(p)`
+    # makes every entry of `state_dict()` a view of `flat`, as `flat[offset:offset + n]` does. (VL101, opt-in, reads
+    # the re-pointing itself as a store of a view.)
+    assert _lint(NARROWED) == [(16, "VL101"), (23, "VL103")]
+
+
+def test_a_narrowed_parameter_saves_its_buffer_on_real_torch(tmp_path):
+    torch = pytest.importorskip("torch")
+    layer = torch.nn.Linear(64, 64)
+    flat = torch.zeros(64 * 64 * 8)
+    layer.weight.data = flat.narrow(0, 0, 64 * 64).view_as(layer.weight)
+    torch.save({"w": layer.weight}, tmp_path / "view.pt")
+    torch.save({"w": layer.weight.clone()}, tmp_path / "clone.pt")
+    assert (tmp_path / "view.pt").stat().st_size > 4 * (tmp_path / "clone.pt").stat().st_size
+
+
+# ---------------------------------------------------------------- a loop that runs the model a wrapper holds
+WRAPPED = """
+    import torch
+
+
+    def evaluate(model, loader, device):
+        model.eval()
+        total_correct = 0
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            pred = model.module(x).argmax(dim=-1)
+            total_correct += int((pred == y).sum())
+        return total_correct
+"""
+
+
+def test_a_loop_that_runs_the_wrapped_model_is_a_step_loop():
+    # pytorch_geometric PR #9896 (round eight): `model.module(x)` runs the model DDP wraps, once per batch.
+    assert _lint(WRAPPED) == [(10, "VL401")]
+
+
+# ---------------------------------------------------------------- the function spelling of an update assigned back
+INDEX_ADD = """
+    import torch
+    import torch.nn as nn
+
+
+    class KVCache(nn.Module):
+        def __init__(self, shape):
+            super().__init__()
+            self.register_buffer("k", torch.zeros(shape), persistent=False)
+            self.register_buffer("v", torch.zeros(shape), persistent=False)
+
+        def forward(self, input_pos, k, v):
+            k = self.k = torch.index_add(self.k, 2, input_pos, k)
+            v = self.v = torch.index_add(self.v, 2, input_pos, v)
+            return k, v
+
+
+    class KVCacheInPlace(KVCache):
+        def forward(self, input_pos, k, v):
+            k = self.k.index_copy_(2, input_pos, k)
+            v = self.v.index_copy_(2, input_pos, v)
+            return k, v
+"""
+
+
+def test_an_update_spelled_as_a_torch_function_and_assigned_back_is_reported():
+    # lightning-thunder PR #788 (round eight): `k = self.k = torch.index_add(self.k, 2, input_pos, k)` copies the
+    # whole cache on every decode step, as `self.k = self.k.index_add(...)` does.
+    assert _lint(INDEX_ADD) == [(12, "VL304"), (13, "VL304")]
+
+
+# ---------------------------------------------------------------- a strided tensor passed to a tensor method
+GATHER = """
+    import torch
+
+
+    def selective_log_softmax(logits, index):
+        per_token = []
+        for row_logits, row_labels in zip(logits, index):
+            row_logps = torch.log_softmax(row_logits, dim=-1)
+            per_token.append(row_logps.gather(dim=-1, index=row_labels.unsqueeze(-1)).squeeze(-1))
+        return torch.stack(per_token)
+
+
+    def token_logps(logits, batch):
+        shift_labels = batch["completion_input_ids"][:, 1:].contiguous()
+        return selective_log_softmax(logits[:, :-1], shift_labels)
+"""
+
+
+def test_contiguous_before_a_tensor_methods_index_argument_is_avoidable():
+    # trl PR #6046 (round eight): the labels only index `gather`, which takes any layout.
+    assert _lint(GATHER) == [(13, "VL306")]
+
+
+# ---------------------------------------------------------------- a deep copy of a piece of a flat tensor
+DEEPCOPY = """
+    import copy
+
+    import torch
+
+
+    class WeightSync:
+        def __init__(self):
+            self._snapshots = {}
+
+        def push(self, workers, flat_weights):
+            for worker, shard in zip(workers, flat_weights.chunk(len(workers))):
+                self._snapshots[id(worker)] = copy.deepcopy(shard)
+                worker.receive(self._snapshots[id(worker)])
+
+
+    class WeightSyncCloned(WeightSync):
+        def push(self, workers, flat_weights):
+            for worker, shard in zip(workers, flat_weights.chunk(len(workers))):
+                self._snapshots[id(worker)] = shard.detach().clone()
+                worker.receive(self._snapshots[id(worker)])
+"""
+
+
+def test_a_deep_copy_of_a_view_keeps_a_copy_of_its_whole_storage():
+    # pytorch/pytorch#182105 (round eight): `Tensor.__deepcopy__` copies all of a view's storage.
+    assert _lint(DEEPCOPY) == [(12, "VL101")]
+
+
+def test_a_deep_copy_of_a_view_copies_its_whole_storage_on_real_torch():
+    torch = pytest.importorskip("torch")
+    import copy
+
+    flat = torch.zeros(1000)
+    assert copy.deepcopy(flat[:10]).untyped_storage().nbytes() == 4000
+    assert flat[:10].clone().untyped_storage().nbytes() == 40
+
+
+# ---------------------------------------------------------------- the top rows of a batch sorted by a permutation
+PERMUTED = """
+    import torch.nn.functional as F
+
+
+    class HardExamples:
+        def __init__(self, k=4):
+            self.k = k
+            self.history = []
+
+        def update(self, logits, targets):
+            order = F.cross_entropy(logits, targets, reduction="none").argsort(descending=True)
+            ranked = logits.detach()[order]
+            self.history.append(ranked[: self.k])
+
+        def update_topk(self, logits, targets):
+            worst = F.cross_entropy(logits, targets, reduction="none").topk(self.k).indices
+            self.history.append(logits.detach()[worst])
+"""
+
+
+def test_rows_of_a_gather_by_a_permutation_keep_the_whole_gather():
+    # pytorch/pytorch#40157 (round eight's hard-example tracker): `logits[order]` by an `argsort` is a copy of the
+    # whole batch, and `[: k]` of it keeps all of it. A gather by `topk` indices owns just what it picked.
+    assert _lint(PERMUTED) == [(12, "VL101")]

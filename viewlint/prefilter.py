@@ -25,7 +25,7 @@ from typing import Callable, Optional, Sequence
 
 from viewlint.analysis import features
 from viewlint.analysis.features import Needs
-from viewlint.analysis.callgraph import callgraph_of, hot_reasons, step_loop
+from viewlint.analysis.callgraph import callgraph_of, hot_by_kind, hot_reasons, step_loop
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_CALL_NAMES, HOT_FUNCTION_NAMES, HOT_MARKER, SETUP_FUNCTION_NAMES
 from viewlint.analysis.module_index import ModuleIndex
@@ -356,11 +356,12 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
         # step loop (a loop that runs `backward()`, an optimizer step or a model).
         graph = callgraph_of(index)
         reasons = hot_reasons(graph, hot_globs)
+        by_kind = hot_by_kind(graph, hot_globs)  # a metric's `update`, a scheduler's `step`: hot by the class's kind
         for node in nodes:
             kind = type(node)
             if kind in _FUNCTION_TYPES:
                 info = graph.by_node.get(id(node))
-                if info is not None and info.key in reasons:
+                if info is not None and (info.key in reasons or info.key in by_kind):
                     return True
             elif (kind is ast.For or kind is ast.While or kind is ast.AsyncFor) and step_loop(node) is not None:
                 return True

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Optional
 from viewlint.analysis import dispatch
 from viewlint.analysis import semantics as sem
 from viewlint.analysis import tree as tree_module
+from viewlint.analysis.falsy import falsy_on_every_edge
 from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_FUNCTION_NAMES, hands_over_to_host
 from viewlint.analysis.guards import cold_test, switch_locals
 from viewlint.analysis.graphs import in_cycles
@@ -729,8 +730,16 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
     hot_set = set(hot) | set(reasons)
     edges = [(caller, call) for caller, call, _ in loop_calls]
     edges += [(caller, call) for caller in hot_set for call in regions[caller].warm]
-    graph.memo[("falsy", memo_key[1])] = _falsy_on_every_edge(graph, edges, reasons)
+    graph.memo[("falsy", memo_key[1])] = falsy_on_every_edge(graph, edges, reasons)
+    graph.memo[("hot by kind", memo_key[1])] = frozenset(hot)
     return reasons
+
+
+def hot_by_kind(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> frozenset[FunctionKey]:
+    """The functions hot by their own name or kind (a `forward`, an optimizer's `step`, a metric's `update`) or for
+    running a training step: those `hot_reasons` gives no reason for."""
+    hot_reasons(graph, hot_globs)
+    return graph.memo[("hot by kind", hot_globs)]  # type: ignore[no-any-return]
 
 
 def _hooks(graph: "CallGraph") -> Iterator[tuple[FunctionKey, str]]:
@@ -758,41 +767,3 @@ def _step_callbacks(graph: "CallGraph") -> Iterator[tuple[FunctionKey, str]]:
             continue
         if any(name.endswith("Callback") for name in _class_and_base_names(graph.index, key.owner)):
             yield key, "a callback the trainer runs on every step"
-
-
-def _falsy_on_every_edge(graph: "CallGraph", edges: list[tuple[FunctionKey, ast.Call]],
-                         reasons: dict[FunctionKey, str]) -> dict[FunctionKey, frozenset[str]]:
-    """For each function hot for being called from hot code: the parameters every such call leaves falsy."""
-    found: dict[FunctionKey, set[str]] = {}
-    for caller, call in edges:
-        for callee in graph.call_targets(caller, call):
-            if not reasons.get(callee, "").startswith("called from"):
-                continue
-            falsy = _left_falsy(call, graph.functions[callee])
-            found[callee] = falsy if callee not in found else found[callee] & falsy
-    result = {}
-    for key, names in found.items():
-        if names:
-            rebound = {n.id for n in ast.walk(graph.functions[key].node) if type(n) is ast.Name and type(n.ctx) is not ast.Load}
-            names -= rebound  # `safe_merge = safe_merge or self.check`: not what the caller passed
-        if names:
-            result[key] = frozenset(names)
-    return result
-
-
-def _left_falsy(call: ast.Call, info: FunctionInfo) -> set[str]:
-    """The parameters a call passes a falsy constant or leaves at a falsy default (`False`, `None`, `0`)."""
-    if any(type(a) is ast.Starred for a in call.args) or any(k.arg is None for k in call.keywords):
-        return set()
-    func, arguments = call.func, list(call.args)
-    if info.bound and type(func) is ast.Attribute and dotted(func.value) not in ("self", "cls") and arguments \
-            and type(arguments[0]) is ast.Name and arguments[0].id == "self":  # type: ignore[attr-defined]
-        arguments = arguments[1:]  # `Base.merge(self, False)`: `self` fills the method's own `self`
-    passed: dict[str, ast.AST] = dict(zip(info.positional, arguments))
-    passed.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
-    falsy = set()
-    for name in [*info.positional, *info.keyword_only]:
-        value = passed.get(name, info.defaults.get(name))
-        if type(value) is ast.Constant and not value.value and value.value is not ...:  # type: ignore[attr-defined]
-            falsy.add(name)
-    return falsy

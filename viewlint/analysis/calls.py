@@ -52,6 +52,8 @@ class CallEvaluation(TorchFunctionCalls):
             return UNKNOWN_TENSOR.with_(device=data.device, dtype=data.dtype, is_parameter=True, **shape_of(data), why="an `nn.Buffer`")
         if qualified is not None and (qualified.startswith("torch.") or qualified.startswith("numpy.")):
             return self._torch_function(node, qualified, local)
+        if qualified == "copy.deepcopy" and node.args:
+            return self._deep_copy(node, self.evaluate(node.args[0].value, local))
         if qualified is not None and sem.library_model_factory(qualified):
             # `torchvision.models.resnet18()`, `timm.create_model(name)`: a module, whose calls give tensors.
             return Value(kind=Kind.HOST, wrapper="torch.nn.Module", why=f"made by `{qualified}`")
@@ -62,6 +64,16 @@ class CallEvaluation(TorchFunctionCalls):
             result = self._call_result(node, func, qualified, local)
             return result.with_(device=Device.CPU) if result.kind in (Kind.TENSOR, Kind.UNKNOWN) else result
         return self._call_result(node, func, qualified, local)
+
+    def _deep_copy(self, node: cst.Call, copied: Value) -> Value:
+        """`copy.deepcopy(t)`: `Tensor.__deepcopy__` copies a view's whole storage and views its part of the copy
+        (`copy.deepcopy(flat.chunk(4)[1])` pins a copy of all of `flat`); of a whole tensor, a copy as big."""
+        if not copied.is_tensor:
+            return UNKNOWN
+        whole = fresh(contiguous=None, device=copied.device, dtype=copied.dtype, origin=WHOLE_COPY, why=copied.why)
+        if (copied.is_view or copied.is_maybe_view_of_view) and copied.partial:
+            return self.view_of(node, whole, ".__deepcopy__()", partial=True)
+        return whole.with_(contiguous=copied.contiguous)
 
     def _call_result(self, node: cst.Call, func: cst.BaseExpression, qualified: Optional[str], local: Locals) -> Value:
         summaries = self.env.summaries
@@ -561,7 +573,7 @@ class CallEvaluation(TorchFunctionCalls):
         else:
             zero_dim = True if reduced else (False if index_like else None)
         return fresh(contiguous=contiguous, device=receiver.device, index_like=index_like, bool_mask=bool_mask,
-                     zero_dim=zero_dim, reduced=reduced, why=receiver.why,
+                     zero_dim=zero_dim, reduced=reduced, why=receiver.why, permutation=method == "argsort",
                      origin=ADVANCED_INDEX if method in sem.GATHER_METHODS else EMPTY if method == "new_empty" else None,
                      base=self.short_source(node.func.value) if method in sem.GATHER_METHODS else None)  # type: ignore[attr-defined]
 

@@ -383,8 +383,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                     if type(target) is ast.Tuple or type(target) is ast.List:  # (`a = b, c = x` binds `a` to `x` itself)
                         note_source(target, value, sources)
                         _note_slots(target, value, slots)
-            if type(value) is Call and type(value.func) is Attribute and value.func.attr in semantics.OUT_OF_PLACE_UPDATE_METHODS:
-                flags.add("update-assigned")
+            if type(value) is Call and callee_name(value.func) in semantics.OUT_OF_PLACE_UPDATE_METHODS:
+                flags.add("update-assigned")  # `buf = buf.index_copy(...)`, `k = self.k = torch.index_add(self.k, ...)`
             if len(node.targets) == 1 and type(node.targets[0]) is Name and _strided_contiguous(value):  # type: ignore[attr-defined]
                 flags.add("strided-contiguous-assign")
             for target in node.targets:  # type: ignore[attr-defined]

@@ -66,10 +66,16 @@ def _zipped_source(loop: ast.AST, name: str) -> Optional[str]:
     return None
 
 
+# Viewing methods that take a part of their receiver (not all of it, as `view_as` does).
+_PART_METHODS = frozenset({"narrow", "as_strided"})
+
+
 def _viewed(value: ast.AST, loop_names: set[str]) -> Optional[str]:
     """What `p.data = <value>` points `p` at, when `value` is part of another tensor: `flat[a:b].view_as(p)` (`flat`),
     `q.data` or `q` of the loop's own items (`zip(params, unflatten(flat, params))`: `q`)."""
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _VIEWING_METHODS:
+        if value.func.attr in _PART_METHODS:
+            return dotted(value.func.value) or "a flat buffer"  # `flat.narrow(0, offset, n).view_as(p)`
         value = value.func.value
     if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice):
         return dotted(value.value) or "a flat buffer"

@@ -95,9 +95,10 @@ class _RetentionScanner:
 
 
 def _makes_copy(node: ast.AST) -> bool:
-    """An expression that copies a tensor (`.clone()`, `torch.clone`, `copy.deepcopy`) somewhere in it."""
+    """An expression that copies a tensor (`.clone()`, `torch.clone`) somewhere in it (not `copy.deepcopy`, which
+    copies a view's whole storage)."""
     for child in ast.walk(node):
-        if isinstance(child, ast.Call) and (callee_name(child.func) in ("clone", "deepcopy")):
+        if isinstance(child, ast.Call) and callee_name(child.func) == "clone":
             return True
     return False
 

@@ -696,7 +696,10 @@ def name_words(name: str) -> set[str]:
 def names_a_model(callee: str) -> bool:
     """`model(batch)`, `self.model(x)`, `text_model(ids)`: a call of what its name says is a model (a module that
     runs a forward pass). One reading for the hot paths (a loop that runs a model) and for what the call gives."""
-    name = callee.split(".")[-1]
+    parts = callee.split(".")
+    if len(parts) > 1 and parts[-1] in ("module", "_orig_mod") and names_a_model(".".join(parts[:-1])):
+        return True  # `model.module(x)`, `model._orig_mod(x)`: what DDP, DataParallel or `torch.compile` wrap
+    name = parts[-1]
     if not name.islower():
         return False
     if name in MODEL_NAMES:

@@ -567,6 +567,8 @@ def partial_may_be(node: ast.AST, bound: Bindings, context: TensorContext, seen:
         last = callee_name(func) or ""
         if last in PARTIAL_VIEW_CALLS or context.may_call_return(func, partial_may_be):
             return True  # a split, or a function of this module that may return a view of part of a tensor
+        if last == "deepcopy":  # `copy.deepcopy(piece)`: a view of part of a copy of all of `piece`'s storage
+            return any(partial_may_be(a, bound, context, seen) for a in call_arguments(node))
         torch_call = context.torch_call(func)
         if torch_call and last in _NEW_TENSOR_FUNCTIONS:
             return False  # `torch.empty(...)`, `torch.cat(...)`: a tensor with storage of its own

@@ -87,7 +87,7 @@ class TorchFunctionCalls(ArgumentReading):
             mask = self._dtype_is_bool(node)
             requires_grad = self.keyword(node, "requires_grad")
             return fresh(contiguous=contiguous, device=device, zero_dim=False if mask and zero_dim is None else zero_dim,
-                         index_like=index_like, bool_mask=mask, origin=EMPTY if qualified in sem.EMPTY_FACTORIES else FACTORY,
+                         index_like=index_like, bool_mask=mask, permutation=qualified == "torch.randperm", origin=EMPTY if qualified in sem.EMPTY_FACTORIES else FACTORY,
                          dtype=self._factory_dtype(node, qualified),
                          grad_leaf=requires_grad is not None and not (isinstance(requires_grad.value, cst.Name)
                                                                        and requires_grad.value.value in ("False", "None")))
@@ -130,7 +130,7 @@ class TorchFunctionCalls(ArgumentReading):
                 # Its input itself in eval mode, a new tensor while training (as `nn.Dropout` gives).
                 made = fresh(contiguous=True if laid_out else None, device=input_device, **shape_of(first_value))
                 return join(first_value.with_(is_parameter=False, optional=False), made)
-            return fresh(contiguous=True if laid_out else None, index_like=index_like, device=input_device,
+            return fresh(contiguous=True if laid_out else None, index_like=index_like, device=input_device, permutation=name == "argsort",
                          bool_mask=qualified in sem.BOOL_RESULT_FUNCTIONS or (name in ("any", "all") and self._has_dim_argument(node)),
                          # `torch.diff` takes and gives at least one dimension.
                          zero_dim=True if reduced else (False if index_like or name == "diff" else None), reduced=reduced)

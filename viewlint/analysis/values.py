@@ -137,6 +137,9 @@ class Value:
     # For a tensor that owns all the storage it reaches: whether its `_base` is set all the same, to storage nothing
     # else reaches (`F.linear` of a 3-D input views the 2-D product it computed): True, False, or None (it may be).
     has_base: Optional[bool] = False
+    # An index tensor that orders all the positions of a dimension (`scores.argsort()`, `torch.randperm(n)`): what it
+    # gathers is as big as what it indexes.
+    permutation: bool = False
 
     @property
     def is_tensor(self) -> bool:
