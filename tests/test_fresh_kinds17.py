@@ -562,3 +562,64 @@ def test_rows_of_a_gather_by_a_permutation_keep_the_whole_gather():
     # pytorch/pytorch#40157 (round eight's hard-example tracker): `logits[order]` by an `argsort` is a copy of the
     # whole batch, and `[: k]` of it keeps all of it. A gather by `topk` indices owns just what it picked.
     assert _lint(PERMUTED) == [(12, "VL101")]
+
+
+# ---------------------------------------------------------------- an interval that guards the optimizer's step
+ACCUMULATING = """
+    import torch
+
+
+    def train(model, optimizer, loader, gas, log_every):
+        steps_in_epoch = len(loader)
+        for step, batch in enumerate(loader):
+            loss = model(batch).mean() / gas
+            loss.backward()
+            do_sync_step = (step + 1) % gas == 0 or (step + 1) == steps_in_epoch
+            do_log = (step + 1) % log_every == 0
+            if do_sync_step:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                print(loss.detach().item())
+                optimizer.step()
+                optimizer.zero_grad()
+            if do_log:
+                print(loss.item())
+"""
+
+
+def test_an_interval_that_guards_the_optimizer_step_is_the_step_itself():
+    # transformers' Trainer: `do_sync_step = (step + 1) % gradient_accumulation_steps == 0 or ...` guards the
+    # optimizer's step, so what it guards runs on every optimizer step; `do_log` guards logging on an interval.
+    assert _lint(ACCUMULATING) == [(13, "VL401")]
+
+
+BRAIN = """
+    import torch
+
+
+    class Brain:
+        def __init__(self, modules, optimizer, grad_accumulation_factor=1):
+            self.modules, self.optimizer = modules, optimizer
+            self.grad_accumulation_factor = grad_accumulation_factor
+            self.step = 0
+
+        def optimizers_step(self):
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+
+        def fit_batch(self, batch):
+            self.step += 1
+            should_step = (self.step % self.grad_accumulation_factor) == 0
+            loss = self.modules(batch).mean()
+            loss.backward()
+            if should_step:
+                if not torch.isfinite(loss).all():
+                    self.optimizer.zero_grad()
+                self.optimizers_step()
+            return loss.detach()
+"""
+
+
+def test_a_block_that_calls_the_optimizers_step_is_the_step_itself():
+    # speechbrain's `Brain.fit_batch`: `if should_step: self.optimizers_step()`, an optimizer step per accumulation
+    # window; the check of the loss it makes first is a sync on every optimizer step.
+    assert _lint(BRAIN) == [(20, "VL403")]

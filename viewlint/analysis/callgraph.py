@@ -539,7 +539,11 @@ def _classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: 
         switches = switch_locals(nodes, switches)
         for span, branch in ifs:
             at = bisect.bisect_left(positions, span[0])
-            if at < len(positions) and positions[at] <= span[1] and (cold_test(branch.test, switches) or runs_once(branch)):  # type: ignore[attr-defined]
+            if at < len(positions) and positions[at] <= span[1] and (runs_once(branch) or (  # type: ignore[attr-defined]
+                    cold_test(branch.test, switches)  # type: ignore[attr-defined]
+                    # (`if do_sync_step:` around `optimizer.step()`: the block is the step, whatever interval guards it.)
+                    and not any(runs_a_step(c) or sem.steps_an_optimizer(dotted(c.func) or "")
+                                for c in calls if inside((c.lineno, c.col_offset), span)))):
                 cold.append(span)
     where: list[tuple[ast.Call, str]] = []
     enclosing_of: dict[int, list[int]] = {}

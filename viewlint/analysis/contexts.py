@@ -242,7 +242,8 @@ class ContextStack:
     def enter_if(self, node: cst.If) -> None:
         text = self.words(node.test)
         main_guard = "__name__" in text and "__main__" in text
-        cold = main_guard or self.is_cold_condition(node.test) or runs_once(node) or ends_in_error(node.body)
+        cold = main_guard or (self.is_cold_condition(node.test) and not _runs_a_training_step(node.body)) or runs_once(node) \
+            or ends_in_error(node.body)
         self.contexts.append(Context(kind="block", node=node, cold=cold, hot=self.has_hot_marker(node), cold_all=main_guard))
 
     def enter_with(self, node: cst.With, allowed: tuple[str, ...]) -> None:
@@ -444,6 +445,21 @@ def _step_call(root: cst.CSTNode, stack: Optional["ContextStack"]) -> Optional[s
                 return f"a loop that runs `{callee}(…)`"
         pending.extend(reversed(children(node)))
     return None
+
+
+def _runs_a_training_step(body: cst.CSTNode) -> bool:
+    """`optimizer.step()`, `loss.backward()` in `body`: a block that runs one is the step, whatever interval guards it
+    (`if do_sync_step:` around the optimizer's step; the reading of `callgraph._classified`)."""
+    for node in descendants(body):
+        if type(node) is not cst.Call:
+            continue
+        func = node.func  # type: ignore[attr-defined]
+        if sem.steps_an_optimizer(dotted_name(func) or ""):
+            return True  # `self.optimizers_step()`
+        if type(func) is cst.Attribute and func.attr.value in sem.STEP_METHODS \
+                and sem.runs_a_step(func.attr.value, dotted_name(func.value) or "", dotted_name(func) or "", len(node.args)) is not None:  # type: ignore[attr-defined]
+            return True
+    return False
 
 
 def _is_thunk(node: cst.Lambda) -> bool:

@@ -693,6 +693,13 @@ def name_words(name: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(name) if len(w) >= 3}
 
 
+def steps_an_optimizer(callee: str) -> bool:
+    """`self.optimizers_step()`, `self.optimizer_step(...)`: a function named for stepping the optimizer (what a block
+    that calls one is: the training step, whatever interval guards it)."""
+    last = callee.split(".")[-1].lower()
+    return "optim" in last and last.endswith("step")
+
+
 def names_a_model(callee: str) -> bool:
     """`model(batch)`, `self.model(x)`, `text_model(ids)`: a call of what its name says is a model (a module that
     runs a forward pass). One reading for the hot paths (a loop that runs a model) and for what the call gives."""
