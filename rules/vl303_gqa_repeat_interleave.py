@@ -38,7 +38,8 @@ class GqaRepeatInterleave(Rule):
     mentions `enable_gqa` at all (code that already chooses between the two paths), when
     the repeat is along another dimension than the heads (dimension 1 or -3), and when
     the call passes an `attn_mask` that is a tensor on every call (a parameter that may be `None`,
-    `mask: Optional[torch.Tensor]`, leaves the maskless calls paying for the copy): PyTorch documents GQA for the flash and math kernels
+    `mask: Optional[torch.Tensor]`, or one the function tests against `None`, itself or what it was set from,
+    leaves the maskless calls paying for the copy): PyTorch documents GQA for the flash and math kernels
     only, a mask rules out flash, and the math kernel repeats the heads itself (and
     materialises the attention matrix, which the memory-efficient kernel used with the
     repeated heads does not).

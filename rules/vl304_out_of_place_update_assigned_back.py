@@ -19,7 +19,8 @@ class OutOfPlaceUpdateAssignedBack(Rule):
     Flags an out-of-place update whose result replaces its own receiver:
     `buf = buf.index_copy(0, idx, rows)`, `self.cache_k = self.cache_k.index_put((idx,), v)`,
     `x = x.scatter(1, idx, src)`, `mask = mask.index_fill(0, idx, True)`, and the same for
-    `index_add`, `scatter_add`, `scatter_reduce`, `masked_scatter` and `masked_fill`.
+    `index_add`, `scatter_add`, `scatter_reduce`, `masked_scatter` and `masked_fill`, also spelled as a
+    `torch` function and with more than one target (`k = self.k = torch.index_add(self.k, 2, pos, k)`).
 
     It fires when the buffer is long-lived (`self.<attr>`, any `obj.<attr>`) or was
     allocated by a factory in the same function (`torch.zeros(...)`, `x.new_zeros(...)`,

@@ -56,8 +56,9 @@ class AvoidableContiguous(Rule):
     copy is strided, so `.contiguous()` really copies, and every use of `y` in the function accepts a
     strided tensor as it is: arithmetic and comparisons, indexing, `torch` and `torch.nn.functional`
     operations (`log_softmax`, `gather`, `cross_entropy`, `scaled_dot_product_attention`...), tensor methods
-    that compute a new tensor (`.float()`, `.sum()`, `.gather()`...), and functions of the same module whose
-    parameter is used only in those ways.
+    that compute a new tensor (`.float()`, `.sum()`, `.gather()`...), the tensor arguments of such methods
+    (`row_logps.gather(-1, index=labels)`), and functions of the same module whose parameter is used only in
+    those ways.
 
     It stays silent when any use may need contiguous memory or is out of sight: `.view()`, `.data_ptr()`,
     custom and distributed ops (`torch.ops.*`, `torch.distributed.*`), calls of functions or modules it

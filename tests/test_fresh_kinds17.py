@@ -623,3 +623,50 @@ def test_a_block_that_calls_the_optimizers_step_is_the_step_itself():
     # speechbrain's `Brain.fit_batch`: `if should_step: self.optimizers_step()`, an optimizer step per accumulation
     # window; the check of the loss it makes first is a sync on every optimizer step.
     assert _lint(BRAIN) == [(20, "VL403")]
+
+
+# ---------------------------------------------------------------- an object handed to a constructor
+INJECTED = """
+    import pickle
+
+    import torch
+
+
+    class StorageClient:
+        def __init__(self):
+            self.store = {}
+
+        def put(self, keys, values):
+            for key, value in zip(keys, values):
+                self.store[key] = pickle.dumps(value)
+
+
+    class StorageManager:
+        def __init__(self, storage_client):
+            self.storage_client = storage_client
+
+        def put_data(self, data, indexes):
+            keys = [f"{i}@{name}" for name in sorted(data) for i in indexes]
+            values = [row for name in sorted(data) for row in data[name]]
+            self.storage_client.put(keys, values)
+
+
+    def main():
+        client = StorageClient()
+        manager = StorageManager(client)
+        manager.put_data({"ids": torch.randint(0, 100, (64, 256))}, list(range(64)))
+"""
+
+
+def test_an_object_every_construction_passes_is_what_the_attribute_holds():
+    # TransferQueue PR #170 (round eight): the manager's `self.storage_client` is the client its construction is
+    # given, so `self.storage_client.put(keys, values)` runs `StorageClient.put`, which pickles row views of the batch.
+    assert _lint(INJECTED) == [(12, "VL103")]
+
+
+def test_pickling_a_row_view_writes_its_whole_batch_on_real_torch():
+    torch = pytest.importorskip("torch")
+    import pickle
+
+    batch = torch.zeros(64, 256)
+    assert len(pickle.dumps(batch[3])) > 60 * len(pickle.dumps(batch[3].clone())) / 2

@@ -11,6 +11,7 @@ import libcst as cst
 
 from viewlint.analysis import dispatch, semantics
 from viewlint.analysis.guards import cold_predicates, is_debug_switch, predicate_key
+from viewlint.analysis.injected import note_injected_classes
 from viewlint.analysis.made_tensors import made_tensor
 from viewlint.analysis.host_values import HOST_TYPES, host_names as method_host_names, is_host_expression
 from viewlint.analysis.module_lists import item_class, listed_class, listed_order
@@ -592,6 +593,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
             index.classes[class_name].made_tensors[attribute] = found
     for (class_name, attribute), parameter in ((k, p) for k, p in kept.items() if p is not None):
         index.classes[class_name].constructor_parameters[attribute] = parameter
+    note_injected_classes(index, functions)  # `self.client = client`, every construction passing a `Client()`
     if drained:  # a subclass drains what its base collects: by name, across the module's classes
         index.drained_attributes.update(drained)
         for info in index.classes.values():

@@ -1,0 +1,73 @@
+"""Objects handed to a constructor: `self.storage_client = storage_client` in `__init__`, where every construction of
+the class in the module passes an object of one class (`KVStorageManager(YuanrongStorageClient())`, or a name set to
+one). The attribute then holds an object of that class (`ClassInfo.attribute_classes`), and calls of its methods run
+them (`self.storage_client.put(keys, values)`), for the call graph, the summaries and the evaluator alike.
+
+Read once per module by the module index, over `ast`, after its reading of the classes' assignments.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Iterable, Optional
+
+from viewlint.analysis.nodes import dotted
+
+if TYPE_CHECKING:
+    from viewlint.analysis.module_index import ModuleIndex
+
+
+def note_injected_classes(index: "ModuleIndex", functions: Iterable[tuple[ast.AST, object, list[ast.AST]]]) -> None:
+    """Fill `attribute_classes` of the module's classes from what their constructions pass (see the module's doc)."""
+    wanted: dict[str, tuple[list[str], dict[str, str]]] = {}  # class -> (`__init__`'s positional names, param -> attr)
+    for fn, info, _ in functions:
+        if info is None or getattr(fn, "name", "") != "__init__":
+            continue
+        kept = {p: a for a, p in info.constructor_parameters.items()  # type: ignore[attr-defined]
+                if a not in info.attribute_classes and a not in info.submodule_attributes}  # type: ignore[attr-defined]
+        if kept:
+            names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]][1:]  # type: ignore[attr-defined]
+            wanted[info.name] = (names, kept)  # type: ignore[attr-defined]
+    if not wanted:
+        return
+    made: dict[str, set[str]] = {}  # a name -> the classes the module sets it to an instance of
+    passed: dict[tuple[str, str], set[Optional[str]]] = {}  # (class, attr) -> the classes its constructions pass
+    for nodes in index.segment_nodes.values():
+        for node in nodes:
+            kind = type(node)
+            if kind is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:  # type: ignore[attr-defined]
+                held = _instance_class(node.value, index)  # type: ignore[attr-defined]
+                if held is not None:
+                    made.setdefault(node.targets[0].id, set()).add(held)  # type: ignore[attr-defined]
+            elif kind is ast.Call and type(node.func) is ast.Name and node.func.id in wanted:  # type: ignore[attr-defined]
+                names, kept = wanted[node.func.id]  # type: ignore[attr-defined]
+                given = dict(zip(names, node.args))  # type: ignore[attr-defined]
+                given.update((k.arg, k.value) for k in node.keywords if k.arg is not None)  # type: ignore[attr-defined]
+                for parameter, attribute in kept.items():
+                    if parameter in given:
+                        passed.setdefault((node.func.id, attribute), set()).add(  # type: ignore[attr-defined]
+                            _argument_class(given[parameter], index, made))
+    for (class_name, attribute), classes in passed.items():
+        if len(classes) == 1 and None not in classes:
+            index.classes[class_name].attribute_classes[attribute] = next(iter(classes))  # type: ignore[arg-type]
+
+
+def _instance_class(value: ast.AST, index: "ModuleIndex") -> Optional[str]:
+    """`K(...)` of a class `K` of this module or imported from the project (not a module: its calls run `forward`)."""
+    if type(value) is not ast.Call:
+        return None
+    name = dotted(value.func)  # type: ignore[attr-defined]
+    if name is None or "." in name:
+        return None
+    local = index.classes.get(name)
+    if local is not None:
+        return None if local.is_module else name
+    return name if name in index.relative_imports and name[:1].isupper() else None
+
+
+def _argument_class(argument: ast.AST, index: "ModuleIndex", made: dict[str, set[str]]) -> Optional[str]:
+    held = _instance_class(argument, index)
+    if held is None and type(argument) is ast.Name:
+        classes = made.get(argument.id, set())  # type: ignore[attr-defined]
+        held = next(iter(classes)) if len(classes) == 1 else None
+    return held
