@@ -9,7 +9,7 @@ import libcst as cst
 from viewlint.analysis import features, semantics
 from viewlint.analysis.temporaries import TemporaryTracker, TracksTemporaries, inplace_chain_receiver
 from viewlint.analysis.values import IndexKind, Value
-from viewlint.analysis.values import ADVANCED_INDEX
+from viewlint.analysis.values import GATHERS
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 
@@ -22,7 +22,7 @@ _VIEW_ATTRIBUTES = semantics.VIEW_ATTRIBUTES | semantics.AMBIGUOUS_VIEW_ATTRIBUT
 def _view_of_unnamed_gather(value: Value) -> Optional[str]:
     """The text of the gathered copy `value` is a view of, when no name or attribute holds that copy
     (`row` in `for row in buf[idx]:`, `first = buf[idx][0]`); else None."""
-    if not (value.is_view and value.base_made == ADVANCED_INDEX and value.base):
+    if not (value.is_view and value.base_made in GATHERS and value.base):
         return None
     if all(part.isidentifier() for part in value.base.split(".")):
         return None  # `g = buf[idx]; for row in g:` writes into `g`, which may be read
@@ -118,7 +118,7 @@ class InplaceOnAdvancedIndex(TracksTemporaries, Rule):
             return
         value = self.facts.value_of(root)
         of_temporary = _view_of_unnamed_gather(value)
-        if not (value.is_fresh and value.origin == ADVANCED_INDEX) and of_temporary is None:
+        if not (value.is_fresh and value.origin in GATHERS) and of_temporary is None:
             return
         binding = self.temporaries.binding_of(root.value)
         if binding is None or not self.temporaries.is_dead_after(root, binding, self.facts.in_loop):
@@ -142,7 +142,7 @@ class InplaceOnAdvancedIndex(TracksTemporaries, Rule):
     def _check_gather_call(self, inplace_call: cst.Call, root: cst.Call, call_text: str) -> None:
         """`x.index_select(0, rows).add_(1)`, `torch.gather(x, 1, idx).mul_(2)`: a gather always copies."""
         value = self.facts.value_of(root)
-        if not (value.is_fresh and value.origin == ADVANCED_INDEX and value.base):
+        if not (value.is_fresh and value.origin in GATHERS and value.base):
             return
         op = self.facts.short_source(root.func)
         self.report(

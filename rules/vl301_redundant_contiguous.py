@@ -8,7 +8,7 @@ import libcst as cst
 
 from viewlint.analysis import features
 from viewlint.analysis.value_ops import MODULE_OUTPUT
-from viewlint.analysis.values import ADVANCED_INDEX, Kind
+from viewlint.analysis.values import GATHERS, Kind
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 
@@ -85,7 +85,7 @@ class RedundantContiguous(Rule):
             self._report_clone(node, clone)
             return
         value = facts.value_of(receiver)
-        if value.is_tensor and value.contiguous is None and value.origin == ADVANCED_INDEX and isinstance(receiver, (cst.Subscript, cst.Name)):
+        if value.is_tensor and value.contiguous is None and value.origin in GATHERS and isinstance(receiver, (cst.Subscript, cst.Name)):
             self._report_gather(node, receiver)
             return
         if not (value.is_tensor and value.contiguous is True):

@@ -29,7 +29,7 @@ class OutOfPlaceUpdateAssignedBack(Rule):
     the caller may still hold the tensor, and autograd may need the original), and when
     the buffer is also read by the update itself (`x = x.index_copy(0, idx, x)` must not
     become in place), and inside functions decorated as decompositions or lowerings
-    (`@register_decomposition(...)`), which must stay functional.
+    (`@register_decomposition(...)`) or in modules that register them, which must stay functional.
 
     ## Why it matters
     The out-of-place form allocates a new tensor the size of the whole buffer and copies
@@ -75,7 +75,11 @@ class OutOfPlaceUpdateAssignedBack(Rule):
         self._private.append({})
         decorators = " ".join(self.facts.module.code_for_node(d.decorator) for d in node.decorators)
         # Export code is functional too: what ONNX and TorchScript tracing record (`_onnx_merge_levels`).
-        self._functional.append(any(word in decorators for word in ("decomposition", "register_lowering", "out_wrapper"))
+        # A module that registers decompositions or lowerings keeps its helpers functional as well (torch's
+        # `_nll_loss_backward`, called by the registered `nll_loss_backward`).
+        registers = any(target.rsplit(".", 1)[-1] in ("register_decomposition", "register_lowering")
+                        for target in self.facts.index.aliases.values())
+        self._functional.append(registers or any(word in decorators for word in ("decomposition", "register_lowering", "out_wrapper"))
                                 or any(word in node.name.value.lower() for word in ("onnx", "export")))
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:

@@ -555,13 +555,17 @@ PERMUTED = """
         def update_topk(self, logits, targets):
             worst = F.cross_entropy(logits, targets, reduction="none").topk(self.k).indices
             self.history.append(logits.detach()[worst])
+
+        def reset_rows(self, buffer, scores):
+            buffer[scores.argsort()].zero_()
 """
 
 
 def test_rows_of_a_gather_by_a_permutation_keep_the_whole_gather():
     # pytorch/pytorch#40157 (round eight's hard-example tracker): `logits[order]` by an `argsort` is a copy of the
     # whole batch, and `[: k]` of it keeps all of it. A gather by `topk` indices owns just what it picked.
-    assert _lint(PERMUTED) == [(12, "VL101")]
+    # A gather by a permutation is still a gather: zeroing it in place writes a temporary (VL201).
+    assert _lint(PERMUTED) == [(12, "VL101"), (19, "VL201")]
 
 
 # ---------------------------------------------------------------- an interval that guards the optimizer's step
@@ -670,3 +674,28 @@ def test_pickling_a_row_view_writes_its_whole_batch_on_real_torch():
 
     batch = torch.zeros(64, 256)
     assert len(pickle.dumps(batch[3])) > 60 * len(pickle.dumps(batch[3].clone())) / 2
+
+
+DECOMPOSITION = """
+    import torch
+    from torch._decomp import register_decomposition
+
+    aten = torch.ops.aten
+
+
+    def _nll_loss_backward(grad_output, self, target, channel_dim):
+        grad_input = torch.zeros_like(self)
+        grad_input = torch.scatter(grad_input, channel_dim, target.unsqueeze(channel_dim), -1.0)
+        return grad_input * grad_output
+
+
+    @register_decomposition(aten.nll_loss_backward)
+    def nll_loss_backward(grad_output, self, target):
+        return _nll_loss_backward(grad_output, self, target, 1)
+"""
+
+
+def test_a_helper_of_a_module_that_registers_decompositions_stays_functional():
+    # torch's `_decomp/decompositions.py`: the helpers of registered decompositions are traced too, so the
+    # out-of-place `torch.scatter` assigned back is the point (found on torch once the function spelling was read).
+    assert _lint(DECOMPOSITION) == []

@@ -34,7 +34,7 @@ from viewlint.analysis.ranks import RANKED_NODES, ranked
 from viewlint.analysis.value_ops import (MODULE_OUTPUT, Environment, Locals, as_indexed, binary_result, never_eager,
                                          container_value, elementwise_device, fields_mark, forget_fields, labelled,
                                          on_the_host_if, optimizer_attribute, value_index_kind, view_zero_dim)
-from viewlint.analysis.values import (ADVANCED_INDEX, ARRAY_ITEM, HOST, INT, UNKNOWN, UNKNOWN_TENSOR, WHOLE_COPY, Device, IndexKind, Kind,
+from viewlint.analysis.values import (ADVANCED_INDEX, ARRAY_ITEM, HOST, INT, UNKNOWN, UNKNOWN_TENSOR, PERMUTED_INDEX, Device, IndexKind, Kind,
                                       Provenance, Value, fresh, function_reference, join)
 
 
@@ -511,10 +511,11 @@ class Evaluator(CallEvaluation, AttributeReading, TypeTests):
             # A gathered copy: it owns its storage; `origin`/`base` say where it was gathered from. It is
             # row-major when the input is (advanced indexing keeps a transposed input's layout).
             contiguous = True if receiver.contiguous else None
-            # Gathered by a permutation of all the rows (`logits[scores.argsort()]`): a copy as big as the input.
+            # Gathered by a permutation of all the rows (`logits[scores.argsort()]`): a copy as big as the input, whose
+            # rows are not a deliberate pick (`values.DELIBERATE_BASES`).
             whole = len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
                 and self.evaluate(node.slice[0].slice.value, local).permutation
-            return fresh(contiguous=contiguous, device=receiver.device, origin=WHOLE_COPY if whole else ADVANCED_INDEX,
+            return fresh(contiguous=contiguous, device=receiver.device, origin=PERMUTED_INDEX if whole else ADVANCED_INDEX,
                          base=self.short_source(node.value), zero_dim=False, why=receiver.why)
         return Value(kind=Kind.TENSOR, device=receiver.device, why=receiver.why)
 

@@ -46,6 +46,9 @@ class Device(enum.Enum):
 
 # The origin recorded on gathered copies (advanced-index reads).
 ADVANCED_INDEX = "advanced index"
+# A gather by a permutation of all the rows (`x[scores.argsort()]`): a copy as big as the input, not a pick.
+PERMUTED_INDEX = "advanced index by a permutation"
+GATHERS = frozenset({ADVANCED_INDEX, PERMUTED_INDEX})
 # The origin recorded on tensors a factory made (`torch.zeros`, `torch.arange`...), and on uninitialised
 # allocations (`torch.empty`, `empty_like`, `new_empty`): buffers made to be filled.
 FACTORY = "factory"
