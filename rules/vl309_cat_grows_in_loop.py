@@ -23,7 +23,8 @@ class CatGrowsInLoop(Rule):
     tensor first or last, a name or `self.<attr>`) inside a loop that binds `x` nowhere
     else: every iteration joins the new piece to all that the earlier ones gathered. The
     first-piece idiom counts too: `x = piece if x is None else torch.cat([x, piece])`, or
-    an `if x is None: x = piece` branch next to the join.
+    an `if x is None: x = piece` branch next to the join, or a branch for the loop's first pass
+    (`if first_iter: x = piece; first_iter = False`, `if i == 0:`).
 
     In a hot method (`forward`) no loop is needed: `self.cache_k = torch.cat([self.cache_k, k])`
     grows the object's tensor on every call, a decode step each (LLMs-from-scratch PR #673).
@@ -205,12 +206,25 @@ def _bindings(node: cst.CSTNode, target: str, first: bool) -> Iterator[tuple[cst
             bound = [child.target]
         if any(dotted_name(t) == target for b in bound for t in _targets(b)):
             yield child, first
-        if isinstance(child, cst.If) and _tests_none(child.test, target):
+        if isinstance(child, cst.If) and (_tests_none(child.test, target) or _first_iteration(child)):
             yield from _bindings(child.body, target, True)
             if child.orelse is not None:
                 yield from _bindings(child.orelse, target, first)
             continue
         yield from _bindings(child, target, first)
+
+
+def _first_iteration(node: cst.If) -> bool:
+    """`if first_iter: ...; first_iter = False` (a flag the branch clears), or `if i == 0:`: the loop's first pass."""
+    test = node.test
+    if isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and len(test.comparisons) == 1 \
+            and isinstance(test.comparisons[0].operator, cst.Equal) and isinstance(test.comparisons[0].comparator, cst.Integer) \
+            and test.comparisons[0].comparator.value == "0":
+        return True
+    if not isinstance(test, cst.Name):
+        return False
+    return any(isinstance(n, cst.Assign) and isinstance(n.value, cst.Name) and n.value.value in ("False", "None")
+               and any(dotted_name(t.target) == test.value for t in n.targets) for n in descendants(node.body))
 
 
 def _tests_none(test: cst.BaseExpression, target: str) -> bool:

@@ -699,3 +699,53 @@ def test_a_helper_of_a_module_that_registers_decompositions_stays_functional():
     # torch's `_decomp/decompositions.py`: the helpers of registered decompositions are traced too, so the
     # out-of-place `torch.scatter` assigned back is the point (found on torch once the function spelling was read).
     assert _lint(DECOMPOSITION) == []
+
+
+# ---------------------------------------------------------------- a join grown after a first pass that sets the piece
+FIRST_PASS = """
+    import torch
+
+
+    def decode(step, decoder_input, max_steps):
+        outputs = torch.zeros([1])
+        first_iter = True
+        for _ in range(max_steps):
+            out = step(decoder_input)
+            if first_iter:
+                outputs = out.unsqueeze(0)
+                first_iter = False
+            else:
+                outputs = torch.cat((outputs, out.unsqueeze(0)), dim=0)
+            decoder_input = out
+        return outputs
+
+
+    def decode_listed(step, decoder_input, max_steps):
+        outputs = []
+        for _ in range(max_steps):
+            out = step(decoder_input)
+            outputs.append(out)
+            decoder_input = out
+        return torch.stack(outputs)
+
+
+    def decode_windowed(step, decoder_input, max_steps, window):
+        outputs = torch.zeros([1])
+        first_iter = True
+        for _ in range(max_steps):
+            out = step(decoder_input)
+            if first_iter:
+                outputs = out.unsqueeze(0)
+                first_iter = False
+            else:
+                outputs = torch.cat((outputs, out.unsqueeze(0)), dim=0)
+            outputs = outputs[-window:]
+            decoder_input = out
+        return outputs
+"""
+
+
+def test_a_join_grown_after_the_loops_first_pass_is_reported():
+    # torchaudio PR #1850 (round nine): Tacotron2's `infer` sets its outputs on the first pass (`if first_iter:`) and
+    # grows them with `torch.cat` on every later one. A list stacked once, or a window kept, is silent.
+    assert _lint(FIRST_PASS) == [(13, "VL309")]
