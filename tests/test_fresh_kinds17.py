@@ -749,3 +749,93 @@ def test_a_join_grown_after_the_loops_first_pass_is_reported():
     # torchaudio PR #1850 (round nine): Tacotron2's `infer` sets its outputs on the first pass (`if first_iter:`) and
     # grows them with `torch.cat` on every later one. A list stacked once, or a window kept, is silent.
     assert _lint(FIRST_PASS) == [(13, "VL309")]
+
+
+# ---------------------------------------------------------------- per-step methods by the class's own name
+KINDS_BY_NAME = """
+    import torch
+
+
+    class NEMetric:
+        def __init__(self):
+            self.sum = None
+
+        def _update(self, predictions, labels, weights):
+            has_valid_weights = weights.sum(dim=-1) > 0
+            if torch.any(has_valid_weights):
+                self.sum = (predictions - labels).abs().sum()
+
+
+    class LoadBalanceLoss:
+        def __init__(self, num_experts):
+            self.num_experts = num_experts
+
+        def __call__(self, scores, topk_ids):
+            counts = torch.bincount(topk_ids.flatten(), minlength=self.num_experts)
+            return (counts.float() * scores.mean(0)).sum()
+
+
+    class Collator:
+        def __call__(self, ids):
+            return torch.bincount(ids.flatten())
+"""
+
+
+def test_a_metrics_private_update_and_a_loss_objects_call_run_per_step():
+    # torchrec PR #408 and pith-train PR #44 (round nine): a class named `*Metric` runs `_update` (what `update`
+    # delegates to) for every batch; a plain class named `*Loss` is called once per step. A collator is not.
+    assert _lint(KINDS_BY_NAME) == [(10, "VL403"), (19, "VL404")]
+
+
+# ---------------------------------------------------------------- functions handed to a function or a constructor
+HANDED = """
+    import torch
+
+
+    def clip_grad_norm_(parameters, max_norm):
+        grads = [p.grad for p in parameters if p.grad is not None]
+        total_norm = torch.norm(torch.stack([torch.norm(g) for g in grads]))
+        clip_coef = max_norm / (total_norm + 1e-6)
+        if clip_coef < 1:
+            for g in grads:
+                g.mul_(clip_coef)
+        return total_norm
+
+
+    def to_dense_batch(x, batch, max_num_nodes):
+        num_nodes = torch.bincount(batch)
+        if num_nodes.max() > max_num_nodes:
+            raise ValueError("too many nodes")
+        return x
+
+
+    def train_step(model, optimizer, batch, clip_fn, max_norm=1.0):
+        loss = model(batch).mean()
+        loss.backward()
+        clip_fn(model.parameters(), max_norm)
+        optimizer.step()
+
+
+    class Readout(torch.nn.Module):
+        def __init__(self, dense_fn, max_num_nodes):
+            super().__init__()
+            self.dense_fn = dense_fn
+            self.max_num_nodes = max_num_nodes
+
+        def forward(self, x, batch):
+            return self.dense_fn(x, batch, self.max_num_nodes).sum(1)
+
+
+    def main(model, optimizer, loader):
+        readout = Readout(to_dense_batch, 16)
+        for batch in loader:
+            train_step(model, optimizer, batch, clip_grad_norm_)
+        return readout
+"""
+
+
+def test_functions_the_module_hands_over_run_where_they_are_called():
+    # pytorch PR #61042 and pytorch_geometric PR #10660 (round nine): `clip_fn(...)` in a training step runs the
+    # `clip_grad_norm_` its callers pass; `self.dense_fn(...)` in `forward` runs the `to_dense_batch` the construction
+    # passes. Their syncs run on every step.
+    assert _lint(HANDED) == [(8, "VL403"), (15, "VL404"), (16, "VL403")]

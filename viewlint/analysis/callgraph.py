@@ -214,6 +214,10 @@ class CallGraph:
             found = _local_functions(self.index.segment_nodes.get(id(info.node)) or preorder(info.node), resolve)
             for name, keys in dispatch.parameter_functions(info.node, resolve).items():
                 found.setdefault(name, []).extend(k for k in keys if k not in found.get(name, ()))
+            for name, passed in (self.index.passed_functions.get(key.name, {}) if key.owner is None else {}).items():
+                # `clip_fn(...)` where the module's callers pass `clip_grad_norm_` for `clip_fn`
+                found.setdefault(name, []).extend(FunctionKey(None, f) for f in sorted(passed)
+                                                  if FunctionKey(None, f) not in found.get(name, ()))
             self._chosen[key] = found
         return found or {}
 

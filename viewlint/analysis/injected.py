@@ -1,9 +1,16 @@
-"""Objects handed to a constructor: `self.storage_client = storage_client` in `__init__`, where every construction of
-the class in the module passes an object of one class (`KVStorageManager(YuanrongStorageClient())`, or a name set to
-one). The attribute then holds an object of that class (`ClassInfo.attribute_classes`), and calls of its methods run
-them (`self.storage_client.put(keys, values)`), for the call graph, the summaries and the evaluator alike.
+"""Objects and functions handed to a constructor or a function of the module.
 
-Read once per module by the module index, over `ast`, after its reading of the classes' assignments.
+- `self.storage_client = storage_client` in `__init__`, where every construction of the class in the module passes an
+  object of one class (`KVStorageManager(YuanrongStorageClient())`, or a name set to one): the attribute holds an
+  object of that class (`ClassInfo.attribute_classes`), and calls of its methods run them
+  (`self.storage_client.put(keys, values)`).
+- `self.dense_fn = dense_fn`, where constructions pass functions of the module (`Readout(to_dense_batch)`): the
+  attribute may hold any of them (`ClassInfo.held_functions`), and `self.dense_fn(...)` may run each.
+- `clip_fn(...)` in `train_step(model, clip_fn)`, where callers pass functions of the module (`train_step(model,
+  clip_grad_norm_)`): the call may run each (`ModuleIndex.passed_functions`).
+
+The call graph, the summaries and the evaluator read these facts alike. Read once per module by the module index, over
+`ast`, after its reading of the classes' assignments.
 """
 
 from __future__ import annotations
@@ -20,15 +27,20 @@ if TYPE_CHECKING:
 def note_injected_classes(index: "ModuleIndex", functions: Iterable[tuple[ast.AST, object, list[ast.AST]]]) -> None:
     """Fill `attribute_classes` of the module's classes from what their constructions pass (see the module's doc)."""
     wanted: dict[str, tuple[list[str], dict[str, str]]] = {}  # class -> (`__init__`'s positional names, param -> attr)
+    called: dict[str, list[str]] = {}  # a module-level function -> its positional parameters
     for fn, info, _ in functions:
-        if info is None or getattr(fn, "name", "") != "__init__":
+        if info is None:
+            arguments = fn.args  # type: ignore[attr-defined]
+            called[fn.name] = [a.arg for a in [*arguments.posonlyargs, *arguments.args]]  # type: ignore[attr-defined]
+            continue
+        if getattr(fn, "name", "") != "__init__":
             continue
         kept = {p: a for a, p in info.constructor_parameters.items()  # type: ignore[attr-defined]
                 if a not in info.attribute_classes and a not in info.submodule_attributes}  # type: ignore[attr-defined]
         if kept:
             names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]][1:]  # type: ignore[attr-defined]
             wanted[info.name] = (names, kept)  # type: ignore[attr-defined]
-    if not wanted:
+    if not wanted and not called:
         return
     made: dict[str, set[str]] = {}  # a name -> the classes the module sets it to an instance of
     passed: dict[tuple[str, str], set[Optional[str]]] = {}  # (class, attr) -> the classes its constructions pass
@@ -41,12 +53,20 @@ def note_injected_classes(index: "ModuleIndex", functions: Iterable[tuple[ast.AS
                     made.setdefault(node.targets[0].id, set()).add(held)  # type: ignore[attr-defined]
             elif kind is ast.Call and type(node.func) is ast.Name and node.func.id in wanted:  # type: ignore[attr-defined]
                 names, kept = wanted[node.func.id]  # type: ignore[attr-defined]
-                given = dict(zip(names, node.args))  # type: ignore[attr-defined]
-                given.update((k.arg, k.value) for k in node.keywords if k.arg is not None)  # type: ignore[attr-defined]
+                given = _given(node, names)
                 for parameter, attribute in kept.items():
                     if parameter in given:
+                        function = _function_name(given[parameter], index)
+                        if function is not None:  # `Readout(to_dense_batch)`
+                            index.classes[node.func.id].held_functions.setdefault(attribute, set()).add(function)  # type: ignore[attr-defined]
+                            continue
                         passed.setdefault((node.func.id, attribute), set()).add(  # type: ignore[attr-defined]
                             _argument_class(given[parameter], index, made))
+            elif kind is ast.Call and type(node.func) is ast.Name and node.func.id in called:  # type: ignore[attr-defined]
+                for parameter, value in _given(node, called[node.func.id]).items():  # type: ignore[attr-defined]
+                    function = _function_name(value, index)
+                    if function is not None:  # `train_step(model, clip_grad_norm_)`
+                        index.passed_functions.setdefault(node.func.id, {}).setdefault(parameter, set()).add(function)  # type: ignore[attr-defined]
     for (class_name, attribute), classes in passed.items():
         if len(classes) == 1 and None not in classes:
             index.classes[class_name].attribute_classes[attribute] = next(iter(classes))  # type: ignore[arg-type]
@@ -71,3 +91,15 @@ def _argument_class(argument: ast.AST, index: "ModuleIndex", made: dict[str, set
         classes = made.get(argument.id, set())  # type: ignore[attr-defined]
         held = next(iter(classes)) if len(classes) == 1 else None
     return held
+
+
+def _given(call: ast.AST, names: list[str]) -> dict[str, ast.AST]:
+    """What a call passes, by parameter name (positional arguments by `names`, then keywords)."""
+    given = dict(zip(names, call.args))  # type: ignore[attr-defined]
+    given.update((k.arg, k.value) for k in call.keywords if k.arg is not None)  # type: ignore[attr-defined]
+    return given
+
+
+def _function_name(argument: ast.AST, index: "ModuleIndex") -> Optional[str]:
+    """The name of a module-level function of this module that `argument` names."""
+    return argument.id if type(argument) is ast.Name and argument.id in index.function_names else None  # type: ignore[attr-defined]

@@ -178,17 +178,20 @@ OPTIMIZER_STEP_NAMES = frozenset({"step"})
 def per_step_methods(name: str, bases: list[str], optimizer: bool, inherited: list[frozenset[str]],
                      computes: bool = False) -> frozenset[str]:
     """The methods a class of this kind runs once per training or sampling step, by its name and its bases' last names:
-    an optimizer's `step`; a metric's `update` (torchmetrics' `Metric`, or a module with `update` and `compute`: called
-    for every batch); a diffusion scheduler's `step` (once per denoising step; not a learning-rate scheduler's, which
-    only does host arithmetic)."""
+    an optimizer's `step`; a metric's `update` and `_update` (a class named or based on `*Metric`, or a module with
+    `update` and `compute`: called for every batch); a loss's `__call__` (a class named or based on `*Loss`); a
+    diffusion scheduler's `step` (once per denoising step; not a learning-rate scheduler's, which only does host
+    arithmetic)."""
     found: set[str] = set().union(*inherited) if inherited else set()
     names = [name, *bases]
     if optimizer:
         found |= OPTIMIZER_STEP_NAMES
-    if computes or any(n.endswith("Metric") for n in bases):
-        found.add("update")
+    if computes or any(n.endswith("Metric") for n in names):
+        found |= {"update", "_update"}  # (`_update`: what torchrec's and torchmetrics' `update` delegates to)
     if any(n.endswith("Scheduler") for n in names) and not any("LR" in n or "Lr" in n for n in names):
         found.add("step")
+    if any(n.endswith("Loss") for n in names):
+        found.add("__call__")  # a loss object, called once per step (a module's `forward` is hot anyway)
     return frozenset(found)
 # Methods that run one training step by convention (Lightning's, the Hugging Face Trainer's): hot themselves, and a
 # loop that calls one is a step loop.
