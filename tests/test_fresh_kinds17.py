@@ -839,3 +839,37 @@ def test_functions_the_module_hands_over_run_where_they_are_called():
     # `clip_grad_norm_` its callers pass; `self.dense_fn(...)` in `forward` runs the `to_dense_batch` the construction
     # passes. Their syncs run on every step.
     assert _lint(HANDED) == [(8, "VL403"), (15, "VL404"), (16, "VL403")]
+
+
+# ---------------------------------------------------------------- pieces of a split along a later dimension
+SHARDS = """
+    import torch
+
+
+    class ShardLoader:
+        def __init__(self, tp_size, tp_rank):
+            self.tp_size, self.tp_rank = tp_size, tp_rank
+            self.weights = {}
+
+        def load_rows(self, state_dict):
+            for name, tensor in state_dict.items():
+                self.weights[name] = torch.chunk(tensor, self.tp_size, dim=0)[self.tp_rank].contiguous()
+
+        def load_columns(self, state_dict):
+            for name, tensor in state_dict.items():
+                self.weights[name] = torch.chunk(tensor, self.tp_size, dim=1)[self.tp_rank].contiguous()
+"""
+
+
+def test_contiguous_of_a_piece_split_along_a_later_dimension_owns_its_storage():
+    # LightX2V PR #1390 (round nine): `.contiguous()` of a row shard returns the view, which keeps the whole
+    # checkpoint tensor; of a column shard (`dim=1`) it copies, so the column shard owns its storage.
+    assert _lint(SHARDS) == [(11, "VL102")]
+
+
+def test_contiguous_of_a_column_shard_copies_on_real_torch():
+    torch = pytest.importorskip("torch")
+    weight = torch.randn(8, 6)
+    rows, columns = torch.chunk(weight, 2, dim=0)[1], torch.chunk(weight, 2, dim=1)[1]
+    assert rows.contiguous().untyped_storage().data_ptr() == weight.untyped_storage().data_ptr()
+    assert columns.contiguous().untyped_storage().nbytes() == columns.numel() * 4

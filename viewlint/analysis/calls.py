@@ -471,6 +471,8 @@ class CallEvaluation(TorchFunctionCalls):
         if method in sem.SEQUENCE_VIEW_METHODS:
             if tensor or method not in sem.AMBIGUOUS_SEQUENCE_METHODS or self._tensor_split_arguments(node):
                 element = self.view_of(receiver_node, receiver if tensor else UNKNOWN_TENSOR, "." + method + "()")
+                if self.split_across(node, 1 if method != "unbind" else 0):
+                    element = element.with_(contiguous=False)
                 return Value(kind=Kind.TENSOR_SEQUENCE, elements=(element,), origin="." + method, whole_partition=True)
             return UNKNOWN
         if method in sem.VIEW_METHODS:

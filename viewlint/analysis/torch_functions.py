@@ -48,6 +48,8 @@ class TorchFunctionCalls(ArgumentReading):
         has_device = self.keyword(node, "device") is not None
         if qualified in sem.SEQUENCE_VIEW_FUNCTIONS and first is not None:
             element = self.view_of(first, first_value if first_value.is_tensor else UNKNOWN_TENSOR, qualified)
+            if self.split_across(node, 2 if qualified != "torch.unbind" else 1):
+                element = element.with_(contiguous=False)
             return Value(kind=Kind.TENSOR_SEQUENCE, elements=(element,), origin=qualified, whole_partition=True)
         if qualified in sem.VIEW_FUNCTIONS and first is not None:
             return self.view_of(first, first_value if first_value.is_tensor else UNKNOWN_TENSOR, qualified)
@@ -216,3 +218,11 @@ class TorchFunctionCalls(ArgumentReading):
             if arg.keyword is not None and arg.keyword.value in ("input", "self", "tensor", "x"):
                 return arg.value
         return None
+
+    def split_across(self, node: cst.Call, position: int) -> bool:
+        """A split, chunk or unbind along a dimension after the first (`dim=1`, the `position`-th positional argument):
+        its pieces are strided, so their `.contiguous()` copies (`torch.chunk(w, n, dim=1)[rank]`)."""
+        dim = self.keyword(node, "dim")
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        value = dim.value if dim is not None else positional[position].value if len(positional) > position else None
+        return isinstance(value, cst.Integer) and int(value.value) >= 1
