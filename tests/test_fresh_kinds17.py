@@ -873,3 +873,43 @@ def test_contiguous_of_a_column_shard_copies_on_real_torch():
     rows, columns = torch.chunk(weight, 2, dim=0)[1], torch.chunk(weight, 2, dim=1)[1]
     assert rows.contiguous().untyped_storage().data_ptr() == weight.untyped_storage().data_ptr()
     assert columns.contiguous().untyped_storage().nbytes() == columns.numel() * 4
+
+
+# ---------------------------------------------------------------- a tensor an object of the module's classes makes
+SCHEDULED = """
+    import numpy as np
+    import torch
+
+
+    class EulerScheduler:
+        def __init__(self, num_inference_steps, device):
+            self.timesteps_np = np.linspace(1.0, 0.0, num_inference_steps) * 1000.0
+            self.timesteps = torch.from_numpy(self.timesteps_np).float().to(device)
+
+        def step(self, model_output, i, sample):
+            return sample - model_output / len(self.timesteps_np)
+
+
+    class Pipeline:
+        def __init__(self, transformer, scheduler):
+            self.transformer = transformer
+            self.scheduler = scheduler
+
+        def __call__(self, latents):
+            for i, t in enumerate(self.scheduler.timesteps):
+                timestep = t.expand(latents.shape[0])
+                t_norm = timestep[0].item()
+                noise_pred = self.transformer(latents, timestep * t_norm)
+                latents = self.scheduler.step(noise_pred, i, latents)
+            return latents
+
+
+    def generate(transformer, latents):
+        return Pipeline(transformer, EulerScheduler(30, "cuda"))(latents)
+"""
+
+
+def test_a_tensor_an_object_of_the_modules_classes_makes_is_read_through_the_object():
+    # vllm-omni PR #1105 (round nine): `self.scheduler.timesteps`, which the scheduler class makes with
+    # `torch.from_numpy(...).float().to(device)`, is a device tensor: `timestep[0].item()` syncs once per step.
+    assert _lint(SCHEDULED) == [(22, "VL401")]

@@ -306,6 +306,11 @@ class Evaluator(CallEvaluation, AttributeReading, TypeTests):
             held = self._instance_submodule(receiver.wrapper, attr)
             if held is not None:
                 return held  # `attn.to_q` of `attn: Attention`, whose `__init__` makes it an `nn.Linear`
+        elif receiver.kind is Kind.HOST and receiver.wrapper is not None and (name or "").count(".") == 2 \
+                and self.env.summaries is not None:
+            made = self._instance_tensor(self.env.summaries.class_named(receiver.wrapper), attr)
+            if made is not None:
+                return made  # `self.scheduler.timesteps` of an object of a class of the project
         if receiver.kind is Kind.HOST and (receiver.wrapper or "").startswith("torch.optim."):
             known = optimizer_attribute(attr)  # `loaded.state` of `loaded: torch.optim.Optimizer`
             if known is not None:

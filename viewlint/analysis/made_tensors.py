@@ -12,13 +12,20 @@ from viewlint.analysis.nodes import dotted
 from viewlint.analysis.values import Device
 
 
+# Casts that keep where a tensor lives (`torch.from_numpy(ts).float().to(device)`).
+_CASTS = ("float", "half", "bfloat16", "double", "long", "int", "bool")
+
+
 def made_tensor(value: ast.AST, qualify: Callable[[Optional[str]], Optional[str]]) -> Optional[tuple[Device, bool]]:
     """A new tensor a factory makes (`torch.zeros(n, device="cuda")`), moved or pinned or not (`.cuda()`, `.to(d)`,
     `.pin_memory()`): (where it lives; whether it is row-major); None for anything else."""
     moves = []  # outermost first: the first is where the tensor ends up
     while type(value) is ast.Call and type(value.func) is ast.Attribute \
-            and value.func.attr in ("cuda", "to", "pin_memory", "cpu"):  # type: ignore[attr-defined]
+            and value.func.attr in ("cuda", "to", "pin_memory", "cpu", *_CASTS):  # type: ignore[attr-defined]
         method = value.func.attr  # type: ignore[attr-defined]
+        if method in _CASTS:
+            value = value.func.value  # type: ignore[attr-defined]  # `.float()`: a cast, where the tensor already is
+            continue
         moves.append(Device.ACCELERATOR if method == "cuda" else Device.CPU if method in ("cpu", "pin_memory")
                      else _device_literal(value.args[0] if value.args else  # type: ignore[attr-defined]
                                           next((k.value for k in value.keywords if k.arg == "device"), None)))  # type: ignore[attr-defined]
@@ -26,6 +33,8 @@ def made_tensor(value: ast.AST, qualify: Callable[[Optional[str]], Optional[str]
     if type(value) is not ast.Call:
         return None
     qualified = qualify(dotted(value.func)) or ""  # type: ignore[attr-defined]
+    if qualified == "torch.from_numpy":
+        return (moves[0] if moves else Device.CPU), False  # an array's memory, in its own layout
     if qualified not in semantics.FACTORY_FUNCTIONS:
         return None
     row_major = qualified not in semantics.NON_CONTIGUOUS_FACTORIES \

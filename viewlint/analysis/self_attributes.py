@@ -45,6 +45,9 @@ class AttributeReading:
             return Value(kind=Kind.HOST, wrapper=info.torch_module_attributes[attr])
         if attr in info.module_list_classes:
             return container_value((Value(kind=Kind.HOST, wrapper=info.module_list_classes[attr]),), "list")
+        made = self._instance_tensor(info, attr)
+        if made is not None:
+            return made
         held = info.attribute_classes.get(attr)
         if held is None:
             return None
@@ -56,6 +59,15 @@ class AttributeReading:
         if here is not None and here[0] is defined_in.classes.get(held):
             return Value(kind=Kind.HOST, wrapper=held)
         return None
+
+    def _instance_tensor(self, info: Optional[ClassInfo], attr: str) -> Optional[Value]:
+        """A tensor an object's class registers or makes in `attr` (`self.scheduler.timesteps` of a scheduler class
+        whose `__init__` sets `self.timesteps = torch.from_numpy(...).float().to(device)`); None otherwise."""
+        if info is None or not (attr in info.tensor_attributes or attr in info.made_tensors):
+            return None
+        device, row_major = info.made_tensors.get(attr, (Device.UNKNOWN, False))
+        return fresh(contiguous=True if row_major else None, device=device, is_parameter=attr in info.tensor_attributes,
+                     why=f"made by `{info.name}` (`self.{attr} = …`)")
 
     def _module_list_item(self, node: cst.Subscript) -> Optional[Value]:
         """`self.layer[0]`, `self.layer[-1]` of a `ModuleList` whose class puts a known class at that position."""
