@@ -20,6 +20,7 @@ from viewlint.analysis import tree as tree_module
 from viewlint.analysis.falsy import falsy_on_every_edge
 from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_FUNCTION_NAMES, hands_over_to_host
 from viewlint.analysis.guards import cold_test, switch_locals
+from viewlint.analysis.injected import passed_functions
 from viewlint.analysis.graphs import in_cycles
 from viewlint.analysis.module_index import ModuleIndex, annotation_class
 from viewlint.analysis.nodes import dotted, preorder
@@ -146,13 +147,15 @@ class CallGraph:
         reachable = self._names = {key.name for key in self.functions} | set(self.index.classes) | {"cls"} \
             | {attribute for info in self.index.classes.values() for attribute in info.held_functions}
         scanned: set[int] = set()
+        shapes = {}  # every function's shape first: which functions a call may reach reads the others' (`_passed_functions`)
         for key, info in self.functions.items():
             nodes = self.index.segment_nodes.get(id(info.node)) or preorder(info.node)
-            found: set[FunctionKey] = set()
             # What the function's own tree says (kept across lints by the language server, see `tree.remembered`).
-            skeleton, returns, calls, self_attributes = tree_module.remembered(
-                "call graph shape", info.node, lambda nodes=nodes: _shape(nodes))  # type: ignore[misc]
-            self.skeletons[key] = skeleton
+            shapes[key] = tree_module.remembered("call graph shape", info.node, lambda nodes=nodes: _shape(nodes))  # type: ignore[misc]
+            self.skeletons[key] = shapes[key][0]
+        for key, info in self.functions.items():
+            found: set[FunctionKey] = set()
+            skeleton, returns, calls, self_attributes = shapes[key]
             scanned.add(id(info))
             held = self._held_modules(key.owner, skeleton)
             for func, last in calls:
@@ -214,12 +217,24 @@ class CallGraph:
             found = _local_functions(self.index.segment_nodes.get(id(info.node)) or preorder(info.node), resolve)
             for name, keys in dispatch.parameter_functions(info.node, resolve).items():
                 found.setdefault(name, []).extend(k for k in keys if k not in found.get(name, ()))
-            for name, passed in (self.index.passed_functions.get(key.name, {}) if key.owner is None else {}).items():
+            for name, passed in (self._passed_functions().get(key.name, {}) if key.owner is None else {}).items():
                 # `clip_fn(...)` where the module's callers pass `clip_grad_norm_` for `clip_fn`
                 found.setdefault(name, []).extend(FunctionKey(None, f) for f in sorted(passed)
                                                   if FunctionKey(None, f) not in found.get(name, ()))
             self._chosen[key] = found
         return found or {}
+
+    def _passed_functions(self) -> dict[str, dict[str, set[str]]]:
+        """Module function -> parameter -> the module functions its callers here pass for it (`injected`), for the
+        functions that call a parameter; once per module."""
+        found = self.memo.get("passed functions")
+        if found is None:
+            calling = {k.name: info.positional for k, info in self.functions.items() if k.owner is None and any(
+                type(n) is ast.Call and type(n.func) is ast.Name and n.func.id in info.positional  # type: ignore[attr-defined]
+                for n in self.skeletons.get(k, ()))}
+            calls = (n for skeleton in self.skeletons.values() for n in skeleton if type(n) is ast.Call) if calling else ()
+            found = self.memo["passed functions"] = passed_functions(calls, calling, self.index.function_names)  # type: ignore[arg-type]
+        return found  # type: ignore[no-any-return]
 
     def _ast_callees(self, owner: Optional[str], func: ast.AST, instances: Optional[dict[str, str]] = None,
                      caller: Optional[FunctionKey] = None) -> list[FunctionKey]:

@@ -7,10 +7,10 @@
 - `self.dense_fn = dense_fn`, where constructions pass functions of the module (`Readout(to_dense_batch)`): the
   attribute may hold any of them (`ClassInfo.held_functions`), and `self.dense_fn(...)` may run each.
 - `clip_fn(...)` in `train_step(model, clip_fn)`, where callers pass functions of the module (`train_step(model,
-  clip_grad_norm_)`): the call may run each (`ModuleIndex.passed_functions`).
+  clip_grad_norm_)`): the call may run each (`passed_functions`, which the call graph asks with its calls).
 
-The call graph, the summaries and the evaluator read these facts alike. Read once per module by the module index, over
-`ast`, after its reading of the classes' assignments.
+The call graph, the summaries and the evaluator read these facts alike. The first two are read once per module by the
+module index, over `ast`, after its reading of the classes' assignments.
 """
 
 from __future__ import annotations
@@ -27,20 +27,17 @@ if TYPE_CHECKING:
 def note_injected_classes(index: "ModuleIndex", functions: Iterable[tuple[ast.AST, object, list[ast.AST]]]) -> None:
     """Fill `attribute_classes` of the module's classes from what their constructions pass (see the module's doc)."""
     wanted: dict[str, tuple[list[str], dict[str, str]]] = {}  # class -> (`__init__`'s positional names, param -> attr)
-    called: dict[str, list[str]] = {}  # a module-level function -> its positional parameters
+    source = index.source
     for fn, info, _ in functions:
-        if info is None:
-            arguments = fn.args  # type: ignore[attr-defined]
-            called[fn.name] = [a.arg for a in [*arguments.posonlyargs, *arguments.args]]  # type: ignore[attr-defined]
-            continue
-        if getattr(fn, "name", "") != "__init__":
+        if info is None or getattr(fn, "name", "") != "__init__":
             continue
         kept = {p: a for a, p in info.constructor_parameters.items()  # type: ignore[attr-defined]
                 if a not in info.attribute_classes and a not in info.submodule_attributes}  # type: ignore[attr-defined]
-        if kept:
+        # (Only a class the module constructs: most are built elsewhere, and the scan below is not free.)
+        if kept and source.count(f"{info.name}(") > source.count(f"class {info.name}("):  # type: ignore[attr-defined]
             names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]][1:]  # type: ignore[attr-defined]
             wanted[info.name] = (names, kept)  # type: ignore[attr-defined]
-    if not wanted and not called:
+    if not wanted:
         return
     made: dict[str, set[str]] = {}  # a name -> the classes the module sets it to an instance of
     passed: dict[tuple[str, str], set[Optional[str]]] = {}  # (class, attr) -> the classes its constructions pass
@@ -62,11 +59,7 @@ def note_injected_classes(index: "ModuleIndex", functions: Iterable[tuple[ast.AS
                             continue
                         passed.setdefault((node.func.id, attribute), set()).add(  # type: ignore[attr-defined]
                             _argument_class(given[parameter], index, made))
-            elif kind is ast.Call and type(node.func) is ast.Name and node.func.id in called:  # type: ignore[attr-defined]
-                for parameter, value in _given(node, called[node.func.id]).items():  # type: ignore[attr-defined]
-                    function = _function_name(value, index)
-                    if function is not None:  # `train_step(model, clip_grad_norm_)`
-                        index.passed_functions.setdefault(node.func.id, {}).setdefault(parameter, set()).add(function)  # type: ignore[attr-defined]
+
     for (class_name, attribute), classes in passed.items():
         if len(classes) == 1 and None not in classes:
             index.classes[class_name].attribute_classes[attribute] = next(iter(classes))  # type: ignore[arg-type]
@@ -91,6 +84,22 @@ def _argument_class(argument: ast.AST, index: "ModuleIndex", made: dict[str, set
         classes = made.get(argument.id, set())  # type: ignore[attr-defined]
         held = next(iter(classes)) if len(classes) == 1 else None
     return held
+
+
+def passed_functions(calls: Iterable[ast.Call], parameters: dict[str, list[str]],
+                     function_names: Iterable[str]) -> dict[str, dict[str, set[str]]]:
+    """For the functions of `parameters` (name -> positional parameters), what `calls` pass for each parameter that is
+    a function of the module (`train_step(model, clip_grad_norm_)`: `{"train_step": {"clip_fn": {"clip_grad_norm_"}}}`)."""
+    names = set(function_names)
+    found: dict[str, dict[str, set[str]]] = {}
+    for call in calls:
+        func = call.func
+        if type(func) is not ast.Name or func.id not in parameters:  # type: ignore[attr-defined]
+            continue
+        for parameter, value in _given(call, parameters[func.id]).items():  # type: ignore[attr-defined]
+            if type(value) is ast.Name and value.id in names:  # type: ignore[attr-defined]
+                found.setdefault(func.id, {}).setdefault(parameter, set()).add(value.id)  # type: ignore[attr-defined]
+    return found
 
 
 def _given(call: ast.AST, names: list[str]) -> dict[str, ast.AST]:

@@ -111,8 +111,6 @@ class ModuleIndex:
     retaining_functions: dict[str, set[int]] = field(default_factory=dict)
     retaining_function_keywords: dict[str, set[str]] = field(default_factory=dict)
     cached_functions: set[str] = field(default_factory=set)
-    # Module-level function -> parameter -> the functions of the module its callers pass for it (`analysis.injected`).
-    passed_functions: dict[str, dict[str, set[str]]] = field(default_factory=dict)
     # Module-level type aliases of typing containers: name -> what it stands for (`Activations = Dict[int, Batch]`).
     type_aliases: dict[str, ast.expr] = field(default_factory=dict, repr=False, compare=False)
     # self.<attr> containers some method sets back to None after taking them: batches being collected.
