@@ -394,7 +394,8 @@ class ContextStack:
             return frozenset()
         # (`FunctionKey` is a named tuple: a plain `(owner, name)` finds the same entry.)
         info = graph.functions.get((outer.class_name, outer.name)) or graph.functions.get((None, outer.name))
-        return local_switches(self.index, info.node) if info is not None else frozenset()
+        # (Read off the call graph's skeleton of the function, which holds all its assignments.)
+        return local_switches(self.index, info.node, graph.skeletons.get(info.key)) if info is not None else frozenset()
 
 
 

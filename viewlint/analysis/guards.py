@@ -163,13 +163,15 @@ def switch_locals(nodes: list[ast.AST], switches: frozenset[str]) -> frozenset[s
     return frozenset(names)
 
 
-def local_switches(index: Any, function: ast.AST) -> frozenset[str]:
+def local_switches(index: Any, function: ast.AST, nodes: Optional[list[ast.AST]] = None) -> frozenset[str]:
     """`switch_locals` of a top-level function or method of the module `index` reads, with the module's cold
-    switches; once per function (the call graph's hot regions and the walker's contexts both ask)."""
+    switches, once per function. `nodes`: the function's nodes, or any list that holds all its assignments (the call
+    graph's skeleton of it); by default its preorder list."""
     key = ("local switches", id(function))
     found = index.memo.get(key)
     if found is None or found[0] is not function:
-        nodes = index.segment_nodes.get(id(function))
+        if nodes is None:
+            nodes = index.segment_nodes.get(id(function))
         found = index.memo[key] = (function, switch_locals(nodes if nodes is not None else list(preorder(function)),
                                                            index.cold_switches))
     return found[1]  # type: ignore[no-any-return]
