@@ -9,7 +9,7 @@ import libcst as cst
 
 from viewlint.analysis import features
 
-from viewlint.analysis.values import DELIBERATE_BASES, Kind, Value
+from viewlint.analysis.values import DELIBERATE_BASES, Value
 from viewlint.analysis.facts import Facts
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule

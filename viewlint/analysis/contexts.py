@@ -379,13 +379,13 @@ class ContextStack:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
         switches = self.index.cold_switches
-        local = self._debug_names()
+        local = self._local_switches()
         function = self.function
         if function is not None and function.falsy:
             local = local | function.falsy  # `if safe_merge:` where every hot caller leaves it False
         return cold_test(parsed, switches | local if local else switches)
 
-    def _debug_names(self) -> frozenset[str]:
+    def _local_switches(self) -> frozenset[str]:
         """The current function's local names set to a debug switch or a cold test (`guards.switch_locals`, read
         over the outermost function the call graph knows)."""
         graph = self.callgraph

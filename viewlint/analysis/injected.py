@@ -9,8 +9,9 @@
 - `clip_fn(...)` in `train_step(model, clip_fn)`, where callers pass functions of the module (`train_step(model,
   clip_grad_norm_)`): the call may run each (`passed_functions`, which the call graph asks with its calls).
 
-The call graph, the summaries and the evaluator read these facts alike. The first two are read once per module by the
-module index, over `ast`, after its reading of the classes' assignments.
+The first two are index facts, read once per module by the module index over `ast` after its reading of the classes'
+assignments, and asked alike by the call graph, the summaries and the evaluator. The third is the call graph's, read
+once from the skeletons it holds.
 """
 
 from __future__ import annotations
