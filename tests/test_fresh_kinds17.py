@@ -153,6 +153,7 @@ def test_interval_tests_read_by_the_guards():
     assert not cold_test(parsed("end - start == length"))
     assert not cold_test(parsed("layer_id < 10"))
     assert not cold_test(parsed("cur_iter < warmup"))
+    assert not cold_test(parsed("num_steps < 2")) and not cold_test(parsed("len(self.steps) < 1"))  # counts of steps
     function = ast.parse("def f(step, every):\n    due: bool = step % every == 0\n    last = end - start >= length\n"
                          "    big = step > 3\n")
     assert switch_locals(list(ast.walk(function)), frozenset()) == {"due"}
@@ -673,7 +674,7 @@ def test_pickling_a_row_view_writes_its_whole_batch_on_real_torch():
     import pickle
 
     batch = torch.zeros(64, 256)
-    assert len(pickle.dumps(batch[3])) > 60 * len(pickle.dumps(batch[3].clone())) / 2
+    assert len(pickle.dumps(batch[3])) > 30 * len(pickle.dumps(batch[3].clone()))  # the whole batch, not one row
 
 
 DECOMPOSITION = """

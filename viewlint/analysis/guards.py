@@ -69,7 +69,7 @@ def cold_test(test: ast.AST, switches: frozenset[str] = frozenset()) -> bool:
         return any(word in ast_words(test.left).lower() for word in sem.INTERVAL_WORDS)
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Lt, ast.LtE)) \
             and isinstance(test.comparators[0], ast.Constant) and type(test.comparators[0].value) is int \
-            and any(word in ast_words(test.left).lower() for word in _COUNTER_WORDS):
+            and _names_the_current_step(test.left):
         return True  # `cur_iter < 10`: the first few steps only (a warm-up)
     if isinstance(test, ast.Compare) and isinstance(test.left, ast.BinOp) and isinstance(test.left.op, ast.Sub) \
             and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.GtE, ast.Gt)):
@@ -137,6 +137,14 @@ def cold_predicates(functions: Iterable[ast.AST]) -> set[str]:
 # Words that name the length of an interval, in `now - last >= <length>`, and a count of steps, in `step < 10`.
 _INTERVAL_LENGTH_WORDS = ("interval", "every", "freq", "period")
 _COUNTER_WORDS = ("step", "iter", "epoch")
+
+
+def _names_the_current_step(node: ast.AST) -> bool:
+    """`cur_iter`, `self.global_step`, `epoch`: a name for the step being run, not a count of steps (`num_steps`,
+    `max_iters`: `num_steps < 2` says how long the run is, not that this is one of its first steps)."""
+    name = (dotted(node) or "").split(".")[-1].lower()
+    return any(word in name for word in _COUNTER_WORDS) and not name.startswith(("num_", "n_", "max_", "total")) \
+        and not any(name.endswith(word + "s") for word in _COUNTER_WORDS)
 
 
 def switch_locals(nodes: list[ast.AST], switches: frozenset[str]) -> frozenset[str]:
