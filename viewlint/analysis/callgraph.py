@@ -61,6 +61,8 @@ class FunctionKey(NamedTuple):
     name: str
 
     def __str__(self) -> str:
+        if self.name == MAIN_BLOCK:
+            return 'if __name__ == "__main__"'
         return f"{self.owner}.{self.name}" if self.owner else self.name
 
 
@@ -381,8 +383,8 @@ class CallGraph:
         return roots[0]
 
 
-# The name under which the body of `if __name__ == "__main__":` is a function of the call graph: a caller only
-# (no call reaches it, and it is never hot).
+# The name under which the body of `if __name__ == "__main__":` is a function of the call graph: a caller only (no
+# call reaches it, and it is never hot itself). What its step loops call runs per step, as in any function.
 MAIN_BLOCK = "<main block>"
 
 
@@ -682,9 +684,6 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
     switches = graph.index.cold_switches
     for key, info in graph.functions.items():
         scanned = _Regions()
-        if key.name == MAIN_BLOCK:
-            regions[key] = scanned  # a caller only: nothing it calls is hot for being called there
-            continue
         skeleton = graph.skeletons[key]
         # Only calls of this module's functions and training steps are read below: a function with neither
         # keeps empty regions, without classifying its calls.
@@ -709,7 +708,7 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
     while changed:
         changed = False
         for key, scanned in regions.items():
-            if key in reasons or key in hot:
+            if key in reasons or key in hot or key.name == MAIN_BLOCK:
                 continue
             for call in scanned.outside:
                 for callee in graph.call_targets(key, call):
