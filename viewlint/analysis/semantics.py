@@ -165,6 +165,17 @@ ELEMENTWISE_FUNCTIONS = frozenset(
 )
 # Namespaces whose functions all compute tensors.
 TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.special.", "torch.linalg.", "torch.fft.")
+# torch functions whose first argument must be a tensor (a Python number or list raises a TypeError; checked on torch
+# 2.13): of the functions above, all but those that take a sequence of tensors, an equation, or a number first
+# (`torch.add(2.0, t)`, `torch.pow(2, t)`, `torch.isin(3, t)` run).
+TENSOR_INPUT_FUNCTIONS = (VIEW_FUNCTIONS | SEQUENCE_VIEW_FUNCTIONS | GATHER_FUNCTIONS | FRESH_FUNCTIONS
+                          | FRESH_CONTIGUOUS_FUNCTIONS) - {
+    "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack", "torch.dstack",
+    "torch.einsum", "torch.add", "torch.sub", "torch.mul", "torch.div", "torch.pow", "torch.remainder",
+    "torch.bucketize", "torch.isin"}
+# A mark in a function's usage (`Facts.usage_of`): the name is passed where only a tensor is taken (`torch.exp(x)`,
+# `self.loss_fn(x, y)` of an `nn.CrossEntropyLoss`); the mark is followed by what takes it.
+TENSOR_INPUT_MARK = "<input of> "
 _KNOWN_TORCH_RESULTS = (VIEW_FUNCTIONS | SEQUENCE_VIEW_FUNCTIONS | MAYBE_VIEW_FUNCTIONS | FACTORY_FUNCTIONS
                         | LIKE_FACTORY_FUNCTIONS | FRESH_CONTIGUOUS_FUNCTIONS | FRESH_FUNCTIONS)
 
