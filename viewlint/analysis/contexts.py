@@ -385,6 +385,31 @@ class ContextStack:
             local = local | function.falsy  # `if safe_merge:` where every hot caller leaves it False
         return cold_test(parsed, switches | local if local else switches)
 
+    def trains(self, node: cst.CSTNode) -> Optional[str]:
+        """What in `node` (a loop) runs a training step, for messages, or None: `loss.backward()`,
+        `optimizer.step()` in it, or a call of a function of this module that runs one (`self.train_one_step()`,
+        as the call graph reads it)."""
+        if _runs_a_training_step(node):
+            return "a training step"
+        graph = self.callgraph
+        if graph is None:
+            return None
+        owner = self.class_name
+        for child in descendants(node):
+            if type(child) is not cst.Call:
+                continue
+            callee = dotted_name(child.func) or ""  # type: ignore[attr-defined]
+            if callee.startswith("self.") and callee.count(".") == 1 and owner is not None:
+                key = (owner, callee[5:])
+            elif callee and "." not in callee:
+                key = (None, callee)
+            else:
+                continue
+            reason = graph.hot_reason(*key, self.configured_globs)  # type: ignore[arg-type]
+            if (reason is not None and reason.startswith("runs")) or key[1].lstrip("_") in sem.TRAINING_STEP_NAMES:
+                return f"a training step (`{callee}()`)"
+        return None
+
     def _local_switches(self) -> frozenset[str]:
         """The current function's local names set to a debug switch or a cold test (`guards.switch_locals`, read
         over the outermost function the call graph knows)."""
