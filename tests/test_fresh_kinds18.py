@@ -183,3 +183,28 @@ def test_the_snapshot_vl105_flags_moves_with_the_optimizer_on_real_torch():
     assert not torch.equal(best["weight"], kept["weight"])
     shallow = model.state_dict().copy()
     assert shallow["bias"].data_ptr() == model.bias.data_ptr()
+
+
+# ---------------------------------------------------------------- a tensor-only method called on what a view gives
+def test_a_tensor_only_method_on_a_reshape_says_the_receiver_is_a_tensor():
+    source = """
+        import torch
+
+
+        def load(sd, name):
+            def transpose(data):
+                with torch.no_grad():
+                    data1 = data.transpose(-1, -2).reshape(-1)
+                    data.reshape(-1).copy_(data1)
+                return data.reshape(data.shape[-1], data.shape[-2])
+
+            return transpose(sd[name])
+
+
+        def flatten_array(arr):
+            flat = arr.reshape(-1).copy()  # NumPy's `copy()`, not a tensor's `copy_`
+            return flat
+    """
+    assert _lint(source) == [(8, "VL203")]
+    found = _beliefs(source)
+    assert found[(15, "flat")]["tensor"] is not True

@@ -488,6 +488,12 @@ def _attribute_reads(nodes: Iterable[ast.AST], index: Optional[ModuleIndex] = No
             name = node.value.id  # type: ignore[attr-defined]
             if own(name, node):
                 found.setdefault(name, set()).add(node.attr)  # type: ignore[attr-defined]
+        elif kind is ast.Attribute and type(node.value) is ast.Call and type(node.value.func) is ast.Attribute \
+                and type(node.value.func.value) is ast.Name and node.value.func.attr in _SAME_KIND_METHODS:  # type: ignore[attr-defined]
+            # `data.reshape(-1).copy_(src)`: what a tensor-only method is called on, `reshape` gives only of a tensor.
+            name = node.value.func.value.id  # type: ignore[attr-defined]
+            if own(name, node):
+                found.setdefault(name, set()).add(node.attr)  # type: ignore[attr-defined]
         elif kind is ast.Call and index is not None and node.args:  # type: ignore[attr-defined]
             calls.append(node)  # type: ignore[arg-type]
         elif kind is ast.Attribute and type(node.value) is ast.Subscript and type(node.value.value) is ast.Name \
@@ -534,6 +540,11 @@ def _tensor_inputs(call: ast.Call, index: ModuleIndex, layers: dict[str, str],
     losses = all(c.endswith("Loss") for c in classes)
     return f"`{name}` (`{classes[0].split('.')[-1]}`)", call.args[:2] if losses else call.args[:1]
 
+
+# Methods whose result is a tensor only where the receiver is one (a view, a conversion, an elementwise op): a
+# tensor-only method called on the result says the receiver is a tensor (`x.reshape(-1).copy_(...)`). Not `values`
+# and `indices`, which a dict's and a sparse tensor's share.
+_SAME_KIND_METHODS = (sem.VIEW_METHODS - {"values", "indices"}) | sem.MAYBE_VIEW_METHODS | sem.ELEMENTWISE_METHODS
 
 # `torch.nn` modules whose call passes its input on to layers it holds (which may take anything).
 _LAYER_CONTAINERS = frozenset({"Module", "Sequential", "ModuleList", "ModuleDict"})
