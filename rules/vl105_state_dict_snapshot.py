@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Optional
 
 import libcst as cst
 
 from viewlint.analysis import features
+from viewlint.analysis.nodes import dotted
 from viewlint.analysis.tree import descendants, dotted_name
 from viewlint.rule import Rule
 
@@ -25,7 +27,10 @@ class StateDictSnapshot(Rule):
     counts too: it copies the mapping, not the tensors.
 
     A loop trains when it runs `loss.backward()`, `optimizer.step()`, or calls a function
-    of the module that does (`self.train_one_step()`).
+    of the module that does (`self.train_one_step()`). A training callback counts too: a
+    branch of `on_epoch_end` (any `on_*` hook) that keeps `self.best = model.state_dict()`
+    while another method of the class restores or saves `self.best`, and an early stopper's
+    `__call__` or `step` that keeps one: training goes on between the calls.
 
     ## Why it matters
     `state_dict()` returns the parameters and buffers themselves (detached views that share
@@ -77,6 +82,15 @@ class StateDictSnapshot(Rule):
                 return  # taken on every iteration: it is the latest state, which is what it holds
         else:
             loop, where = _later_loop(function, node), "after"
+        if loop is None and target.startswith("self.") and self._in_branch() and self._kept_by_a_callback(function, target):
+            self.report(
+                node.value,
+                f"`{target} = {self.facts.short_source(node.value)}` holds the live parameters, not a copy: training "
+                f"goes on after `{function.name.value}` returns and updates them in place, so `{target}` restored or "
+                f"saved later holds the last weights",
+                fix_message=f"copy the tensors: `{target} = copy.deepcopy({self.facts.short_source(node.value)})`",
+            )
+            return
         trained = self.facts.contexts.trains(loop) if loop is not None else None
         if loop is None or trained is None or not _read_after(function, loop, target):
             return
@@ -99,6 +113,37 @@ class StateDictSnapshot(Rule):
             return self._aliasing_state_dict(func.value)
         called = self.facts.qualify(func) or dotted_name(func) or ""
         return called in _SHALLOW_COPIES and len(value.args) == 1 and self._aliasing_state_dict(value.args[0].value)
+
+    def _in_branch(self) -> bool:
+        """Under an `if` of the current function (`if improved:`): taken some calls, kept through the others."""
+        for context in reversed(self.facts.contexts.contexts):
+            if context.kind == "block" and isinstance(context.node, cst.If):
+                return True
+            if context.kind in ("function", "class", "module"):
+                return False
+        return False
+
+    def _kept_by_a_callback(self, function: cst.FunctionDef, target: str) -> bool:
+        """`function` is a training callback (`on_epoch_end`, `on_validation_end`, an early stopper's `__call__`)
+        of a class that restores or saves `target` in another of its methods (`model.load_state_dict(self.best)`)."""
+        owner = self.facts.contexts.class_name or ""
+        name = function.name.value
+        stopper = any(word in owner.lower() for word in ("earlystop", "early_stop", "stopper"))
+        if not (name.startswith("on_") or (stopper and name in ("__call__", "step", "update"))):
+            return False
+        if stopper and not name.startswith("on_"):
+            return True  # the best weights are what an early stopper keeps for its caller
+        # (Read off the module's `ast`: the prefilter may have left the other methods out of the tree this walks.)
+        for klass in self.facts.index.class_defs.get(owner, ()):
+            for method in klass.body:
+                if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name == name:
+                    continue
+                for call in ast.walk(method):
+                    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+                            and call.func.attr in ("load_state_dict", "save") \
+                            and any(dotted(a) == target for a in call.args):
+                        return True
+        return False
 
     def _function(self) -> Optional[cst.FunctionDef]:
         for context in reversed(self.facts.contexts.contexts):
