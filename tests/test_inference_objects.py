@@ -224,8 +224,9 @@ def test_the_main_blocks_cpu_demo_does_not_make_a_function_cpu_only():
     """) == [(8, "VL401")]
 
 
-def test_nothing_the_main_block_calls_is_hot_for_being_called_there():
-    assert codes("""
+def test_what_the_main_blocks_training_loop_calls_runs_every_step_and_nothing_else_it_calls():
+    # (Pass eighteen: a script's training loop is a training loop; the block itself is never hot.)
+    script = """
     import torch
 
 
@@ -238,7 +239,9 @@ def test_nothing_the_main_block_calls_is_hot_for_being_called_there():
             loss = torch.randn(4, device="cuda").sum()
             loss.backward()
             print(report(loss))
-    """) == []
+    """
+    assert codes(script) == [(5, "VL401")]
+    assert codes(script.replace("            loss.backward()\n", "")) == []
 
 
 # ---------------------------------------------------------------- lists a loop fills and the function returns
