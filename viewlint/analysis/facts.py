@@ -492,7 +492,7 @@ def _attribute_reads(nodes: Iterable[ast.AST], index: Optional[ModuleIndex] = No
                 and type(node.value.func.value) is ast.Name and node.value.func.attr in _SAME_KIND_METHODS:  # type: ignore[attr-defined]
             # `data.reshape(-1).copy_(src)`: what a tensor-only method is called on, `reshape` gives only of a tensor.
             name = node.value.func.value.id  # type: ignore[attr-defined]
-            if own(name, node):
+            if own(name, node) and node.attr not in _SAME_KIND_METHODS:  # type: ignore[attr-defined]
                 found.setdefault(name, set()).add(node.attr)  # type: ignore[attr-defined]
         elif kind is ast.Call and index is not None and node.args:  # type: ignore[attr-defined]
             calls.append(node)  # type: ignore[arg-type]
@@ -543,7 +543,8 @@ def _tensor_inputs(call: ast.Call, index: ModuleIndex, layers: dict[str, str],
 
 # Methods whose result is a tensor only where the receiver is one (a view, a conversion, an elementwise op): a
 # tensor-only method called on the result says the receiver is a tensor (`x.reshape(-1).copy_(...)`). Not `values`
-# and `indices`, which a dict's and a sparse tensor's share.
+# and `indices`, which a dict's and a sparse tensor's share. A chain of these methods alone says nothing more than its
+# first link (`y.clone().contiguous()`: a TensorDict has both).
 _SAME_KIND_METHODS = (sem.VIEW_METHODS - {"values", "indices"}) | sem.MAYBE_VIEW_METHODS | sem.ELEMENTWISE_METHODS
 
 # `torch.nn` modules whose call passes its input on to layers it holds (which may take anything).
