@@ -25,7 +25,7 @@ from viewlint.verify.runner import VerifyResult, verify_command, verify_scripts
 torch = pytest.importorskip("torch")
 
 DATA = Path(__file__).parent / "data"
-SYNC_CODES = ("VL401", "VL402", "VL403", "VL404")
+SYNC_CODES = ("VL401", "VL402", "VL403", "VL404", "VL405")
 # Fixture sites a CPU run cannot reach, and why: anything else must be measured.
 NOT_RUN_ON_CPU = {
     ("positive_move_then_cast.py", 7): "`upload` runs only when CUDA is available (on the CPU its move is a no-op)",
@@ -55,6 +55,7 @@ LOOKALIKES = [
     ("VL203/negative_conversion_used_or_no_copy.py", "VL203", "buf.reshape(-1).add_(1.0)", "shares storage with 'buf'"),
     ("VL301/negative_layout_needed.py", "VL301", "x.t().contiguous()", "input non-contiguous"),
     ("VL307/negative_data_that_is_not_a_tensor.py", "VL307", "torch.tensor(values)", "`values` was not a tensor (list)"),
+    ("VL105/negative_copied_or_latest.py", "VL105", "copy.deepcopy(model.state_dict())", "unchanged at the end of the run"),
 ]
 
 

@@ -14,7 +14,7 @@ from conftest import FIXTURES, fixture_files, run_viewlint, verify_script
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
-SYNC_CODES = ("VL401", "VL402", "VL403", "VL404")
+SYNC_CODES = ("VL401", "VL402", "VL403", "VL404", "VL405")
 # Sites no run reaches (the function is never called).
 NEVER_RUN = {("positive_transfer_in_forward.py", 24)}
 

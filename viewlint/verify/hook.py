@@ -163,6 +163,8 @@ def _write_records() -> None:
     if not _LOADED and not _ELSEWHERE:
         return
     probes = sys.modules.get("viewlint.verify.probes")
+    if probes is not None:
+        probes.settle()  # what kept snapshots hold at the end
     records = dict(getattr(probes, "RECORDS", {})) if probes is not None else {}
     device = None
     torch = sys.modules.get("torch")

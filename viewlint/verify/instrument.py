@@ -513,6 +513,22 @@ def _plan_growth(node: cst.CSTNode, site: int, ctx: _Context) -> _Plan:
                  {"base": ctx.text(grown)})
 
 
+def _plan_snapshot(node: cst.CSTNode, site: int, ctx: _Context) -> _Plan:
+    """VL105: `best = model.state_dict()`: whether the snapshot's tensors change after it is taken."""
+    call = node if isinstance(node, cst.Call) else _first_call(node)
+    if call is None:
+        raise _Unsupported("not a call")
+    return _Plan([(call, _Wrap("snapshot", site))], "snapshot", {"value": ctx.text(call)})
+
+
+def _plan_upload(node: cst.CSTNode, site: int, ctx: _Context) -> _Plan:
+    """VL405: `torch.tensor(data, device=d)`: the device the built tensor is on (where the blocking copy went)."""
+    call = node if isinstance(node, cst.Call) else _first_call(node)
+    if call is None:
+        raise _Unsupported("not a call")
+    return _Plan([(call, _Wrap("sync", site))], "sync", {"value": ctx.text(call)})
+
+
 PLANNERS: dict[str, Planner] = {
     **{code: _plan_retention for code in RETENTION},
     "VL104": _plan_charge,
@@ -528,6 +544,8 @@ PLANNERS: dict[str, Planner] = {
     "VL308": _plan_two_copies,
     "VL309": _plan_growth,
     **{code: _plan_sync for code in SYNCS},
+    "VL105": _plan_snapshot,
+    "VL405": _plan_upload,
 }
 
 

@@ -30,6 +30,8 @@ _SNAPSHOTS: dict[int, list[tuple[Any, Any]]] = {}
 # The sync site whose expression is running (set by `sync`, cleared by `sync_end`): sync-debug
 # warnings raised meanwhile are counted for it.
 _ARMED: list[int] = []
+# VL105: per site, each kept snapshot's tensors with a copy of each as it was taken.
+_TAKEN: dict[int, list[list[tuple[Any, Any]]]] = {}
 
 # Walk at most this deep into containers and dataclasses, and at most this many tensors.
 MAX_DEPTH = 4
@@ -354,6 +356,40 @@ def contiguous(site: int, value: Any) -> Any:
     return value
 
 
+def snapshot(site: int, value: Any) -> Any:
+    """VL105: the tensors a kept `state_dict()` holds when it is taken, and a copy of each, compared at the end
+    (`settle`): a snapshot that shares the live parameters moves with every optimizer step after it."""
+    try:
+        record = _record(site)
+        record["hits"] += 1
+        tensors = _tensors(value, depth=MAX_DEPTH - 1)
+        if not tensors:
+            _count(record, "types", type(value).__name__)
+            return value
+        _count(record, "devices", str(tensors[0].device))
+        _TAKEN.setdefault(site, []).append([(t, t.detach().clone()) for t in tensors if t.numel() <= MAX_SNAPSHOT_NUMEL])
+    except Exception:
+        _failed(site)
+    return value
+
+
+def settle() -> None:
+    """VL105: how many tensors of each kept snapshot changed after it was taken (at the end of the run)."""
+    for site, taken in list(_TAKEN.items()):
+        try:
+            record = _record(site)
+            for pairs in taken:
+                moved = sum(1 for tensor, copy in pairs if not _same(tensor, copy))
+                record["snapshots"] = record.get("snapshots", 0) + 1
+                record["tensors"] = max(record.get("tensors", 0), len(pairs))
+                if moved:
+                    record["moved"] = record.get("moved", 0) + 1
+                    record["max_moved_tensors"] = max(record.get("max_moved_tensors", 0), moved)
+        except Exception:
+            _failed(site)
+    _TAKEN.clear()
+
+
 def sync(site: int, value: Any) -> Any:
     """VL401-VL404: the device of the value the host waits for; arms sync-debug counting."""
     try:
@@ -415,9 +451,11 @@ def reset() -> None:
     _BASES.clear()
     _CHAINS.clear()
     _SNAPSHOTS.clear()
+    _TAKEN.clear()
     _ARMED.clear()
 
 
 def take(sites: list[int]) -> dict[int, dict[str, Any]]:
     """The records of ``sites`` (removed from the table: each file reports its own once)."""
+    settle()
     return {site: RECORDS.pop(site) for site in sites if site in RECORDS}

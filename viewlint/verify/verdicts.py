@@ -203,6 +203,19 @@ def _construct(site: Site, record: dict[str, Any]) -> tuple[str, str]:
                        f"{_of(copied, hits)} ({size(total)} in all)")
 
 
+def _snapshot(site: Site, record: dict[str, Any]) -> tuple[str, str]:
+    """VL105: the claim is that the kept `state_dict()` moved with the training that came after it."""
+    hits = record["hits"]
+    taken = record.get("snapshots", 0)
+    if not taken:
+        return REFUTED, f"`{site.labels.get('value', 'value')}` held no tensors ({_types(record)}) in {_of(hits, hits)}"
+    moved = record.get("moved", 0)
+    if not moved:
+        return REFUTED, f"unchanged at the end of the run in {_of(taken, taken, 'snapshots')}: nothing updated it after"
+    return CONFIRMED, (f"changed after it was taken: up to {record.get('max_moved_tensors', 0)} of "
+                       f"{record.get('tensors', 0)} tensors moved with the live parameters, in {_of(moved, taken, 'snapshots')}")
+
+
 def _sync(site: Site, record: dict[str, Any]) -> tuple[str, str]:
     hits = record["hits"]
     devices: dict[str, int] = record.get("devices", {})
@@ -229,6 +242,7 @@ JUDGES: dict[str, Callable[[Site, dict[str, Any]], tuple[str, str]]] = {
     **{code: _copies for code in COPIES},
     "VL307": _construct,
     **{code: _sync for code in SYNCS},
+    "VL105": _snapshot,
 }
 
 
