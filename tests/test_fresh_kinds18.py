@@ -208,3 +208,26 @@ def test_a_tensor_only_method_on_a_reshape_says_the_receiver_is_a_tensor():
     assert _lint(source) == [(8, "VL203")]
     found = _beliefs(source)
     assert found[(15, "flat")]["tensor"] is not True
+
+
+# ---------------------------------------------------------------- an optimizer's lazy state: once per parameter
+def test_an_optimizers_lazy_state_runs_once_per_parameter():
+    source = """
+        import torch
+
+
+        class Lars(torch.optim.Optimizer):
+            @torch.no_grad()
+            def step(self):
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        state = self.state[p]
+                        if len(state) == 0:
+                            state["step"] = torch.tensor(0.0, device=p.device)
+                        scale = {}
+                        if not scale:
+                            scale["one"] = torch.tensor(1.0, device=p.device)
+                        p.add_(p.grad, alpha=-group["lr"])
+    """
+    # The lazy state is made on the first step only; a dict made anew each step is filled each step.
+    assert _lint(source) == [(14, "VL405")]

@@ -24,7 +24,7 @@ from viewlint.analysis.injected import passed_functions
 from viewlint.analysis.graphs import in_cycles
 from viewlint.analysis.module_index import ModuleIndex, annotation_class
 from viewlint.analysis.nodes import dotted, preorder
-from viewlint.analysis.once import debug_only_rest, is_cached, runs_once
+from viewlint.analysis.once import debug_only_rest, is_cached, local_bindings, runs_once
 
 # Method names too common to resolve by name alone: containers', tensors' and Python's protocols.
 _UNRESOLVED_METHOD_NAMES = sem.STORING_METHODS | sem.MAYBE_VIEW_METHODS | sem.VIEW_METHODS | sem.FRESH_METHODS | frozenset({
@@ -558,9 +558,10 @@ def _classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: 
         # Only an `if` with a call in its body needs its test read.
         positions = sorted((call.lineno, call.col_offset) for call in calls)
         switches = switch_locals(nodes, switches)
+        bound = local_bindings(nodes)
         for span, branch in ifs:
             at = bisect.bisect_left(positions, span[0])
-            if at < len(positions) and positions[at] <= span[1] and (runs_once(branch) or (  # type: ignore[attr-defined]
+            if at < len(positions) and positions[at] <= span[1] and (runs_once(branch, bound) or (  # type: ignore[attr-defined]
                     cold_test(branch.test, switches)  # type: ignore[attr-defined]
                     # (`if do_sync_step:` around `optimizer.step()`: the block is the step, whatever interval guards it.)
                     and not any(runs_a_step(c) or sem.steps_an_optimizer(dotted(c.func) or "")

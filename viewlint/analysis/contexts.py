@@ -23,6 +23,8 @@ from viewlint.analysis import semantics as sem
 from viewlint.analysis.guards import cold_test, joined, local_switches
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.nodes import preorder
+from viewlint.analysis.once import local_bindings
+from viewlint.analysis.once import runs_once as once_runs_once
 from viewlint.analysis.tree import children, descendants, dotted_name, remembered
 
 if TYPE_CHECKING:
@@ -113,7 +115,8 @@ class ContextStack:
         self._hot_name = sem.glob_matcher(self.hot_globs)
         self._hot_qualified_name = sem.glob_matcher(tuple(glob for glob in self.hot_globs if "." in glob))
         self.callgraph = callgraph
-        # Per function node: its local names bound to a debug switch (`check = _validate and not capture`).
+        # Per function node: its local names and what they were last set to (for `runs_once`).
+        self._bindings: dict[int, dict[str, ast.AST]] = {}
 
     # ------------------------------------------------------------------ questions
     @property
@@ -242,7 +245,7 @@ class ContextStack:
     def enter_if(self, node: cst.If) -> None:
         text = self.words(node.test)
         main_guard = "__name__" in text and "__main__" in text
-        cold = main_guard or (self.is_cold_condition(node.test) and not _runs_a_training_step(node.body)) or runs_once(node) \
+        cold = main_guard or (self.is_cold_condition(node.test) and not _runs_a_training_step(node.body)) or runs_once(node, self._local_bindings()) \
             or ends_in_error(node.body)
         self.contexts.append(Context(kind="block", node=node, cold=cold, hot=self.has_hot_marker(node), cold_all=main_guard))
 
@@ -410,6 +413,21 @@ class ContextStack:
                 return f"a training step (`{callee}()`)"
         return None
 
+    def _local_bindings(self) -> dict[str, ast.AST]:
+        """The current function's local names and what they were last set to (`once.local_bindings`, read off the
+        call graph's skeleton of the outermost function it knows)."""
+        graph = self.callgraph
+        outer = next((c for c in self.contexts if c.kind == "function"), None)
+        if graph is None or outer is None:
+            return {}
+        info = graph.functions.get((outer.class_name, outer.name)) or graph.functions.get((None, outer.name))
+        if info is None:
+            return {}
+        found = self._bindings.get(id(info.node))
+        if found is None:
+            found = self._bindings[id(info.node)] = local_bindings(graph.skeletons.get(info.key, ()))
+        return found
+
     def _local_switches(self) -> frozenset[str]:
         """The current function's local names set to a debug switch or a cold test (`guards.switch_locals`, read
         over the outermost function the call graph knows)."""
@@ -561,26 +579,6 @@ def warns_and_leaves(node: cst.If) -> bool:
     return True
 
 
-def _cache_miss(test: cst.BaseExpression) -> set[str]:
-    """The `self.<memo>`s a miss test reads: `key not in self.cache` (or several joined with `or`)."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
-        left, right = _cache_miss(test.left), _cache_miss(test.right)
-        return left | right if left and right else set()
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.NotIn):
-        name = dotted_name(test.comparisons[0].comparator)
-        if name is not None and name.startswith("self."):
-            return {name}
-    return set()
-
-
-def _fills(node: cst.CSTNode, memos: set[str]) -> bool:
-    """`self.cache[key] = ...` or `self.cache.update(...)`/`.setdefault(...)` for one of `memos`."""
-    if isinstance(node, cst.Assign):
-        return any(isinstance(t.target, cst.Subscript) and dotted_name(t.target.value) in memos for t in node.targets)
-    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("update", "setdefault") \
-        and dotted_name(node.func.value) in memos
-
-
 def ends_in_error(body: cst.BaseSuite) -> bool:
     """A block whose last statement raises (`raise`, `assert False`, `torch._assert(False, ...)`): what it
     computes first (the bad index, for the message) runs only on the error path."""
@@ -599,27 +597,31 @@ def ends_in_error(body: cst.BaseSuite) -> bool:
     return False
 
 
-def runs_once(node: cst.If) -> bool:
-    """`if not self.ready: ...; self.ready = True` (or `if self.packed is None: self.packed = ...`): the body
-    runs on the first call only. `if key not in self.cache: ...; self.cache[key] = ...`: once per key."""
-    test = node.test
-    missing = _cache_miss(test)
-    if missing:
-        return any(_fills(child, missing) for child in descendants(node.body))
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        flag = dotted_name(test.expression)
-    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Is) \
-            and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None":
-        flag = dotted_name(test.left)
-    else:
+def runs_once(node: cst.If, bound: Optional[dict[str, ast.AST]] = None) -> bool:
+    """`once.runs_once` of a libcst `if` (the first call only, once per key, an optimizer's lazy state), read on the
+    block's `ast`: one reading for the walker and the call graph. Only a test of the shapes it reads is parsed."""
+    if not _may_run_once(node.test):
         return False
-    if flag is None or "." not in flag:
-        return False  # a local: set anew on every call (an attribute of `self` or another object persists)
-    for child in descendants(node.body):
-        if isinstance(child, cst.Assign) and any(dotted_name(t.target) == flag for t in child.targets) \
-                and not (isinstance(child.value, cst.Name) and child.value.value in ("False", "None")):
-            return True
-    return False
+    try:
+        tree = ast.parse(cst.Module(body=[node]).code).body[0]
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return once_runs_once(tree, bound)
+
+
+def _may_run_once(test: cst.BaseExpression) -> bool:
+    """The tests `once.runs_once` can accept: `not x`, `x is None`, `k not in self.memo` (or several with `or`),
+    `len(x) == 0`."""
+    if isinstance(test, cst.UnaryOperation):
+        return isinstance(test.operator, cst.Not) and isinstance(test.expression, (cst.Name, cst.Attribute))
+    if isinstance(test, cst.BooleanOperation):
+        return isinstance(test.operator, cst.Or) and _may_run_once(test.left) and _may_run_once(test.right)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    operator = test.comparisons[0].operator
+    if isinstance(operator, (cst.NotIn, cst.Is)):
+        return True
+    return isinstance(operator, cst.Equal) and isinstance(test.left, cst.Call) and dotted_name(test.left.func) == "len"
 
 
 def is_preprocessing_class(node: Optional[cst.CSTNode]) -> bool:

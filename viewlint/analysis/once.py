@@ -4,7 +4,7 @@ and `if` blocks that run on the first call only (or once per key of a memo)."""
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import Iterable, Optional
 
 from viewlint.analysis.guards import cold_test
 from viewlint.analysis.nodes import dotted
@@ -46,6 +46,31 @@ def _cache_miss(test: ast.AST) -> set[str]:
     return set()
 
 
+def _emptied(test: ast.AST) -> Optional[str]:
+    """What an emptiness test asks of: `len(state) == 0`, `not state` (a name or an attribute path)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return dotted(test.operand)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq) \
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == 0 \
+            and isinstance(test.left, ast.Call) and dotted(test.left.func) == "len" and len(test.left.args) == 1:
+        return dotted(test.left.args[0])
+    return None
+
+
+def _persistent_item(value: Optional[ast.AST]) -> bool:
+    """An item of a container an object keeps: `self.state[p]`, `optimizer.state[param]` (it outlives the call)."""
+    return isinstance(value, ast.Subscript) and "." in (dotted(value.value) or "")
+
+
+def local_bindings(nodes: Iterable[ast.AST]) -> dict[str, ast.AST]:
+    """{local name: the value of its last plain assignment} among a function's nodes."""
+    found: dict[str, ast.AST] = {}
+    for node in nodes:
+        if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:  # type: ignore[attr-defined]
+            found[node.targets[0].id] = node.value  # type: ignore[attr-defined]
+    return found
+
+
 def _fills(node: ast.AST, memos: set[str]) -> bool:
     """`self.cache[key] = ...` or `self.cache.update(...)`/`.setdefault(...)` for one of `memos`."""
     if isinstance(node, ast.Assign):
@@ -54,14 +79,20 @@ def _fills(node: ast.AST, memos: set[str]) -> bool:
         and dotted(node.func.value) in memos
 
 
-def runs_once(node: ast.AST) -> bool:
+def runs_once(node: ast.AST, bound: Optional[dict[str, ast.AST]] = None) -> bool:
     """`if not self.ready: ...; self.ready = True`, `if self.packed is None: self.packed = ...`: the first call only;
-    `if key not in self.cache: ...; self.cache[key] = ...`: once per key (the reading of
-    `viewlint.analysis.contexts.runs_once`, on `ast`)."""
+    `if key not in self.cache: ...; self.cache[key] = ...`: once per key; `state = self.state[p]`, then
+    `if len(state) == 0: state["step"] = ...`: an optimizer's lazy state, once per parameter (`bound`: the function's
+    local names and what they were last set to). The one reading: the call graph asks here on `ast`, the walker
+    through `viewlint.analysis.contexts.runs_once`."""
     test = node.test  # type: ignore[attr-defined]
     missing = _cache_miss(test)
     if missing:
         return any(_fills(child, missing) for statement in node.body for child in ast.walk(statement))  # type: ignore[attr-defined]
+    empty = _emptied(test)
+    if empty is not None and ("." in empty or _persistent_item((bound or {}).get(empty))):
+        if any(_fills(child, {empty}) for statement in node.body for child in ast.walk(statement)):  # type: ignore[attr-defined]
+            return True
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         flag = dotted(test.operand)
     elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) \
