@@ -231,3 +231,36 @@ def test_an_optimizers_lazy_state_runs_once_per_parameter():
     """
     # The lazy state is made on the first step only; a dict made anew each step is filled each step.
     assert _lint(source) == [(14, "VL405")]
+
+
+def test_a_memo_looked_up_with_get_is_filled_once_per_key():
+    source = """
+        import torch
+        from torch import nn
+
+        uniform_map = {}
+
+
+        def gumbel_rsample(shape, device):
+            gumbel = uniform_map.get(device)
+            if gumbel is None:
+                one = torch.tensor(1.0, device=device)
+                gumbel = torch.distributions.gumbel.Gumbel(torch.zeros_like(one), one).rsample
+                uniform_map[device] = gumbel
+            return gumbel(shape)
+
+
+        def fresh_rsample(shape, device):
+            gumbel = None
+            if gumbel is None:
+                one = torch.tensor(1.0, device=device)
+                gumbel = torch.distributions.gumbel.Gumbel(torch.zeros_like(one), one).rsample
+            return gumbel(shape)
+
+
+        class Router(nn.Module):
+            def forward(self, logits):
+                return logits + gumbel_rsample(logits.shape, logits.device) + fresh_rsample(logits.shape, logits.device)
+    """
+    # DeepSpeed's `gumbel_rsample`: once per device; the same without the memo, on every call.
+    assert _lint(source) == [(19, "VL405")]

@@ -116,7 +116,7 @@ class ContextStack:
         self._hot_qualified_name = sem.glob_matcher(tuple(glob for glob in self.hot_globs if "." in glob))
         self.callgraph = callgraph
         # Per function node: its local names and what they were last set to (for `runs_once`).
-        self._bindings: dict[int, dict[str, ast.AST]] = {}
+        self._bindings: dict[int, dict[str, list[ast.AST]]] = {}
 
     # ------------------------------------------------------------------ questions
     @property
@@ -413,7 +413,7 @@ class ContextStack:
                 return f"a training step (`{callee}()`)"
         return None
 
-    def _local_bindings(self) -> dict[str, ast.AST]:
+    def _local_bindings(self) -> dict[str, list[ast.AST]]:
         """The current function's local names and what they were last set to (`once.local_bindings`, read off the
         call graph's skeleton of the outermost function it knows)."""
         graph = self.callgraph
@@ -597,7 +597,7 @@ def ends_in_error(body: cst.BaseSuite) -> bool:
     return False
 
 
-def runs_once(node: cst.If, bound: Optional[dict[str, ast.AST]] = None) -> bool:
+def runs_once(node: cst.If, bound: Optional[dict[str, list[ast.AST]]] = None) -> bool:
     """`once.runs_once` of a libcst `if` (the first call only, once per key, an optimizer's lazy state), read on the
     block's `ast`: one reading for the walker and the call graph. Only a test of the shapes it reads is parsed."""
     if not _may_run_once(node.test):

@@ -62,12 +62,12 @@ def _persistent_item(value: Optional[ast.AST]) -> bool:
     return isinstance(value, ast.Subscript) and "." in (dotted(value.value) or "")
 
 
-def local_bindings(nodes: Iterable[ast.AST]) -> dict[str, ast.AST]:
-    """{local name: the value of its last plain assignment} among a function's nodes."""
-    found: dict[str, ast.AST] = {}
+def local_bindings(nodes: Iterable[ast.AST]) -> dict[str, list[ast.AST]]:
+    """{local name: the values of its plain assignments} among a function's nodes."""
+    found: dict[str, list[ast.AST]] = {}
     for node in nodes:
         if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:  # type: ignore[attr-defined]
-            found[node.targets[0].id] = node.value  # type: ignore[attr-defined]
+            found.setdefault(node.targets[0].id, []).append(node.value)  # type: ignore[attr-defined]
     return found
 
 
@@ -79,18 +79,19 @@ def _fills(node: ast.AST, memos: set[str]) -> bool:
         and dotted(node.func.value) in memos
 
 
-def runs_once(node: ast.AST, bound: Optional[dict[str, ast.AST]] = None) -> bool:
+def runs_once(node: ast.AST, bound: Optional[dict[str, list[ast.AST]]] = None) -> bool:
     """`if not self.ready: ...; self.ready = True`, `if self.packed is None: self.packed = ...`: the first call only;
     `if key not in self.cache: ...; self.cache[key] = ...`: once per key; `state = self.state[p]`, then
-    `if len(state) == 0: state["step"] = ...`: an optimizer's lazy state, once per parameter (`bound`: the function's
-    local names and what they were last set to). The one reading: the call graph asks here on `ast`, the walker
+    `if len(state) == 0: state["step"] = ...`: an optimizer's lazy state, once per parameter; `fn = cache.get(key)`,
+    then `if fn is None: ...; cache[key] = fn`: once per key (`bound`: the function's local names and what they were
+    last set to). The one reading: the call graph asks here on `ast`, the walker
     through `viewlint.analysis.contexts.runs_once`."""
     test = node.test  # type: ignore[attr-defined]
     missing = _cache_miss(test)
     if missing:
         return any(_fills(child, missing) for statement in node.body for child in ast.walk(statement))  # type: ignore[attr-defined]
     empty = _emptied(test)
-    if empty is not None and ("." in empty or _persistent_item((bound or {}).get(empty))):
+    if empty is not None and ("." in empty or any(_persistent_item(v) for v in (bound or {}).get(empty, ()))):
         if any(_fills(child, {empty}) for statement in node.body for child in ast.walk(statement)):  # type: ignore[attr-defined]
             return True
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -100,8 +101,15 @@ def runs_once(node: ast.AST, bound: Optional[dict[str, ast.AST]] = None) -> bool
         flag = dotted(test.left)
     else:
         return False
-    if flag is None or "." not in flag:
-        return False  # a local: set anew on every call (an attribute of `self` or another object persists)
+    if flag is not None and "." not in flag:
+        # A local is set anew on every call (an attribute of `self` or another object persists), unless it is what a
+        # memo holds for a key: `fn = cache.get(key)`, then `if fn is None: ...; cache[key] = fn` runs once per key.
+        memos = {dotted(v.func.value) for v in (bound or {}).get(flag, ())
+                 if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "get"} - {None}
+        return bool(memos) and any(_fills(child, memos) for statement in node.body  # type: ignore[attr-defined]
+                                   for child in ast.walk(statement))
+    if flag is None:
+        return False
     for statement in node.body:  # type: ignore[attr-defined]
         for child in ast.walk(statement):
             if isinstance(child, ast.Assign) and any(dotted(t) == flag for t in child.targets) \
