@@ -558,10 +558,15 @@ def _classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: 
         # Only an `if` with a call in its body needs its test read.
         positions = sorted((call.lineno, call.col_offset) for call in calls)
         switches = switch_locals(nodes, switches)
-        bound = local_bindings(nodes)
+        bound: list[dict[str, list[ast.AST]]] = []  # the function's local bindings, read when a test asks
+
+        def bindings() -> dict[str, list[ast.AST]]:
+            if not bound:
+                bound.append(local_bindings(nodes))
+            return bound[0]
         for span, branch in ifs:
             at = bisect.bisect_left(positions, span[0])
-            if at < len(positions) and positions[at] <= span[1] and (runs_once(branch, bound) or (  # type: ignore[attr-defined]
+            if at < len(positions) and positions[at] <= span[1] and (runs_once(branch, bindings) or (  # type: ignore[attr-defined]
                     cold_test(branch.test, switches)  # type: ignore[attr-defined]
                     # (`if do_sync_step:` around `optimizer.step()`: the block is the step, whatever interval guards it.)
                     and not any(runs_a_step(c) or sem.steps_an_optimizer(dotted(c.func) or "")

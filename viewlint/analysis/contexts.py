@@ -23,7 +23,7 @@ from viewlint.analysis import semantics as sem
 from viewlint.analysis.guards import cold_test, joined, local_switches
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.nodes import preorder
-from viewlint.analysis.once import local_bindings
+from viewlint.analysis.once import local_bindings, local_may_run_once
 from viewlint.analysis.once import runs_once as once_runs_once
 from viewlint.analysis.tree import children, descendants, dotted_name, remembered
 
@@ -245,7 +245,7 @@ class ContextStack:
     def enter_if(self, node: cst.If) -> None:
         text = self.words(node.test)
         main_guard = "__name__" in text and "__main__" in text
-        cold = main_guard or (self.is_cold_condition(node.test) and not _runs_a_training_step(node.body)) or runs_once(node, self._local_bindings()) \
+        cold = main_guard or (self.is_cold_condition(node.test) and not _runs_a_training_step(node.body)) or runs_once(node, self._local_bindings(), self.index.memo) \
             or ends_in_error(node.body)
         self.contexts.append(Context(kind="block", node=node, cold=cold, hot=self.has_hot_marker(node), cold_all=main_guard))
 
@@ -597,16 +597,41 @@ def ends_in_error(body: cst.BaseSuite) -> bool:
     return False
 
 
-def runs_once(node: cst.If, bound: Optional[dict[str, list[ast.AST]]] = None) -> bool:
+def runs_once(node: cst.If, bound: Optional[dict[str, list[ast.AST]]] = None,
+              memo: Optional[dict[object, object]] = None) -> bool:
     """`once.runs_once` of a libcst `if` (the first call only, once per key, an optimizer's lazy state), read on the
-    block's `ast`: one reading for the walker and the call graph. Only a test of the shapes it reads is parsed."""
+    block's `ast`: one reading for the walker and the call graph. Only a test of the shapes it reads is parsed, once
+    per block (`memo`: the module's, which the walks of its functions share)."""
     if not _may_run_once(node.test):
         return False
+    tested = _tested_local(node.test)
+    if tested is not None and not local_may_run_once((bound or {}).get(tested, ())):
+        return False  # a local set anew on every call
+    key = ("runs once", id(node))
+    kept = memo.get(key) if memo is not None else None
+    if kept is not None and kept[0] is node:  # type: ignore[index]
+        return kept[1]  # type: ignore[index,no-any-return]
     try:
         tree = ast.parse(cst.Module(body=[node]).code).body[0]
+        found = once_runs_once(tree, lambda: bound or {})
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return once_runs_once(tree, bound)
+        found = False
+    if memo is not None:
+        memo[key] = (node, found)  # (the node kept with its answer: an id alone may be reused by a later node)
+    return found
+
+
+def _tested_local(test: cst.BaseExpression) -> Optional[str]:
+    """The plain local name `not x`, `x is None` or `len(x) == 0` tests, or None."""
+    if isinstance(test, cst.UnaryOperation):
+        tested: cst.BaseExpression = test.expression
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Is):
+        tested = test.left
+    elif isinstance(test, cst.Comparison) and isinstance(test.left, cst.Call) and len(test.left.args) == 1:
+        tested = test.left.args[0].value
+    else:
+        return None
+    return tested.value if isinstance(tested, cst.Name) else None
 
 
 def _may_run_once(test: cst.BaseExpression) -> bool:

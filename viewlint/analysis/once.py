@@ -4,7 +4,7 @@ and `if` blocks that run on the first call only (or once per key of a memo)."""
 from __future__ import annotations
 
 import ast
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from viewlint.analysis.guards import cold_test
 from viewlint.analysis.nodes import dotted
@@ -71,6 +71,13 @@ def local_bindings(nodes: Iterable[ast.AST]) -> dict[str, list[ast.AST]]:
     return found
 
 
+def local_may_run_once(values: Iterable[ast.AST]) -> bool:
+    """Whether a test of a local bound to `values` can be one `runs_once` accepts: the local holds what a memo's
+    `get` gave, or an item an object keeps. (Asked before the block is parsed: most locals tested are neither.)"""
+    return any(_persistent_item(v) or (isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "get")
+               for v in values)
+
+
 def _fills(node: ast.AST, memos: set[str]) -> bool:
     """`self.cache[key] = ...` or `self.cache.update(...)`/`.setdefault(...)` for one of `memos`."""
     if isinstance(node, ast.Assign):
@@ -79,19 +86,23 @@ def _fills(node: ast.AST, memos: set[str]) -> bool:
         and dotted(node.func.value) in memos
 
 
-def runs_once(node: ast.AST, bound: Optional[dict[str, list[ast.AST]]] = None) -> bool:
+Bindings = Callable[[], "dict[str, list[ast.AST]]"]
+
+
+def runs_once(node: ast.AST, bindings: Optional[Bindings] = None) -> bool:
     """`if not self.ready: ...; self.ready = True`, `if self.packed is None: self.packed = ...`: the first call only;
     `if key not in self.cache: ...; self.cache[key] = ...`: once per key; `state = self.state[p]`, then
     `if len(state) == 0: state["step"] = ...`: an optimizer's lazy state, once per parameter; `fn = cache.get(key)`,
-    then `if fn is None: ...; cache[key] = fn`: once per key (`bound`: the function's local names and what they were
-    last set to). The one reading: the call graph asks here on `ast`, the walker
+    then `if fn is None: ...; cache[key] = fn`: once per key (`bindings`: gives the function's local names and what
+    they were set to, asked only for a test of a local). The one reading: the call graph asks here on `ast`, the walker
     through `viewlint.analysis.contexts.runs_once`."""
     test = node.test  # type: ignore[attr-defined]
     missing = _cache_miss(test)
     if missing:
         return any(_fills(child, missing) for statement in node.body for child in ast.walk(statement))  # type: ignore[attr-defined]
     empty = _emptied(test)
-    if empty is not None and ("." in empty or any(_persistent_item(v) for v in (bound or {}).get(empty, ()))):
+    if empty is not None and ("." in empty or (bindings is not None and any(
+            _persistent_item(v) for v in bindings().get(empty, ())))):
         if any(_fills(child, {empty}) for statement in node.body for child in ast.walk(statement)):  # type: ignore[attr-defined]
             return True
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -104,7 +115,7 @@ def runs_once(node: ast.AST, bound: Optional[dict[str, list[ast.AST]]] = None) -
     if flag is not None and "." not in flag:
         # A local is set anew on every call (an attribute of `self` or another object persists), unless it is what a
         # memo holds for a key: `fn = cache.get(key)`, then `if fn is None: ...; cache[key] = fn` runs once per key.
-        memos = {dotted(v.func.value) for v in (bound or {}).get(flag, ())
+        memos = {dotted(v.func.value) for v in (bindings() if bindings is not None else {}).get(flag, ())
                  if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "get"} - {None}
         return bool(memos) and any(_fills(child, memos) for statement in node.body  # type: ignore[attr-defined]
                                    for child in ast.walk(statement))
