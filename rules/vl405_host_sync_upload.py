@@ -5,12 +5,10 @@ from __future__ import annotations
 import libcst as cst
 
 from viewlint.analysis import features
+from viewlint.analysis.torch_functions import is_host_data
 from viewlint.analysis.values import Kind
 from viewlint.rule import Rule
 
-# What a constructor reads on the host: literals, and the values the analysis knows are host data.
-_HOST_LITERALS = (cst.Integer, cst.Float, cst.List, cst.Tuple, cst.ListComp, cst.UnaryOperation)
-_HOST_KINDS = frozenset({Kind.INT, Kind.INT_LIST, Kind.HOST, Kind.ARRAY})
 _CONSTRUCTORS = ("torch.tensor", "torch.as_tensor")
 
 
@@ -71,7 +69,7 @@ class HostSyncUpload(Rule):
             return
         data = node.args[0].value
         held = self.facts.value_of(data)
-        if not (isinstance(data, _HOST_LITERALS) or held.kind in _HOST_KINDS or (
+        if not (is_host_data(data, held) or (
                 # `torch.tensor(t)` of a tensor warns (copy-construct with `t.clone()`): what it is given is host data
                 # unless the analysis knows otherwise. `torch.as_tensor(t)` of a tensor is the tensor: evidence needed.
                 self.facts.qualify(node.func) == "torch.tensor" and held.kind is Kind.UNKNOWN)):

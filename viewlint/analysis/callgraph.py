@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, NamedTuple, Optional
 
@@ -118,6 +119,10 @@ class CallGraph:
     def hot_reason(self, owner: Optional[str], name: str, hot_globs: tuple[str, ...] = ()) -> Optional[str]:
         """Why a function not hot by its own name is hot (see `hot_reasons`), or None."""
         return hot_reasons(self, hot_globs).get(FunctionKey(owner, name))
+
+    def runs_a_step_itself(self, owner: Optional[str], name: str) -> bool:
+        """Whether the function calls `loss.backward()`, `optimizer.step()` or the like itself (its own calls)."""
+        return any(type(n) is ast.Call and runs_a_step(n) for n in self.skeletons.get(FunctionKey(owner, name), ()))  # type: ignore[arg-type]
 
     def falsy_parameters(self, owner: Optional[str], name: str, hot_globs: tuple[str, ...] = ()) -> frozenset[str]:
         """The parameters of a function hot only for being called from hot code that every such call leaves
@@ -558,12 +563,7 @@ def _classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: 
         # Only an `if` with a call in its body needs its test read.
         positions = sorted((call.lineno, call.col_offset) for call in calls)
         switches = switch_locals(nodes, switches)
-        bound: list[dict[str, list[ast.AST]]] = []  # the function's local bindings, read when a test asks
-
-        def bindings() -> dict[str, list[ast.AST]]:
-            if not bound:
-                bound.append(local_bindings(nodes))
-            return bound[0]
+        bindings = functools.cache(lambda: local_bindings(nodes))  # read only when a test of a local asks
         for span, branch in ifs:
             at = bisect.bisect_left(positions, span[0])
             if at < len(positions) and positions[at] <= span[1] and (runs_once(branch, bindings) or (  # type: ignore[attr-defined]

@@ -23,7 +23,7 @@ from viewlint.analysis import semantics as sem
 from viewlint.analysis.guards import cold_test, joined, local_switches
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.nodes import preorder
-from viewlint.analysis.once import local_bindings, local_may_run_once
+from viewlint.analysis.once import local_bindings, may_run_once
 from viewlint.analysis.once import runs_once as once_runs_once
 from viewlint.analysis.tree import children, descendants, dotted_name, remembered
 
@@ -245,7 +245,7 @@ class ContextStack:
     def enter_if(self, node: cst.If) -> None:
         text = self.words(node.test)
         main_guard = "__name__" in text and "__main__" in text
-        cold = main_guard or (self.is_cold_condition(node.test) and not _runs_a_training_step(node.body)) or runs_once(node, self._local_bindings(), self.index.memo) \
+        cold = main_guard or (self.is_cold_condition(node.test) and not _runs_a_training_step(node.body)) or self.runs_once(node) \
             or ends_in_error(node.body)
         self.contexts.append(Context(kind="block", node=node, cold=cold, hot=self.has_hot_marker(node), cold_all=main_guard))
 
@@ -377,9 +377,8 @@ class ContextStack:
             # Operand by operand (each read once, memoized): a chain of `and`s is not printed again per prefix.
             return joined(type(test.operator) is cst.And,
                           [self.is_cold_condition(test.left), self.is_cold_condition(test.right)])
-        try:
-            parsed = ast.parse("(" + self.module.code_for_node(test) + ")", mode="eval").body
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        parsed = self._parsed(test)
+        if parsed is None:
             return False
         switches = self.index.cold_switches
         local = self._local_switches()
@@ -387,6 +386,35 @@ class ContextStack:
         if function is not None and function.falsy:
             local = local | function.falsy  # `if safe_merge:` where every hot caller leaves it False
         return cold_test(parsed, switches | local if local else switches)
+
+    def _parsed(self, expression: cst.BaseExpression) -> Optional[ast.AST]:
+        """The `ast` of an expression (a test), parsed from its text once per node."""
+        key = ("test ast", id(expression))
+        found = self.index.memo.get(key)
+        if found is None or found[0] is not expression:  # type: ignore[index]
+            try:
+                parsed: Optional[ast.AST] = ast.parse("(" + self.module.code_for_node(expression) + ")", mode="eval").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                parsed = None
+            found = self.index.memo[key] = (expression, parsed)  # (kept with the node: an id alone may be reused)
+        return found[1]  # type: ignore[index, no-any-return]
+
+    def runs_once(self, node: cst.If) -> bool:
+        """`once.runs_once` of a block (the first call only, once per key, an optimizer's lazy state): one reading for
+        the walker and the call graph. The block is parsed only when its test is one that reading accepts."""
+        test = self._parsed(node.test)
+        if test is None or not may_run_once(test, self._local_bindings):
+            return False
+        key = ("runs once", id(node))
+        found = self.index.memo.get(key)
+        if found is None or found[0] is not node:  # type: ignore[index]
+            try:
+                block = ast.parse(cst.Module(body=[node]).code).body[0]
+                ran = once_runs_once(block, self._local_bindings)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                ran = False
+            found = self.index.memo[key] = (node, ran)
+        return found[1]  # type: ignore[index, no-any-return]
 
     def trains(self, node: cst.CSTNode) -> Optional[str]:
         """What in `node` (a loop) runs a training step, for messages, or None: `loss.backward()`,
@@ -409,7 +437,8 @@ class ContextStack:
             else:
                 continue
             reason = graph.hot_reason(*key, self.configured_globs)  # type: ignore[arg-type]
-            if (reason is not None and reason.startswith("runs")) or key[1].lstrip("_") in sem.TRAINING_STEP_NAMES:
+            # (A function hot by its own name has no reason: whether it runs a step is read off its calls.)
+            if (reason is not None and reason.startswith("runs")) or graph.runs_a_step_itself(*key):  # type: ignore[arg-type]
                 return f"a training step (`{callee}()`)"
         return None
 
@@ -595,58 +624,6 @@ def ends_in_error(body: cst.BaseSuite) -> bool:
         first = call.args[0].value if call.args else None
         return name == "_assert" and isinstance(first, cst.Name) and first.value == "False"
     return False
-
-
-def runs_once(node: cst.If, bound: Optional[dict[str, list[ast.AST]]] = None,
-              memo: Optional[dict[object, object]] = None) -> bool:
-    """`once.runs_once` of a libcst `if` (the first call only, once per key, an optimizer's lazy state), read on the
-    block's `ast`: one reading for the walker and the call graph. Only a test of the shapes it reads is parsed, once
-    per block (`memo`: the module's, which the walks of its functions share)."""
-    if not _may_run_once(node.test):
-        return False
-    tested = _tested_local(node.test)
-    if tested is not None and not local_may_run_once((bound or {}).get(tested, ())):
-        return False  # a local set anew on every call
-    key = ("runs once", id(node))
-    kept = memo.get(key) if memo is not None else None
-    if kept is not None and kept[0] is node:  # type: ignore[index]
-        return kept[1]  # type: ignore[index,no-any-return]
-    try:
-        tree = ast.parse(cst.Module(body=[node]).code).body[0]
-        found = once_runs_once(tree, lambda: bound or {})
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        found = False
-    if memo is not None:
-        memo[key] = (node, found)  # (the node kept with its answer: an id alone may be reused by a later node)
-    return found
-
-
-def _tested_local(test: cst.BaseExpression) -> Optional[str]:
-    """The plain local name `not x`, `x is None` or `len(x) == 0` tests, or None."""
-    if isinstance(test, cst.UnaryOperation):
-        tested: cst.BaseExpression = test.expression
-    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Is):
-        tested = test.left
-    elif isinstance(test, cst.Comparison) and isinstance(test.left, cst.Call) and len(test.left.args) == 1:
-        tested = test.left.args[0].value
-    else:
-        return None
-    return tested.value if isinstance(tested, cst.Name) else None
-
-
-def _may_run_once(test: cst.BaseExpression) -> bool:
-    """The tests `once.runs_once` can accept: `not x`, `x is None`, `k not in self.memo` (or several with `or`),
-    `len(x) == 0`."""
-    if isinstance(test, cst.UnaryOperation):
-        return isinstance(test.operator, cst.Not) and isinstance(test.expression, (cst.Name, cst.Attribute))
-    if isinstance(test, cst.BooleanOperation):
-        return isinstance(test.operator, cst.Or) and _may_run_once(test.left) and _may_run_once(test.right)
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return False
-    operator = test.comparisons[0].operator
-    if isinstance(operator, (cst.NotIn, cst.Is)):
-        return True
-    return isinstance(operator, cst.Equal) and isinstance(test.left, cst.Call) and dotted_name(test.left.func) == "len"
 
 
 def is_preprocessing_class(node: Optional[cst.CSTNode]) -> bool:

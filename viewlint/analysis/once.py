@@ -71,13 +71,6 @@ def local_bindings(nodes: Iterable[ast.AST]) -> dict[str, list[ast.AST]]:
     return found
 
 
-def local_may_run_once(values: Iterable[ast.AST]) -> bool:
-    """Whether a test of a local bound to `values` can be one `runs_once` accepts: the local holds what a memo's
-    `get` gave, or an item an object keeps. (Asked before the block is parsed: most locals tested are neither.)"""
-    return any(_persistent_item(v) or (isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "get")
-               for v in values)
-
-
 def _fills(node: ast.AST, memos: set[str]) -> bool:
     """`self.cache[key] = ...` or `self.cache.update(...)`/`.setdefault(...)` for one of `memos`."""
     if isinstance(node, ast.Assign):
@@ -96,34 +89,48 @@ def runs_once(node: ast.AST, bindings: Optional[Bindings] = None) -> bool:
     then `if fn is None: ...; cache[key] = fn`: once per key (`bindings`: gives the function's local names and what
     they were set to, asked only for a test of a local). The one reading: the call graph asks here on `ast`, the walker
     through `viewlint.analysis.contexts.runs_once`."""
-    test = node.test  # type: ignore[attr-defined]
+    wanted = _wanted(node.test, bindings)  # type: ignore[attr-defined]
+    if wanted is None:
+        return False
+    memos, flag = wanted
+    for statement in node.body:  # type: ignore[attr-defined]
+        for child in ast.walk(statement):
+            if memos and _fills(child, memos):
+                return True
+            if flag is not None and isinstance(child, ast.Assign) and any(dotted(t) == flag for t in child.targets) \
+                    and not (isinstance(child.value, ast.Constant) and child.value.value in (False, None)):
+                return True
+    return False
+
+
+def may_run_once(test: ast.AST, bindings: Optional[Bindings] = None) -> bool:
+    """Whether `test` is one `runs_once` can accept, whatever the block does (asked before a block is parsed)."""
+    return _wanted(test, bindings) is not None
+
+
+def _wanted(test: ast.AST, bindings: Optional[Bindings]) -> Optional[tuple[set[str], Optional[str]]]:
+    """What a block under `test` must do to run once, or None when no block can: (the memos it must fill, the flag
+    it must set)."""
     missing = _cache_miss(test)
     if missing:
-        return any(_fills(child, missing) for statement in node.body for child in ast.walk(statement))  # type: ignore[attr-defined]
+        return missing, None
+    memos: set[str] = set()
     empty = _emptied(test)
     if empty is not None and ("." in empty or (bindings is not None and any(
             _persistent_item(v) for v in bindings().get(empty, ())))):
-        if any(_fills(child, {empty}) for statement in node.body for child in ast.walk(statement)):  # type: ignore[attr-defined]
-            return True
+        memos.add(empty)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         flag = dotted(test.operand)
     elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) \
             and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
         flag = dotted(test.left)
     else:
-        return False
+        flag = None
     if flag is not None and "." not in flag:
         # A local is set anew on every call (an attribute of `self` or another object persists), unless it is what a
         # memo holds for a key: `fn = cache.get(key)`, then `if fn is None: ...; cache[key] = fn` runs once per key.
-        memos = {dotted(v.func.value) for v in (bindings() if bindings is not None else {}).get(flag, ())
-                 if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "get"} - {None}
-        return bool(memos) and any(_fills(child, memos) for statement in node.body  # type: ignore[attr-defined]
-                                   for child in ast.walk(statement))
-    if flag is None:
-        return False
-    for statement in node.body:  # type: ignore[attr-defined]
-        for child in ast.walk(statement):
-            if isinstance(child, ast.Assign) and any(dotted(t) == flag for t in child.targets) \
-                    and not (isinstance(child.value, ast.Constant) and child.value.value in (False, None)):
-                return True
-    return False
+        memos |= {m for m in (dotted(v.func.value) for v in (bindings() if bindings is not None else {}).get(flag, ())
+                              if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "get")
+                  if m is not None}
+        flag = None
+    return (memos, flag) if memos or flag is not None else None

@@ -56,7 +56,7 @@ class TorchFunctionCalls(ArgumentReading):
         device = self._device_argument(node, local)
         if qualified in sem.MAYBE_VIEW_FUNCTIONS and first is not None:
             # `torch.as_tensor(list)` builds on the CPU unless told otherwise; a tensor keeps its device.
-            host_data = first_value.kind in (Kind.INT, Kind.INT_LIST, Kind.HOST, Kind.ARRAY) or isinstance(first, (cst.List, cst.Tuple, cst.ListComp))
+            host_data = is_host_data(first, first_value)
             if device is None:
                 device = Device.CPU if (first_value.cpu or host_data or qualified == "torch.from_numpy") else first_value.device
             return self.maybe_view(first_value, qualified, device=device, source=first)
@@ -226,3 +226,10 @@ class TorchFunctionCalls(ArgumentReading):
         positional = [a for a in node.args if a.keyword is None and not a.star]
         value = dim.value if dim is not None else positional[position].value if len(positional) > position else None
         return isinstance(value, cst.Integer) and int(value.value) >= 1
+
+
+def is_host_data(expression: cst.BaseExpression, value: Value) -> bool:
+    """What a constructor reads on the host: a number, a list, a tuple, a comprehension or a NumPy array, written out
+    or known so (`torch.as_tensor(lengths)` builds on the CPU; VL405's uploads copy it to the device)."""
+    return value.kind in (Kind.INT, Kind.INT_LIST, Kind.HOST, Kind.ARRAY) or isinstance(
+        expression, (cst.List, cst.Tuple, cst.ListComp, cst.Integer, cst.Float))
