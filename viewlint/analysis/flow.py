@@ -21,7 +21,7 @@ from viewlint.analysis.contexts import ContextStack, warns_and_leaves
 from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class
 from viewlint.analysis.rebinding import match_captures, stored_names
-from viewlint.analysis.ranks import unpacked_rank
+from viewlint.analysis.ranks import unpacked_ranks
 from viewlint.analysis.tree import children, descendants, dotted_name, keyed_reference, remembered, stored_key, subtree
 from viewlint.analysis.value_ops import MODULE_OUTPUT, fields_mark, labelled, never_eager
 from viewlint.analysis.values import ARRAY_ITEM, HOST, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Value, join, rank_floor, shape_of
@@ -110,12 +110,7 @@ class FlowHooks:
                 if evidence.is_tensor and evidence.device is Device.UNKNOWN and passed.device is not Device.UNKNOWN \
                         and passed.kind in (Kind.TENSOR, Kind.UNKNOWN):
                     evidence = evidence.with_(device=passed.device, guessed_cpu=passed.guessed_cpu)
-                evidence = _sharing_as_passed(evidence, passed)
-                if evidence.is_tensor and evidence.rank is None and passed.is_tensor and rank_floor(passed) > 0 \
-                        and (self.class_name is not None or node.name.value.startswith("_")):
-                    # And how many dimensions it has: a method's callers are what build its object here, a private
-                    # function's are all here; a public function of the module is an API other modules call too.
-                    evidence = evidence.with_(**shape_of(passed))
+                evidence = self._shaped_as_passed(_sharing_as_passed(evidence, passed), passed, node)
                 passed = None
             if passed is not None and passed.kind is Kind.UNKNOWN and passed.device is not Device.UNKNOWN \
                     and evidence.kind in (Kind.TENSOR, Kind.UNKNOWN) and evidence.device is Device.UNKNOWN:
@@ -127,7 +122,8 @@ class FlowHooks:
             elif evidence.kind is Kind.UNKNOWN:
                 value = passed.with_(why=CALLERS_PASS) if passed.is_tensor else passed
             else:
-                value = join(evidence, passed)  # what the annotation says, and what this module's callers pass
+                # What the annotation (or the module's own use of it) says, and what this module's callers pass.
+                value = self._shaped_as_passed(join(evidence, passed), passed, node)
             scope[name] = labelled(value, name)
         for key, value in (entry or {}).items():
             head = key.split(".")[0]
@@ -187,6 +183,21 @@ class FlowHooks:
                 if reference is not None:
                     found[param.name.value] = reference
         return found
+
+    def _shaped_as_passed(self, evidence: Value, passed: Value, node: cst.FunctionDef) -> Value:
+        """`evidence` (a parameter's own: its annotation, or its module's input) with the rank and the layout its
+        callers here give it.
+
+        Both describe the same value, so what the callers show is not lost in a join with a tensor of no known rank or
+        layout. Only for a method (its callers here are what build its object) or a private function (its callers are
+        all here): a public function of the module is an API other modules call too, with other shapes."""
+        if not (evidence.is_tensor and passed.is_tensor and (self.class_name is not None or node.name.value.startswith("_"))):
+            return evidence
+        if evidence.rank is None and rank_floor(passed) > 0:
+            evidence = evidence.with_(**shape_of(passed))
+        if evidence.contiguous is None and passed.contiguous is not None:
+            evidence = evidence.with_(contiguous=passed.contiguous)
+        return evidence
 
     def parameter_value(self, param: cst.Param, docstring: Optional[str]) -> Value:
         """What a parameter is, from its annotation or its function's docstring."""
@@ -334,12 +345,15 @@ class FlowHooks:
             value = self.value_of(node.value)
             for target in node.targets:
                 self._assign_to(target.target, value)
-                shown = unpacked_rank(target.target, node.value)
-                if shown is not None and "." not in shown[0]:
+                if not isinstance(target.target, (cst.Tuple, cst.List)):
+                    continue
+                # A name unpacked that may hold a shape (not a tuple of values): each of its bindings says whose.
+                scope = self._scope_nodes[-1] if value.kind in (Kind.HOST, Kind.UNKNOWN) else None
+                for shaped_name, rank in unpacked_ranks(target.target, node.value, scope):
                     # `b, s, _ = x.shape`: `x` is 3-D.
-                    shaped = self.lookup(shown[0])
+                    shaped = self.lookup(shaped_name) if "." not in shaped_name else UNKNOWN
                     if shaped.is_tensor and shaped.rank is None:
-                        self.bind(shown[0], shaped.with_(rank=shown[1]))
+                        self.bind(shaped_name, shaped.with_(rank=rank))
         elif isinstance(node, cst.AnnAssign) and node.value is not None:
             value = self.value_of(node.value)
             if value.origin == MODULE_OUTPUT or value.kind is Kind.UNKNOWN:

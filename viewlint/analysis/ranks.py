@@ -8,7 +8,8 @@ A rank is read from the evidence code gives, in one place, as the evaluator fini
   `matmul` and the pieces of a split;
 - `torch.nn` layers: `Linear`, norms, activations, dropout and convolutions keep their input's rank, `Embedding`
   adds one;
-- unpacking a shape: `b, s, _ = x.shape` says `x` is 3-D (`unpacked_rank`, which the flow applies).
+- unpacking a shape: `b, s, _ = x.shape` says `x` is 3-D, and so does `b, s = shape` where `shape = x.shape[:-1]`
+  (`unpacked_ranks`, which the flow applies).
 What is not known stays None. Shapes themselves (`x.shape`, `x.size()`, a tuple of sizes) carry their length in the
 same field, so `x.view(*x.shape[:-1], h, d)` is known to be one dimension more than `x`; and, where only a least rank
 is known (`Value.min_rank`), their least length, so `x.reshape(*x.shape[:-1], -1)` of an at least 3-D `x` is at
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 import libcst as cst
 
 from viewlint.analysis import semantics as sem
-from viewlint.analysis.tree import dotted_name
+from viewlint.analysis.tree import children, descendants, dotted_name
 from viewlint.analysis.values import HOST, Kind, Value, rank_floor
 
 if TYPE_CHECKING:
@@ -97,19 +98,76 @@ def ranked(ev: "Evaluator", node: cst.BaseExpression, value: Value, local: "Loca
     return value
 
 
-def unpacked_rank(target: cst.BaseExpression, value_node: cst.BaseExpression) -> Optional[tuple[str, int]]:
-    """`b, s, _ = x.shape` (or `x.size()`): (`x`, 3), the name whose rank unpacking its shape shows."""
-    if not isinstance(target, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in target.elements):
-        return None
-    if isinstance(value_node, cst.Attribute) and value_node.attr.value == "shape":
-        owner = value_node.value
-    elif isinstance(value_node, cst.Call) and not value_node.args and isinstance(value_node.func, cst.Attribute) \
-            and value_node.func.attr.value == "size":
-        owner = value_node.func.value
+def unpacked_ranks(target: cst.BaseExpression, value_node: cst.BaseExpression,
+                   scope: Optional[cst.CSTNode] = None) -> list[tuple[str, int]]:
+    """`b, s, _ = x.shape` (or `x.size()`, `x.shape[:-1]`): [(`x`, 3)], the names whose rank unpacking a shape shows.
+
+    A name that holds a shape (`input_shape = input_ids.size()`, or `inputs_embeds.size()[:-1]` on another path, then
+    `batch_size, seq_length = input_shape`) shows the rank of the tensor each of its bindings in `scope` measured."""
+    if not isinstance(target, (cst.Tuple, cst.List)) or not target.elements \
+            or any(isinstance(e, cst.StarredElement) for e in target.elements):
+        return []
+    length = len(target.elements)
+    owner = _shape_owner(value_node)
+    if owner is not None:
+        return [(owner[0], length + owner[1])]
+    if not isinstance(value_node, cst.Name) or scope is None:
+        return []
+    shown: list[tuple[str, int]] = []
+    for bound in _bindings_of(scope, value_node.value):
+        owner = _shape_owner(bound) if bound is not None else None
+        if owner is None:
+            return []  # bound to something else too: which tensor this shape measured is not known
+        shown.append((owner[0], length + owner[1]))
+    return shown
+
+
+def _shape_owner(node: cst.BaseExpression) -> Optional[tuple[str, int]]:
+    """`x.shape`, `x.size()`: (`x`, 0); `x.shape[:-1]`, `x.size()[1:]`: (`x`, 1), the name and how many sizes the
+    shape leaves out (its rank is the shape's length and those)."""
+    dropped = 0
+    if isinstance(node, cst.Subscript):
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Slice) or node.slice[0].slice.step is not None:
+            return None
+        sliced = node.slice[0].slice
+        lower = _literal_int(sliced.lower, 0)
+        upper = _literal_int(sliced.upper, 0)
+        if lower is None or upper is None or lower < 0 or upper > 0:
+            return None  # `[:2]`, `[-2:]`: as many sizes whatever the rank past them
+        dropped, node = lower - upper, node.value
+    if isinstance(node, cst.Attribute) and node.attr.value == "shape":
+        owner = node.value
+    elif isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size":
+        owner = node.func.value
     else:
         return None
     name = dotted_name(owner)
-    return (name, len(target.elements)) if name is not None else None
+    return (name, dropped) if name is not None else None
+
+
+def _bindings_of(scope: cst.CSTNode, name: str) -> list[Optional[cst.BaseExpression]]:
+    """What `name = ...` statements of one function (not of functions or classes nested in it) bind it to; None for a
+    binding of another form (a tuple target, a loop, `with ... as`)."""
+    found: list[Optional[cst.BaseExpression]] = []
+    stack = list(children(scope))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and target.target.value == name:
+                    found.append(node.value)
+                elif any(isinstance(n, cst.Name) and n.value == name for n in descendants(target.target)):
+                    found.append(None)
+        elif isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Name) and node.target.value == name:
+            found.append(node.value)
+        elif isinstance(node, (cst.AugAssign, cst.For, cst.AsName, cst.NamedExpr)):
+            bound = node.target if not isinstance(node, cst.AsName) else node.name
+            if any(isinstance(n, cst.Name) and n.value == name for n in descendants(bound)):
+                found.append(None)
+        stack.extend(children(node))
+    return found
 
 
 # ---------------------------------------------------------------------------------------------------- tensors
