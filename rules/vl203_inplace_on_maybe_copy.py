@@ -65,12 +65,24 @@ class InplaceOnMaybeCopy(TracksTemporaries, Rule):
         self.temporaries = TemporaryTracker()
         # id(Assign) -> (name of the converted tensor, conversion text) for `y = x.float()` bindings.
         self._conversions: dict[int, tuple[str, str]] = {}
+        # name -> the conversion call of `grads = [p.grad.to(dtype) for p in params]`, the last binding of the name.
+        self._converted_lists: dict[str, cst.Call] = {}
+        self._converted_lists_over: dict[str, str] = {}  # and what the comprehension iterates with (`p`)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         super().visit_Assign(node)
         conversion = self._maybe_copy(node.value)
         if conversion is not None:
             self._conversions[id(node)] = conversion
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            name = node.targets[0].target.value
+            converted = self._converted_items(node.value)
+            if converted is not None:
+                self._converted_lists[name] = converted
+                loop_target = node.value.for_in.target  # type: ignore[attr-defined]
+                self._converted_lists_over[name] = self.facts.short_source(loop_target)
+            else:
+                self._converted_lists.pop(name, None)
         for target in node.targets:
             if not isinstance(target.target, cst.Subscript):
                 continue
@@ -100,6 +112,44 @@ class InplaceOnMaybeCopy(TracksTemporaries, Rule):
             f"{write_text} writes into the result of `{op}`, which is a copy whenever it could not return "
             f"`{source}` itself: then `{source}` is unchanged and the result is thrown away",
             fix_message=f"write into `{source}` directly (`{source}[…] = …`)",
+        )
+
+    def _converted_items(self, value: cst.BaseExpression) -> Optional[cst.Call]:
+        """The conversion of `[p.grad.detach().to(dtype) for p in params]`: a list of tensors each made by a conversion
+        that returns its receiver when it can (`.to(dtype)`, `.float()`, `.contiguous()`), and copies otherwise."""
+        if not isinstance(value, cst.ListComp) or not isinstance(value.elt, cst.Call):
+            return None
+        call = value.elt
+        if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in semantics.MAYBE_COPY_METHODS \
+                or (call.func.attr.value in ("to", "type") and not call.args):
+            return None
+        items = self.facts.value_of(value)
+        return call if items.kind is Kind.WRAPPER and items.elements and all(e.is_tensor for e in items.elements) else None
+
+    def visit_For(self, node: cst.For) -> None:
+        super().visit_For(node)
+        if not isinstance(node.iter, cst.Name) or not isinstance(node.target, cst.Name):
+            return
+        call = self._converted_lists.get(node.iter.value)
+        if call is None or self.facts.reads_after(node.iter.value, node) != 0:
+            return
+        item = node.target.value
+        written = next((c for c in _statement_calls(node.body) if isinstance(c.func, cst.Attribute)
+                        and isinstance(c.func.value, cst.Name) and c.func.value.value == item
+                        and semantics.is_inplace_method(c.func.attr.value)
+                        and c.func.attr.value not in semantics.METADATA_INPLACE_METHODS), None)
+        if written is None:
+            return
+        over = self._converted_lists_over.get(node.iter.value, "item")
+        source = self.facts.short_source(call.func.value)  # type: ignore[attr-defined]
+        op = f".{call.func.attr.value}({'…' if call.args else ''})"  # type: ignore[attr-defined]
+        write = f"{item}.{written.func.attr.value}(…)"  # type: ignore[attr-defined]
+        self.report(
+            call,
+            f"`{node.iter.value}` holds `{source}{op}` for each `{over}`, and `for {item} in {node.iter.value}:` writes into "
+            f"them in place (`{write}`), but `{node.iter.value}` is never read again: whenever `{op}` copies, the "
+            f"writes never reach `{source}`",
+            fix_message=f"write into `{source}` itself (leave out `{op}`), or copy the results back",
         )
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
@@ -163,17 +213,30 @@ class InplaceOnMaybeCopy(TracksTemporaries, Rule):
         if not isinstance(receiver, cst.Name):
             return
         binding = self.temporaries.binding_of(receiver.value)
-        if binding is None or id(binding) not in self._conversions:
+        if binding is None:
             return
-        if not self.temporaries.is_dead_after(receiver, binding, self.facts.in_loop):
+        conversion = self._conversions.get(id(binding)) or self._converted_binding(receiver, binding)
+        if conversion is None or not self.temporaries.is_dead_after(receiver, binding, self.facts.in_loop):
             return
-        source, op = self._conversions[id(binding)]
+        source, op = conversion
         self.report(
             call,
             f"`{receiver.value}` is `{source}{op}`, never read again: `{receiver.value}{call_text}` reaches "
             f"`{source}` only when `{op}` did not copy",
             fix_message=f"write into `{source}` directly, or use `{receiver.value}` afterwards",
         )
+
+    def _converted_binding(self, name: cst.Name, binding: cst.CSTNode) -> Optional[tuple[str, str]]:
+        """`flat = cache.reshape(-1, d)` where only the engine knows `flat` is a tensor (`flat.index_copy_(…)` says so,
+        `cache` is not known): the conversion its value records (`Value.copy_of`)."""
+        value = self.facts.value_of(name)
+        if not value.is_tensor or value.copy_of is None or value.copy_op is None or not isinstance(binding, cst.Assign):
+            return None
+        call = binding.value
+        if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute) \
+                or call.func.attr.value not in _MAYBE_COPY_CALLS or dotted_name(call.func.value) != value.copy_of:
+            return None
+        return value.copy_of, f".{call.func.attr.value}({'…' if call.args else ''})"
 
     def _maybe_copy(self, expr: cst.BaseExpression) -> Optional[tuple[str, str]]:
         """(receiver text, `.op()` text) when `expr` is a conversion of a known tensor that may copy it."""
@@ -250,3 +313,16 @@ class InplaceOnMaybeCopy(TracksTemporaries, Rule):
                 and semantics.is_inplace_method(current.func.value.func.attr.value):
             current = current.func.value
         return current
+
+
+def _statement_calls(body: cst.BaseSuite) -> list[cst.Call]:
+    """The calls that are whole statements of a loop body, at its top level or under its `if`s."""
+    found: list[cst.Call] = []
+    statements = list(body.body) if isinstance(body, cst.IndentedBlock) else [body]
+    while statements:
+        statement = statements.pop(0)
+        if isinstance(statement, cst.If):
+            statements.extend(statement.body.body if isinstance(statement.body, cst.IndentedBlock) else [statement.body])
+        elif isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            found.extend(s.value for s in statement.body if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call))
+    return found

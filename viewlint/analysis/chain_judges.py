@@ -199,6 +199,8 @@ def chain_has(node: ast.AST, made_by: Callable[[ast.AST], bool], bound: Optional
                 or chain_has(node.orelse, made_by, bound, sources, seen)  # type: ignore[attr-defined]
         elif kind is ast.NamedExpr:
             node = node.value  # type: ignore[attr-defined]
+        elif kind is ast.ListComp or kind is ast.GeneratorExp:
+            node = node.elt  # type: ignore[attr-defined]  # what each item is: a loop over the list reaches it
         elif kind is Held:
             return False  # what a container holds: a write into the container does not reach it
         elif kind is ast.Name and bound is not None:

@@ -14,9 +14,13 @@ from typing import Optional
 import libcst as cst
 
 from viewlint.analysis import semantics
+from viewlint.analysis.tensor_context import HOST_ATTRIBUTES
 from viewlint.analysis.tree import walk_events
 
 _VIEW_ATTRIBUTES = semantics.VIEW_ATTRIBUTES | semantics.AMBIGUOUS_VIEW_ATTRIBUTES
+# Methods that read a tensor's layout, not its values: `flat.size(0)` does not use what a write put in `flat`.
+_METADATA_CALLS = frozenset({"size", "dim", "numel", "nelement", "element_size", "stride", "data_ptr", "is_contiguous",
+                             "storage_offset"})
 
 
 @dataclass
@@ -63,6 +67,9 @@ def _collect_occurrences(body: cst.CSTNode) -> _Occurrences:
             name = written_name(receiver) if receiver is not None else None
             if name is not None:
                 inert.add(id(name))
+        elif kind is cst.Attribute and type(node.value) is cst.Name and (  # type: ignore[attr-defined]
+                node.attr.value in HOST_ATTRIBUTES or node.attr.value in _METADATA_CALLS):  # type: ignore[attr-defined]
+            inert.add(id(node.value))  # type: ignore[attr-defined]  # `flat.dtype`, `flat.size(0)`: not its values
         elif kind is cst.Global or kind is cst.Nonlocal:
             for item in node.names:  # type: ignore[attr-defined]
                 result.declared_outside.add(item.name.value)
