@@ -109,6 +109,8 @@ class RedundantContiguous(Rule):
         source = facts.value_of(gathered.value)  # type: ignore[attr-defined]
         if source.is_view or source.contiguous is False:
             return  # a transposed or sliced input: the gather may well keep its strides
+        if not facts.evaluator.row_major_either_way(gathered):  # type: ignore[arg-type]
+            return  # `mask[:, stage]` of a scalar `stage`: a select, a view with the input's strides
         text = facts.short_source(receiver)
         self.report(
             node,

@@ -217,3 +217,33 @@ def test_a_write_into_a_conversion_only_its_layout_is_read_from_is_lost_when_it_
 def test_a_conversion_read_for_its_values_after_the_write_is_used():
     read = KV_WRITE.replace("            return k\n", "            return flat.sum()\n")
     assert _lint(read) == []
+
+
+# ---------------------------------------------------------------- a scalar tensor index selects
+SCALAR_INDEX = """
+    import torch
+
+
+    def codebook_mask(mask, stage):
+        stage = torch.as_tensor(stage)
+        return mask[:, stage, ...].contiguous().view(-1)
+
+
+    def first_row(stage):
+        y = torch.zeros(4, 5)
+        return y[torch.as_tensor(stage)].contiguous()
+"""
+
+
+def test_a_tensor_index_that_may_be_0_dim_after_a_kept_dimension_is_no_proof_of_a_contiguous_gather():
+    """`mask[:, stage]` of a 0-dim `stage` is a select: a view with `mask`'s strides, which `.view(-1)` refuses; the
+    `.contiguous()` is needed. Before every kept dimension the select and the gather are both row-major."""
+    assert _lint(SCALAR_INDEX) == [(11, "VL301")]
+    torch = pytest.importorskip("torch")
+    mask = torch.ones(2, 4, 8, dtype=torch.bool)
+    picked = mask[:, torch.tensor(1), ...]
+    assert picked._base is mask and not picked.is_contiguous()
+    with pytest.raises(RuntimeError):
+        picked.view(-1)
+    assert _run(SCALAR_INDEX)["codebook_mask"](mask, 1).shape == (16,)
+    assert torch.zeros(4, 5)[torch.tensor(1)].is_contiguous()

@@ -36,7 +36,7 @@ from viewlint.analysis.value_ops import (MODULE_OUTPUT, Environment, Locals, as_
                                          container_value, elementwise_device, fields_mark, forget_fields, labelled,
                                          on_the_host_if, optimizer_attribute, value_index_kind, view_zero_dim)
 from viewlint.analysis.values import (ADVANCED_INDEX, ARRAY_ITEM, HOST, INT, UNKNOWN, UNKNOWN_TENSOR, PERMUTED_INDEX, Device, IndexKind, Kind,
-                                      Provenance, Value, fresh, function_reference, join)
+                                      Provenance, Value, fresh, function_reference, join, rank_floor)
 
 
 # Sequence displays: `*` repeats them.
@@ -534,7 +534,9 @@ class Evaluator(CallEvaluation, AttributeReading, TypeTests):
         if kind is IndexKind.ADVANCED:
             # A gathered copy: it owns its storage; `origin`/`base` say where it was gathered from. It is
             # row-major when the input is (advanced indexing keeps a transposed input's layout).
-            contiguous = True if receiver.contiguous else None
+            # Not where a tensor index that may be 0-dim follows a kept dimension: that one selects (a view with the
+            # input's strides: `mask[:, stage]` of a scalar `stage` is not contiguous).
+            contiguous = True if receiver.contiguous and self.row_major_either_way(node, local) else None
             # Gathered by a permutation of all the rows (`logits[scores.argsort()]`): a copy as big as the input, whose
             # rows are not a deliberate pick (`values.DELIBERATE_BASES`).
             whole = len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
@@ -542,6 +544,25 @@ class Evaluator(CallEvaluation, AttributeReading, TypeTests):
             return fresh(contiguous=contiguous, device=receiver.device, origin=PERMUTED_INDEX if whole else ADVANCED_INDEX,
                          base=self.short_source(node.value), zero_dim=False, why=receiver.why)
         return Value(kind=Kind.TENSOR, device=receiver.device, why=receiver.why)
+
+    def row_major_either_way(self, node: cst.Subscript, local: Optional[Locals] = None) -> bool:
+        """Whether `node`, an advanced index of a row-major tensor, is row-major whatever its tensor indices turn out to
+        be: a 0-dim integer tensor index selects instead of gathering (a view with the input's strides), which is
+        row-major only before every kept dimension (`x[s]`, `x[s, idx]`); `mask[:, stage]` of a scalar `stage` is not.
+        A tensor index known to have a dimension (a mask, an index tensor, one known 1-D or more) gathers."""
+        local = local or {}
+        kept = False  # a dimension kept before this index (`:`, `...`, `None`)
+        for element in node.slice:
+            index = element.slice
+            if not isinstance(index, cst.Index) or isinstance(index.value, cst.Ellipsis) \
+                    or (isinstance(index.value, cst.Name) and index.value.value == "None"):
+                kept = True
+                continue
+            value = self.evaluate(index.value, local)
+            if kept and value.is_tensor and not (value.zero_dim is False or value.bool_mask or value.index_like
+                                                 or rank_floor(value) >= 1):
+                return False
+        return True
 
     def _selects_last_dim(self, node: cst.Subscript, local: Locals) -> bool:
         """`x[..., 0]`: an integer index on the last dimension leaves every stride a multiple of its
