@@ -168,8 +168,7 @@ class CallEvaluation(TorchFunctionCalls):
         """The `torch.nn` class of `self.<attr>` when the class assigns it one (`self.proj = nn.Linear(...)`)."""
         if not (isinstance(func.value, cst.Name) and func.value.value == "self"):
             return None
-        info = self.index.classes.get(self.env.class_name or "")
-        return info.torch_module_attributes.get(func.attr.value) if info is not None else None
+        return self.index.layer_class(self.env.class_name, func.attr.value)
 
     def _calls_a_module(self, func: cst.Attribute, local: Locals) -> bool:
         """`self.proj(x)`, `self.layers[i](x)`-like calls of something a module holds (not a method of its class)."""

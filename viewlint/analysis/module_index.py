@@ -149,6 +149,22 @@ class ModuleIndex:
                 predicate_key(name) for name in self.cold_predicates)
         return found  # type: ignore[return-value]
 
+    def layer_class(self, owner: Optional[str], attribute: str, depth: int = 4) -> Optional[str]:
+        """The `torch.nn` class of `self.<attribute>` in class `owner`, or in the nearest of its bases defined in this
+        module that assigns it (`class Scaled(TinyCausalLM)` uses the `self.lm_head` its base builds)."""
+        info = self.classes.get(owner or "")
+        if info is None:
+            return None
+        found = info.torch_module_attributes.get(attribute)
+        if found is not None or depth <= 0 or attribute in info.assigned_attributes:
+            return found
+        for base in info.base_names:
+            if base != owner:
+                found = self.layer_class(base, attribute, depth - 1)
+                if found is not None:
+                    return found
+        return None
+
     def class_member_nodes(self, name: str) -> list[list[ast.AST]]:
         return self.class_segments.get(name, [])
 
