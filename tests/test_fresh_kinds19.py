@@ -247,3 +247,45 @@ def test_a_tensor_index_that_may_be_0_dim_after_a_kept_dimension_is_no_proof_of_
         picked.view(-1)
     assert _run(SCALAR_INDEX)["codebook_mask"](mask, 1).shape == (16,)
     assert torch.zeros(4, 5)[torch.tensor(1)].is_contiguous()
+
+
+# ---------------------------------------------------------------- VL310: the whole sequence's logits upcast
+CAUSAL_LM = """
+    import torch
+    from torch import nn
+
+
+    class CausalLM(nn.Module):
+        def __init__(self, vocab=32, dim=8):
+            super().__init__()
+            self.embed = nn.Embedding(vocab, dim)
+            self.lm_head = nn.Linear(dim, vocab, bias=False)
+
+        def forward(self, input_ids, labels=None):
+            hidden_states = self.embed(input_ids)
+            logits = self.lm_head(hidden_states)
+            logits = logits / 2.0
+            {upcast}
+            return logits
+"""
+
+
+def test_the_whole_sequences_logits_upcast_in_forward_is_a_second_larger_copy():
+    source = CAUSAL_LM.format(upcast="logits = logits.float()")
+    assert _lint(source) == [(15, "VL310")]
+    torch = pytest.importorskip("torch")
+    model = _run(source)["CausalLM"]().to(torch.bfloat16)
+    ids = torch.randint(0, 32, (2, 5))
+    kept = model.lm_head(model.embed(ids))
+    upcast = model(ids)
+    assert upcast.dtype == torch.float32 and upcast.shape == kept.shape == (2, 5, 32)
+    assert upcast.untyped_storage().nbytes() == 2 * kept.untyped_storage().nbytes()  # a new copy, twice the size
+
+
+@pytest.mark.parametrize("upcast", [
+    "next_token = self.lm_head(hidden_states[:, -1, :]).float()",  # one position's logits
+    "loss = nn.functional.cross_entropy(logits.float().flatten(0, 1), input_ids.flatten())",  # consumed by the loss
+    "features = self.embed(input_ids).float()",  # not a head's logits
+])
+def test_upcasts_of_one_position_or_consumed_by_a_loss_are_not_the_kind(upcast):
+    assert _lint(CAUSAL_LM.format(upcast=upcast)) == []
