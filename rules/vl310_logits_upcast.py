@@ -65,9 +65,9 @@ class LogitsUpcast(Rule):
     default_enabled = False
     off_by_default_reason = (
         "Blind probes written from public fixes met it nine times in six rounds (transformers, Liger,\n"
-        "optimum-habana, NeMo RL), and transformers 5.23 still has it in a dozen models. But some code\n"
-        "upcasts on purpose, for a soft cap computed in float32 (`beam`: 12 of its 15 findings there\n"
-        "are true), and models in fp32 copy nothing; see docs/precision/VL310.md.")
+        "optimum-habana, NeMo RL), and transformers 5.23 still has it in a dozen models. On 26 libraries\n"
+        "12 of its 15 findings are true: the other 3 upcast on purpose, for a soft cap computed in\n"
+        "float32 (`beam`). Models in fp32 copy nothing. See docs/precision/VL310.md.")
 
     @classmethod
     def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
