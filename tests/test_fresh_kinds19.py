@@ -56,7 +56,7 @@ EMBEDDER = """
             super().__init__()
             self.dense = nn.Linear(dim, dim)
 
-        def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        def _project(self, hidden_states: torch.Tensor) -> torch.Tensor:
             hidden_states = self.dense(hidden_states)
             return hidden_states
 
@@ -69,7 +69,7 @@ EMBEDDER = """
 
         def forward(self, input_ids):
             hidden = self.embeddings(input_ids=input_ids)
-            return self.output(hidden)
+            return self.output._project(hidden)
 """
 
 
@@ -88,20 +88,24 @@ def test_a_shape_bound_to_something_else_too_shows_nothing():
     assert _beliefs(other)[(18, "inputs_embeds")]["rank"] is None
 
 
-def test_a_modules_callers_give_its_input_their_rank_and_layout():
+def test_a_methods_callers_give_its_input_their_rank_and_layout():
     """`self.dense(x)` of a contiguous 3-D input with a bias returns a view of the 2-D product it computed; the rank and
-    the layout come from the caller (a `LayerNorm` of an embedding), though the annotation says only "a tensor"."""
+    the layout come from the caller (a `LayerNorm` of an embedding), though the annotation says only "a tensor". Only
+    for a private method: a public one (a `forward`) is called by code elsewhere too, with any layout."""
     belief = _beliefs(EMBEDDER)[(28, "hidden_states")]
     assert (belief["tensor"], belief["view"], belief["rank"]) == (True, True, 3)
     scope = _run(EMBEDDER)
     model = scope["Model"](10, 8)
+    assert model(scope["torch"].tensor([[1, 2, 3]])).shape == (1, 3, 8)
     hidden = model.embeddings(input_ids=scope["torch"].tensor([[1, 2, 3]]))
     assert hidden.is_contiguous() and hidden.dim() == 3
     assert model.output.dense(hidden)._base is not None  # what the belief claims, on real torch
+    public = EMBEDDER.replace("_project", "project")
+    assert _beliefs(public)[(28, "hidden_states")]["view"] is None
 
 
 def test_a_caller_passing_a_transposed_input_leaves_the_view_unknown():
-    transposed = EMBEDDER.replace("return self.output(hidden)", "return self.output(hidden.transpose(0, 1))")
+    transposed = EMBEDDER.replace("return self.output._project(hidden)", "return self.output._project(hidden.transpose(0, 1))")
     assert _beliefs(transposed)[(28, "hidden_states")]["view"] is None
 
 
@@ -289,3 +293,50 @@ def test_the_whole_sequences_logits_upcast_in_forward_is_a_second_larger_copy():
 ])
 def test_upcasts_of_one_position_or_consumed_by_a_loss_are_not_the_kind(upcast):
     assert _lint(CAUSAL_LM.format(upcast=upcast)) == []
+
+
+# ---------------------------------------------------------------- layouts from callers, and where they stop
+LAYOUTS = """
+    import torch
+
+
+    class SageImpl:
+        def forward(self, query: torch.Tensor):
+            batch, q_len, heads, dim = query.shape
+            return query.contiguous().view(batch * q_len, heads, dim)
+
+        def packed(self, query: torch.Tensor):
+            query = query.contiguous()
+            return self.forward(query[:4].unsqueeze(0))
+
+
+    def _quantize(x: torch.Tensor):
+        x = x.contiguous()
+        return x * 2
+
+
+    def quantize(x: torch.Tensor):
+        return _quantize(x.contiguous())
+
+
+    def _store(k: torch.Tensor):
+        if not k.is_contiguous():
+            k = k.contiguous()
+        return k
+
+
+    def store(k: torch.Tensor):
+        return _store(torch.cat([k, k]))
+"""
+
+
+def test_a_private_function_takes_its_callers_layout_a_public_method_and_a_layout_test_do_not():
+    """`_quantize`'s only caller passes `x.contiguous()`: the `.contiguous()` inside is a no-op, on both paths (the
+    prefilter reads what callers pass too). A public method's callers here are not all its callers (a framework calls
+    `forward` with any layout), and under `if not k.is_contiguous():` the tensor is not contiguous."""
+    assert _lint(LAYOUTS) == [(15, "VL301")]
+    torch = pytest.importorskip("torch")
+    scope = _run(LAYOUTS)
+    strided = torch.randn(2, 5, 4, 3).transpose(1, 2)
+    assert scope["SageImpl"]().forward(strided).shape == (8, 5, 3)  # the framework's strided call needs it
+    assert scope["store"](torch.randn(2, 3)).is_contiguous()

@@ -151,11 +151,12 @@ class TypeTests:
             is_cuda = isinstance(test, cst.Attribute) and test.attr.value == "is_cuda"
             return [(subject, current.with_(device=Device.ACCELERATOR))] if is_cuda else []
         if isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute) and test.func.attr.value == "is_contiguous" \
-                and not test.args and holds:
-            # `if x.is_contiguous():` / `assert x.is_contiguous()`: reshapes of `x` there are views.
+                and not test.args:
+            # `if x.is_contiguous():` / `assert x.is_contiguous()`: reshapes of `x` there are views. Under
+            # `if not x.is_contiguous():` it is not contiguous, whatever its callers pass (`x.contiguous()` there copies).
             subject = dotted_name(test.func.value)
             current = self.evaluate(test.func.value, local)
-            return [(subject, current.with_(contiguous=True))] if subject is not None and current.is_tensor else []
+            return [(subject, current.with_(contiguous=holds))] if subject is not None and current.is_tensor else []
         exact = _exact_type_test(test)
         if exact is not None:
             # `type(x) is list`, `type(x) == int`: where it holds, `x` is what `isinstance(x, list)` says.

@@ -546,7 +546,7 @@ class ModuleSummaries:
             others = sorted(seen - parameters)
             if len(seen) > 1 and value.base in parameters and others:
                 values[parameter] = value.with_(base=others[0])
-        if (not key.name.startswith("_") or key.name == "__call__") and key.name != "forward":
+        if not key.name.startswith("_") or key.name == "__call__":
             # A public function may be called from other modules too (`LinearMethod.apply(layer, x)` by the framework,
             # with any layout): the layout its callers here give it (a warm-up's `torch.zeros`) is no proof.
             values = {p: v.with_(contiguous=None) if v.kind is Kind.TENSOR and v.contiguous else v for p, v in values.items()}

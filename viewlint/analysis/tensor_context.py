@@ -474,8 +474,8 @@ def _bound_to(name: str, bound: Bindings, context: TensorContext, seen: Optional
     seen.add(name)
     for value in (*(local or ()), *(outer or ())):
         if value is PASSED_PARAMETER:
-            if judge is partial_may_be:
-                return True  # what the callers pass, when it is a view of part of a tensor
+            if judge is partial_may_be or judge is contiguous_may_be:
+                return True  # what the callers pass, when it is a view of part of a tensor, or contiguous
             continue
         if value is None or (parameter if value is PARAMETER else judge(value, bound, context, seen)):
             return True
