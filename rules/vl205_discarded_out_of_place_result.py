@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
 from viewlint.analysis import features, semantics
@@ -108,12 +110,9 @@ class DiscardedOutOfPlaceResult(Rule):
         if name not in {n.value for n in descendants(loop.target) if isinstance(n, cst.Name)} \
                 or not isinstance(loop.body, cst.IndentedBlock):
             return
-        statements = list(loop.body.body)
-        line = next((i for i, s in enumerate(statements) if isinstance(s, cst.SimpleStatementLine) and node in s.body), None)
-        if line is None:
-            return  # nested in an `if` or another block: what follows it is not read here
-        small = statements[line].body  # type: ignore[attr-defined]
-        later = [*small[small.index(node) + 1:], *statements[line + 1:]]
+        later = _after(list(loop.body.body), node)
+        if later is None:
+            return  # in a block other than an `if` (a `with`, a nested loop): what follows it is not read here
         if any(isinstance(n, cst.Name) and n.value == name for statement in later for n in descendants(statement)):
             return  # read again in the iteration: a local computation
         held = self.facts.lookup(name)
@@ -212,3 +211,17 @@ class DiscardedOutOfPlaceResult(Rule):
         if isinstance(head, cst.Name) and head.value in self.facts.index.aliases and head.value != "self":
             return False  # `module.index_add(...)`: a function of an imported module
         return True
+
+
+def _after(statements: list[cst.BaseStatement], node: cst.Assign) -> Optional[list[cst.CSTNode]]:
+    """What runs after `node` in the same iteration: the rest of its line and block, and of each `if` block that holds
+    it (`if p.dtype != torch.float32: p = p.float()`); None where it sits in another kind of block."""
+    for i, statement in enumerate(statements):
+        if isinstance(statement, cst.SimpleStatementLine) and node in statement.body:
+            small = list(statement.body)
+            return [*small[small.index(node) + 1:], *statements[i + 1:]]
+        if isinstance(statement, cst.If) and isinstance(statement.body, cst.IndentedBlock):
+            inner = _after(list(statement.body.body), node)
+            if inner is not None:
+                return [*inner, *statements[i + 1:]]
+    return None

@@ -118,6 +118,15 @@ class HostSyncScalar(Rule):
             if bound is not None and not isinstance(bound, _PLAIN_BOUNDS):
                 self._check(bound, bound, f"`{self.facts.short_source(bound)}` as a slice bound", implicit=True)
 
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        """`[False] * lengths[i]`: a list repeated a tensor's number of times reads it on the host (`__index__`)."""
+        if not isinstance(node.operator, cst.Multiply):
+            return
+        for sequence, count in ((node.left, node.right), (node.right, node.left)):
+            if isinstance(sequence, (cst.List, cst.ListComp, cst.SimpleString)) and not isinstance(count, _PLAIN_BOUNDS):
+                self._check(count, count, f"`{self.facts.short_source(count)}` as a repeat count", implicit=True)
+                return
+
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
         """`f"loss={loss:.3f}"`: formatting a tensor reads its value on the host (`Tensor.__format__`)."""
         self._check(node, node.expression, f"`{{{self.facts.short_source(node.expression)}}}` in an f-string",
@@ -158,11 +167,12 @@ class HostSyncScalar(Rule):
             # `pred.view(natoms.sum(), 3)`, `torch.zeros(n.max())`: each size is read with `__index__`.
             called = qualified or f"{self.facts.short_source(func.value)}.{func.attr.value}"  # type: ignore[attr-defined]
             for arg in node.args:
-                # What a tensor's method computes (`natoms.sum()`, `lens.max()`): a bare name given as a size is a
-                # Python int far more often than a tensor (`height`, `width` of a `forward`).
+                # What a tensor's method computes (`natoms.sum()`, `lens.max()`), or an item of a tensor (`lengths[i]`):
+                # a bare name given as a size is a Python int far more often than a tensor (`height`, `width`).
                 computed = arg.value
-                if arg.keyword is None and arg.star == "" and isinstance(computed, cst.Call) \
-                        and isinstance(computed.func, cst.Attribute) and self.facts.value_of(computed.func.value).is_tensor:
+                if arg.keyword is None and arg.star == "" and (isinstance(computed, cst.Call) and isinstance(
+                        computed.func, cst.Attribute) or isinstance(computed, cst.Subscript)) \
+                        and self.facts.value_of(computed.func.value if isinstance(computed, cst.Call) else computed.value).is_tensor:
                     self._check(computed, computed, f"`{self.facts.short_source(computed)}` given to `{called}(…)` as a size",
                                 implicit=True)
             return

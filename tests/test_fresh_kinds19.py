@@ -340,3 +340,56 @@ def test_a_private_function_takes_its_callers_layout_a_public_method_and_a_layou
     strided = torch.randn(2, 5, 4, 3).transpose(1, 2)
     assert scope["SageImpl"]().forward(strided).shape == (8, 5, 3)  # the framework's strided call needs it
     assert scope["store"](torch.randn(2, 3)).is_contiguous()
+
+
+# ---------------------------------------------------------------- round thirteen: sizes read on the host, a rebind
+REPEAT_COUNTS = """
+    import torch
+    from torch import nn
+
+
+    class PaddingMask(nn.Module):
+        def forward(self, cu_seqlens: torch.Tensor, max_seqlen: int):
+            seqlens = cu_seqlens[1:] - cu_seqlens[:-1]
+            rows = [[False] * seqlens[i] + [True] * max_seqlen for i in range(2)]
+            shapes = torch.ones(2, 3, dtype=torch.long)
+            target = torch.cat([shapes[i, 1].repeat(seqlens[i]) for i in range(2)])
+            return rows, target, [0] * max_seqlen
+"""
+
+
+def test_a_tensor_item_as_a_list_repeat_count_or_a_repeat_size_is_read_on_the_host():
+    """`[False] * seqlens[i]` and `x.repeat(seqlens[i])` read a 0-dim tensor with `__index__` (a sync on the GPU); a
+    Python int (`max_seqlen`) is no finding."""
+    assert _lint(REPEAT_COUNTS) == [(8, "VL401"), (10, "VL401")]
+    torch = pytest.importorskip("torch")
+    rows, target, _ = _run(REPEAT_COUNTS)["PaddingMask"]()(torch.tensor([0, 2, 5]), 6)
+    assert [len(row) for row in rows] == [8, 9] and target.shape == (5,)  # the counts were read as Python ints
+
+
+REBIND = """
+    import torch
+
+
+    def upcast_(model):
+        for name, param in model.named_parameters():
+            if param.dtype != torch.float32:
+                param = param.to(torch.float32)
+
+
+    def upcast_fixed_(model):
+        for name, param in model.named_parameters():
+            if param.dtype != torch.float32:
+                param.data = param.data.to(torch.float32)
+"""
+
+
+def test_a_loop_variable_rebound_in_an_if_block_and_never_read_again_changes_nothing():
+    assert _lint(REBIND) == [(7, "VL205")]
+    torch = pytest.importorskip("torch")
+    scope = _run(REBIND)
+    model = torch.nn.Linear(2, 2).to(torch.bfloat16)
+    scope["upcast_"](model)
+    assert model.weight.dtype == torch.bfloat16  # nothing changed
+    scope["upcast_fixed_"](model)
+    assert model.weight.dtype == torch.float32

@@ -534,13 +534,22 @@ def _dead_target_rebinding(loop: ast.AST) -> Optional[ast.Assign]:
     """`for p in params: p = p * 0.9` where nothing after the assignment reads `p` again: the loop variable is rebound
     and dropped, and what it held is unchanged (VL205)."""
     names = {n.id for n in ast.walk(loop.target) if type(n) is ast.Name}  # type: ignore[attr-defined]
-    body = loop.body  # type: ignore[attr-defined]
+    return _dead_rebinding_in(loop.body, names, [])  # type: ignore[attr-defined]
+
+
+def _dead_rebinding_in(body: list[ast.stmt], names: set[str], after: list[ast.stmt]) -> Optional[ast.Assign]:
+    """In `body` (or an `if` block in it, `after` being what runs after that block in the iteration)."""
     for i, statement in enumerate(body):
+        later = [*body[i + 1:], *after]
         if type(statement) is ast.Assign and len(statement.targets) == 1 and type(statement.targets[0]) is ast.Name \
                 and statement.targets[0].id in names:
             name = statement.targets[0].id
-            if not any(type(n) is ast.Name and n.id == name for later in body[i + 1:] for n in ast.walk(later)):
+            if not any(type(n) is ast.Name and n.id == name for statement_after in later for n in ast.walk(statement_after)):
                 return statement
+        elif type(statement) is ast.If:
+            found = _dead_rebinding_in(statement.body, names, later)
+            if found is not None:
+                return found
     return None
 
 

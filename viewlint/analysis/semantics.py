@@ -536,7 +536,7 @@ SECOND_ITEM_INDICES = frozenset(
     for name in ("topk", "sort", "max", "min", "kthvalue", "median", "mode", "unique(inverse)", "unique_consecutive(inverse)"))
 # Calls whose positional arguments are sizes, each read as an int (`__index__`: a tensor is read on the host):
 # methods of a tensor, and torch factories.
-SIZE_ARGUMENT_METHODS = frozenset({"view", "reshape", "expand", "new_zeros", "new_ones", "new_empty"})
+SIZE_ARGUMENT_METHODS = frozenset({"view", "reshape", "expand", "new_zeros", "new_ones", "new_empty", "repeat", "tile"})
 SIZE_ARGUMENT_FUNCTIONS = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn"})
 # Tensor methods whose scaling keyword is a Python scalar (`g.sub(w, alpha=proj)`, `p.addcdiv_(m, v, value=-lr)`): a tensor
 # given there is read with `.item()`. (The `torch.<name>` functions take the same keyword.)
