@@ -65,9 +65,9 @@ class InplaceOnMaybeCopy(TracksTemporaries, Rule):
         self.temporaries = TemporaryTracker()
         # id(Assign) -> (name of the converted tensor, conversion text) for `y = x.float()` bindings.
         self._conversions: dict[int, tuple[str, str]] = {}
-        # name -> the conversion call of `grads = [p.grad.to(dtype) for p in params]`, the last binding of the name.
-        self._converted_lists: dict[str, cst.Call] = {}
-        self._converted_lists_over: dict[str, str] = {}  # and what the comprehension iterates with (`p`)
+        # name -> (the conversion call, what the comprehension iterates with) of `grads = [p.grad.to(dtype) for p in
+        # params]`, while that is the name's last binding.
+        self._converted_lists: dict[str, tuple[cst.Call, str]] = {}
 
     def visit_Assign(self, node: cst.Assign) -> None:
         super().visit_Assign(node)
@@ -78,9 +78,8 @@ class InplaceOnMaybeCopy(TracksTemporaries, Rule):
             name = node.targets[0].target.value
             converted = self._converted_items(node.value)
             if converted is not None:
-                self._converted_lists[name] = converted
-                loop_target = node.value.for_in.target  # type: ignore[attr-defined]
-                self._converted_lists_over[name] = self.facts.short_source(loop_target)
+                over = self.facts.short_source(node.value.for_in.target)  # type: ignore[attr-defined]
+                self._converted_lists[name] = (converted, over)
             else:
                 self._converted_lists.pop(name, None)
         for target in node.targets:
@@ -130,9 +129,10 @@ class InplaceOnMaybeCopy(TracksTemporaries, Rule):
         super().visit_For(node)
         if not isinstance(node.iter, cst.Name) or not isinstance(node.target, cst.Name):
             return
-        call = self._converted_lists.get(node.iter.value)
-        if call is None or self.facts.reads_after(node.iter.value, node) != 0:
+        converted = self._converted_lists.get(node.iter.value)
+        if converted is None or self.facts.reads_after(node.iter.value, node) != 0:
             return
+        call, over = converted
         item = node.target.value
         written = next((c for c in _statement_calls(node.body) if isinstance(c.func, cst.Attribute)
                         and isinstance(c.func.value, cst.Name) and c.func.value.value == item
@@ -140,7 +140,6 @@ class InplaceOnMaybeCopy(TracksTemporaries, Rule):
                         and c.func.attr.value not in semantics.METADATA_INPLACE_METHODS), None)
         if written is None:
             return
-        over = self._converted_lists_over.get(node.iter.value, "item")
         source = self.facts.short_source(call.func.value)  # type: ignore[attr-defined]
         op = f".{call.func.attr.value}({'…' if call.args else ''})"  # type: ignore[attr-defined]
         write = f"{item}.{written.func.attr.value}(…)"  # type: ignore[attr-defined]

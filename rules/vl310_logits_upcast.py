@@ -27,8 +27,8 @@ class LogitsUpcast(Rule):
     through the name it was bound to in the same function), or the `.logits` of a model's output
     (`outputs.logits.float()`). Logits already cut to one position (`self.lm_head(h[:, -1, :])`, a
     tensor the analysis knows has two dimensions or fewer) are not flagged, nor an upcast a torch function or a
-    loss consumes at once (`F.log_softmax(logits.float(), -1)`), nor one in a branch that computes the loss
-    (`if labels is not None:`) unless that loss is a model's `loss_function`, which upcasts the logits itself
+    loss consumes at once (`F.log_softmax(logits.float(), -1)`), nor one in a branch that computes a loss
+    (`if labels is not None: ... loss_fct(...)`) unless that loss is a model's `loss_function`, which upcasts the logits itself
     (transformers PR #42753): there the float32 copy is returned for nothing.
 
     ## Why it matters
@@ -78,11 +78,12 @@ class LogitsUpcast(Rule):
         # Per function: name -> the head call it was last bound to (`logits = self.lm_head(h)`), or None.
         self._bound: list[dict[str, Optional[cst.Call]]] = [{}]
         self._consumed: set[int] = set()
-        # Per enclosing `if`: the statement when its test asks for labels (`if labels is not None:`), else None.
+        # Per enclosing `if`: the statement when its block computes a loss (`if labels is not None: loss = ...`), else None.
         self._branches: list[Optional[cst.If]] = []
 
     def visit_If(self, node: cst.If) -> None:
-        self._branches.append(node if _tests_labels(node.test) else None)
+        computes_loss = any(isinstance(n, cst.Call) and _loss_call(n) for n in descendants(node.body))
+        self._branches.append(node if computes_loss else None)
 
     def leave_If(self, original_node: cst.If) -> None:
         self._branches.pop()
@@ -145,11 +146,7 @@ class LogitsUpcast(Rule):
     def _consumes(self, node: cst.Call) -> bool:
         """A call that computes from its arguments without keeping them: a torch function (`F.log_softmax`), or a loss
         (`self.loss_function(...)`, `loss_fct(...)`). Not an output object built around them (`CausalLMOutput(...)`)."""
-        qualified = self.facts.qualify(node.func) or ""
-        if qualified.startswith("torch."):
-            return True
-        name = (dotted_name(node.func) or "").split(".")[-1].lower()
-        return "loss" in name or "entropy" in name
+        return (self.facts.qualify(node.func) or "").startswith("torch.") or _loss_call(node)
 
     def _upcasts(self, node: cst.Call, method: str) -> bool:
         """`.float()`, `.double()`, `.to(torch.float32)`, `.to(dtype=torch.float)`, `.type(torch.float32)`."""
@@ -205,9 +202,10 @@ class LogitsUpcast(Rule):
         return node
 
 
-def _tests_labels(test: cst.BaseExpression) -> bool:
-    """`if labels is not None:`, `if self.training and labels is not None:`: a branch that computes a loss."""
-    return any(isinstance(n, cst.Name) and n.value in ("labels", "label", "targets", "target") for n in descendants(test))
+def _loss_call(node: cst.Call) -> bool:
+    """A call of a loss: `self.loss_function(...)`, `loss_fct(...)`, `F.cross_entropy(...)`."""
+    name = (dotted_name(node.func) or "").split(".")[-1].lower()
+    return "loss" in name or "entropy" in name
 
 
 def _integer(node: cst.BaseExpression) -> bool:
