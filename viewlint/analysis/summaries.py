@@ -155,10 +155,20 @@ class Recorder:
             return
         info = self.summaries.resolve(node, self.facts.evaluator, {})
         function = self.facts.contexts.function
-        targets = [info, *(self.summaries.functions[k] for k in self.summaries.callgraph.overrides(info.key))] if info is not None else [
-            self.summaries.functions.get(key) for key in self.summaries.callgraph.chosen_functions(
-                FunctionKey(function.class_name, function.name), node.func.value)  # `run = _a if c else _b; run(x)`
-        ] if isinstance(node.func, cst.Name) and function is not None else []
+        graph = self.summaries.callgraph
+        if info is not None:
+            keys = [info.key, *graph.overrides(info.key)]
+        elif function is None:
+            keys = []
+        elif isinstance(node.func, cst.Name):  # `run = _a if c else _b; run(x)`
+            keys = graph.chosen_functions(FunctionKey(function.class_name, function.name), node.func.value)
+        elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value == "self":
+            # `self.metric_fn(...)` of `self.metric_fn = metric_fn`, which the constructions set to one function or
+            # another: the call hands its arguments to each.
+            keys = graph.held_functions(function.class_name, node.func.attr.value)
+        else:
+            keys = []
+        targets = [self.summaries.functions.get(key) for key in keys]
         for target in targets:
             if target is not None:
                 arguments = self.summaries.bind_arguments(node, target, self.facts.evaluator, {})
