@@ -92,8 +92,9 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
             return Value(kind=Kind.WRAPPER, wrapper="list") if container in ("list", "List") else UNKNOWN
         if container in _MAPPING_ANNOTATIONS:
             element = annotation_value(items[-1], index, depth + 1) if items else UNKNOWN
-            # (Items that are dicts themselves are kept too: `Dict[int, Dict[int, Batch]]`'s items are dicts.)
-            kept = element.is_tensor or (element.kind is Kind.WRAPPER and element.wrapper == "dict")
+            # (Items that are dicts or lists of ints themselves are kept too: `Dict[int, Dict[int, Batch]]`'s items are
+            # dicts, `Dict[Tuple[int, int], List[int]]`'s indices that gather.)
+            kept = element.is_tensor or element.kind is Kind.INT_LIST or (element.kind is Kind.WRAPPER and element.wrapper == "dict")
             return Value(kind=Kind.WRAPPER, elements=(element,) if kept else (), wrapper="dict")
         if container in _ARRAY_ANNOTATIONS:
             return Value(kind=Kind.ARRAY, why=f"annotated `{node_text(annotation)}`")

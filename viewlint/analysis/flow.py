@@ -362,6 +362,13 @@ class FlowHooks:
                 annotated = annotation_value(node.annotation.annotation, self.index)
                 if annotated.kind is Kind.HOST and annotated.wrapper is not None:
                     value = annotated
+            elif value.kind is Kind.WRAPPER and value.wrapper in ("list", "dict") and not value.elements:
+                # `rows: List[int] = []`, `by_size: Dict[Tuple[int, int], List[int]] = {}`, filled later: what the
+                # annotation says they hold (lists of ints are indices that gather).
+                annotated = annotation_value(node.annotation.annotation, self.index)
+                if annotated.kind is Kind.INT_LIST and value.wrapper == "list" or annotated.kind is Kind.WRAPPER \
+                        and annotated.wrapper == value.wrapper and any(e.kind is Kind.INT_LIST for e in annotated.elements):
+                    value = annotated
             self._assign_to(node.target, value)
         elif isinstance(node, cst.AugAssign):
             target = node.target
@@ -455,9 +462,9 @@ class FlowHooks:
         "dict"), else None."""
         name = dotted_name(container)
         holder = self._scopes[-1].get(name) if name is not None else None
-        if holder is None or holder.kind is not Kind.WRAPPER or not all(e.kind is Kind.WRAPPER for e in holder.elements):
+        if holder is None or holder.kind is not Kind.WRAPPER or not all(e.kind in (Kind.WRAPPER, Kind.INT_LIST) for e in holder.elements):
             return None
-        kinds = {e.wrapper for e in holder.elements}
+        kinds = {e.wrapper if e.kind is Kind.WRAPPER else INT_LIST_ITEMS for e in holder.elements}
         return kinds.pop() if len(kinds) == 1 else None
 
     def _add_to_container(self, container: cst.BaseExpression, value: Value) -> None:
@@ -468,7 +475,11 @@ class FlowHooks:
                 and isinstance(container.func, cst.Attribute) and container.func.attr.value == "setdefault":
             # (`by_study.setdefault(key, {})[category] = row`: the item `setdefault` returns is in the outer one.)
             container = container.value if isinstance(container, cst.Subscript) else container.func.value  # type: ignore[attr-defined]
-            value = Value(kind=Kind.WRAPPER, elements=(value,), wrapper=self._item_kind(container))
+            item_kind = self._item_kind(container)
+            if item_kind == INT_LIST_ITEMS:  # `by_size[k].append(i)` of `by_size[k] = [i]`: still a list of ints
+                value = Value(kind=Kind.INT_LIST) if value.kind is Kind.INT else Value(kind=Kind.WRAPPER, elements=(value,), wrapper="list")
+            else:
+                value = Value(kind=Kind.WRAPPER, elements=(value,), wrapper=item_kind)
         name = dotted_name(container)
         if name is None:
             return
@@ -478,6 +489,10 @@ class FlowHooks:
             current = self._scopes[-1][name]
             if current.kind is Kind.WRAPPER:
                 self._scopes[-1][name] = current.with_element(value)
+
+
+# `_item_kind` of a container whose items are lists of ints (indices that gather).
+INT_LIST_ITEMS = "int list"
 
 
 def _annotation_class_of(annotation: cst.BaseExpression) -> Optional[str]:
