@@ -35,7 +35,7 @@ from viewlint.analysis.ranks import RANKED_NODES, ranked
 from viewlint.analysis.value_ops import (MODULE_OUTPUT, Environment, Locals, as_indexed, binary_result, never_eager,
                                          container_value, elementwise_device, fields_mark, forget_fields, labelled,
                                          on_the_host_if, optimizer_attribute, value_index_kind, view_zero_dim)
-from viewlint.analysis.values import (ADVANCED_INDEX, ARRAY_ITEM, HOST, INT, UNKNOWN, UNKNOWN_TENSOR, PERMUTED_INDEX, Device, IndexKind, Kind,
+from viewlint.analysis.values import (ADVANCED_INDEX, ARRAY_ITEM, COMPUTED, HOST, INT, UNKNOWN, UNKNOWN_TENSOR, PERMUTED_INDEX, Device, IndexKind, Kind,
                                       Provenance, Value, fresh, function_reference, join, rank_floor)
 
 
@@ -392,7 +392,7 @@ class Evaluator(CallEvaluation, AttributeReading, TypeTests):
         else:
             root = base.label or self.short_source(base_node)
             inherited = False
-            made = base.origin if base.is_fresh else None
+            made = (base.origin or COMPUTED) if base.is_fresh else None
         # A view of a part (of a view) is a part: `x[:2].t()` still pins all of `x`.
         part = inherited or (sem.is_partial_view_op(origin) if partial is None else partial)
         # A view of a part keeps the op that made the part (`narrow`, not the `.detach()` after it) for messages.
@@ -412,6 +412,14 @@ class Evaluator(CallEvaluation, AttributeReading, TypeTests):
                      grad_leaf=base.grad_leaf and origin not in (".data", ".detach()"))  # a view of a leaf refuses writes too
 
     # ------------------------------------------------------------------ subscripts
+    def _index_text(self, node: cst.Subscript) -> str:
+        """`[:, 0]` of `x[:, 0]`, and `[0]` of `F.interpolate(x[None], ...)[0]` (not what follows the first `[`)."""
+        text = self.short_source(node, 200)
+        head = self.short_source(node.value, 200)
+        if text.startswith(head) and len(head) < len(text):
+            return text[len(head):].lstrip()
+        return "[" + text.split("[", 1)[-1]
+
     def index_kind(self, node: cst.Subscript, local: Optional[Locals] = None) -> IndexKind:
         """Basic (the result is a view) or advanced (a gathered copy), or unknown (also when what is
         indexed is known not to be a tensor: a dict, a list, a string)."""
@@ -459,6 +467,9 @@ class Evaluator(CallEvaluation, AttributeReading, TypeTests):
         kind = value_index_kind(value)
         if kind is not IndexKind.UNKNOWN or value.kind is not Kind.UNKNOWN:
             return kind
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert) \
+                and sem.looks_like_mask_name(dotted_name(expr.expression) or ""):
+            return IndexKind.ADVANCED  # `ws[~unpad_mask]`: the complement of a mask (`~i` of an int is a basic index)
         # Nothing known of the value: how the name is used, and what it is called.
         name = dotted_name(expr)
         if name is None:
@@ -520,8 +531,7 @@ class Evaluator(CallEvaluation, AttributeReading, TypeTests):
             # `lens_cpu[1:]` of a value known only to be on the host: whatever it is, it stays there.
             return UNKNOWN.with_(device=Device.CPU) if receiver.kind is Kind.UNKNOWN and receiver.device is Device.CPU else UNKNOWN
         if kind is IndexKind.BASIC:
-            view = self.view_of(node.value, receiver, "[" + self.short_source(node, 200).split("[", 1)[-1],
-                                partial=not self._whole_index(node))
+            view = self.view_of(node.value, receiver, self._index_text(node), partial=not self._whole_index(node))
             if self._selects_last_dim(node, local):
                 view = view.with_(contiguous=False)
             elif receiver.contiguous and self._leading_rows(node, local):

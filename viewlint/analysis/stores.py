@@ -239,7 +239,7 @@ class StoreQuestions:
         for view in value.retained_views():
             base = view.base
             if view.is_view and view.partial and view.base_made is not None and (base or "").endswith(")") \
-                    and not re.fullmatch(r"\[[^,:\]]+\]", view.origin or ""):
+                    and not _leading_index(view.origin):
                 if calls is None:  # the calls of the added expression: each runs anew on every iteration
                     calls = {self.short_source(n) for n in descendants(stored) if isinstance(n, cst.Call)}
                 if base in calls:
@@ -249,18 +249,22 @@ class StoreQuestions:
                     return True
                 continue
             if view.is_view and view.partial and view.base_made is not None and made_inside_base(base) \
-                    and not re.fullmatch(r"\[[^,:\]]+\]", view.origin or ""):
+                    and not _leading_index(view.origin):
                 # A helper's view of what it made on this call (`return out[:, 0]` of its `out = self.model(batch)`),
-                # called in the added expression or bound to a name this iteration binds.
+                # called in the added expression, or read off a name this iteration binds (`acts[:, -1]` of
+                # `acts, _ = collect(model, batch)`).
+                root = stored
+                while isinstance(root, (cst.Subscript, cst.Attribute)):
+                    root = root.value
                 if any(isinstance(n, cst.Call) for n in descendants(stored)) \
-                        or isinstance(stored, cst.Name) and self._bound_in(stored.value, loop):
+                        or isinstance(root, cst.Name) and self._bound_in(root.value, loop):
                     return True
                 continue
             # A name, or a field of a model's output (`out.last_hidden_state`, `out["logits"]` of `out = model(**batch)`).
             shape = re.fullmatch(r"([A-Za-z_]\w*)(\.[A-Za-z_]\w*|\[[\"'][A-Za-z_]\w*[\"']\])?", base or "")
             if not (view.is_view and view.partial and shape is not None):
                 continue
-            if re.fullmatch(r"\[[^,:\]]+\]", view.origin or ""):
+            if _leading_index(view.origin):
                 continue  # `x[0]`: a leading index, often all of a batch of one
             root = shape.group(1)
             made = self.lookup(root)
@@ -280,6 +284,20 @@ class StoreQuestions:
                 continue  # several parts of the same tensor added: together they may cover it
             return True
         return False
+
+    def _every_row(self, node: cst.BaseExpression) -> bool:
+        """`list(t)`, `tuple(t)`, `t.unbind()` of a tensor `t` that is not a part of another: its rows, together all
+        of `t` (and of what `t` is a whole view of)."""
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("list", "tuple") \
+                and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
+            whole = node.args[0].value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "unbind" \
+                and not node.args:
+            whole = node.func.value
+        else:
+            return False
+        value = self.value_of(whole)
+        return value.is_tensor and not value.partial
 
     def _made_in_this_call(self, base: Optional[str]) -> bool:
         """`base` names a local of this function (not a parameter) bound to a tensor that owns its storage."""
@@ -397,6 +415,8 @@ class StoreQuestions:
                 for arg in node.args:
                     if isinstance(arg.value, (cst.ListComp, cst.GeneratorExp)):
                         continue  # `out.extend(x[i:i + n] for i in ...)`: pieces that together cover their base
+                    if method == "extend" and self._every_row(arg.value):
+                        continue  # `matches.extend(list(m))`: every row of `m`, together all of it
                     value = self.value_of(arg.value)
                     if self._pins_an_iteration(value, filled[0], arg.value):
                         events.append(StoreEvent(node, arg.value, value, f"{self.short_source(receiver)}.{method}(...)",
@@ -575,3 +595,12 @@ def _annotated_locals(function: cst.FunctionDef) -> dict[str, str]:
             reference = annotated.split(".")[-1] if annotated and annotated.split(".")[-1][:1].isupper() else None
             found[name] = reference if found.get(name, reference) == reference else None
     return {name: reference for name, reference in found.items() if reference is not None}
+
+
+def _leading_index(origin: Optional[str]) -> bool:
+    """`[0]`, `[i]`, `[0, ...]`, `[b, :, :]`: one item of the leading dimension, all of the rest (often all of a batch of
+    one), not a part of each row."""
+    if not origin or not origin.startswith("[") or not origin.endswith("]"):
+        return False
+    first, *rest = (part.strip() for part in origin[1:-1].split(","))
+    return bool(first) and ":" not in first and first != "..." and all(part in (":", "::", "...") for part in rest)

@@ -53,6 +53,8 @@ GATHERS = frozenset({ADVANCED_INDEX, PERMUTED_INDEX})
 # allocations (`torch.empty`, `empty_like`, `new_empty`): buffers made to be filled.
 FACTORY = "factory"
 EMPTY = "uninitialised allocation"
+# How a view's base was made where nothing more is known than that it owns its storage (`torch.stack(hs)`, a matmul).
+COMPUTED = "computed"
 # How a view's base was made when keeping the view pins nothing it was not made for: an uninitialised
 # buffer carved into views (a workspace, an aligned scratch buffer), a `.clone()` or a gather that already
 # owns just what it needs.
