@@ -308,7 +308,9 @@ class CallEvaluation(TorchFunctionCalls):
                     return elements[0].with_(wrapper="list" if name == "sorted" else name)
                 return elements[0]
             if name in ("list", "tuple") and len(elements) == 1 and elements[0].is_tensor:
-                return container_value((self.iterate(node.args[0].value, local),), name)  # `list(t)`: its rows
+                # `list(t)`: its rows, as `t.unbind()` gives them, together all of `t`.
+                return Value(kind=Kind.TENSOR_SEQUENCE, elements=(self.iterate(node.args[0].value, local),), origin=".unbind",
+                             whole_partition=True)
             return container_value(elements, name)
         if name in ("zip", "enumerate") and node.args and all(a.keyword is None and not a.star for a in node.args):
             return container_value((self.iterate(node, local),), "iterator")  # `list(zip(a, b))`: pairs of their items

@@ -285,20 +285,6 @@ class StoreQuestions:
             return True
         return False
 
-    def _every_row(self, node: cst.BaseExpression) -> bool:
-        """`list(t)`, `tuple(t)`, `t.unbind()` of a tensor `t` that is not a part of another: its rows, together all
-        of `t` (and of what `t` is a whole view of)."""
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("list", "tuple") \
-                and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
-            whole = node.args[0].value
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "unbind" \
-                and not node.args:
-            whole = node.func.value
-        else:
-            return False
-        value = self.value_of(whole)
-        return value.is_tensor and not value.partial
-
     def _made_in_this_call(self, base: Optional[str]) -> bool:
         """`base` names a local of this function (not a parameter) bound to a tensor that owns its storage."""
         if base is None or not re.fullmatch(r"[A-Za-z_]\w*", base) or not self._is_local(base) or self._is_parameter(base):
@@ -415,9 +401,9 @@ class StoreQuestions:
                 for arg in node.args:
                     if isinstance(arg.value, (cst.ListComp, cst.GeneratorExp)):
                         continue  # `out.extend(x[i:i + n] for i in ...)`: pieces that together cover their base
-                    if method == "extend" and self._every_row(arg.value):
-                        continue  # `matches.extend(list(m))`: every row of `m`, together all of it
                     value = self.value_of(arg.value)
+                    if value.kind is Kind.TENSOR_SEQUENCE and value.whole_partition:
+                        continue  # `matches.extend(list(m))`, `rles.append(m.unbind())`: every row of `m`, all of it
                     if self._pins_an_iteration(value, filled[0], arg.value):
                         events.append(StoreEvent(node, arg.value, value, f"{self.short_source(receiver)}.{method}(...)",
                                                  loop=filled[0], handed_back=filled[1]))
