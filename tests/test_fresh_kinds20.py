@@ -220,3 +220,47 @@ def test_the_complement_of_an_int_is_a_basic_index():
     workspace = torch.ones(3, 2)
     workspace[~0].fill_(0)  # `~0` is -1: the last row, a view, written in place
     assert workspace[-1].sum() == 0 and workspace[0].sum() == 2
+
+
+# ---------------------------------------------------------------- every row of a tensor, kept together
+RUN_LENGTHS = """
+    import torch
+
+
+    def mask_to_runs(mask):
+        pixels = mask.flatten()
+        runs = torch.where(pixels[1:] != pixels[:-1])[0] + 1
+        runs[1::2] -= runs[::2]
+        return list(runs)
+
+
+    def segmentation_to_runs(segmentation):
+        encodings = []
+        for idx in torch.unique(segmentation):
+            encodings.append(mask_to_runs(torch.where(segmentation == idx, 1, 0)))
+        return encodings
+
+
+    def all_matches(batches):
+        matches = []
+        for scores in batches:
+            best = torch.stack([scores.argmax(0), scores.argmax(1)]).transpose(0, 1).reshape(-1)
+            matches.extend(list(best))
+        return matches
+"""
+
+
+def test_every_row_of_a_tensor_kept_together_pins_nothing_more():
+    # transformers' OneFormer `binary_mask_to_rle` returns `list(runs)`, LightGlue extends with `list(matches)`: the
+    # rows together are all of the tensor (read as `t.unbind()`).
+    assert _lint(RUN_LENGTHS) == []
+
+
+def test_the_rows_of_list_t_share_the_tensors_storage_and_nothing_more():
+    scope = _run(RUN_LENGTHS)
+    torch = scope["torch"]
+    runs = torch.arange(6)
+    rows = list(runs)
+    assert all(r.untyped_storage().data_ptr() == runs.untyped_storage().data_ptr() for r in rows)
+    assert sum(r.numel() for r in rows) == runs.numel()  # together, every element: nothing kept that is not stored
+    assert len(scope["segmentation_to_runs"](torch.tensor([[0, 0, 1], [1, 2, 2]]))) == 3
