@@ -84,7 +84,6 @@ def _carried(value: Value, why: str, depth: int = 2) -> Optional[Value]:
 def _summaries_of(path: str, settings: "Settings") -> Optional[ModuleSummaries]:
     stamp, found = unchanged(_MODULES, path)
     if found is not None:
-        _MODULES[path] = _MODULES.pop(path)  # the most recently used goes last: the least recently used is dropped
         return found[1]
     if stamp is None:
         return None

@@ -35,11 +35,11 @@ _NOT_PROJECT = frozenset({"torch", "numpy", "typing", "collections", "dataclasse
 
 # Modules larger than this are not read for a dependency (generated code).
 MAX_DEPENDENCY_BYTES = 2 * 1024 * 1024
-# How many other modules one process keeps indexed (the least recently used go first).
-_CACHE_SIZE = 1024
+# How many other modules one process keeps indexed.
+_CACHE_SIZE = 256
 _INDEXES: dict[str, tuple[tuple[int, int], str, Optional[ModuleIndex]]] = {}
 _PATHS: dict[int, str] = {}  # id() of an index kept above -> its file
-# The few small modules read most recently, indexed whole (with their `ast` and text): path -> ((size, mtime), index).
+# The last few small modules read, indexed whole (with their `ast` and text): path -> ((size, mtime), index).
 MAX_WHOLE_BYTES = 256 * 1024
 _WHOLE_KEPT = 8
 _WHOLE: dict[str, tuple[tuple[int, int], ModuleIndex]] = {}
@@ -50,7 +50,6 @@ def whole_index(path: str) -> Optional[ModuleIndex]:
     changed since, else read again; None when it cannot be read or is larger than `MAX_WHOLE_BYTES`."""
     key, found = unchanged(_WHOLE, path)
     if found is not None:
-        _WHOLE[path] = _WHOLE.pop(path)  # the most recently used goes last: the least recently used is dropped
         return found[1]
     if key is None or key[0] > MAX_WHOLE_BYTES:
         return None
@@ -80,7 +79,6 @@ def _read_index(path: str) -> tuple[Optional[str], Optional[ModuleIndex]]:
     """(content digest, index) of a module file, from the process cache when it has not changed."""
     key, found = unchanged(_INDEXES, path)
     if found is not None:
-        _INDEXES[path] = _INDEXES.pop(path)  # the most recently used goes last: the cache drops the least
         return found[1], found[2]
     if key is None or key[0] > MAX_DEPENDENCY_BYTES:
         return None, None
@@ -104,41 +102,17 @@ def _read_index(path: str) -> tuple[Optional[str], Optional[ModuleIndex]]:
             if len(_WHOLE) >= _WHOLE_KEPT:
                 _WHOLE.pop(next(iter(_WHOLE)))
             _WHOLE[path] = (key, index)
-        index = _stripped(index)
-    digest = digest_of(data)
-    _keep(path, key, digest, index)
-    return digest, index
-
-
-def _stripped(index: ModuleIndex) -> ModuleIndex:
-    """What another module's index keeps: its classes, imports and annotations, not its tree or text."""
-    return dataclasses.replace(index, tree=None, source="", segment_nodes={}, class_segments={}, class_defs={}, memo={})
-
-
-def _keep(path: str, key: tuple[int, int], digest: str, index: Optional[ModuleIndex]) -> None:
+        index = dataclasses.replace(index, tree=None, source="", segment_nodes={}, class_segments={}, class_defs={},
+                                    memo={})
     if len(_INDEXES) >= _CACHE_SIZE:
         dropped = _INDEXES.pop(next(iter(_INDEXES)))
         if dropped[2] is not None:
             _PATHS.pop(id(dropped[2]), None)
+    digest = digest_of(data)
     _INDEXES[path] = (key, digest, index)
     if index is not None:
         _PATHS[id(index)] = path
-
-
-def remember_linted(path: str, text: str, index: ModuleIndex) -> None:
-    """Keep the index a lint of the file at `path` built, for the files linted after it that import the module:
-    the one `_read_index` would build from the same bytes (`text` is what was read from them, checked against the
-    file as it is now: an editor's unsaved text, or a piece of a large file, is not the module on disk)."""
-    key, found = unchanged(_INDEXES, path)
-    if found is not None or key is None or key[0] > MAX_DEPENDENCY_BYTES:
-        return
-    try:
-        data = Path(path).read_bytes()
-    except OSError:
-        return
-    if len(data) != key[0] or data.decode("utf-8", "replace") != text:
-        return
-    _keep(path, key, digest_of(data), _stripped(index))
+    return digest, index
 
 
 class Project:
