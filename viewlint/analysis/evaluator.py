@@ -413,12 +413,9 @@ class Evaluator(CallEvaluation, AttributeReading, TypeTests):
 
     # ------------------------------------------------------------------ subscripts
     def _index_text(self, node: cst.Subscript) -> str:
-        """`[:, 0]` of `x[:, 0]`, and `[0]` of `F.interpolate(x[None], ...)[0]` (not what follows the first `[`)."""
-        text = self.short_source(node, 200)
-        head = self.short_source(node.value, 200)
-        if text.startswith(head) and len(head) < len(text):
-            return text[len(head):].lstrip()
-        return "[" + text.split("[", 1)[-1]
+        """`[:, 0]` of `x[:, 0]`, and `[0]` of `F.interpolate(x[None], ...)[0]` (not what follows the first `[`): read
+        off the subscript's own elements, never its receiver (a chain of 200 subscripts renders each link once)."""
+        return "[" + ", ".join(self.short_source(element.slice, 200) for element in node.slice) + "]"
 
     def index_kind(self, node: cst.Subscript, local: Optional[Locals] = None) -> IndexKind:
         """Basic (the result is a view) or advanced (a gathered copy), or unknown (also when what is
