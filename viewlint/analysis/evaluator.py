@@ -444,6 +444,9 @@ class Evaluator(CallEvaluation, AttributeReading, TypeTests):
             return IndexKind.BASIC
         if isinstance(expr, cst.Name) and expr.value in ("None", "True", "False"):
             return IndexKind.BASIC
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
+            # `~x` indexes as `x` does: `~i` of an int is an int (`~0` is -1), `~mask` a mask (vllm-ascend PR #10442).
+            return self._expression_index_kind(expr.expression, subscript, local)
         if isinstance(expr, (cst.List, cst.ListComp)):
             return IndexKind.ADVANCED
         if isinstance(expr, cst.Tuple):
@@ -464,9 +467,6 @@ class Evaluator(CallEvaluation, AttributeReading, TypeTests):
         kind = value_index_kind(value)
         if kind is not IndexKind.UNKNOWN or value.kind is not Kind.UNKNOWN:
             return kind
-        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert) \
-                and sem.looks_like_mask_name(dotted_name(expr.expression) or ""):
-            return IndexKind.ADVANCED  # `ws[~unpad_mask]`: the complement of a mask (`~i` of an int is a basic index)
         # Nothing known of the value: how the name is used, and what it is called.
         name = dotted_name(expr)
         if name is None:

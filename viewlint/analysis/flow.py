@@ -366,8 +366,10 @@ class FlowHooks:
                 # `rows: List[int] = []`, `by_size: Dict[Tuple[int, int], List[int]] = {}`, filled later: what the
                 # annotation says they hold (lists of ints are indices that gather).
                 annotated = annotation_value(node.annotation.annotation, self.index)
-                if annotated.kind is Kind.INT_LIST and value.wrapper == "list" or annotated.kind is Kind.WRAPPER \
-                        and annotated.wrapper == value.wrapper and any(e.kind is Kind.INT_LIST for e in annotated.elements):
+                ints = annotated.kind is Kind.INT_LIST and value.wrapper == "list"
+                ints_by_key = annotated.kind is Kind.WRAPPER and annotated.wrapper == value.wrapper \
+                    and any(e.kind is Kind.INT_LIST for e in annotated.elements)
+                if ints or ints_by_key:
                     value = annotated
             self._assign_to(node.target, value)
         elif isinstance(node, cst.AugAssign):
