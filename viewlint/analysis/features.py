@@ -232,6 +232,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     accumulated: list[tuple[str, ast.AST]] = []  # `name.append(...)` calls: stored when `name` is returned
     keyed: list[tuple[str, ast.AST]] = []  # `name[key] = value`, `name += (value,)`: stored when `name` is returned
     handed_back: set[str] = set()  # the names returns and yields hand back (themselves, or in a tuple or list)
+    fields_set: list[tuple[str, ast.AST]] = []  # `hyps[i].y = value`: stored when `hyps` may leave the function
+    added_names: set[str] = set()  # `out += hyps`: names whose objects a list of the function may take
     twins: list[ast.AST] = []  # `x.<m>(...)` statements where `m` has an in-place twin
     scalar_reads: list[ast.AST] = []  # what `.item()`/`.tolist()`/`int(...)` and the like read
     inplace_roots: list[str] = []  # names written by in-place statements (`y.add_(1)`, `y[0].zero_()`)
@@ -405,6 +407,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                     stored.append(value)  # `self.last_logits = logits[:, -1]` (`StoreQuestions._store_events`)
                 elif type(target) is Attribute and target.attr == "data":  # type: ignore[attr-defined]
                     stored.append(value)
+                elif type(target) is Attribute and (root := _root_name(target.value)) is not None:  # type: ignore[attr-defined]
+                    fields_set.append((root, value))  # `hyps[i].y_sequence = v` (`StoreQuestions._handed_back`)
         elif kind is ast.AugAssign:
             root = _root_name(node.target)  # type: ignore[attr-defined]
             if root is not None:
@@ -412,6 +416,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             if type(node.target) is Subscript and chain_has(node.target, _maybe_copy_node):  # type: ignore[attr-defined]
                 flags.add("inplace-on-maybe-copy")  # `x.float()[0] += 1`
             value = node.value  # type: ignore[attr-defined]
+            if type(node.op) is ast.Add and type(value) is Name:  # type: ignore[attr-defined]
+                added_names.add(value.id)  # type: ignore[attr-defined]  # `hypotheses += current_hypotheses`
             if type(node.op) is ast.Add and type(node.target) is Name and (type(value) is ast.Tuple or type(value) is ast.List):  # type: ignore[attr-defined]
                 # `raw += (logits[:, -1],)`: a sequence the function may return, grown like an `append`
                 keyed.extend((node.target.id, e) for e in value.elts if type(e) is not ast.Starred)  # type: ignore[attr-defined]
@@ -505,6 +511,11 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     for receiver, value in keyed:
         if receiver in handed_back:
             stored.append(value)  # `index[key] = h[0, 0]` in a loop, `index` returned (`Facts._accumulating_loop`)
+    if fields_set:
+        # Objects the function may hand back (a superset of `StoreQuestions._handed_back`: returned, added to a list,
+        # given to a call, or a loop's item of any such name).
+        leaving = handed_back | added_names | _passed_names(nodes) | _loop_items(nodes)
+        stored.extend(value for root, value in fields_set if root in leaving and root != "self" and root != "cls")
     if stored or cached_returns:
         if stored and (tensors is None or any(partial_may_be(value, itemised, tensors) for value in stored
                                               if not part_of_self(value, itemised, tensors))):
@@ -729,6 +740,12 @@ def calls(*names: str) -> Needs:
 
 def flag(name: str) -> Atom:
     return ("flag", name)
+
+
+def _loop_items(nodes: Iterable[ast.AST]) -> set[str]:
+    """The names `for` loops of the segment bind (`h` of `for h in hyps`, of `for i, h in enumerate(hyps)`)."""
+    return {n.id for node in nodes if type(node) is ast.For  # type: ignore[attr-defined]
+            for n in ast.walk(node.target) if type(n) is ast.Name}  # type: ignore[attr-defined]
 
 
 def _passed_names(nodes: Iterable[ast.AST]) -> set[str]:

@@ -116,29 +116,29 @@ class StoreQuestions:
             return True
         return self._kept_by_self(re.split(r"[.\[(]", view.base, maxsplit=1)[0])
 
-    def _kept_by_self(self, name: str) -> bool:
-        """`name` is given to `self` in this function (assigned into it, passed to one of its methods) or
-        read from a container `self` holds: its storage lives as long as the object."""
+    def _kept_by_self(self, name: str, holder: str = "self") -> bool:
+        """`name` is given to `self` (or to the object `holder`) in this function (assigned into it, passed to one of
+        its methods) or read from a container `self` holds: its storage lives as long as the object."""
         context = self.contexts.function
-        if context is None or context.node is None or not re.fullmatch(r"[A-Za-z_]\w*", name) or name == "self":
+        if context is None or context.node is None or not re.fullmatch(r"[A-Za-z_]\w*", name) or name == holder:
             return False
-        info = self.index.classes.get(self.class_name or "")
+        info = self.index.classes.get(self.class_name or "") if holder == "self" else None
         kept_by = set(info.retaining_methods) if info is not None else set()
         for node in descendants(context.node):
             if isinstance(node, cst.Assign):
                 targets = [dotted_name(t.target.value if isinstance(t.target, cst.Subscript) else t.target) or "" for t in node.targets]
-                if any(t.startswith("self.") for t in targets) and _holds_directly(node.value, name):
+                if any(t.startswith(holder + ".") for t in targets) and _holds_directly(node.value, name):
                     return True
-                if any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets) \
+                if holder == "self" and any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets) \
                         and _reads_self_container(node.value):
                     return True
             elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
-                    and dotted_name(node.func.value) == "self" and node.func.attr.value in kept_by \
+                    and dotted_name(node.func.value) == holder and node.func.attr.value in kept_by \
                     and any(_holds_directly(a.value, name) for a in node.args):
                 return True  # `self._cache_workspace(key, workspace)`, a method that keeps its argument
             elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
                     and node.func.attr.value in sem.STORING_METHODS \
-                    and (dotted_name(node.func.value) or "").startswith("self.") \
+                    and (dotted_name(node.func.value) or "").startswith(holder + ".") \
                     and any(_holds_directly(a.value, name) for a in node.args):
                 return True  # `self._packed.append(packed)`: a container of the object keeps it
         return False
@@ -308,6 +308,19 @@ class StoreQuestions:
                 return True
         return False
 
+    def _handed_back(self, name: str) -> bool:
+        """`name` (a local, or what a loop takes from one) leaves the function with its objects: it is returned or
+        yielded, added to a list that is (`hyps += current`, `out.extend(current)`), or taken item by item from one
+        (`for h in hyps`)."""
+        function = self._scope_nodes[-1] if self._scope_nodes else None
+        if not isinstance(function, cst.FunctionDef) or not self._is_local(name) or self._is_parameter(name):
+            return False
+        key = ("handed back", id(function))  # once per module: every walk of the function asks again
+        known = self.index.memo.get(key)
+        if known is None or known[0] is not function:  # type: ignore[index]
+            known = self.index.memo[key] = (function, remembered("handed back", function, lambda: _handed_back_names(function)))
+        return name in known[1]  # type: ignore[index, operator]
+
     def _is_local_container(self, name: str) -> bool:
         """A name bound in this function to a container literal (it dies with the function), or a
         parameter annotated as a plain `dict`/`list` (a per-call container its caller owns)."""
@@ -375,6 +388,16 @@ class StoreQuestions:
                     value = self.value_of(node.value)
                     held = (dotted_name(node.value) or "").startswith("self.")  # `self.values = self.keys`: held already
                     if value.is_view and value.partial and not held and self._made_in_this_call(value.base):
+                        events.append(StoreEvent(node, node.value, value, self.short_source(t)))
+                elif isinstance(t, cst.Attribute) and (root := _object_root(t.value)) is not None \
+                        and root not in ("self", "cls") and self._handed_back(root) \
+                        and self.lookup(root).kind not in (Kind.TENSOR, Kind.TENSOR_SEQUENCE):
+                    # `hyps[i].y_sequence = logits[i][:n]` into objects the function hands back (returns them, or adds
+                    # them to a list it returns): each keeps all of a tensor this call made, as `self.<attr>` would.
+                    value = self.value_of(node.value)
+                    if value.is_view and value.partial and self._made_in_this_call(value.base) \
+                            and not self._kept_by_self(value.base or "", holder=root):
+                        # (Not when the object is given the base too: `graph.counts = packed`, `graph.n = packed[1]`.)
                         events.append(StoreEvent(node, node.value, value, self.short_source(t)))
         elif isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign) \
                 and isinstance(node.value, (cst.Tuple, cst.List)) and (filled := self._accumulating_loop(node.target)) is not None:
@@ -590,3 +613,57 @@ def _leading_index(origin: Optional[str]) -> bool:
         return False
     first, *rest = (part.strip() for part in origin[1:-1].split(","))
     return bool(first) and ":" not in first and first != "..." and all(part in (":", "::", "...") for part in rest)
+
+
+def _object_root(node: cst.BaseExpression) -> Optional[str]:
+    """`hyps` of `hyps[i]`, `hyps[i].meta`, `h`: the name an object is reached from (not through a call)."""
+    while isinstance(node, (cst.Subscript, cst.Attribute)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _handed_back_names(function: cst.FunctionDef) -> frozenset[str]:
+    """The names whose objects leave `function`: returned or yielded as they are (or in a tuple, list or dict), added
+    to such a list (`out += hyps`, `out.extend(hyps)`, `out.append(h)`), or a loop's item of one (`for h in hyps`)."""
+    found: set[str] = set()
+    added: list[tuple[str, str]] = []  # (list, what is added to it)
+    items: list[tuple[str, str]] = []  # (what is iterated, the loop's target)
+    for node in descendants(function.body):
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, (cst.Return, cst.Yield)) and isinstance(node.value, cst.BaseExpression):
+            found.update(_directly_held_names(node.value))
+        elif isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign) \
+                and isinstance(node.target, cst.Name):
+            added.extend((node.target.value, n) for n in _directly_held_names(node.value))
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and node.func.attr.value in sem.ACCUMULATING_METHODS and isinstance(node.func.value, cst.Name):
+            added.extend((node.func.value.value, n) for a in node.args for n in _directly_held_names(a.value))
+        elif isinstance(node, cst.For):
+            source = node.iter
+            if isinstance(source, cst.Call) and dotted_name(source.func) in ("enumerate", "reversed") and source.args:
+                source = source.args[0].value
+            target = node.target
+            if isinstance(target, cst.Tuple) and dotted_name(node.iter.func if isinstance(node.iter, cst.Call) else node.iter) == "enumerate" \
+                    and len(target.elements) == 2:
+                target = target.elements[1].value
+            if isinstance(source, cst.Name) and isinstance(target, cst.Name):
+                items.append((source.value, target.value))
+    for _ in range(3):  # a list added to a list added to one returned
+        grown = {n for holder, n in added if holder in found} | {t for source, t in items if source in found}
+        if grown <= found:
+            break
+        found |= grown
+    return frozenset(found)
+
+
+def _directly_held_names(node: cst.BaseExpression) -> list[str]:
+    if isinstance(node, cst.Name):
+        return [node.value]
+    if isinstance(node, cst.IfExp):
+        return _directly_held_names(node.body) + _directly_held_names(node.orelse)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [n for e in node.elements for n in _directly_held_names(e.value)]
+    if isinstance(node, cst.Dict):
+        return [n for e in node.elements if isinstance(e, cst.DictElement) for n in _directly_held_names(e.value)]
+    return []
