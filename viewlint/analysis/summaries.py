@@ -532,7 +532,7 @@ class ModuleSummaries:
                 for parameter, value in arguments.items():
                     if "." in parameter:
                         fields_set[parameter] = fields_set.get(parameter, 0) + 1
-                    if caller_key.name == MAIN_BLOCK:
+                    if self._demo(caller_key):
                         # A script's demo runs on whatever device it has at hand: what it passes says what the
                         # values are (tensors, views), not where the function's real callers keep them.
                         value = _device_unknown(value)
@@ -562,6 +562,14 @@ class ModuleSummaries:
             values = {p: v.with_(contiguous=None) if v.kind is Kind.TENSOR and v.contiguous else v for p, v in values.items()}
         self._entries[memo] = values or None
         return self._entries[memo]
+
+    def _demo(self, key: FunctionKey) -> bool:
+        """The script's entry block, or a function only it calls (`if __name__ == "__main__": run(...)`, with `run`
+        building the inputs): the demo that exercises the module, on whatever device it has at hand."""
+        if key.name == MAIN_BLOCK:
+            return True
+        callers = self.callgraph.callers.get(key, [])
+        return bool(callers) and all(caller.name == MAIN_BLOCK for caller in callers)
 
     # ------------------------------------------------------------------ what classes keep in `self`
     def attribute_value(self, owner: str, attribute: str) -> Optional[Value]:
