@@ -86,6 +86,9 @@ def _is_hot_def(node: ast.AST, globs: tuple[str, ...]) -> bool:
     name = node.name  # type: ignore[attr-defined]
     if name in HOT_CALL_NAMES or name in sem.OPTIMIZER_STEP_NAMES or _hot_name_pattern(globs).match(name):
         return True
+    arguments = node.args  # type: ignore[attr-defined]
+    if any(a.arg in sem.PER_STEP_PARAMETERS for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)):
+        return True
     for decorator in node.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         last = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")

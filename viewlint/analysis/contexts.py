@@ -52,8 +52,11 @@ HOT_DECORATORS = ("torch.compile", "torch.jit.script", "torch.compiler.compile",
 # Context managers that mark deliberate host syncs (vLLM's `gpu_sync_allowed()`); `sync-allowed-contexts` adds more.
 DEFAULT_SYNC_ALLOWED_CONTEXTS = ("gpu_sync_allowed", "sync_allowed", "allow_sync", "allow_host_sync")
 # Serving conventions: methods that run once per scheduler step (vLLM's attention metadata builders'
-# `build`, SGLang's attention backends' `init_forward_metadata`), hot although their names are not.
-DEFAULT_HOT_FUNCTIONS = ("*MetadataBuilder.build", "*MetadataBuilder.build_*", "*Backend.init_forward_metadata*")
+# `build`, SGLang's attention backends' `init_forward_metadata`, TensorRT-LLM's `AttentionMetadata.prepare`, and the
+# functions that build a step's attention metadata by name: `build_attn_metadata`, `_prepare_step_attn_metadata`),
+# hot although their names are not.
+DEFAULT_HOT_FUNCTIONS = ("*MetadataBuilder.build", "*MetadataBuilder.build_*", "*Backend.init_forward_metadata*",
+                         "*Metadata.prepare", "*Metadata.prepare_*", "*_attn_metadata", "*_attention_metadata")
 # Class names of backends and layers written for the CPU (`IntelAMXAttnBackend`, `VisionAMXAttention`,
 # `CPUGraphRunner`): their tensors are host tensors, so reading them waits for no device.
 _CPU_CLASS_NAME = re.compile(r"(?:CPU|Cpu|AMX)(?=[A-Z_]|$)(?!Offload)")
@@ -310,6 +313,9 @@ class ContextStack:
                     return True
                 if takes_tensor(node):
                     return True
+        params = node.params
+        if any(p.name.value in sem.PER_STEP_PARAMETERS for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
+            return True  # `prepare_lora_batch(self, forward_batch)`: what prepares or runs one step's batch
         for decorator in node.decorators:
             expr = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
             qualified = self.index.qualify(expr) or dotted_name(expr) or ""

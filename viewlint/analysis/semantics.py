@@ -458,6 +458,9 @@ TENSOR_ONLY_METHODS = frozenset({
 })
 # Of those, the ones `nn.Module`s have too (`model.cuda()`, `net.half()`), and `pin_memory`, which PyTorch asks custom
 # batch types to define: their use says nothing of a tensor.
+# Parameters that only a per-step function takes: SGLang hands each forward step's batch (`forward_batch: ForwardBatch`)
+# to the functions that prepare and run it, once per step.
+PER_STEP_PARAMETERS = frozenset({"forward_batch"})
 # Registering a function to run on every forward or backward pass of a module (or every backward of a tensor).
 HOOK_REGISTRATIONS = frozenset({
     "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
