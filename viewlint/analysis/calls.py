@@ -17,7 +17,7 @@ from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.repointed import flat_buffer, state_dict_value
 from viewlint.analysis.torch_functions import TorchFunctionCalls
 from viewlint.analysis.tree import dotted_name
-from viewlint.analysis.value_ops import MODULE_OUTPUT, Environment, Locals, container_value, elementwise_device
+from viewlint.analysis.value_ops import MODULE_OUTPUT, Environment, Locals, container_value, elementwise_device, local_call_key
 from viewlint.analysis.values import (ADVANCED_INDEX, EMPTY, HOST, WHOLE_COPY, INT, INTERFACE, UNKNOWN, UNKNOWN_TENSOR, Device,
                                       Kind, Provenance, Value, fresh, join, join_all, referenced_function, shape_of)
 
@@ -104,6 +104,10 @@ class CallEvaluation(TorchFunctionCalls):
             if func.value == "self" and self._self_is_a_model():
                 return self._module_output(node, local, "`self(…)`", model=True)  # `outputs = self(**model_inputs)`
             held = local[func.value] if func.value in local else self.env.lookup(func.value)
+            if func.value not in local and held is UNKNOWN:
+                returned = self.env.lookup(local_call_key(func.value))
+                if returned is not UNKNOWN:
+                    return returned  # `loss = closure()` of a `def closure(): ... return loss` defined here
             if held.kind is Kind.HOST and held.wrapper is not None:
                 return self._object_call(node, held.wrapper, local)
             result = self._builtin_or_constructor(node, func.value, qualified, local)

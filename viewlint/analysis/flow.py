@@ -23,7 +23,7 @@ from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_cl
 from viewlint.analysis.rebinding import match_captures, stored_names
 from viewlint.analysis.ranks import unpacked_ranks
 from viewlint.analysis.tree import children, descendants, dotted_name, keyed_reference, remembered, stored_key, subtree
-from viewlint.analysis.value_ops import MODULE_OUTPUT, fields_mark, labelled, never_eager
+from viewlint.analysis.value_ops import MODULE_OUTPUT, fields_mark, labelled, local_call_key, never_eager
 from viewlint.analysis.values import ARRAY_ITEM, HOST, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Value, join, rank_floor, shape_of
 
 if TYPE_CHECKING:
@@ -213,9 +213,34 @@ class FlowHooks:
         return value
 
     def leave_function(self, node: cst.FunctionDef) -> None:
+        returned = self._local_function_returns(node)
         self.contexts.pop()
         self._scopes.pop()
         self._scope_nodes.pop()
+        if returned is not None:
+            # `def closure(): ...; return loss` inside a function: what a call of the name there returns.
+            self._scopes[-1][local_call_key(node.name.value)] = returned
+
+    def _local_function_returns(self, node: cst.FunctionDef) -> Optional[Value]:
+        """For a function defined inside another one (not a generator, not `async`): the join of what its returns
+        give, read where its walk ends. None for the others."""
+        if len(self._scope_nodes) < 3 or not isinstance(self._scope_nodes[-2], cst.FunctionDef) or node.asynchronous:
+            return None
+        returns: list[cst.Return] = []
+        stack: list[cst.CSTNode] = [node.body]
+        while stack:  # its own statements, not those of functions and classes defined in it
+            child = stack.pop()
+            if isinstance(child, (cst.Yield, cst.Await)):
+                return None
+            if isinstance(child, cst.Return):
+                returns.append(child)
+            if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                stack.extend(children(child))
+        values = [self.value_of(r.value) if r.value is not None else HOST for r in returns] or [HOST]
+        joined = values[0]
+        for value in values[1:]:
+            joined = join(joined, value)
+        return joined
 
     def enter_class(self, node: cst.ClassDef) -> None:
         self.contexts.enter_class(node)

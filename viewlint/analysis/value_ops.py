@@ -47,6 +47,12 @@ def fields_mark(head: str) -> str:
     return f"{head}.*"
 
 
+def local_call_key(name: str) -> str:
+    """The scope key of what calling `name`, a function defined in the function being walked, returns (a field of
+    the name: binding the name again forgets it)."""
+    return f"{name}.()"
+
+
 def forget_fields(scope: Locals, head: str) -> None:
     """`head` is bound again: the fields set on the object it held are not the new one's."""
     prefix = f"{head}."
