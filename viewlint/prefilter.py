@@ -25,7 +25,7 @@ from typing import Callable, Optional, Sequence
 
 from viewlint.analysis import features
 from viewlint.analysis.features import Needs
-from viewlint.analysis.callgraph import callgraph_of, hot_by_kind, hot_reasons, step_loop
+from viewlint.analysis.callgraph import callgraph_of, hot_by_kind, hot_reasons
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_CALL_NAMES, HOT_FUNCTION_NAMES, HOT_MARKER, SETUP_FUNCTION_NAMES
 from viewlint.analysis.module_index import ModuleIndex
@@ -366,7 +366,7 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
                 info = graph.by_node.get(id(node))
                 if info is not None and (info.key in reasons or info.key in by_kind):
                     return True
-            elif (kind is ast.For or kind is ast.While or kind is ast.AsyncFor) and step_loop(node) is not None:
+            elif (kind is ast.For or kind is ast.While or kind is ast.AsyncFor) and graph.step_loop_reason(node, hot_globs) is not None:
                 return True
         if not marked:
             return False

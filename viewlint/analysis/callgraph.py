@@ -120,6 +120,35 @@ class CallGraph:
         """Why a function not hot by its own name is hot (see `hot_reasons`), or None."""
         return hot_reasons(self, hot_globs).get(FunctionKey(owner, name))
 
+    def step_loop_reason(self, loop: ast.AST, hot_globs: tuple[str, ...] = ()) -> Optional[str]:
+        """What makes `loop` (a loop of one of this module's functions) a step loop: `step_loop`'s reading, or one of
+        its own calls reaching a function of this module that runs a training step (see `hot_reasons`)."""
+        found = step_loop(loop)
+        if found is not None:
+            return found
+        owners = self.memo.get("loop owners")
+        if owners is None:
+            owners = self.memo["loop owners"] = {id(n): key for key, skeleton in self.skeletons.items() for n in skeleton
+                                                 if type(n) in (ast.For, ast.AsyncFor, ast.While)}
+        key = owners.get(id(loop))
+        if key is None:
+            return None
+        hot_reasons(self, hot_globs)
+        runners = self.memo[("step runners", hot_globs)]
+        if not runners:
+            return None
+        nodes: list[ast.AST] = []
+        for statement in getattr(loop, "body", []):
+            nodes.extend(preorder(statement))
+        inner = {id(n) for c in nodes if type(c) in _COMPREHENSION_KINDS for n in ast.walk(c) if type(n) is ast.Call}
+        own = [call for call, where in _classified(None, nodes, direct_only=True) if where != "cold" and id(call) not in inner]
+        return _runner_call(self, key, runners)(own)
+
+    def runs_a_step(self, owner: Optional[str], name: str, hot_globs: tuple[str, ...] = ()) -> bool:
+        """Whether calling the function runs a training step (its own `optimizer.step()`, or a call of one that does)."""
+        hot_reasons(self, hot_globs)
+        return FunctionKey(owner, name) in self.memo[("step runners", hot_globs)]
+
     def runs_a_step_itself(self, owner: Optional[str], name: str) -> bool:
         """Whether the function calls `loss.backward()`, `optimizer.step()` or the like itself (its own calls)."""
         return any(type(n) is ast.Call and runs_a_step(n) for n in self.skeletons.get(FunctionKey(owner, name), ()))  # type: ignore[arg-type]
@@ -474,8 +503,9 @@ class _Regions:
         self.loop: list[tuple[ast.Call, str]] = []  # (call, what makes its loop a step loop)
         self.step: Optional[str] = None  # what a call outside loops and cold blocks runs (a training step)
 
-    def scan_nodes(self, function: ast.AST, nodes: list[ast.AST], switches: frozenset[str] = frozenset()) -> None:
-        for call, where in _classified(function, nodes, switches=switches):
+    def scan_nodes(self, function: ast.AST, nodes: list[ast.AST], switches: frozenset[str] = frozenset(),
+                   steps: Optional[Callable[[list[ast.Call]], Optional[str]]] = None) -> None:
+        for call, where in _classified(function, nodes, switches=switches, steps=steps):
             if where == "warm":
                 self.warm.append(call)
                 self.outside.append(call)
@@ -523,6 +553,7 @@ def _shape(nodes: list[ast.AST]) -> tuple[tuple[ast.AST, ...], bool, tuple[tuple
     return tuple(skeleton), returns, tuple(calls), tuple(self_attributes)
 
 
+_COMPREHENSION_KINDS = frozenset({ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
 _SKELETON_KINDS = frozenset({
     ast.Call, ast.If, ast.For, ast.AsyncFor, ast.While, ast.ExceptHandler, ast.Raise, ast.FunctionDef,
     ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Assign, ast.AnnAssign,
@@ -530,9 +561,11 @@ _SKELETON_KINDS = frozenset({
 
 
 def _classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: bool = False,
-                switches: frozenset[str] = frozenset()) -> list[tuple[ast.Call, str]]:
+                switches: frozenset[str] = frozenset(),
+                steps: Optional[Callable[[list[ast.Call]], Optional[str]]] = None) -> list[tuple[ast.Call, str]]:
     """(call, "warm" | "looped" | "cold" | why its loop is a step loop): "looped" is a call in loops none of which
-    runs a step; with `direct_only`, only the calls outside every loop among `nodes` ("warm" or "cold")."""
+    runs a step; with `direct_only`, only the calls outside every loop among `nodes` ("warm" or "cold"). `steps`:
+    what else makes a loop a step loop, read off the calls it makes itself (a call of a function that runs one)."""
     cold: list[Span] = []
     loops: list[Span] = []
     calls: list[ast.Call] = []
@@ -541,6 +574,7 @@ def _classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: 
         cold.append(_span(rest[0], rest[-1]))
     ifs: list[tuple[Span, ast.AST]] = []
     decoding: list[Optional[str]] = []  # per loop: what makes it a decode loop by what it iterates
+    comprehensions: list[Span] = []  # loops of their own, for `steps` (`[self.train_step(b) for b in loader]`)
     for node in nodes:
         kind = type(node)
         if node is function:
@@ -557,6 +591,8 @@ def _classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: 
         elif kind is ast.ExceptHandler or kind is ast.Raise or kind is ast.FunctionDef or kind is ast.AsyncFunctionDef \
                 or kind is ast.Lambda or kind is ast.ClassDef:
             cold.append(_span(node, node))
+        elif steps is not None and kind in _COMPREHENSION_KINDS:
+            comprehensions.append(_span(node, node))
     def inside(position: tuple[int, int], span: Span) -> bool:
         return span[0] <= position <= span[1]
     if ifs and calls:
@@ -591,7 +627,11 @@ def _classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: 
         return [(call, kind) for call, kind in where if kind]
     # A loop is a step loop when it runs the step itself: the work of an outer loop around it (collecting
     # the output after the denoising loop, evaluating after an epoch) runs once per pass, not per step.
-    reasons = {loop: decoding[loop] or _step_reason(iter(own)) for loop, own in direct.items()}
+    def stepping(own: list[ast.Call]) -> Optional[str]:
+        if steps is None:
+            return None
+        return steps([c for c in own if not any(inside((c.lineno, c.col_offset), span) for span in comprehensions)])
+    reasons = {loop: decoding[loop] or _step_reason(iter(own)) or stepping(own) for loop, own in direct.items()}
     result: list[tuple[ast.Call, str]] = []
     for call, kind in where:
         if kind == "":
@@ -729,6 +769,21 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
                         break
                 if key in reasons:
                     break
+    # A loop that calls a function of this module that runs a training step (`for batch in loader:
+    # loss = self.update_weights(batch)`) is a step loop: what else it does, it does on every step.
+    runners = frozenset({key for key, scanned in regions.items() if scanned.step is not None}
+                        | {key for key, why in reasons.items() if why.startswith("runs")})
+    graph.memo[("step runners", memo_key[1])] = runners
+    if runners:
+        for key, scanned in list(regions.items()):
+            outside = {id(call) for call in scanned.outside}
+            if any(callee in runners for call in scanned.warm if id(call) not in outside
+                   for callee in graph.call_targets(key, call)):
+                rescanned = _Regions()
+                node = graph.functions[key].node
+                rescanned.scan_nodes(node, graph.index.segment_nodes.get(id(node)) or preorder(node), switches,
+                                     steps=_runner_call(graph, key, runners))
+                regions[key] = rescanned
     queue = list(hot)
     seen = set(hot)
     for callee, why in (*_hooks(graph), *_step_callbacks(graph)):
@@ -765,6 +820,17 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
     graph.memo[("falsy", memo_key[1])] = falsy_on_every_edge(graph, edges, reasons)
     graph.memo[("hot by kind", memo_key[1])] = frozenset(hot)
     return reasons
+
+
+def _runner_call(graph: "CallGraph", key: FunctionKey, runners: frozenset[FunctionKey]) -> Callable[[list[ast.Call]], Optional[str]]:
+    """For the loops of function `key`: the first of a loop's own calls that reaches a function running a training
+    step, as a reason ("a loop that runs `self.update_weights()`, a training step")."""
+    def reason(calls: list[ast.Call]) -> Optional[str]:
+        for call in calls:
+            if any(callee in runners for callee in graph.call_targets(key, call)):
+                return f"a loop that runs `{dotted(call.func)}()`, a training step"
+        return None
+    return reason
 
 
 def hot_by_kind(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> frozenset[FunctionKey]:

@@ -448,6 +448,17 @@ class ContextStack:
                 return f"a training step (`{callee}()`)"
         return None
 
+    def runs_a_step(self, callee: str) -> bool:
+        """`self.update_weights` or `train_one_batch` (a call's callee) is a function of this module that runs a
+        training step, as the call graph reads it."""
+        graph = self.callgraph
+        if graph is None or not callee:
+            return False
+        if callee.startswith("self.") and callee.count(".") == 1 and self.class_name is not None:
+            owner = graph.defining_class(self.class_name, callee[5:])
+            return owner is not None and graph.runs_a_step(owner, callee[5:], self.configured_globs)
+        return "." not in callee and graph.runs_a_step(None, callee, self.configured_globs)
+
     def _local_bindings(self) -> dict[str, list[ast.AST]]:
         """The current function's local names and what they were last set to (`once.local_bindings`, read off the
         call graph's skeleton of the outermost function it knows)."""
@@ -491,7 +502,12 @@ def step_loop(loop: cst.CSTNode, stack: Optional["ContextStack"] = None) -> Opti
 _NOT_A_STEP_OF_THIS_LOOP = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ExceptHandler, cst.Raise, cst.For, cst.While})
 
 
-def _step_call(root: cst.CSTNode, stack: Optional["ContextStack"]) -> Optional[str]:
+_COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})
+
+
+def _step_call(root: cst.CSTNode, stack: Optional["ContextStack"], runners: bool = True) -> Optional[str]:
+    """`runners`: a call of a function of this module that runs a training step counts too (not inside a
+    comprehension, which is a loop of its own: `[self.train_step(b) for b in loader]` runs the steps)."""
     pending: list[cst.CSTNode] = [root]
     skipped = _NOT_A_STEP_OF_THIS_LOOP
     while pending:
@@ -499,12 +515,17 @@ def _step_call(root: cst.CSTNode, stack: Optional["ContextStack"]) -> Optional[s
         kind = type(node)  # exact types: libcst's `isinstance` runs Python code for its ABCs
         if kind in skipped:
             continue  # a nested loop that runs the step is the step loop, not this one
-        if kind is cst.If and stack is not None:
-            # The guard is read only when its body runs a step (most bodies do not: reading it is the cost).
-            found = _step_call(node.test, stack)
+        if runners and kind in _COMPREHENSIONS:
+            found = _step_call(node, stack, runners=False)
             if found is not None:
                 return found
-            found = _step_call(node.body, stack)
+            continue
+        if kind is cst.If and stack is not None:
+            # The guard is read only when its body runs a step (most bodies do not: reading it is the cost).
+            found = _step_call(node.test, stack, runners)
+            if found is not None:
+                return found
+            found = _step_call(node.body, stack, runners)
             if found is not None and not stack.is_cold_guard(node.test):
                 return found
             if node.orelse is not None:
@@ -522,6 +543,8 @@ def _step_call(root: cst.CSTNode, stack: Optional["ContextStack"]) -> Optional[s
             callee = dotted_name(func) or ""
             if sem.names_a_model(callee):
                 return f"a loop that runs `{callee}(…)`"
+            if runners and stack is not None and stack.runs_a_step(callee):
+                return f"a loop that runs `{callee}()`, a training step"  # (`callgraph.hot_reasons` reads it so too)
         pending.extend(reversed(children(node)))
     return None
 
