@@ -268,11 +268,14 @@ class StoreQuestions:
                 continue  # `x[0]`: a leading index, often all of a batch of one
             root = shape.group(1)
             made = self.lookup(root)
+            made_here = False
             if made.origin == MODULE_OUTPUT and (made.kind is Kind.WRAPPER or shape.group(2)):
                 made = made.element() if made.kind is Kind.WRAPPER else made  # a tensor (or a tuple of them) the model made
+            elif shape.group(2) and made.kind is Kind.WRAPPER and view.base_made == MODULE_OUTPUT:
+                made_here = True  # `outputs["logits"]` of the dict a model of this module returns: its layer made it
             elif shape.group(2):
                 continue  # a field of something else: it may well outlive the iteration
-            if not made.is_fresh or not self._bound_in(root, loop):
+            if not (made_here or made.is_fresh) or not self._bound_in(root, loop):
                 continue
             adds = [n for n in descendants(loop) if (isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
                     and n.func.attr.value in sem.ACCUMULATING_METHODS
