@@ -450,9 +450,10 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                 (m, info, segment_nodes[id(m)]) for m in stmt.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
             )
             info.methods = {m.name for m in stmt.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            every_method = frozenset(info.methods.union(*(base.methods for base in defined)))
             info.per_step_methods = semantics.per_step_methods(
                 stmt.name, [b.split(".")[-1] for b in bases if b], info.is_optimizer, [base.per_step_methods for base in defined],
-                info.is_module and "compute" in info.methods.union(*(base.methods for base in defined)))
+                info.is_module and "compute" in every_method, every_method)
             info.base_names = [b.split(".")[-1] for b in bases if b]
             for member in stmt.body:
                 if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) and member.returns is not None:

@@ -187,12 +187,13 @@ OPTIMIZER_STEP_NAMES = frozenset({"step"})
 
 
 def per_step_methods(name: str, bases: list[str], optimizer: bool, inherited: list[frozenset[str]],
-                     computes: bool = False) -> frozenset[str]:
+                     computes: bool = False, methods: frozenset[str] = frozenset()) -> frozenset[str]:
     """The methods a class of this kind runs once per training or sampling step, by its name and its bases' last names:
     an optimizer's `step`; a metric's `update` and `_update` (a class named or based on `*Metric`, or a module with
     `update` and `compute`: called for every batch); a loss's `__call__` (a class named or based on `*Loss`); a
     diffusion scheduler's `step` (once per denoising step; not a learning-rate scheduler's, which only does host
-    arithmetic)."""
+    arithmetic); a reinforcement-learning environment's `step` (a class named or based on `*Env` with a `step` and a
+    `reset*` method, Gym's protocol: once per environment step; not a class of environment variables)."""
     found: set[str] = set().union(*inherited) if inherited else set()
     names = [name, *bases]
     if optimizer:
@@ -203,6 +204,9 @@ def per_step_methods(name: str, bases: list[str], optimizer: bool, inherited: li
         found.add("step")
     if any(n.endswith("Loss") for n in names):
         found.add("__call__")  # a loss object, called once per step (a module's `forward` is hot anyway)
+    if any(n.endswith(("Env", "Environment")) for n in names) and "step" in methods \
+            and any(m.startswith("reset") for m in methods):
+        found.add("step")  # `Go2Env.step(actions)`: a vectorised simulator's step, every environment step
     return frozenset(found)
 # Methods that run one training step by convention (Lightning's, the Hugging Face Trainer's): hot themselves, and a
 # loop that calls one is a step loop.
