@@ -204,3 +204,155 @@ def test_the_same_reads_elsewhere_are_not_per_step():
         "class Mamba2Metadata:", "class Mamba2Config:").replace("def prepare_lora_batch(self, forward_batch)", "def prepare_lora_batch(self, batch)").replace(
         "forward_batch.extend_seq_lens", "batch.extend_seq_lens")
     assert _lint(source) == []
+
+
+# ---------------------------------------------------------------- a loop that calls what runs the step, a closure
+STEP_BY_METHOD = """
+    import torch
+
+
+    class Trainer:
+        def __init__(self, model, optimizer):
+            self.model = model
+            self.optimizer = optimizer
+
+        def update_weights(self, batch):
+            loss = self.model(batch).mean()
+            loss.backward()
+            self.optimizer.step()
+            return loss.detach()
+
+        def fit(self, loader):
+            total = 0.0
+            for batch in loader:
+                loss = self.update_weights(batch)
+                total += loss.item()
+            return total
+
+        def fit_per_epoch(self, loader, epochs):
+            for epoch in range(epochs):
+                losses = [self.update_weights(batch) for batch in loader]
+                print(epoch, torch.stack(losses).mean().item())
+"""
+
+
+def test_a_loop_that_calls_a_method_running_the_step_is_a_step_loop():
+    # A trainer's `fit` loop runs the optimizer's step through `self.update_weights(batch)`: reading the loss on the
+    # host there waits for the GPU once per step (Lightning's `run_training_batch`, through `optimizer_step`).
+    assert _lint(STEP_BY_METHOD) == [(19, "VL401")]
+
+
+def test_an_epoch_loop_around_a_comprehension_of_steps_is_not():
+    # `fit_per_epoch`: the comprehension runs the steps; the epoch's one read after it is once per epoch.
+    assert (26, "VL401") not in _lint(STEP_BY_METHOD)
+
+
+CLOSURE = """
+    import torch
+    from torch import nn
+
+
+    class Loop:
+        def __init__(self, model, optimizer):
+            self.model = model
+            self.optimizer = optimizer
+            self.running = 0.0
+
+        def run_batch(self, batch):
+            def closure():
+                x, y = batch
+                loss = nn.functional.mse_loss(self.model(x), y)
+                loss.backward()
+                return loss
+
+            loss = closure()
+            self.running += loss.item()
+            self.optimizer.step()
+"""
+
+
+def test_what_a_function_defined_here_returns_is_what_calling_it_gives():
+    # `loss = closure()`: the closure's own return, a loss tensor, read on the host on every step.
+    assert _lint(CLOSURE) == [(19, "VL401")]
+
+
+def test_a_closure_returning_a_number_gives_a_number():
+    # The closure reads the loss itself (its own finding); what the loop gets back is a Python float.
+    source = CLOSURE.replace("                return loss\n", "                return loss.item()\n").replace(
+        "self.running += loss.item()", "self.running += loss")
+    assert _lint(source) == [(16, "VL401")]
+
+
+# ---------------------------------------------------------------- a field of the dict a model here returns
+DICT_LOGITS = """
+    import torch
+    from torch import nn
+
+
+    class TinyLM(nn.Module):
+        def __init__(self, vocab=16, hidden=8):
+            super().__init__()
+            self.embed = nn.Embedding(vocab, hidden)
+            self.lm_head = nn.Linear(hidden, vocab, bias=False)
+
+        def forward(self, input_ids):
+            return {"logits": self.lm_head(self.embed(input_ids))}
+
+
+    def sample(model: TinyLM, input_ids, steps):
+        raw_logits = ()
+        for _ in range(steps):
+            outputs = model(input_ids)
+            next_token_logits = outputs["logits"][:, -1, :]
+            raw_logits += (next_token_logits,)
+            input_ids = torch.cat([input_ids, next_token_logits.argmax(-1)[:, None]], dim=-1)
+        return raw_logits
+"""
+
+
+def test_a_slice_of_a_field_of_what_the_model_returned_this_step_pins_the_step():
+    # transformers PR #31292: `outputs["logits"][:, -1, :]` kept per step keeps that step's whole logits alive.
+    assert (20, "VL101") in _lint(DICT_LOGITS)
+
+
+def test_the_pinned_logits_at_run_time():
+    scope = _run(DICT_LOGITS)
+    torch = scope["torch"]
+    kept = scope["sample"](scope["TinyLM"](), torch.zeros(2, 5, dtype=torch.long), 3)
+    assert kept[0].numel() * kept[0].element_size() == 2 * 16 * 4
+    assert kept[0].untyped_storage().nbytes() == 2 * 5 * 16 * 4  # every position of the first step's logits
+
+
+# ---------------------------------------------------------------- an environment's step
+ENVIRONMENT = """
+    import torch
+
+
+    class Go2Env:
+        def __init__(self, num_envs, device):
+            self.reset_buf = torch.zeros(num_envs, dtype=torch.bool, device=device)
+            self.episode_length_buf = torch.zeros(num_envs, dtype=torch.long, device=device)
+
+        def reset_idx(self, envs_idx):
+            self.episode_length_buf[envs_idx] = 0
+
+        def step(self, actions):
+            self.episode_length_buf += 1
+            self.reset_buf = self.episode_length_buf > 100
+            self.reset_idx(self.reset_buf.nonzero(as_tuple=False).reshape((-1,)))
+            return actions
+
+
+    class SettingsEnv:
+        def __init__(self, device):
+            self.flags = torch.zeros(4, dtype=torch.bool, device=device)
+
+        def step(self, actions):
+            return self.flags.nonzero()
+"""
+
+
+def test_a_simulators_step_runs_every_environment_step():
+    # Genesis PR #2092: `nonzero()` of the reset mask in `Go2Env.step` waited for the GPU on every step. A class named
+    # `*Env` without `reset*` (environment settings) says nothing of steps.
+    assert _lint(ENVIRONMENT) == [(15, "VL404")]
