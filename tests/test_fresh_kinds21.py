@@ -356,3 +356,28 @@ def test_a_simulators_step_runs_every_environment_step():
     # Genesis PR #2092: `nonzero()` of the reset mask in `Go2Env.step` waited for the GPU on every step. A class named
     # `*Env` without `reset*` (environment settings) says nothing of steps.
     assert _lint(ENVIRONMENT) == [(15, "VL404")]
+
+
+def test_a_nested_function_with_parameters_returns_what_its_arguments_make():
+    # `def scale(t): return t.exp()` is on the device of each call's argument, which its walk does not know: a call
+    # with a CPU tensor is no device tensor. A closure over the forward's own input is one.
+    source = """
+        import torch
+        from torch import nn
+
+
+        class Gate(nn.Module):
+            def forward(self, x):
+                def scale(t):
+                    return t.exp()
+
+                def own():
+                    return x.exp().sum()
+
+                if scale(torch.ones(1)) > 0:
+                    x = x * 2
+                if own() > 0:
+                    return x
+                return -x
+    """
+    assert _lint(source) == [(15, "VL403")]

@@ -222,9 +222,15 @@ class FlowHooks:
             self._scopes[-1][local_call_key(node.name.value)] = returned
 
     def _local_function_returns(self, node: cst.FunctionDef) -> Optional[Value]:
-        """For a function defined inside another one (not a generator, not `async`): the join of what its returns
-        give, read where its walk ends. None for the others."""
+        """For a function defined inside another one that takes no parameters (a closure over the function's own
+        values; not a generator, not `async`): the join of what its returns give, read where its walk ends. None for
+        the others: what a nested function with parameters returns depends on what each call passes, which its walk
+        here does not know (`def sigma_fn(t): return t.neg().exp()` is on the device of its argument)."""
         if len(self._scope_nodes) < 3 or not isinstance(self._scope_nodes[-2], cst.FunctionDef) or node.asynchronous:
+            return None
+        params = node.params
+        if params.params or params.posonly_params or params.kwonly_params or params.star_kwarg is not None \
+                or isinstance(params.star_arg, cst.Param):
             return None
         returns: list[cst.Return] = []
         stack: list[cst.CSTNode] = [node.body]
