@@ -367,7 +367,7 @@ def test_a_nested_function_with_parameters_returns_what_its_arguments_make():
 
 
         class Gate(nn.Module):
-            def forward(self, x):
+            def forward(self, x: torch.Tensor):
                 def scale(t):
                     return t.exp()
 

@@ -439,6 +439,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             if _dead_target_rebinding(node) is not None:
                 flags.add("dead-loop-rebind")
         elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            bound.setdefault(node.name, []).append(PLAIN_PARAMETER)  # type: ignore[attr-defined]  # `def closure():` (see `tensor_may_be`)
             arguments = node.args  # type: ignore[attr-defined]
             for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
                 if arg is not None:

@@ -323,6 +323,8 @@ def _call_tensor_may_be(node: ast.AST, bound: Bindings, context: TensorContext, 
         # `fn(x)`, `model(x)`: a callable held in a parameter or a name bound here, applied to a tensor. Any other
         # plain call is unknown to the walker (`isinstance`, `len`, `helper(x)`).
         name = func.id if type(func) is ast.Name else None
+        if name is not None and name in bound and not node.args and not node.keywords:  # type: ignore[attr-defined]
+            return True  # `loss = closure()`: a function defined here over the function's own values (`Facts`)
         return name is not None and (name in bound or name in context.outer) and name not in context.aliases \
             and name not in semantics.BUILTIN_NAMES and not name.startswith(semantics.PREDICATE_PREFIXES) \
             and _positional_tensor(node, bound, context, seen)
