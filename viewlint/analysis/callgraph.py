@@ -10,22 +10,20 @@ the summaries and the hot-path inference use it too.
 from __future__ import annotations
 
 import ast
-import bisect
-import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, NamedTuple, Optional
 
 from viewlint.analysis import dispatch
 from viewlint.analysis import semantics as sem
 from viewlint.analysis import tree as tree_module
+from viewlint.analysis.call_regions import COMPREHENSION_KINDS, Regions, classified, runs_a_step, step_loop
 from viewlint.analysis.falsy import falsy_on_every_edge
 from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_FUNCTION_NAMES, hands_over_to_host
-from viewlint.analysis.guards import cold_test, switch_locals
 from viewlint.analysis.injected import passed_functions
 from viewlint.analysis.graphs import in_cycles
 from viewlint.analysis.module_index import ModuleIndex, annotation_class
 from viewlint.analysis.nodes import dotted, preorder
-from viewlint.analysis.once import debug_only_rest, is_cached, local_bindings, runs_once
+from viewlint.analysis.once import is_cached
 
 # Method names too common to resolve by name alone: containers', tensors' and Python's protocols.
 _UNRESOLVED_METHOD_NAMES = sem.STORING_METHODS | sem.MAYBE_VIEW_METHODS | sem.VIEW_METHODS | sem.FRESH_METHODS | frozenset({
@@ -97,7 +95,7 @@ class CallGraph:
         self.self_touches: dict[tuple[str, str], list[FunctionKey]] = {}
         self.recursive: set[FunctionKey] = set()
         self.by_node: dict[int, FunctionInfo] = {}  # id(ast function node) -> its info
-        # Each function's nodes of the kinds `_classified` reads (calls, branches, loops, cold blocks,
+        # Each function's nodes of the kinds `classified` reads (calls, branches, loops, cold blocks,
         # assignments), in preorder: collected by the one pass over its nodes, read by `hot_reasons`.
         self.skeletons: dict[FunctionKey, list[ast.AST]] = {}
         self._instances: dict[FunctionKey, dict[str, str]] = {}  # a function's names bound to instances it builds
@@ -140,8 +138,8 @@ class CallGraph:
         nodes: list[ast.AST] = []
         for statement in getattr(loop, "body", []):
             nodes.extend(preorder(statement))
-        inner = {id(n) for c in nodes if type(c) in _COMPREHENSION_KINDS for n in ast.walk(c) if type(n) is ast.Call}
-        own = [call for call, where in _classified(None, nodes, direct_only=True) if where != "cold" and id(call) not in inner]
+        inner = {id(n) for c in nodes if type(c) in COMPREHENSION_KINDS for n in ast.walk(c) if type(n) is ast.Call}
+        own = [call for call, where in classified(None, nodes, direct_only=True) if where != "cold" and id(call) not in inner]
         return _runner_call(self, key, runners)(own)
 
     def runs_a_step(self, owner: Optional[str], name: str, hot_globs: tuple[str, ...] = ()) -> bool:
@@ -476,57 +474,9 @@ _COLD_NAMES_PREFIXES = ("__init__", "__post_init__", "load_", "_load_", "save_",
                         "capture", "_capture")
 
 
-def runs_a_step(call: ast.Call) -> Optional[str]:
-    """`loss.backward()`, `torch.autograd.backward(t)`, `optimizer.step()`, `self.scheduler.step(...)`:
-    what it runs, for messages."""
-    func = call.func
-    if type(func) is ast.Attribute:
-        method = func.attr  # type: ignore[attr-defined]
-        if method in sem.STEP_METHODS:
-            return sem.runs_a_step(method, dotted(func.value) or "", dotted(func) or "",  # type: ignore[attr-defined]
-                                   len(call.args) + len(call.keywords))
-    return None
-
-
-def calls_a_model(call: ast.Call) -> bool:
-    """`model(batch)`, `self.model(x)`, `text_model(ids)`: a module that runs a forward pass."""
-    return sem.names_a_model(dotted(call.func) or "")
-
-
-class _Regions:
-    """The calls of one function by where they run: on every call of it, in a cold block, in a step loop.
-    Read off the function's preorder node list by position (`if` bodies, handlers and loop bodies as spans)."""
-
-    def __init__(self) -> None:
-        self.warm: list[ast.Call] = []
-        self.outside: list[ast.Call] = []  # the warm calls outside every loop: once per call of the function
-        self.loop: list[tuple[ast.Call, str]] = []  # (call, what makes its loop a step loop)
-        self.step: Optional[str] = None  # what a call outside loops and cold blocks runs (a training step)
-
-    def scan_nodes(self, function: ast.AST, nodes: list[ast.AST], switches: frozenset[str] = frozenset(),
-                   steps: Optional[Callable[[list[ast.Call]], Optional[str]]] = None) -> None:
-        for call, where in _classified(function, nodes, switches=switches, steps=steps):
-            if where == "warm":
-                self.warm.append(call)
-                self.outside.append(call)
-                if self.step is None:
-                    self.step = runs_a_step(call)
-            elif where == "looped":
-                self.warm.append(call)  # in a loop that runs no step: as often as the function, or more
-            elif where != "cold":
-                self.loop.append((call, where))
-
-
-Span = tuple[tuple[int, int], tuple[int, int]]
-
-
-def _span(first: ast.AST, last: ast.AST) -> Span:
-    return ((first.lineno, first.col_offset), (last.end_lineno or last.lineno, last.end_col_offset or 0))  # type: ignore[attr-defined]
-
-
-# The node kinds `_classified` (and `switch_locals`) read from a function's preorder list.
+# The node kinds `classified` (and `switch_locals`) read from a function's preorder list.
 def _shape(nodes: list[ast.AST]) -> tuple[tuple[ast.AST, ...], bool, tuple[tuple[ast.AST, str], ...], tuple[str, ...]]:
-    """A function's nodes (its preorder list) as the call graph reads them: those of the kinds `_classified`
+    """A function's nodes (its preorder list) as the call graph reads them: those of the kinds `classified`
     reads (its skeleton), whether it returns a value (a `return <value>` or a `yield`: see `_returns_value`),
     its calls (callee, the callee's last name) and the `self.<attr>`s it touches, in order."""
     Call, Attribute, Name, Return, Yield, YieldFrom = ast.Call, ast.Attribute, ast.Name, ast.Return, ast.Yield, ast.YieldFrom
@@ -553,120 +503,10 @@ def _shape(nodes: list[ast.AST]) -> tuple[tuple[ast.AST, ...], bool, tuple[tuple
     return tuple(skeleton), returns, tuple(calls), tuple(self_attributes)
 
 
-_COMPREHENSION_KINDS = frozenset({ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
 _SKELETON_KINDS = frozenset({
     ast.Call, ast.If, ast.For, ast.AsyncFor, ast.While, ast.ExceptHandler, ast.Raise, ast.FunctionDef,
     ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Assign, ast.AnnAssign,
 })
-
-
-def _classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: bool = False,
-                switches: frozenset[str] = frozenset(),
-                steps: Optional[Callable[[list[ast.Call]], Optional[str]]] = None) -> list[tuple[ast.Call, str]]:
-    """(call, "warm" | "looped" | "cold" | why its loop is a step loop): "looped" is a call in loops none of which
-    runs a step; with `direct_only`, only the calls outside every loop among `nodes` ("warm" or "cold"). `steps`:
-    what else makes a loop a step loop, read off the calls it makes itself (a call of a function that runs one)."""
-    cold: list[Span] = []
-    loops: list[Span] = []
-    calls: list[ast.Call] = []
-    rest = debug_only_rest(function) if function is not None else None
-    if rest:
-        cold.append(_span(rest[0], rest[-1]))
-    ifs: list[tuple[Span, ast.AST]] = []
-    decoding: list[Optional[str]] = []  # per loop: what makes it a decode loop by what it iterates
-    comprehensions: list[Span] = []  # loops of their own, for `steps` (`[self.train_step(b) for b in loader]`)
-    for node in nodes:
-        kind = type(node)
-        if node is function:
-            continue
-        if kind is ast.Call:
-            calls.append(node)  # type: ignore[arg-type]
-        elif kind is ast.If:
-            if node.body:  # type: ignore[attr-defined]
-                ifs.append((_span(node.body[0], node.body[-1]), node))  # type: ignore[attr-defined]
-        elif kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
-            if node.body:  # type: ignore[attr-defined]
-                loops.append(_span(node.body[0], node.body[-1]))  # type: ignore[attr-defined]
-                decoding.append(_decode_loop(node))
-        elif kind is ast.ExceptHandler or kind is ast.Raise or kind is ast.FunctionDef or kind is ast.AsyncFunctionDef \
-                or kind is ast.Lambda or kind is ast.ClassDef:
-            cold.append(_span(node, node))
-        elif steps is not None and kind in _COMPREHENSION_KINDS:
-            comprehensions.append(_span(node, node))
-    def inside(position: tuple[int, int], span: Span) -> bool:
-        return span[0] <= position <= span[1]
-    if ifs and calls:
-        # Only an `if` with a call in its body needs its test read.
-        positions = sorted((call.lineno, call.col_offset) for call in calls)
-        switches = switch_locals(nodes, switches)
-        bindings = functools.cache(lambda: local_bindings(nodes))  # read only when a test of a local asks
-        for span, branch in ifs:
-            at = bisect.bisect_left(positions, span[0])
-            if at < len(positions) and positions[at] <= span[1] and (runs_once(branch, bindings) or (  # type: ignore[attr-defined]
-                    cold_test(branch.test, switches)  # type: ignore[attr-defined]
-                    # (`if do_sync_step:` around `optimizer.step()`: the block is the step, whatever interval guards it.)
-                    and not any(runs_a_step(c) or sem.steps_an_optimizer(dotted(c.func) or "")
-                                for c in calls if inside((c.lineno, c.col_offset), span)))):
-                cold.append(span)
-    where: list[tuple[ast.Call, str]] = []
-    enclosing_of: dict[int, list[int]] = {}
-    direct: dict[int, list[ast.Call]] = {}  # loop -> the calls it runs itself (not inside a nested loop)
-    for call in calls:
-        position = (call.lineno, call.col_offset)
-        if any(inside(position, span) for span in cold):
-            where.append((call, "cold"))
-            continue
-        enclosing = [i for i, span in enumerate(loops) if inside(position, span)]  # outermost first (preorder)
-        if enclosing:
-            enclosing_of[id(call)] = enclosing
-            direct.setdefault(enclosing[-1], []).append(call)
-            where.append((call, ""))
-        else:
-            where.append((call, "warm"))
-    if direct_only:
-        return [(call, kind) for call, kind in where if kind]
-    # A loop is a step loop when it runs the step itself: the work of an outer loop around it (collecting
-    # the output after the denoising loop, evaluating after an epoch) runs once per pass, not per step.
-    def stepping(own: list[ast.Call]) -> Optional[str]:
-        if steps is None:
-            return None
-        return steps([c for c in own if not any(inside((c.lineno, c.col_offset), span) for span in comprehensions)])
-    reasons = {loop: decoding[loop] or _step_reason(iter(own)) or stepping(own) for loop, own in direct.items()}
-    result: list[tuple[ast.Call, str]] = []
-    for call, kind in where:
-        if kind == "":
-            kind = next((reasons[loop] for loop in enclosing_of[id(call)] if reasons.get(loop)), None) or "looped"
-        result.append((call, kind))
-    return result
-
-
-def _step_reason(calls: Iterator[ast.Call]) -> Optional[str]:
-    for call in calls:
-        ran = runs_a_step(call)
-        if ran is not None:
-            return f"a loop that runs {ran}"
-        if calls_a_model(call):
-            return f"a loop that runs `{dotted(call.func)}(…)`"
-    return None
-
-
-def _decode_loop(loop: ast.AST) -> Optional[str]:
-    """`for _ in range(max_new_tokens):` (`contexts.step_loop` reads the same off libcst)."""
-    iterated = getattr(loop, "iter", None)
-    if type(loop) is not ast.For or type(iterated) is not ast.Call or dotted(iterated.func) != "range" or not iterated.args:
-        return None
-    return sem.decode_bound(dotted(iterated.args[-1]))
-
-
-def step_loop(loop: ast.AST) -> Optional[str]:
-    """What makes a loop a step loop (a training or decoding loop whose body runs per step), or None."""
-    decoding = _decode_loop(loop)
-    if decoding is not None:
-        return decoding
-    nodes: list[ast.AST] = []
-    for statement in getattr(loop, "body", []):
-        nodes.extend(preorder(statement))
-    return _step_reason(call for call, where in _classified(None, nodes, direct_only=True) if where != "cold")
 
 
 def _own_hot(graph: "CallGraph", key: FunctionKey, info: FunctionInfo, hot_globs: tuple[str, ...]) -> bool:
@@ -730,10 +570,10 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
     if found is not None:
         return found
     hot_globs = tuple(hot_globs) + DEFAULT_HOT_FUNCTIONS
-    regions: dict[FunctionKey, _Regions] = {}
+    regions: dict[FunctionKey, Regions] = {}
     switches = graph.index.cold_switches
     for key, info in graph.functions.items():
-        scanned = _Regions()
+        scanned = Regions()
         skeleton = graph.skeletons[key]
         # Only calls of this module's functions and training steps are read below: a function with neither
         # keeps empty regions, without classifying its calls.
@@ -779,7 +619,7 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
             outside = {id(call) for call in scanned.outside}
             if any(callee in runners for call in scanned.warm if id(call) not in outside
                    for callee in graph.call_targets(key, call)):
-                rescanned = _Regions()
+                rescanned = Regions()
                 node = graph.functions[key].node
                 rescanned.scan_nodes(node, graph.index.segment_nodes.get(id(node)) or preorder(node), switches,
                                      steps=_runner_call(graph, key, runners))

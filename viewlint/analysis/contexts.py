@@ -491,7 +491,7 @@ class ContextStack:
 
 def step_loop(loop: cst.CSTNode, stack: Optional["ContextStack"] = None) -> Optional[str]:
     """What makes a loop a step loop: its body runs `backward()`, `optimizer.step()` or a model outside cold
-    blocks and error handlers (the same reading as `viewlint.analysis.callgraph.step_loop`, on libcst)."""
+    blocks and error handlers (the same reading as `viewlint.analysis.call_regions.step_loop`, on libcst)."""
     body = getattr(loop, "body", None)
     if isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and dotted_name(loop.iter.func) == "range" \
             and loop.iter.args and (ran := sem.decode_bound(dotted_name(loop.iter.args[-1].value))) is not None:
@@ -551,7 +551,7 @@ def _step_call(root: cst.CSTNode, stack: Optional["ContextStack"], runners: bool
 
 def _runs_a_training_step(body: cst.CSTNode) -> bool:
     """`optimizer.step()`, `loss.backward()` in `body`: a block that runs one is the step, whatever interval guards it
-    (`if do_sync_step:` around the optimizer's step; the reading of `callgraph._classified`)."""
+    (`if do_sync_step:` around the optimizer's step; the reading of `call_regions.classified`)."""
     for node in descendants(body):
         if type(node) is not cst.Call:
             continue
