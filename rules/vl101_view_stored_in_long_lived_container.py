@@ -38,7 +38,9 @@ class ViewStoredInLongLivedContainer(Rule):
     a receiver named like a cache/pool/store/registry (or listed in `long-lived-names`), a
     same-module function or method that keeps its argument, or the return value of a
     `functools.cache`/`lru_cache` function, or an attribute of `self` set outside set-up
-    methods to a view of a tensor the call made (`self.last_logits = logits[:, -1]`). Also a
+    methods to a view of a tensor the call made (`self.last_logits = logits[:, -1]`), or a field
+    of objects the function hands back (returns them, adds them to a list it returns, or
+    iterates one) set to such a view (`hyps[i].y_sequence = logits[i][:n]`). Also a
     list (or dict) the function builds, fills in a loop and returns (or yields) when each
     entry is a view of a tensor that iteration makes (a model's output, or a tensor field of
     it): the container keeps every iteration's whole tensor
