@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,17 @@ def lint_both_paths(source: str, path: str = "snippet.py") -> list[tuple[int, st
         found.append(sorted((d.start.row, d.code) for d in diagnostics))
     assert found[0] == found[1], f"prefilter {found[0]} != full {found[1]}"
     return found[0]
+
+
+def lint_snippet(source: str) -> list[tuple[int, str]]:
+    """`lint_both_paths` of an indented snippet (a test's triple-quoted source)."""
+    return lint_both_paths(textwrap.dedent(source).lstrip("\n"))
+
+
+def run_snippet(source: str) -> dict:
+    """Run an indented snippet with real torch (skipped without it); its module scope, named `probe`."""
+    torch = pytest.importorskip("torch")
+    scope: dict = {"torch": torch, "__name__": "probe"}
+    exec(compile(textwrap.dedent(source).lstrip("\n"), "m.py", "exec"), scope)  # noqa: S102 - a test's own snippet
+    return scope
+

@@ -6,22 +6,9 @@ the prefilter on and off; the lost writes and the pinned storage with real torch
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
-from conftest import lint_both_paths
-
-
-def _lint(source: str) -> list[tuple[int, str]]:
-    return lint_both_paths(textwrap.dedent(source).lstrip("\n"))
-
-
-def _run(source: str) -> dict:
-    torch = pytest.importorskip("torch")
-    scope: dict = {"torch": torch, "__name__": "probe"}
-    exec(compile(textwrap.dedent(source).lstrip("\n"), "m.py", "exec"), scope)  # noqa: S102 - a fixture of this file
-    return scope
+from conftest import lint_snippet as _lint, run_snippet as _run
 
 
 # ---------------------------------------------------------------- a function kept in an attribute, chosen by callers
