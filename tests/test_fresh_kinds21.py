@@ -366,3 +366,11 @@ def test_a_nested_function_with_parameters_returns_what_its_arguments_make():
                 return -x
     """
     assert _lint(source) == [(15, "VL403")]
+
+
+def test_a_return_inside_a_nested_function_hands_back_nothing_of_the_outer_one():
+    # The objects stay inside `decode`: only the closure returns the list, and nothing calls it.
+    source = HYPOTHESES.replace("            hypotheses += current\n        return hypotheses\n",
+                                "        def keep():\n            return current\n\n        return len(hypotheses)\n")
+    assert "def keep" in source
+    assert _lint(source) == []

@@ -19,7 +19,7 @@ from viewlint.analysis.retention import held_container, long_lived_receiver
 from viewlint.analysis.contexts import ContextStack
 from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex
-from viewlint.analysis.tree import descendants, dotted_name, remembered
+from viewlint.analysis.tree import children, descendants, dotted_name, remembered
 from viewlint.analysis.returns import made_inside_base
 from viewlint.analysis.value_ops import MODULE_OUTPUT
 from viewlint.analysis.values import UNKNOWN, Device, Kind, Value
@@ -571,17 +571,23 @@ _DATA_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip"})
 def _holds_directly(node: cst.BaseExpression, name: str) -> bool:
     """`name`, or a tuple, list, dict or constructor call with `name` itself among its items (either arm of a
     conditional expression)."""
+    return name in _directly_held_names(node)
+
+
+def _directly_held_names(node: cst.BaseExpression) -> list[str]:
+    """The names `node` holds itself: `node` a name, or the items of the tuples, lists and dicts it displays and of the
+    objects it builds (`Output(preds=feats)`), on either arm of a conditional expression."""
     if isinstance(node, cst.Name):
-        return node.value == name
+        return [node.value]
     if isinstance(node, cst.IfExp):  # `raw if output_logits else None`
-        return _holds_directly(node.body, name) or _holds_directly(node.orelse, name)
+        return _directly_held_names(node.body) + _directly_held_names(node.orelse)
     if isinstance(node, (cst.Tuple, cst.List)):
-        return any(_holds_directly(e.value, name) for e in node.elements)
+        return [n for e in node.elements for n in _directly_held_names(e.value)]
     if isinstance(node, cst.Dict):
-        return any(isinstance(e, cst.DictElement) and _holds_directly(e.value, name) for e in node.elements)
+        return [n for e in node.elements if isinstance(e, cst.DictElement) for n in _directly_held_names(e.value)]
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value[:1].isupper():
-        return any(_holds_directly(a.value, name) for a in node.args)
-    return False
+        return [n for a in node.args for n in _directly_held_names(a.value)]
+    return []
 
 
 def _reads_self_container(node: cst.BaseExpression) -> bool:
@@ -631,9 +637,12 @@ def _handed_back_names(function: cst.FunctionDef) -> frozenset[str]:
     found: set[str] = set()
     added: list[tuple[str, str]] = []  # (list, what is added to it)
     items: list[tuple[str, str]] = []  # (what is iterated, the loop's target)
-    for node in descendants(function.body):
+    pending: list[cst.CSTNode] = [function.body]
+    while pending:  # the function's own statements, not those of the functions and classes defined in it
+        node = pending.pop()
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
+        pending.extend(children(node))
         if isinstance(node, (cst.Return, cst.Yield)) and isinstance(node.value, cst.BaseExpression):
             found.update(_directly_held_names(node.value))
         elif isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign) \
@@ -643,13 +652,12 @@ def _handed_back_names(function: cst.FunctionDef) -> frozenset[str]:
                 and node.func.attr.value in sem.ACCUMULATING_METHODS and isinstance(node.func.value, cst.Name):
             added.extend((node.func.value.value, n) for a in node.args for n in _directly_held_names(a.value))
         elif isinstance(node, cst.For):
-            source = node.iter
-            if isinstance(source, cst.Call) and dotted_name(source.func) in ("enumerate", "reversed") and source.args:
-                source = source.args[0].value
-            target = node.target
-            if isinstance(target, cst.Tuple) and dotted_name(node.iter.func if isinstance(node.iter, cst.Call) else node.iter) == "enumerate" \
-                    and len(target.elements) == 2:
-                target = target.elements[1].value
+            source, target = node.iter, node.target
+            wrapper = dotted_name(source.func) if isinstance(source, cst.Call) and source.args else None
+            if wrapper == "enumerate" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                source, target = source.args[0].value, target.elements[1].value  # type: ignore[union-attr]  # `for i, h in enumerate(hyps)`
+            elif wrapper == "reversed":
+                source = source.args[0].value  # type: ignore[union-attr]
             if isinstance(source, cst.Name) and isinstance(target, cst.Name):
                 items.append((source.value, target.value))
     for _ in range(3):  # a list added to a list added to one returned
@@ -658,15 +666,3 @@ def _handed_back_names(function: cst.FunctionDef) -> frozenset[str]:
             break
         found |= grown
     return frozenset(found)
-
-
-def _directly_held_names(node: cst.BaseExpression) -> list[str]:
-    if isinstance(node, cst.Name):
-        return [node.value]
-    if isinstance(node, cst.IfExp):
-        return _directly_held_names(node.body) + _directly_held_names(node.orelse)
-    if isinstance(node, (cst.Tuple, cst.List)):
-        return [n for e in node.elements for n in _directly_held_names(e.value)]
-    if isinstance(node, cst.Dict):
-        return [n for e in node.elements if isinstance(e, cst.DictElement) for n in _directly_held_names(e.value)]
-    return []
