@@ -87,7 +87,7 @@ def _is_hot_def(node: ast.AST, globs: tuple[str, ...]) -> bool:
     if name in HOT_CALL_NAMES or name in sem.OPTIMIZER_STEP_NAMES or _hot_name_pattern(globs).match(name):
         return True
     arguments = node.args  # type: ignore[attr-defined]
-    if any(a.arg in sem.PER_STEP_PARAMETERS for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)):
+    if sem.takes_a_step_batch(a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)):
         return True
     for decorator in node.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator

@@ -534,8 +534,8 @@ def _own_hot(graph: "CallGraph", key: FunctionKey, info: FunctionInfo, hot_globs
         if owner is not None and name in owner.per_step_methods:
             return True  # an optimizer's or a diffusion scheduler's `step`, a metric's `update`
     arguments = getattr(node, "args", None)
-    if arguments is not None and any(a.arg in sem.PER_STEP_PARAMETERS
-                                     for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)):
+    if arguments is not None and sem.takes_a_step_batch(
+            a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)):
         return True  # `prepare_lora_batch(self, forward_batch)`: what prepares or runs one step's batch
     for decorator in getattr(node, "decorator_list", []):
         target = decorator.func if isinstance(decorator, ast.Call) else decorator

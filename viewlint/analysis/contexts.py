@@ -314,7 +314,7 @@ class ContextStack:
                 if takes_tensor(node):
                     return True
         params = node.params
-        if any(p.name.value in sem.PER_STEP_PARAMETERS for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
+        if sem.takes_a_step_batch(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
             return True  # `prepare_lora_batch(self, forward_batch)`: what prepares or runs one step's batch
         for decorator in node.decorators:
             expr = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator

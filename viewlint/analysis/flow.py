@@ -22,9 +22,9 @@ from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class
 from viewlint.analysis.rebinding import match_captures, stored_names
 from viewlint.analysis.ranks import unpacked_ranks
-from viewlint.analysis.tree import children, descendants, dotted_name, keyed_reference, remembered, stored_key, subtree
+from viewlint.analysis.tree import children, descendants, dotted_name, keyed_reference, own_nodes, remembered, stored_key, subtree
 from viewlint.analysis.value_ops import MODULE_OUTPUT, fields_mark, labelled, local_call_key, never_eager
-from viewlint.analysis.values import ARRAY_ITEM, HOST, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Value, join, rank_floor, shape_of
+from viewlint.analysis.values import ARRAY_ITEM, HOST, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Value, join, join_all, rank_floor, shape_of
 
 if TYPE_CHECKING:
     from viewlint.analysis.summaries import ModuleSummaries
@@ -233,20 +233,12 @@ class FlowHooks:
                 or isinstance(params.star_arg, cst.Param):
             return None
         returns: list[cst.Return] = []
-        stack: list[cst.CSTNode] = [node.body]
-        while stack:  # its own statements, not those of functions and classes defined in it
-            child = stack.pop()
+        for child in own_nodes(node):
             if isinstance(child, (cst.Yield, cst.Await)):
                 return None
             if isinstance(child, cst.Return):
                 returns.append(child)
-            if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                stack.extend(children(child))
-        values = [self.value_of(r.value) if r.value is not None else HOST for r in returns] or [HOST]
-        joined = values[0]
-        for value in values[1:]:
-            joined = join(joined, value)
-        return joined
+        return join_all([self.value_of(r.value) if r.value is not None else HOST for r in returns] or [HOST])
 
     def enter_class(self, node: cst.ClassDef) -> None:
         self.contexts.enter_class(node)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from typing import Callable, Optional
+from typing import Callable, Iterable, Optional
 
 # Methods whose result is always a view of the receiver (same storage).
 VIEW_METHODS = frozenset(
@@ -465,6 +465,12 @@ TENSOR_ONLY_METHODS = frozenset({
 # Parameters that only a per-step function takes: SGLang hands each forward step's batch (`forward_batch: ForwardBatch`)
 # to the functions that prepare and run it, once per step.
 PER_STEP_PARAMETERS = frozenset({"forward_batch"})
+
+
+def takes_a_step_batch(parameters: Iterable[str]) -> bool:
+    """A function with one of these parameters prepares or runs one step's batch: hot (the walker, the call graph and
+    the prefilter each pass the parameter names of their own tree)."""
+    return any(name in PER_STEP_PARAMETERS for name in parameters)
 # Registering a function to run on every forward or backward pass of a module (or every backward of a tensor).
 HOOK_REGISTRATIONS = frozenset({
     "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",

@@ -19,7 +19,7 @@ from viewlint.analysis.retention import held_container, long_lived_receiver
 from viewlint.analysis.contexts import ContextStack
 from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex
-from viewlint.analysis.tree import children, descendants, dotted_name, remembered
+from viewlint.analysis.tree import descendants, dotted_name, own_nodes, remembered
 from viewlint.analysis.returns import made_inside_base
 from viewlint.analysis.value_ops import MODULE_OUTPUT
 from viewlint.analysis.values import UNKNOWN, Device, Kind, Value
@@ -637,12 +637,7 @@ def _handed_back_names(function: cst.FunctionDef) -> frozenset[str]:
     found: set[str] = set()
     added: list[tuple[str, str]] = []  # (list, what is added to it)
     items: list[tuple[str, str]] = []  # (what is iterated, the loop's target)
-    pending: list[cst.CSTNode] = [function.body]
-    while pending:  # the function's own statements, not those of the functions and classes defined in it
-        node = pending.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        pending.extend(children(node))
+    for node in own_nodes(function):  # (not the returns of the functions defined in it)
         if isinstance(node, (cst.Return, cst.Yield)) and isinstance(node.value, cst.BaseExpression):
             found.update(_directly_held_names(node.value))
         elif isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign) \

@@ -156,6 +156,17 @@ def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(reversed(children(current)))
 
 
+def own_nodes(function: cst.FunctionDef) -> Iterator[cst.CSTNode]:
+    """The nodes of a function's body that belong to it: those of the functions, classes and lambdas defined in it are
+    left out (their definitions themselves are not)."""
+    pending: list[cst.CSTNode] = [function.body]
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            pending.extend(reversed(children(node)))
+
+
 def walk_events(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, bool]]:
     """`(node, True)` on entering and `(node, False)` on leaving each node under `node` (itself
     included), in source order, without whitespace or punctuation: a libcst visitor's
