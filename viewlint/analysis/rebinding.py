@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Iterable, Iterator, Optional
 
 import libcst as cst
 
@@ -26,7 +26,8 @@ _RESTRIDING_CALL = re.compile(r"\.\s*(?:t_|transpose_|swapdims_|swapaxes_|as_str
 # `x.data = …` (not `==`) replaces a tensor's storage and strides in place (`self.data = …` sets an attribute).
 # (The dot first, then the look behind it: a pattern that starts with a plain character is searched for fast.)
 _DATA_STORE = re.compile(r"\.(?<!\bself\.)\s*data\s*=(?!=)")
-_GLOBAL = re.compile(r"\b(?:global|nonlocal)\b")
+# A `global`/`nonlocal` statement starts a line or follows `;` or `:` (`if flag: global x`); a superset.
+_GLOBAL = re.compile(r"(?:^|[;:])[ \t]*(?:global|nonlocal)[ \t]+[^\W\d]", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def layout_risks(source: str, tree: Optional[ast.Module], kept_rows: Optional[by
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return LayoutRisks(True, frozenset())
     if declares:
-        for node in ast.walk(tree):
+        for node in _statements(tree.body):
             if isinstance(node, (ast.Global, ast.Nonlocal)):
                 names.update(node.names)
     if kept_rows is not None:
@@ -71,6 +72,21 @@ def layout_risks(source: str, tree: Optional[ast.Module], kept_rows: Optional[by
                 continue
             unseen.update(_ast_bound_names(statement))
     return LayoutRisks(restrides, frozenset(names), frozenset(unseen))
+
+
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement in `body` and in the bodies nested in it, not the expressions (where no `global` can be)."""
+    stack = list(reversed(body))
+    while stack:
+        statement = stack.pop()
+        yield statement
+        for field in _BODIES:
+            nested = getattr(statement, field, None)
+            if nested:
+                stack.extend(reversed(nested))
 
 
 def _ast_bound_names(statement: ast.stmt) -> set[str]:
