@@ -176,6 +176,9 @@ class RedundantContiguous(Rule):
                     return "it is the result of `.contiguous()`"
                 return f"`.{method}()` of a contiguous tensor is contiguous"
         if isinstance(node, cst.Subscript):
+            if not self.facts.value_of(node.value).is_tensor:
+                # An item of a list or dict (`dv[i]` of `dv = [torch.zeros(...) for ...]`), not an indexing.
+                return f"it is an item of `{self.facts.short_source(node.value)}`, stored contiguous"
             value = self.facts.value_of(node)
             if value.is_view:
                 return f"whole rows (`{value.origin}`) of a contiguous tensor are contiguous"
