@@ -42,3 +42,177 @@ def test_the_stored_item_is_contiguous_and_contiguous_returns_it():
     item = dv[0].to(torch.float16)
     assert item.is_contiguous() and item.contiguous() is item
     assert all(t.is_contiguous() for t in scope["reduce_chunks"](grads, 2, torch.float16))
+
+
+# ---------------------------------------------------------------- `dict(batch)` copies the mapping, not its values
+PPO_LOSS = """
+    import torch
+    from torch import nn
+
+
+    class PPOLoss(nn.Module):
+        def __init__(self, actor):
+            super().__init__()
+            self.actor = actor
+
+        def forward(self, tensordict: dict) -> dict:
+            tensordict = dict(tensordict)
+            advantage = tensordict["advantage"]
+            if advantage.numel() > 1:
+                loc = advantage.mean().item()
+                scale = advantage.std().clamp_min(1e-6).item()
+                advantage = (advantage - loc) / scale
+            return {"loss": -(self.actor(tensordict["observation"]) * advantage).mean()}
+"""
+
+
+def test_an_item_of_a_copied_batch_dict_is_what_the_dict_held():
+    # TorchRL `PPOLoss.forward` (pytorch/rl#1783): `dict(td)` of a batch dict still holds its tensors, so the
+    # advantage normalisation's `.item()`s are host syncs in every loss call.
+    assert _lint(PPO_LOSS) == [(14, "VL401"), (15, "VL401")]
+
+
+def test_dict_of_a_dict_shares_its_values_and_item_syncs_on_a_tensor():
+    torch = _run(PPO_LOSS)["torch"]
+    batch = {"advantage": torch.randn(8), "observation": torch.randn(8, 3)}
+    copied = dict(batch)
+    assert copied["advantage"] is batch["advantage"]  # the same tensor, not a copy and not a host value
+    assert isinstance(copied["advantage"].mean().item(), float)
+
+
+DICT_FORMS = """
+    import torch
+
+
+    def forms(td: dict, names):
+        made = [torch.zeros(3), torch.ones(3)]
+        by_pairs = dict(zip(names, made))
+        a = by_pairs["a"]
+        by_keywords = dict(x=torch.zeros(3))
+        b = by_keywords["x"]
+        c = dict(td)["k"]
+        return a, b, c
+"""
+
+
+def test_dict_calls_hold_the_values_they_are_given(tmp_path):
+    beliefs = _beliefs(tmp_path, DICT_FORMS)
+    assert beliefs[("a", 7)]["tensor"] is True  # the second item of each pair
+    assert beliefs[("b", 9)]["tensor"] is True  # a keyword's value
+    assert beliefs[("c", 10)]["tensor"] is None  # what a bare `dict` parameter holds: nothing known (not "no tensor")
+
+
+def _beliefs(tmp_path, source: str) -> dict:
+    import json
+
+    from conftest import run_viewlint
+
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
+    completed = run_viewlint("beliefs", str(path))
+    rows = [json.loads(line) for line in completed.stdout.splitlines() if line.strip()]
+    return {(row["target"], row["line"]): row for row in rows}
+
+
+# ---------------------------------------------------------------- a per-step batch by its class
+ALLOC_FOR_EXTEND = """
+    import torch
+
+
+    class ScheduleBatch:
+        def __init__(self, reqs, device):
+            self.reqs = reqs
+            self.device = device
+            self.seq_lens = torch.zeros(len(reqs), dtype=torch.int64, device=device)
+
+        def merge_batch(self, other: "ScheduleBatch"):
+            self.seq_lens = torch.cat([self.seq_lens, other.seq_lens])
+            self.reqs.extend(other.reqs)
+
+
+    def alloc_for_extend(batch: ScheduleBatch):
+        prefix_tensors = [r.prefix_indices for r in batch.reqs]
+        last_loc = [
+            (t[-1:] if len(t) > 0 else torch.tensor([-1], device=batch.device))
+            for t in prefix_tensors
+        ]
+        return torch.cat(last_loc)
+"""
+
+
+def test_a_function_given_a_schedule_batch_runs_every_step():
+    # SGLang PR #32575 (`alloc_for_extend(batch: ScheduleBatch)`): the scheduler prepares each step's batch there, so
+    # a `torch.tensor(..., device=)` per request is an upload every step. The batch class's own `merge_batch(other)`
+    # joins two batches as often as requests come, not every step: its `torch.cat` is not flagged.
+    assert _lint(ALLOC_FOR_EXTEND) == [(18, "VL405")]
+
+
+def test_the_upload_builds_on_the_host_the_value_the_slice_holds():
+    scope = _run(ALLOC_FOR_EXTEND)
+    torch = scope["torch"]
+
+    class Req:
+        def __init__(self, prefix):
+            self.prefix_indices = prefix
+
+    batch = scope["ScheduleBatch"]([Req(torch.tensor([4, 5])), Req(torch.tensor([], dtype=torch.int64))], "cpu")
+    assert scope["alloc_for_extend"](batch).tolist() == [5, -1]
+
+
+# ---------------------------------------------------------------- a list of Python values is host data
+REPLAY_METADATA = """
+    import torch
+
+
+    class Metadata:
+        def __init__(self, max_bs, device):
+            self.cu_seqlens_q = torch.zeros(max_bs + 1, dtype=torch.int32, device=device)
+
+
+    class DraftBackend:
+        def __init__(self, num_draft_tokens: int, device):
+            self.num_draft_tokens = num_draft_tokens
+            self.device = device
+
+        def init_forward_metadata_replay_cuda_graph(self, metadata, bs: int):
+            extend_seq_lens_cpu = [self.num_draft_tokens] * bs
+            extend_seq_lens = torch.tensor(extend_seq_lens_cpu, dtype=torch.int32, device=self.device)
+            metadata.cu_seqlens_q[1 : bs + 1].copy_(torch.cumsum(extend_seq_lens, dim=0, dtype=torch.int32))
+"""
+
+
+def test_a_list_of_attribute_values_uploaded_every_replay():
+    # SGLang PR #29415 (DSA `_apply_cuda_graph_metadata`): `[n_draft] * bs` is built on the host, whatever its items
+    # are known to be, and copied to the device before every replay.
+    assert _lint(REPLAY_METADATA) == [(16, "VL405")]
+
+
+def test_the_list_upload_gives_the_same_values_as_torch_full():
+    scope = _run(REPLAY_METADATA)
+    torch = scope["torch"]
+    metadata, backend = scope["Metadata"](4, "cpu"), scope["DraftBackend"](3, "cpu")
+    backend.init_forward_metadata_replay_cuda_graph(metadata, 3)
+    assert metadata.cu_seqlens_q.tolist() == [0, 3, 6, 9, 0]
+    assert torch.equal(torch.tensor([3] * 3, dtype=torch.int32), torch.full((3,), 3, dtype=torch.int32))
+
+
+# ---------------------------------------------------------------- an environment switch read in the test itself
+ENV_SWITCH = """
+    import os
+
+    import torch
+
+
+    class Layer(torch.nn.Module):
+        def forward(self, x, rids):
+            if os.environ.get("MODEL_VALIDATE_ROWS") == "1":
+                expected = torch.tensor(rids, device=x.device)
+                assert bool((x[:, 0] == expected).all())
+            return x * 2
+"""
+
+
+def test_checks_behind_an_environment_switch_read_in_the_test_are_cold():
+    # The body runs only when a user turns on a validation switch (SGLang's KV canary oracle behind
+    # `if envs.SGLANG_KV_CANARY_ENABLE_TOKEN_ORACLE.get():`): opt-in checking, not the hot path.
+    assert _lint(ENV_SWITCH) == []

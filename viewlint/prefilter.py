@@ -28,7 +28,7 @@ from viewlint.analysis.features import Needs
 from viewlint.analysis.callgraph import callgraph_of, hot_by_kind, hot_reasons
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_CALL_NAMES, HOT_FUNCTION_NAMES, HOT_MARKER, SETUP_FUNCTION_NAMES
-from viewlint.analysis.module_index import ModuleIndex
+from viewlint.analysis.module_index import ModuleIndex, parameters_with_classes
 from viewlint.analysis.nodes import preorder
 from viewlint.analysis.project import Project
 from viewlint.analysis.tensor_context import TensorContext
@@ -87,7 +87,7 @@ def _is_hot_def(node: ast.AST, globs: tuple[str, ...]) -> bool:
     if name in HOT_CALL_NAMES or name in sem.OPTIMIZER_STEP_NAMES or _hot_name_pattern(globs).match(name):
         return True
     arguments = node.args  # type: ignore[attr-defined]
-    if sem.takes_a_step_batch(a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)):
+    if sem.takes_a_step_batch(parameters_with_classes(arguments)):
         return True
     for decorator in node.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator

@@ -21,7 +21,7 @@ from viewlint.analysis.falsy import falsy_on_every_edge
 from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_FUNCTION_NAMES, hands_over_to_host
 from viewlint.analysis.injected import passed_functions
 from viewlint.analysis.graphs import in_cycles
-from viewlint.analysis.module_index import ModuleIndex, annotation_class
+from viewlint.analysis.module_index import ModuleIndex, annotation_class, parameters_with_classes
 from viewlint.analysis.nodes import dotted, preorder
 from viewlint.analysis.once import is_cached
 
@@ -534,8 +534,7 @@ def _own_hot(graph: "CallGraph", key: FunctionKey, info: FunctionInfo, hot_globs
         if owner is not None and name in owner.per_step_methods:
             return True  # an optimizer's or a diffusion scheduler's `step`, a metric's `update`
     arguments = getattr(node, "args", None)
-    if arguments is not None and sem.takes_a_step_batch(
-            a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)):
+    if arguments is not None and sem.takes_a_step_batch(parameters_with_classes(arguments), key.owner):
         return True  # `prepare_lora_batch(self, forward_batch)`: what prepares or runs one step's batch
     for decorator in getattr(node, "decorator_list", []):
         target = decorator.func if isinstance(decorator, ast.Call) else decorator

@@ -302,7 +302,9 @@ class CallEvaluation(TorchFunctionCalls):
             return INT if name != "range" else HOST
         if name in ("float", "bool", "str", "repr", "isinstance", "print", "id", "callable", "hasattr", "slice"):
             return HOST
-        if name in ("list", "tuple", "dict", "set", "OrderedDict", "deque", "sorted", "reversed"):
+        if name in ("dict", "OrderedDict"):
+            return self._dict_call(node, name, local)
+        if name in ("list", "tuple", "set", "deque", "sorted", "reversed"):
             elements = tuple(self.evaluate(a.value, local) for a in node.args if a.keyword is None)
             if name in ("list", "tuple", "sorted", "reversed", "deque") and len(elements) == 1 and elements[0].kind in (
                     Kind.TENSOR_SEQUENCE, Kind.WRAPPER, Kind.INT_LIST):
@@ -354,6 +356,29 @@ class CallEvaluation(TorchFunctionCalls):
                 fields.append(None)
         named = tuple(fields) if any(f is not None for f in fields) else ()
         return Value(kind=Kind.WRAPPER, elements=elements, wrapper=name, fields=named)
+
+    def _dict_call(self, node: cst.Call, name: str, local: Locals) -> Value:
+        """`dict(other)` copies a mapping: its values are `other`'s (`td = dict(td)` of a batch dict still holds its
+        tensors, whatever they are); `dict(pairs)` holds the pairs' second items; `dict(a=x)` holds `x`."""
+        values: list[Value] = []
+        for argument in node.args:
+            if argument.star == "**" or argument.star == "*":
+                values.append(UNKNOWN)
+                continue
+            value = self.evaluate(argument.value, local)
+            if argument.keyword is not None:
+                values.append(value)
+            elif value.kind is Kind.WRAPPER and value.wrapper in ("dict", "ordereddict", "defaultdict", "counter", "OrderedDict"):
+                if not value.elements:
+                    return value.with_(wrapper="dict")  # a bare `dict` (`td: dict`): nothing known of its values
+                values.extend(value.elements)
+            else:
+                pair = value.element() if value.kind is Kind.WRAPPER else UNKNOWN
+                if pair.kind is Kind.WRAPPER and pair.wrapper == "tuple" and len(pair.elements) == 2:
+                    values.append(pair.elements[1])  # `dict(zip(names, tensors))`, `dict(d.items())`
+                else:
+                    values.append(UNKNOWN)
+        return container_value(tuple(values), "dict" if name == "dict" else "ordereddict")
 
     def maybe_view(self, receiver: Value, op: str, device: Device, source: Optional[cst.BaseExpression] = None) -> Value:
         """The result of a conversion that returns its input when it can (`reshape`, `contiguous`, `to`,

@@ -21,7 +21,7 @@ import libcst as cst
 
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.guards import cold_test, joined, local_switches
-from viewlint.analysis.module_index import ModuleIndex
+from viewlint.analysis.module_index import ModuleIndex, cst_parameters_with_classes
 from viewlint.analysis.nodes import preorder
 from viewlint.analysis.once import local_bindings, may_run_once
 from viewlint.analysis.once import runs_once as once_runs_once
@@ -314,7 +314,7 @@ class ContextStack:
                 if takes_tensor(node):
                     return True
         params = node.params
-        if sem.takes_a_step_batch(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
+        if sem.takes_a_step_batch(cst_parameters_with_classes(params), self.class_name if self.contexts[-1].kind == "class" else None):
             return True  # `prepare_lora_batch(self, forward_batch)`: what prepares or runs one step's batch
         for decorator in node.decorators:
             expr = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator

@@ -19,7 +19,7 @@ from viewlint.analysis.annotations import annotation_value, docstring_rank, docs
 from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.contexts import ContextStack, warns_and_leaves
 from viewlint.analysis.evaluator import Evaluator
-from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class
+from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class, cst_annotation_class
 from viewlint.analysis.rebinding import match_captures, stored_names
 from viewlint.analysis.ranks import unpacked_ranks
 from viewlint.analysis.tree import children, descendants, dotted_name, keyed_reference, own_nodes, remembered, stored_key, subtree
@@ -179,7 +179,7 @@ class FlowHooks:
         found: dict[str, str] = {}
         for param in params:
             if param.annotation is not None:
-                reference = _annotation_class_of(param.annotation.annotation)
+                reference = cst_annotation_class(param.annotation.annotation)
                 if reference is not None:
                     found[param.name.value] = reference
         return found
@@ -518,14 +518,6 @@ class FlowHooks:
 
 # `_item_kind` of a container whose items are lists of ints (indices that gather).
 INT_LIST_ITEMS = "int list"
-
-
-def _annotation_class_of(annotation: cst.BaseExpression) -> Optional[str]:
-    """The class a parameter's annotation names (read with `ast`, as the module index reads them)."""
-    try:
-        return annotation_class(ast.parse(cst.Module(body=[]).code_for_node(annotation), mode="eval").body)
-    except SyntaxError:
-        return None
 
 
 def _host_only_parameters(function: cst.FunctionDef) -> frozenset[str]:

@@ -59,6 +59,8 @@ def cold_test(test: ast.AST, switches: frozenset[str] = frozenset()) -> bool:
         callee = _own_callee(test.func)
         if callee is not None and predicate_key(callee) in switches:
             return True
+    if type(test) in (ast.Call, ast.Subscript, ast.Compare) and is_debug_switch("", test):
+        return True  # `if envs.SGLANG_..._VALIDATE.get():`, `if os.environ.get("X_DEBUG") == "1":` read in place
     words = ast_words(test)
     if "__name__" in words and "__main__" in words:
         return True

@@ -228,6 +228,25 @@ _NOT_CLASSES = frozenset({"int", "float", "str", "bool", "bytes", "None", "list"
                           "List", "Dict", "Set", "Tuple", "Callable", "Sequence", "Mapping", "Iterable", "Iterator"})
 
 
+def parameters_with_classes(arguments: ast.arguments) -> list[tuple[str, Optional[str]]]:
+    """(name, the class its annotation names) of each parameter of a function (`semantics.takes_a_step_batch`)."""
+    return [(a.arg, annotation_class(a.annotation)) for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
+
+
+def cst_parameters_with_classes(params: cst.Parameters) -> list[tuple[str, Optional[str]]]:
+    """The same, off libcst's parameters."""
+    return [(p.name.value, cst_annotation_class(p.annotation.annotation) if p.annotation is not None else None)
+            for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+
+
+def cst_annotation_class(annotation: cst.BaseExpression) -> Optional[str]:
+    """The class a libcst annotation names (read with `ast`, as the index reads them)."""
+    try:
+        return annotation_class(ast.parse(cst.Module(body=[]).code_for_node(annotation), mode="eval").body)
+    except SyntaxError:
+        return None
+
+
 def annotation_class(annotation: Optional[ast.AST]) -> Optional[str]:
     """The class an annotation names (`Cache`, `Optional[Cache]`, `Cache | None`, `"Cache"`), if it names one."""
     if annotation is None:

@@ -465,12 +465,18 @@ TENSOR_ONLY_METHODS = frozenset({
 # Parameters that only a per-step function takes: SGLang hands each forward step's batch (`forward_batch: ForwardBatch`)
 # to the functions that prepare and run it, once per step.
 PER_STEP_PARAMETERS = frozenset({"forward_batch"})
+# The classes of those batches under other names: SGLang's scheduler batches and vLLM's per-step `SchedulerOutput` (a
+# `ForwardBatch` under another name is most often a debugging tool's: `maybe_inaccurate_forward_batch`).
+PER_STEP_BATCH_CLASSES = frozenset({"ScheduleBatch", "ModelWorkerBatch", "SchedulerOutput"})
 
 
-def takes_a_step_batch(parameters: Iterable[str]) -> bool:
-    """A function with one of these parameters prepares or runs one step's batch: hot (the walker, the call graph and
-    the prefilter each pass the parameter names of their own tree)."""
-    return any(name in PER_STEP_PARAMETERS for name in parameters)
+def takes_a_step_batch(parameters: Iterable[tuple[str, Optional[str]]], owner: Optional[str] = None) -> bool:
+    """A function with one of these parameters prepares or runs one step's batch: hot. `parameters`: (name, the class
+    its annotation names), as the walker, the call graph and the prefilter read them (`parameters_with_classes`). A
+    method of the batch's class given another (`merge_batch(self, other: ScheduleBatch)`) runs as often as requests."""
+    return any(name in PER_STEP_PARAMETERS or ((annotated or "").split(".")[-1] in PER_STEP_BATCH_CLASSES
+                                               and (annotated or "").split(".")[-1] != owner)
+               for name, annotated in parameters)
 # Registering a function to run on every forward or backward pass of a module (or every backward of a tensor).
 HOOK_REGISTRATIONS = frozenset({
     "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
@@ -672,9 +678,9 @@ COLD_GUARD_WORDS = LOGGING_WORDS + PURPOSE_WORDS
 # (`torchvision._is_tracing()`, `torch.jit.is_scripting()`, `torch.onnx.is_in_onnx_export()`).
 NEVER_EAGER_CALLS = ("is_tracing", "is_scripting", "is_in_onnx_export")
 # Words in the name (or environment variable) of an environment switch that turns on checks or dumps: what it
-# guards is opt-in validation (`SGLANG_VALIDATE_REPLAY_STATE_INDICES`, `..._VERIFY_REAL_TENSORS`) or inspection
-# (`HF_BACKEND_LOGIT_DUMP`).
-DEBUG_SWITCH_WORDS = ("debug", "validate", "validation", "verify", "sanity", "check", "dump")
+# guards is opt-in validation (`SGLANG_VALIDATE_REPLAY_STATE_INDICES`, `..._VERIFY_REAL_TENSORS`, a KV canary's oracle) or
+# inspection (`HF_BACKEND_LOGIT_DUMP`).
+DEBUG_SWITCH_WORDS = ("debug", "validate", "validation", "verify", "sanity", "check", "dump", "canary")
 # Class names of debugging tools (`DebugUnderflowOverflow`): their hooks inspect values on purpose, when enabled.
 DEBUG_CLASS_WORDS = ("Debug",)
 # Class names of modules that check a pipeline's final output (diffusers' `StableDiffusionSafetyChecker`): once per

@@ -230,6 +230,10 @@ class TorchFunctionCalls(ArgumentReading):
 
 def is_host_data(expression: cst.BaseExpression, value: Value) -> bool:
     """What a constructor reads on the host: a number, a list, a tuple, a comprehension or a NumPy array, written out
-    or known so (`torch.as_tensor(lengths)` builds on the CPU; VL405's uploads copy it to the device)."""
+    or known so (`torch.as_tensor(lengths)` builds on the CPU; VL405's uploads copy it to the device). A Python list
+    or tuple is read on the host whatever its items are (`[n_draft] * bs`; 0-dim device tensors in it are each read
+    back first)."""
+    if value.kind is Kind.WRAPPER and value.wrapper in ("list", "tuple"):
+        return True
     return value.kind in (Kind.INT, Kind.INT_LIST, Kind.HOST, Kind.ARRAY) or isinstance(
         expression, (cst.List, cst.Tuple, cst.ListComp, cst.Integer, cst.Float))
