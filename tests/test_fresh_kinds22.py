@@ -216,3 +216,66 @@ def test_checks_behind_an_environment_switch_read_in_the_test_are_cold():
     # The body runs only when a user turns on a validation switch (SGLang's KV canary oracle behind
     # `if envs.SGLANG_KV_CANARY_ENABLE_TOKEN_ORACLE.get():`): opt-in checking, not the hot path.
     assert _lint(ENV_SWITCH) == []
+
+
+# ---------------------------------------------------------------- one tensor split between two holders
+RADIX_SPLIT = """
+    from typing import List, Optional
+
+    import torch
+
+
+    class TreeNode:
+        def __init__(self):
+            self.children = {}
+            self.parent: Optional["TreeNode"] = None
+            self.key: List[int] = None
+            self.value: Optional[torch.Tensor] = None
+
+
+    class RadixCache:
+        def _split_node(self, key, child: TreeNode, split_len: int):
+            new_node = TreeNode()
+            new_node.children = {key[split_len]: child}
+            new_node.parent = child.parent
+            new_node.key = child.key[:split_len]
+            new_node.value = child.value[:split_len]
+            child.parent = new_node
+            child.key = child.key[split_len:]
+            child.value = child.value[split_len:]
+            new_node.parent.children[key[0]] = new_node
+            return new_node
+
+
+    class RadixCacheFixed(RadixCache):
+        def _split_node(self, key, child: TreeNode, split_len: int):
+            new_node = TreeNode()
+            new_node.children = {key[split_len]: child}
+            new_node.parent = child.parent
+            new_node.key = child.key[:split_len]
+            new_node.value = child.value[:split_len].clone()
+            child.parent = new_node
+            child.key = child.key[split_len:]
+            child.value = child.value[split_len:].clone()
+            new_node.parent.children[key[0]] = new_node
+            return new_node
+"""
+
+
+def test_a_tensor_split_between_two_tree_nodes_pins_all_of_it_in_each():
+    # SGLang PR #17191 (`RadixCache._split_node`): both halves of a node's KV indices stayed views of one storage, so
+    # evicting one node freed none of it. The field's type is read off `__init__`'s `self.value: Optional[Tensor]`.
+    assert _lint(RADIX_SPLIT) == [(20, "VL101"), (23, "VL101")]
+
+
+def test_each_half_keeps_the_whole_storage_and_clone_gives_each_its_own():
+    scope = _run(RADIX_SPLIT)
+    torch = scope["torch"]
+    for cache, pinned in ((scope["RadixCache"](), True), (scope["RadixCacheFixed"](), False)):
+        root, child = scope["TreeNode"](), scope["TreeNode"]()
+        child.parent, child.key, child.value = root, list(range(1000)), torch.arange(1000)
+        root.children[0] = child
+        parent = cache._split_node(child.key, child, 10)
+        whole = 1000 * child.value.element_size()
+        assert (parent.value.untyped_storage().nbytes() == whole) is pinned
+        assert (child.value.untyped_storage().nbytes() == whole) is pinned

@@ -494,6 +494,15 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                     if annotated is not None:
                         info.attribute_annotations[member.target.id] = annotated
                     info.field_annotations[member.target.id] = ast.unparse(member.annotation)
+            for member in stmt.body:
+                if isinstance(member, ast.FunctionDef) and member.name == "__init__":
+                    # `self.value: Optional[torch.Tensor] = None` in `__init__`: the field as its class declares it
+                    # (`child.value` of `child: TreeNode`), where the class body does not.
+                    for node in segment_nodes[id(member)]:
+                        if type(node) is ast.AnnAssign and type(node.target) is ast.Attribute \
+                                and type(node.target.value) is ast.Name and node.target.value.id == "self" \
+                                and node.target.attr not in info.field_annotations:  # type: ignore[attr-defined]
+                            info.field_annotations[node.target.attr] = ast.unparse(node.annotation)  # type: ignore[attr-defined]
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             nodes = segment_nodes[id(stmt)]
             functions.append((stmt, None, nodes))  # type: ignore[arg-type]

@@ -311,6 +311,22 @@ class StoreQuestions:
                 return True
         return False
 
+    def _split_between_holders(self, target: cst.Attribute, stored: cst.BaseExpression) -> Optional[Value]:
+        """What `target = stored` keeps, where this function splits an object's tensor between holders: it sets one
+        attribute to a piece of `X.attr` and `X.attr` itself to another piece (`X.attr = X.attr[n:]`); None elsewhere."""
+        function = self._scope_nodes[-1] if self._scope_nodes else None
+        if not isinstance(function, cst.FunctionDef):
+            return None
+        key = ("split holders", id(function))
+        known = self.index.memo.get(key)
+        if known is None or known[0] is not function:  # type: ignore[index]
+            known = self.index.memo[key] = (function, remembered("split holders", function, lambda: _split_holders(function)))
+        holders = known[1].get(_sliced_name(stored) or "")  # type: ignore[index, union-attr]
+        if holders is None or dotted_name(target) not in holders:
+            return None
+        value = self.value_of(stored)
+        return value if value.is_view and value.partial else None
+
     def _handed_back(self, name: str) -> bool:
         """`name` (a local, or what a loop takes from one) leaves the function with its objects: it is returned or
         yielded, added to a list that is (`hyps += current`, `out.extend(current)`), or taken item by item from one
@@ -381,6 +397,10 @@ class StoreQuestions:
                     if self._pins_an_iteration(value, filled[0], node.value):
                         events.append(StoreEvent(node, node.value, value, self.short_source(t.value) + "[...]",
                                                  loop=filled[0], handed_back=filled[1]))
+                elif isinstance(t, cst.Attribute) and (split := self._split_between_holders(t, node.value)) is not None:
+                    # `new_node.value = child.value[:n]` and `child.value = child.value[n:]`: two objects now hold
+                    # pieces of one storage, and each keeps all of it alive when the other is dropped.
+                    events.append(StoreEvent(node, node.value, split, self.short_source(t)))
                 elif isinstance(t, cst.Attribute) and t.attr.value == "data" and self._parameter_like(t.value):
                     # `layer.weight.data = piece`: the parameter now lives on the storage of `piece`.
                     events.append(StoreEvent(node, node.value, self.value_of(node.value), self.short_source(t)))
@@ -629,6 +649,28 @@ def _object_root(node: cst.BaseExpression) -> Optional[str]:
     while isinstance(node, (cst.Subscript, cst.Attribute)):
         node = node.value
     return node.value if isinstance(node, cst.Name) else None
+
+
+def _sliced_name(node: cst.BaseExpression) -> Optional[str]:
+    """`child.value` of `child.value[:n]`, `child.value[n:]`: the attribute a slice (a part of it) is taken of."""
+    if not isinstance(node, cst.Subscript) or not any(isinstance(e.slice, cst.Slice) for e in node.slice):
+        return None
+    name = dotted_name(node.value)
+    return name if name is not None and "." in name else None
+
+
+def _split_holders(function: cst.FunctionDef) -> dict[str, frozenset[str]]:
+    """{`child.value`: the attributes set to pieces of it}, for each attribute this function sets to a piece of itself
+    (`child.value = child.value[n:]`) while it sets another attribute to another piece (`new_node.value =
+    child.value[:n]`)."""
+    pieces: dict[str, set[str]] = {}
+    for node in own_nodes(function):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Attribute):
+            sliced = _sliced_name(node.value)
+            target = dotted_name(node.targets[0].target)
+            if sliced is not None and target is not None:
+                pieces.setdefault(sliced, set()).add(target)
+    return {name: frozenset(held) for name, held in pieces.items() if name in held and len(held) > 1}
 
 
 def _handed_back_names(function: cst.FunctionDef) -> frozenset[str]:
