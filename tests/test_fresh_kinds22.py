@@ -279,3 +279,41 @@ def test_each_half_keeps_the_whole_storage_and_clone_gives_each_its_own():
         whole = 1000 * child.value.element_size()
         assert (parent.value.untyped_storage().nbytes() == whole) is pinned
         assert (child.value.untyped_storage().nbytes() == whole) is pinned
+
+
+# ---------------------------------------------------------------- what `torch.*_like` is given is a tensor
+SPIKING_RESET = """
+    import torch
+
+
+    class SpikingNeuron(torch.nn.Module):
+        @staticmethod
+        def detach(*args):
+            for state in args:
+                state.detach_()
+
+        @staticmethod
+        def zeros(*args):
+            for state in args:
+                state = torch.zeros_like(state)
+"""
+
+
+def test_a_loop_variable_given_to_zeros_like_and_rebound_leaves_the_caller_s_tensors():
+    # snnTorch issue #423 (`SpikingNeuron.zeros`): `torch.zeros_like(state)` says `state` is a tensor (the `*_like`
+    # factories raise a TypeError on anything else), so rebinding it clears nothing.
+    assert _lint(SPIKING_RESET) == [(13, "VL205")]
+
+
+def test_the_rebound_loop_variable_clears_nothing_and_like_factories_take_only_tensors():
+    scope = _run(SPIKING_RESET)
+    torch = scope["torch"]
+    mem = torch.ones(3)
+    scope["SpikingNeuron"].zeros(mem)
+    assert mem.tolist() == [1.0, 1.0, 1.0]
+    for bad in ([1.0, 2.0], 3.0):
+        try:
+            torch.zeros_like(bad)
+        except TypeError:
+            continue
+        raise AssertionError(f"torch.zeros_like accepted {bad!r}")

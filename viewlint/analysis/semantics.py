@@ -169,7 +169,7 @@ TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.special.", "torch.linalg.", 
 # 2.13): of the functions above, all but those that take a sequence of tensors, an equation, or a number first
 # (`torch.add(2.0, t)`, `torch.pow(2, t)`, `torch.isin(3, t)` run).
 TENSOR_INPUT_FUNCTIONS = (VIEW_FUNCTIONS | SEQUENCE_VIEW_FUNCTIONS | GATHER_FUNCTIONS | FRESH_FUNCTIONS
-                          | FRESH_CONTIGUOUS_FUNCTIONS) - {
+                          | FRESH_CONTIGUOUS_FUNCTIONS | LIKE_FACTORY_FUNCTIONS) - {
     "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack", "torch.dstack",
     "torch.einsum", "torch.add", "torch.sub", "torch.mul", "torch.div", "torch.pow", "torch.remainder",
     "torch.bucketize", "torch.isin"}
