@@ -317,3 +317,35 @@ def test_the_rebound_loop_variable_clears_nothing_and_like_factories_take_only_t
         except TypeError:
             continue
         raise AssertionError(f"torch.zeros_like accepted {bad!r}")
+
+
+# ---------------------------------------------------------------- the body of `if not <guard>:` is where the guard fails
+GUARDS = """
+    import torch
+
+
+    class Block(torch.nn.Module):
+        def forward(self, x, step: int, in_capture: bool = False):
+            if not torch.jit.is_scripting():
+                eager = x.sum().item()
+            if not step % 100:
+                logged = x.sum().item()
+            if in_capture:
+                captured = x.sum().item()
+            if not torch.cuda.is_current_stream_capturing():
+                replayed = x.sum().item()
+            return x
+"""
+
+
+def test_not_of_a_cold_guard_is_the_hot_path_and_graph_capture_is_cold():
+    # `if not torch.jit.is_scripting():` is the eager path (it was read as cold, by the guard's words); `if not step %
+    # 100:` is once per interval; `if in_capture:` (SGLang's DeepSeek-V4 backend) runs while a CUDA graph is captured.
+    assert _lint(GUARDS) == [(7, "VL401"), (13, "VL401")]
+
+
+def test_the_guards_hold_as_read_when_eager_on_the_cpu():
+    scope = _run(GUARDS)
+    torch = scope["torch"]
+    assert not torch.jit.is_scripting() and not torch.cuda.is_current_stream_capturing()
+    assert torch.equal(scope["Block"]()(torch.ones(2), 3), torch.ones(2))

@@ -53,6 +53,11 @@ def cold_test(test: ast.AST, switches: frozenset[str] = frozenset()) -> bool:
         return True  # `if dump_dir is not None:` of `dump_dir = os.environ.get("..._DUMP")`: the switch is on
     if isinstance(test, ast.BoolOp):
         return joined(isinstance(test.op, ast.And), [cold_test(v, switches) for v in test.values])
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        # `if not step % 100:` runs once per interval; any other `not` runs where its guard does not hold:
+        # `if not torch.jit.is_scripting():` is the eager path, `if not debug:` the usual one.
+        return isinstance(test.operand, ast.BinOp) and isinstance(test.operand.op, ast.Mod) \
+            and cold_test(ast.Compare(left=test.operand, ops=[ast.Eq()], comparators=[ast.Constant(0)]), switches)
     if isinstance(test, ast.Constant) and test.value in (0, False, None):
         return True  # `if 0:`, `if False:`: dead code
     if switches and isinstance(test, ast.Call) and not test.args and not test.keywords:

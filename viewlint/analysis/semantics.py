@@ -672,7 +672,10 @@ LOGGING_WORDS = ("log_interval", "logging_steps", "print_freq", "log_every", "de
 # Words in an `if` test whose branch exists for a purpose other than the step itself: export and tracing
 # (`if torchvision._is_tracing():`, `torch.onnx.is_in_onnx_export()`), where what ONNX needs is run, and moving
 # to the host on request (`if force_cpu:`, `if cpu_offload:`), where the copy is the point.
-PURPOSE_WORDS = ("is_tracing", "is_scripting", "onnx", "force_cpu", "offload")
+# (CUDA-graph capture runs once at start-up: `if in_capture:`, `is_current_stream_capturing()`, `get_is_capture_mode()`;
+# not `capture_aux_hidden_states`, which a speculative decoder asks on every step.)
+PURPOSE_WORDS = ("is_tracing", "is_scripting", "onnx", "force_cpu", "offload", "in_capture", "capturing", "capture_mode",
+                 "graph_capture")
 COLD_GUARD_WORDS = LOGGING_WORDS + PURPOSE_WORDS
 # Calls that answer True only while a model is traced, scripted or exported, never when it runs eagerly
 # (`torchvision._is_tracing()`, `torch.jit.is_scripting()`, `torch.onnx.is_in_onnx_export()`).
