@@ -351,3 +351,41 @@ def test_the_guards_hold_as_read_when_eager_on_the_cpu():
     if torch.cuda.is_available():
         assert not torch.cuda.is_current_stream_capturing()  # outside a capture: that body runs on every call
         assert torch.equal(scope["Block"]()(torch.ones(2, device="cuda"), 3), torch.ones(2, device="cuda"))
+
+
+# ---------------------------------------------------------------- `x = a if flag else b`, then `if flag:`
+ROI_ALIGN = """
+    import torch
+
+
+    def _roi_align(input, rois, pooled_height: int, sampling_ratio: int):
+        roi_height = rois[:, 3] - rois[:, 1]
+        exact_sampling = sampling_ratio > 0
+        roi_bin_grid_h = sampling_ratio if exact_sampling else torch.ceil(roi_height / pooled_height)
+        if exact_sampling:
+            count = max(roi_bin_grid_h * roi_bin_grid_h, 1)
+        else:
+            count = torch.clamp(roi_bin_grid_h * roi_bin_grid_h, min=1)
+        if not exact_sampling:
+            fallback = max(roi_bin_grid_h, 1)
+        return count
+
+
+    class RoIAlign(torch.nn.Module):
+        def forward(self, input, rois):
+            return _roi_align(input, rois, 7, -1)
+"""
+
+
+def test_a_name_set_by_a_conditional_expression_holds_its_arm_under_the_same_test():
+    # torchvision's `_roi_align`: under `if exact_sampling:` the grid is the int `sampling_ratio`, so `max(...)`
+    # compares numbers; under `if not exact_sampling:` it is the tensor `torch.ceil(...)`, whose comparison syncs.
+    assert _lint(ROI_ALIGN) == [(13, "VL403")]
+
+
+def test_the_grid_is_an_int_on_the_exact_path_and_a_tensor_on_the_other():
+    scope = _run(ROI_ALIGN)
+    torch = scope["torch"]
+    rois = torch.tensor([[0.0, 0.0, 4.0, 20.0]])
+    assert scope["_roi_align"](None, rois, 7, 2) == 4  # a Python int: no tensor compared
+    assert isinstance(scope["_roi_align"](None, rois, 7, -1), torch.Tensor)

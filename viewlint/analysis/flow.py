@@ -23,7 +23,7 @@ from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_cl
 from viewlint.analysis.rebinding import match_captures, stored_names
 from viewlint.analysis.ranks import unpacked_ranks
 from viewlint.analysis.tree import children, descendants, dotted_name, keyed_reference, own_nodes, remembered, stored_key, subtree
-from viewlint.analysis.value_ops import MODULE_OUTPUT, fields_mark, labelled, local_call_key, never_eager
+from viewlint.analysis.value_ops import MODULE_OUTPUT, conditional_key, fields_mark, labelled, local_call_key, never_eager
 from viewlint.analysis.values import ARRAY_ITEM, HOST, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Value, join, join_all, rank_floor, shape_of
 
 if TYPE_CHECKING:
@@ -368,6 +368,8 @@ class FlowHooks:
             value = self.value_of(node.value)
             for target in node.targets:
                 self._assign_to(target.target, value)
+                if isinstance(target.target, cst.Name):
+                    self._note_conditional(target.target.value, node.value)
                 if not isinstance(target.target, (cst.Tuple, cst.List)):
                     continue
                 # A name unpacked that may hold a shape (not a tuple of values): each of its bindings says whose.
@@ -409,6 +411,20 @@ class FlowHooks:
                     # added, a tensor on every path now.
                     value = join(old.with_(optional=False), value) if value.is_tensor and not value.optional else join(old, value)
                 self.bind_target(target, value)
+
+    def _note_conditional(self, name: str, expression: cst.BaseExpression) -> None:
+        """`x = a if flag else b`: what `x` holds where `flag` holds and where it does not, for a later `if flag:`
+        (`TypeTests.narrowings` reads it while `x` still holds that join). Setting `flag` again forgets what it said."""
+        if self.lookup(conditional_key(name)).kind is Kind.WRAPPER:
+            self.bind(conditional_key(name), UNKNOWN)
+        if not (isinstance(expression, cst.IfExp) and isinstance(expression.test, cst.Name)):
+            return
+        test = expression.test.value
+        arms = (self.value_of(expression.body), self.value_of(expression.orelse), self.lookup(name))  # as bound (labelled)
+        self.bind(conditional_key(test, name), Value(kind=Kind.WRAPPER, wrapper="conditional", elements=arms))
+        known = self.lookup(conditional_key(test))
+        names = known.fields if known.kind is Kind.WRAPPER else ()
+        self.bind(conditional_key(test), Value(kind=Kind.WRAPPER, wrapper="conditional", fields=(*names, name)))
 
     def _assign_to(self, target: cst.BaseExpression, value: Value) -> None:
         if isinstance(target, cst.Subscript):

@@ -10,7 +10,7 @@ import libcst as cst
 
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.tree import children, dotted_name, keyed_reference
-from viewlint.analysis.value_ops import Locals, cpu_test
+from viewlint.analysis.value_ops import Locals, conditional_key, cpu_test
 from viewlint.analysis.values import HOST, INT, UNKNOWN_TENSOR, Device, Kind, Value, join
 
 # The abstract number types of `numbers` (and names a project gives tuples of Python number types).
@@ -116,6 +116,22 @@ class TypeTests:
                 pending.append((child, local))
         return structured
 
+    def _conditional_arms(self, test: str, holds: bool, local: Locals) -> list[tuple[str, Value]]:
+        """Under `if flag:` (or its `else`), the arm of `x = a if flag else b` that ran, where `x` still holds what
+        that statement gave (`count = max(grid_h * grid_w, 1)` of `grid_h = ratio if exact else torch.ceil(...)`,
+        under `if exact:`)."""
+        lookup = getattr(self.env, "lookup", None)  # type: ignore[attr-defined]
+        if lookup is None:
+            return []
+        names = lookup(conditional_key(test))
+        found = []
+        for name in names.fields if names.kind is Kind.WRAPPER else ():
+            arms = lookup(conditional_key(test, name))
+            current = local[name] if name in local else lookup(name)
+            if arms.kind is Kind.WRAPPER and len(arms.elements) == 3 and current == arms.elements[2]:
+                found.append((name, arms.elements[0] if holds else arms.elements[1]))
+        return found
+
     def narrowings(self, test: cst.BaseExpression, holds: bool, local: Optional[Locals] = None) -> list[tuple[str, Value]]:
         """What names are where `test` holds (or does not): `isinstance(x, int)`, `not isinstance(x, torch.Tensor)`,
         `x.is_contiguous()`, and `a and b` conjunctions of them."""
@@ -135,6 +151,8 @@ class TypeTests:
             return self.narrowings(test.expression, not holds, local)
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and holds:
             return self.narrowings(test.left, True, local) + self.narrowings(test.right, True, local)
+        if isinstance(test, cst.Name):
+            return self._conditional_arms(test.value, holds, local)
         on_cpu = cpu_test(test)
         if on_cpu is not None:
             # `if t.is_cuda:` ... `else:`, `if t.device.type != "cpu": return None`: the tensor is on the

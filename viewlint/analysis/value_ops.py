@@ -96,6 +96,12 @@ def labelled(value: Value, name: str) -> Value:
     return value
 
 
+def conditional_key(test: str, name: Optional[str] = None) -> str:
+    """The scope key under which the flow keeps what `name = a if test else b` gave on each arm (`name` given), or
+    the names so bound under `test` (none given)."""
+    return f"?{test}:{name}" if name is not None else f"?{test}"
+
+
 def container_value(elements: tuple[Value, ...], wrapper: str) -> Value:
     """A container holding `elements` (in their positions, so that tuples unpack element by element)."""
     if len(elements) <= MAX_ELEMENTS:
