@@ -389,3 +389,44 @@ def test_the_grid_is_an_int_on_the_exact_path_and_a_tensor_on_the_other():
     rois = torch.tensor([[0.0, 0.0, 4.0, 20.0]])
     assert scope["_roi_align"](None, rois, 7, 2) == 4  # a Python int: no tensor compared
     assert isinstance(scope["_roi_align"](None, rois, 7, -1), torch.Tensor)
+
+
+# ---------------------------------------------------------------- `if not flag:` where every hot caller passes True
+LOGPROBS = """
+    import torch
+
+
+    def get_top_logprobs_raw(logprobs, top_nums, no_copy_to_cpu: bool = False):
+        values, indices = logprobs.topk(max(top_nums), dim=-1)
+        if not no_copy_to_cpu:
+            values = values.tolist()
+            indices = indices.tolist()
+        return values, indices
+
+
+    def get_token_logprobs_raw(logprobs, token_ids, no_copy_to_cpu: bool = False):
+        picked = logprobs[:, token_ids]
+        if not no_copy_to_cpu:
+            picked = picked.tolist()
+        return picked
+
+
+    class LogitsProcessor(torch.nn.Module):
+        def forward(self, logprobs):
+            top = get_top_logprobs_raw(logprobs, [2], no_copy_to_cpu=True)
+            picked = get_token_logprobs_raw(logprobs, [0, 1])
+            return top, picked
+"""
+
+
+def test_a_branch_every_hot_caller_turns_off_with_a_constant_is_cold():
+    # SGLang's `logprob_processor.py`: the speculative path calls `get_top_logprobs_raw(..., no_copy_to_cpu=True)`, so
+    # `if not no_copy_to_cpu:` never runs there; a helper its hot caller leaves at the default still syncs.
+    assert _lint(LOGPROBS) == [(15, "VL401")]
+
+
+def test_the_flag_keeps_the_values_on_the_device_or_copies_them_to_python():
+    scope = _run(LOGPROBS)
+    torch = scope["torch"]
+    top, picked = scope["LogitsProcessor"]()(torch.log_softmax(torch.randn(2, 5), -1))
+    assert isinstance(top[0], torch.Tensor) and isinstance(picked, list)

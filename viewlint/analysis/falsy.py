@@ -1,6 +1,7 @@
 """For a function hot only for its hot callers: the parameters every such call leaves falsy (`self.merge()` of
-`merge(self, safe_merge=False)`), so what `if safe_merge:` guards never runs hot. Read once per module, with the
-call graph's hot reasons (`viewlint.analysis.callgraph.hot_reasons`)."""
+`merge(self, safe_merge=False)`), so what `if safe_merge:` guards never runs hot; and, as `TRUTHY + name`, those every
+such call passes a true constant (`no_copy_to_cpu=True`), so what `if not no_copy_to_cpu:` guards never runs hot.
+Read once per module, with the call graph's hot reasons (`viewlint.analysis.callgraph.hot_reasons`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from viewlint.analysis.nodes import dotted
 
 if TYPE_CHECKING:
     from viewlint.analysis.callgraph import CallGraph, FunctionInfo, FunctionKey
+
+# The mark of a parameter every hot call passes a true constant (a cold switch under `not`: `guards.cold_test`).
+TRUTHY = "not "
 
 
 def falsy_on_every_edge(graph: "CallGraph", edges: list[tuple[FunctionKey, ast.Call]],
@@ -27,7 +31,8 @@ def falsy_on_every_edge(graph: "CallGraph", edges: list[tuple[FunctionKey, ast.C
     for key, names in found.items():
         if names:
             rebound = {n.id for n in ast.walk(graph.functions[key].node) if type(n) is ast.Name and type(n.ctx) is not ast.Load}
-            names -= rebound  # `safe_merge = safe_merge or self.check`: not what the caller passed
+            # `safe_merge = safe_merge or self.check`: not what the caller passed
+            names = {n for n in names if n.removeprefix(TRUTHY) not in rebound}
         if names:
             result[key] = frozenset(names)
     return result
@@ -46,6 +51,6 @@ def _left_falsy(call: ast.Call, info: FunctionInfo) -> set[str]:
     falsy = set()
     for name in [*info.positional, *info.keyword_only]:
         value = passed.get(name, info.defaults.get(name))
-        if type(value) is ast.Constant and not value.value and value.value is not ...:  # type: ignore[attr-defined]
-            falsy.add(name)
+        if type(value) is ast.Constant and value.value is not ...:  # type: ignore[attr-defined]
+            falsy.add(name if not value.value else TRUTHY + name)  # type: ignore[attr-defined]
     return falsy

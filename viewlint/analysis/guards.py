@@ -20,6 +20,7 @@ import ast
 from typing import Any, Iterable, Optional
 
 from viewlint.analysis import semantics as sem
+from viewlint.analysis.falsy import TRUTHY
 from viewlint.analysis.nodes import dotted, preorder
 
 
@@ -54,8 +55,11 @@ def cold_test(test: ast.AST, switches: frozenset[str] = frozenset()) -> bool:
     if isinstance(test, ast.BoolOp):
         return joined(isinstance(test.op, ast.And), [cold_test(v, switches) for v in test.values])
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        # `if not step % 100:` runs once per interval; any other `not` runs where its guard does not hold:
-        # `if not torch.jit.is_scripting():` is the eager path, `if not debug:` the usual one.
+        # `if not step % 100:` runs once per interval; `if not no_copy_to_cpu:` never where every hot caller passes
+        # `no_copy_to_cpu=True`; any other `not` runs where its guard does not hold: `if not
+        # torch.jit.is_scripting():` is the eager path, `if not debug:` the usual one.
+        if isinstance(test.operand, ast.Name):
+            return TRUTHY + test.operand.id in switches
         return isinstance(test.operand, ast.BinOp) and isinstance(test.operand.op, ast.Mod) \
             and cold_test(ast.Compare(left=test.operand, ops=[ast.Eq()], comparators=[ast.Constant(0)]), switches)
     if isinstance(test, ast.Constant) and test.value in (0, False, None):
