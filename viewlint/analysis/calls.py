@@ -362,8 +362,8 @@ class CallEvaluation(TorchFunctionCalls):
         tensors, whatever they are); `dict(pairs)` holds the pairs' second items; `dict(a=x)` holds `x`."""
         values: list[Value] = []
         for argument in node.args:
-            if argument.star == "**" or argument.star == "*":
-                values.append(UNKNOWN)
+            if argument.star:
+                values.append(UNKNOWN)  # `dict(**kw)`, `dict(*pairs)`
                 continue
             value = self.evaluate(argument.value, local)
             if argument.keyword is not None:
