@@ -82,7 +82,8 @@ def classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: b
         cold.append(_span(rest[0], rest[-1]))
     ifs: list[tuple[Span, ast.AST]] = []
     decoding: list[Optional[str]] = []  # per loop: what makes it a decode loop by what it iterates
-    comprehensions: list[Span] = []  # loops of their own, for `steps` (`[self.train_step(b) for b in loader]`)
+    comprehensions: list[Span] = []  # loops of their own (`[self.train_step(b) for b in loader]`)
+    once: list[Span] = []  # the iterable of each comprehension's first `for`
     for node in nodes:
         kind = type(node)
         if node is function:
@@ -99,8 +100,10 @@ def classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: b
         elif kind is ast.ExceptHandler or kind is ast.Raise or kind is ast.FunctionDef or kind is ast.AsyncFunctionDef \
                 or kind is ast.Lambda or kind is ast.ClassDef:
             cold.append(_span(node, node))
-        elif steps is not None and kind in COMPREHENSION_KINDS:
+        elif kind in COMPREHENSION_KINDS:
             comprehensions.append(_span(node, node))
+            first = node.generators[0].iter  # type: ignore[attr-defined]
+            once.append(_span(first, first))  # what the comprehension iterates over: read once
     def inside(position: tuple[int, int], span: Span) -> bool:
         return span[0] <= position <= span[1]
     if ifs and calls:
@@ -129,6 +132,10 @@ def classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: b
             enclosing_of[id(call)] = enclosing
             direct.setdefault(enclosing[-1], []).append(call)
             where.append((call, ""))
+        elif any(inside(position, span) for span in comprehensions) and not any(inside(position, span) for span in once):
+            # In a comprehension's body: as often as the function runs or more, not once per call of it (what a
+            # function that collects `[self.train_step(b) for b in loader]` does after it runs once per epoch).
+            where.append((call, "looped"))
         else:
             where.append((call, "warm"))
     if direct_only:

@@ -506,6 +506,7 @@ def _shape(nodes: list[ast.AST]) -> tuple[tuple[ast.AST, ...], bool, tuple[tuple
 _SKELETON_KINDS = frozenset({
     ast.Call, ast.If, ast.For, ast.AsyncFor, ast.While, ast.ExceptHandler, ast.Raise, ast.FunctionDef,
     ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Assign, ast.AnnAssign,
+    ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,  # loops of their own (`call_regions.classified`)
 })
 
 
