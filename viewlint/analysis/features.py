@@ -74,6 +74,7 @@ from viewlint.analysis import semantics
 from viewlint.analysis.bindings import (BINDING_KINDS, PARAMETER, PASSED_PARAMETER, PLAIN_PARAMETER, Bindings, note_addition, note_binding,
                                         note_source, with_elements)
 from viewlint.analysis.module_index import ModuleIndex
+from viewlint.analysis.hooks import may_be_hooked, registered_hooks
 from viewlint.analysis.retention import held_container, long_lived_receiver
 from viewlint.analysis.nodes import callee_name, dotted, preorder
 from viewlint.analysis.chain_judges import chain_has, converts_a_name, gathered_in_chain, twin_may_be_tensor
@@ -457,6 +458,9 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                     if semantics.is_module_input(arg.arg, arg.annotation is not None,
                                                  default is None or (type(default) is ast.Constant and default.value is None)):
                         bound.setdefault(arg.arg, []).append(PARAMETER)  # an activation, for the walker
+            if tensors is not None and may_be_hooked(node.name, registered_hooks(tensors.index.tree, tensors.index.memo)):  # type: ignore[attr-defined]
+                for arg in (*arguments.posonlyargs, *arguments.args):
+                    bound.setdefault(arg.arg, []).append(PARAMETER)  # what PyTorch passes a hook (`hooks.hook_inputs`)
             if tensors is not None:
                 # Its callers here pass its unannotated parameters (not a method's `self`), or its docstring
                 # types them: the walker may know anything of them.

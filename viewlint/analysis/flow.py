@@ -18,6 +18,7 @@ from viewlint.analysis import semantics as sem
 from viewlint.analysis.annotations import annotation_value, docstring_rank, docstring_value
 from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.contexts import ContextStack, warns_and_leaves
+from viewlint.analysis.hooks import hook_inputs, registered_hooks
 from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class, cst_annotation_class
 from viewlint.analysis.rebinding import match_captures, stored_names
@@ -78,7 +79,7 @@ class FlowHooks:
         elif entry is None and self.summaries is not None and len(self._scopes) == 1 + (self.class_name is not None):
             entry = self.summaries.entry_values(self.class_name, node.name.value)
         docstring = node.get_docstring()  # types of the parameters not annotated, and shapes (`of shape `(b, s, d)``)
-        inputs = self._module_inputs(node)
+        inputs = self._module_inputs(node) or self._hook_inputs(node)
         self._parameter_classes = self._annotated_classes(node, params)
         for param in params:
             name = param.name.value
@@ -157,6 +158,15 @@ class FlowHooks:
                 found[pname] = Value(kind=Kind.TENSOR, why=f"an input of `{self.class_name}.{name}`")
         self.index.memo[key] = (node, dict(found))  # type: ignore[index]
         return found
+
+    def _hook_inputs(self, node: cst.FunctionDef) -> dict[str, Value]:
+        """What PyTorch passes a function the module registers as a hook (`hooks.hook_inputs`)."""
+        hooks = registered_hooks(self.index.tree, self.index.memo)
+        if not hooks:
+            return {}
+        owner = self.class_name if self.class_name is not None and len(self._scopes) == 2 else None
+        info = self.index.classes.get(owner or "") or ClassInfo(name="")
+        return hook_inputs(node, owner, hooks, lambda: _used_as_tensors(node, self.index, info, self._submodule_forward))
 
     def _submodule_forward(self, class_name: str) -> Optional[cst.FunctionDef]:
         """The `forward` of a module class of this module (what `self.<attr>(x)` runs), if the summaries have it."""

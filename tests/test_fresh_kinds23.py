@@ -1,0 +1,140 @@
+"""Kinds of code met in pass twenty-three: each lint kind is checked with the prefilter on and off; what a message
+claims, with real torch."""
+
+from __future__ import annotations
+
+from conftest import lint_snippet as _lint, run_snippet as _run
+
+
+# ---------------------------------------------------------------- a comprehension of training steps is a loop
+EPOCH_OF_STEPS = """
+    import torch
+
+
+    class Trainer:
+        def __init__(self, model, optimizer):
+            self.model = model
+            self.optimizer = optimizer
+
+        def train_step(self, batch):
+            self.optimizer.zero_grad()
+            loss = self.model(batch).mean()
+            loss.backward()
+            self.optimizer.step()
+            return loss.detach()
+
+        def train_epoch(self, loader):
+            losses = [self.train_step(batch) for batch in loader]
+            return torch.stack(losses).mean().item()
+
+        def train_epoch_loop(self, loader):
+            losses = []
+            for batch in loader:
+                losses.append(self.train_step(batch))
+            return torch.stack(losses).mean().item()
+
+        def train_once(self, batch):
+            loss = self.train_step(batch)
+            return loss.item()
+"""
+
+
+def test_what_follows_a_comprehension_of_steps_runs_once_per_epoch():
+    # torchebm's fixed trainer: `[self.train_step(b) for b in loader]`, then one host read for the epoch. The
+    # comprehension runs the steps; the function runs once per epoch, as the `for` loop's twin does. A function that
+    # runs one step per call stays hot.
+    assert _lint(EPOCH_OF_STEPS) == [(28, "VL401")]
+
+
+def test_the_epoch_reads_the_host_once_and_gives_the_mean_of_its_steps():
+    scope = _run(EPOCH_OF_STEPS)
+    torch = scope["torch"]
+    model = torch.nn.Linear(3, 1)
+    trainer = scope["Trainer"](model, torch.optim.SGD(model.parameters(), lr=0.0))  # lr 0: every step sees one model
+    loader = [torch.randn(4, 3) for _ in range(3)]
+    expected = sum(model(b).mean().item() for b in loader) / 3
+    assert abs(trainer.train_epoch(loader) - expected) < 1e-6
+    assert abs(trainer.train_epoch_loop(loader) - expected) < 1e-6
+
+
+# ---------------------------------------------------------------- what PyTorch passes a registered hook
+HOOKS = """
+    import torch
+    from torch import nn
+
+    GRADS = {}
+    BANK = {}
+
+
+    def keep_first_row(grad):
+        GRADS["first"] = grad[0]
+
+
+    def keep_first_row_fixed(grad):
+        GRADS["first"] = grad[0].clone()
+
+
+    def track(model, fixed=False):
+        for p in model.parameters():
+            p.register_hook(keep_first_row_fixed if fixed else keep_first_row)
+
+
+    def bank_rows(module, inputs, output):
+        per_image = output.shape[0] // 2
+        for j in range(2):
+            BANK[j] = output[j * per_image].detach()
+
+
+    def bank_first(module, inputs, output):
+        BANK["first"] = output[0]
+
+
+    def run(head, batch, hook):
+        handle = head.register_forward_hook(hook)
+        head(batch)
+        handle.remove()
+
+
+    def index(head, batch):
+        run(head, batch, bank_rows)
+        run(head, batch, hook=bank_first)
+
+
+    class Stats:
+        def __init__(self):
+            self.rows = []
+
+        def get_hook(self):
+            def hook(module, args, output):
+                self.rows.append(output[:, 0].detach())
+            return hook
+
+        def attach(self, model):
+            model.register_forward_hook(self.get_hook())
+"""
+
+
+def test_a_hook_keeps_a_view_of_what_pytorch_passes_it():
+    # A tensor hook's gradient is a tensor; a forward hook's output is one where the hook uses it as one (`.shape`,
+    # `[:, 0]`), registered by name, through a parameter its callers fill, or as what a factory returns. `output[0]`
+    # alone (a layer may return a tuple, whose item is no view) is not claimed.
+    assert _lint(HOOKS) == [(9, "VL101"), (24, "VL101"), (48, "VL101")]
+
+
+def test_each_kept_row_holds_the_storage_of_the_whole_tensor():
+    scope = _run(HOOKS)
+    torch = scope["torch"]
+    head = torch.nn.Linear(3, 8)
+    batch = torch.randn(6, 3)
+    scope["index"](head, batch)
+    row = scope["BANK"][0]
+    assert row.untyped_storage().nbytes() == 6 * 8 * 4 > row.numel() * row.element_size()
+    scope["track"](head)
+    head(batch).sum().backward()
+    grad_row = scope["GRADS"]["first"]
+    assert grad_row.untyped_storage().nbytes() > grad_row.numel() * grad_row.element_size()
+    stats = scope["Stats"]()
+    stats.attach(head)
+    head(batch)
+    kept = stats.rows[0]
+    assert kept.shape == (6,) and kept.untyped_storage().nbytes() == 6 * 8 * 4
