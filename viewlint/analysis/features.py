@@ -458,7 +458,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                     if semantics.is_module_input(arg.arg, arg.annotation is not None,
                                                  default is None or (type(default) is ast.Constant and default.value is None)):
                         bound.setdefault(arg.arg, []).append(PARAMETER)  # an activation, for the walker
-            if tensors is not None and may_be_hooked(node.name, registered_hooks(tensors.index.tree, tensors.index.memo)):  # type: ignore[attr-defined]
+            if tensors is not None and may_be_hooked(node.name, registered_hooks(tensors.index.tree, tensors.index.memo, tensors.index.source)):  # type: ignore[attr-defined]
                 for arg in (*arguments.posonlyargs, *arguments.args):
                     bound.setdefault(arg.arg, []).append(PARAMETER)  # what PyTorch passes a hook (`hooks.hook_inputs`)
             if tensors is not None:

@@ -161,7 +161,7 @@ class FlowHooks:
 
     def _hook_inputs(self, node: cst.FunctionDef) -> dict[str, Value]:
         """What PyTorch passes a function the module registers as a hook (`hooks.hook_inputs`)."""
-        hooks = registered_hooks(self.index.tree, self.index.memo)
+        hooks = registered_hooks(self.index.tree, self.index.memo, self.index.source)
         if not hooks:
             return {}
         owner = self.class_name if self.class_name is not None and len(self._scopes) == 2 else None

@@ -25,12 +25,14 @@ FORWARD_HOOKS = frozenset({"register_forward_hook", "register_module_forward_hoo
 TENSOR_HOOKS = frozenset({"register_hook", "register_post_accumulate_grad_hook"})
 
 
-def registered_hooks(tree: Optional[ast.Module], memo: dict) -> dict[str, str]:
+def registered_hooks(tree: Optional[ast.Module], memo: dict, source: str = "") -> dict[str, str]:
     """Function name (`Class.__call__` for an instance's class) -> the method that registers it (one of
-    `FORWARD_HOOKS` or `TENSOR_HOOKS`); a name registered by both kinds is left out."""
+    `FORWARD_HOOKS` or `TENSOR_HOOKS`); a name registered by both kinds is left out. `source`, the module's text
+    when at hand: a module that never spells `register_` registers nothing (and its tree is not walked)."""
     found = memo.get("registered hooks")
     if found is None:
-        found = memo["registered hooks"] = _registered(tree) if tree is not None else {}
+        registers = tree is not None and (not source or "register_" in source)
+        found = memo["registered hooks"] = _registered(tree) if registers else {}  # type: ignore[arg-type]
     return found  # type: ignore[return-value]
 
 
