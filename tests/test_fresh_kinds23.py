@@ -138,3 +138,46 @@ def test_each_kept_row_holds_the_storage_of_the_whole_tensor():
     head(batch)
     kept = stats.rows[0]
     assert kept.shape == (6,) and kept.untyped_storage().nbytes() == 6 * 8 * 4
+
+
+# ---------------------------------------------------------------- a NaN detector's hooks are a debugging tool's
+NAN_DETECTOR = """
+    import torch
+
+
+    class NanDetector:
+        def __init__(self, model):
+            self.handles = [m.register_forward_hook(self.fhook_fn) for m in model.modules()]
+
+        def fhook_fn(self, module, inputs, output):
+            if torch.isnan(output).any():
+                raise FloatingPointError(f"NaN in the output of {module}")
+
+
+    class StepStats:
+        def __init__(self, model):
+            self.handles = [m.register_forward_hook(self.fhook_fn) for m in model.modules()]
+
+        def fhook_fn(self, module, inputs, output):
+            if torch.isnan(output).any():
+                print("nan")
+"""
+
+
+def test_a_nan_detectors_hooks_inspect_values_on_purpose():
+    # fairseq's `NanDetector`, attached only for a diagnostic re-run after a `FloatingPointError`: its truth test of
+    # the output is what it is for. The same hook in a class that is not a debugging tool syncs on every forward.
+    assert _lint(NAN_DETECTOR) == [(18, "VL403")]
+
+
+def test_the_detector_raises_on_a_nan_output():
+    scope = _run(NAN_DETECTOR)
+    torch = scope["torch"]
+    layer = torch.nn.Identity()
+    scope["NanDetector"](layer)
+    layer(torch.ones(2))
+    try:
+        layer(torch.tensor([float("nan")]))
+    except FloatingPointError:
+        return
+    raise AssertionError("no FloatingPointError")

@@ -684,8 +684,8 @@ NEVER_EAGER_CALLS = ("is_tracing", "is_scripting", "is_in_onnx_export")
 # guards is opt-in validation (`SGLANG_VALIDATE_REPLAY_STATE_INDICES`, `..._VERIFY_REAL_TENSORS`, a KV canary's oracle) or
 # inspection (`HF_BACKEND_LOGIT_DUMP`).
 DEBUG_SWITCH_WORDS = ("debug", "validate", "validation", "verify", "sanity", "check", "dump", "canary")
-# Class names of debugging tools (`DebugUnderflowOverflow`): their hooks inspect values on purpose, when enabled.
-DEBUG_CLASS_WORDS = ("Debug",)
+# Class names of debugging tools (`DebugUnderflowOverflow`, fairseq's `NanDetector`): their hooks inspect values on purpose.
+DEBUG_CLASS_WORDS = ("Debug", "NanDetect", "NaNDetect", "NanCheck", "NaNCheck", "AnomalyDetect")
 # Class names of modules that check a pipeline's final output (diffusers' `StableDiffusionSafetyChecker`): once per
 # generated output, even though they are modules.
 OUTPUT_CHECKER_CLASS_WORDS = ("SafetyChecker",)
