@@ -181,3 +181,82 @@ def test_the_detector_raises_on_a_nan_output():
     except FloatingPointError:
         return
     raise AssertionError("no FloatingPointError")
+
+
+# ---------------------------------------------------------------- an RNN's `.bias` is a flag
+RECURRENT = """
+    import torch
+    from torch import nn
+
+
+    class LSTMBase(nn.RNNBase):
+        pass
+
+
+    class LSTM(LSTMBase):
+        pass
+
+
+    class LSTMModule(nn.Module):
+        def __init__(self, input_size, hidden_size, lstm=None, python_based=False):
+            super().__init__()
+            if lstm is None:
+                lstm = LSTM("LSTM", input_size, hidden_size) if python_based else nn.LSTM(input_size, hidden_size)
+            self.lstm = lstm
+            self.cell = nn.GRUCell(input_size, hidden_size)
+            self.scale = nn.Parameter(torch.ones(1))
+
+        def forward(self, x):
+            b_ih = self.lstm.bias_ih_l0 if self.lstm.bias else None
+            b_cell = self.cell.bias_ih if self.cell.bias else None
+            if self.scale:
+                x = x * 2
+            return x, b_ih, b_cell
+"""
+
+
+def test_the_bias_of_a_recurrent_module_is_its_constructor_flag():
+    # torchrl's `LSTMModule`: `self.lstm.bias` of an `nn.LSTM` (or its own Python LSTM) is the `bias=` flag, a
+    # bool; the parameters are `bias_ih_l0`, `bias_hh_l0`. A one-element parameter tested for truth still syncs.
+    assert _lint(RECURRENT) == [(25, "VL403")]
+
+
+def test_an_lstm_and_a_gru_cell_hold_a_bool_bias_and_bias_parameters():
+    scope = _run(RECURRENT)
+    module = scope["LSTMModule"](3, 4)
+    assert module.lstm.bias is True and module.cell.bias is True
+    assert isinstance(module.lstm.bias_ih_l0, scope["torch"].nn.Parameter)
+    out, b_ih, b_cell = module(scope["torch"].ones(2, 3))
+    assert b_ih.shape == (16,) and b_cell.shape == (12,)
+
+
+# ---------------------------------------------------------------- a model runner's per-step preparation
+MODEL_RUNNER = """
+    import torch
+
+
+    class ModelRunner:
+        def __init__(self, device="cuda"):
+            self.device = device
+
+        def _prepare_sample(self, groups):
+            selected = []
+            for group in groups:
+                selected.extend(group)
+            return torch.tensor(selected, dtype=torch.long, device=self.device)
+
+        def load_model(self, sizes):
+            return torch.tensor(sizes, device=self.device)
+"""
+
+
+def test_a_model_runners_sample_preparation_runs_every_step():
+    # vLLM's `ModelRunner._prepare_sample` (and `_prepare_inputs`, `execute_model`): serving code that runs once per
+    # scheduler step, where `torch.tensor(list, device=...)` is a blocking upload; loading the model is not.
+    assert _lint(MODEL_RUNNER) == [(12, "VL405")]
+
+
+def test_the_prepared_indices_are_the_flattened_groups():
+    scope = _run(MODEL_RUNNER)
+    runner = scope["ModelRunner"]("cpu")
+    assert runner._prepare_sample([[1, 2], [3]]).tolist() == [1, 2, 3]

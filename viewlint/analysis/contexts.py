@@ -56,7 +56,8 @@ DEFAULT_SYNC_ALLOWED_CONTEXTS = ("gpu_sync_allowed", "sync_allowed", "allow_sync
 # functions that build a step's attention metadata by name: `build_attn_metadata`, `_prepare_step_attn_metadata`),
 # hot although their names are not.
 DEFAULT_HOT_FUNCTIONS = ("*MetadataBuilder.build", "*MetadataBuilder.build_*", "*Backend.init_forward_metadata*",
-                         "*Metadata.prepare", "*Metadata.prepare_*", "*_attn_metadata", "*_attention_metadata")
+                         "*Metadata.prepare", "*Metadata.prepare_*", "*_attn_metadata", "*_attention_metadata",
+                         "*ModelRunner.execute_model", "*ModelRunner._prepare_inputs", "*ModelRunner._prepare_sample")
 # Class names of backends and layers written for the CPU (`IntelAMXAttnBackend`, `VisionAMXAttention`,
 # `CPUGraphRunner`): their tensors are host tensors, so reading them waits for no device.
 _CPU_CLASS_NAME = re.compile(r"(?:CPU|Cpu|AMX)(?=[A-Z_]|$)(?!Offload)")

@@ -43,6 +43,11 @@ from viewlint.analysis.values import (ADVANCED_INDEX, ARRAY_ITEM, COMPUTED, HOST
 _SEQUENCE_DISPLAYS = frozenset({cst.List, cst.Tuple, cst.ListComp})
 
 
+# Recurrent modules: `.bias` is a flag (`nn.LSTM(..., bias=True)`), the parameters `bias_ih_l0`, `bias_hh`, ...
+_RECURRENT_CLASSES = frozenset({"RNNBase", "RNNCellBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"})
+_RECURRENT_WORDS = frozenset({"rnn", "lstm", "gru", "bilstm", "convlstm"})
+
+
 class Evaluator(CallEvaluation, AttributeReading, TypeTests):
     """Expression -> Value in an environment. One per flow (function walk)."""
 
@@ -322,6 +327,8 @@ class Evaluator(CallEvaluation, AttributeReading, TypeTests):
             typed = self._field_value(node.value, attr, unknown=receiver.kind is Kind.UNKNOWN)
             if typed is not None:
                 return typed  # `cm.is_prefilling` of `cm: CommonAttentionMetadata` (a dataclass field `Optional[Tensor]`)
+        if attr == "bias" and self._recurrent_module(node.value, receiver):
+            return HOST.with_(why="an RNN's `.bias`, the flag its constructor was given")
         if attr in sem.PARAMETER_ATTRIBUTE_NAMES and (receiver.kind is Kind.UNKNOWN or self._is_module_object(receiver)) \
                 and not name == f"self.{attr}":
             # `layer.weight`, `self.q_proj.weight`, `m.bias`: a module's parameter.
@@ -366,6 +373,31 @@ class Evaluator(CallEvaluation, AttributeReading, TypeTests):
         if len(candidates) != 1 or not sem.name_words(name) & sem.name_words(candidates[0].name):
             return None
         return candidates[0]
+
+    def _recurrent_module(self, node: cst.BaseExpression, receiver: Value) -> bool:
+        """A recurrent module (`nn.LSTM`, `nn.GRUCell`, a class of this module deriving from one or from `RNNBase`),
+        whose `.bias` is the flag it was built with (its parameters are `bias_ih_l0`, ...): by its class where the
+        value says it, else, for a module of unknown class, by its name (`self.lstm`, `self.gru`, `rnn`)."""
+        held = None
+        name = dotted_name(node) or ""
+        info = self.index.classes.get(self.env.class_name or "") if name.startswith("self.") and name.count(".") == 1 else None
+        if info is not None:  # `self.cell = nn.GRUCell(...)`, `self.rnn = MyLSTM(...)`
+            held = info.torch_module_attributes.get(name[5:]) or info.attribute_classes.get(name[5:])
+        if receiver.kind is Kind.HOST and receiver.wrapper is not None:
+            held = receiver.wrapper
+        if held is not None:
+            classes, seen = [c.split(".")[-1] for c in held.split("|")], set()
+            while classes:
+                cls = classes.pop()
+                if cls in _RECURRENT_CLASSES:
+                    return True
+                info = self.index.classes.get(cls)
+                if info is not None and cls not in seen:
+                    seen.add(cls)
+                    classes.extend(info.base_names)
+            return False
+        last = name.split(".")[-1].lower()
+        return receiver.kind is Kind.UNKNOWN and any(word in _RECURRENT_WORDS for word in last.split("_"))
 
     def _tensor_receiver_by_name(self, node: cst.BaseExpression) -> bool:
         """`x.weight.data`, `param.data`: `.data` of what is named like a parameter or read off a module."""
