@@ -17,6 +17,10 @@ from viewlint.rule import Rule
 _EXPECTING_CONTEXTS = ("raises", "Raises", "assertWarns", "warns", "Warns", "assert_raises", "profile", "record_function")
 
 
+# Functions whose result is all they give (`torch.where(mask, zeros, x)` as a statement leaves `x` as it was).
+_DISCARDABLE_FUNCTIONS = frozenset({"torch.where", "torch.cat", "torch.stack", "torch.concat"}) | semantics.VIEW_FUNCTIONS
+
+
 class DiscardedOutOfPlaceResult(Rule):
     """
     ## What it does
@@ -26,6 +30,9 @@ class DiscardedOutOfPlaceResult(Rule):
     `torch.clamp(x, 0, 1)` (without `out=`). Also a conversion of a tensor called as a
     statement (`x.to(device)`, `x.cuda()`, `x.half()`): it returns the converted tensor and
     leaves `x` as it was (a module's `.to()` converts the module in place; a tensor's does not).
+    So does a view, reshape or copy of a tensor as a statement (`gate.unsqueeze(0)`,
+    `x.view(b, -1)`, `x.detach()`), and `torch.where(...)`, `torch.cat(...)`, `torch.stack(...)`
+    or a view function (`torch.transpose(x, 0, 1)`) whose result is not assigned.
     And a loop variable over tensors rebound and dropped (`for p in model.parameters():
     p = p.clamp(-c, c)`, an EMA that assigns `ema_p = decay * ema_p + ...`): the tensors it
     held are unchanged.
@@ -133,6 +140,15 @@ class DiscardedOutOfPlaceResult(Rule):
         if method in semantics.DISCARDABLE_CONVERSIONS and method not in semantics.HAS_INPLACE_TWIN:
             self._check_conversion(call, method)
             return
+        if method in semantics.DISCARDABLE_VIEWS and method not in semantics.HAS_INPLACE_TWIN:
+            qualified = self.facts.qualify(call.func)
+            if qualified is None:
+                self._check_conversion(call, method, "returns a new view or tensor, which is thrown away")
+            elif qualified in _DISCARDABLE_FUNCTIONS and not any(a.keyword is not None and a.keyword.value == "out" for a in call.args):
+                text = self.facts.short_source(call.func)
+                self.report(call, f"`{text}(…)` returns a new tensor that is thrown away: nothing it was given changes",
+                            fix_message="assign the result")
+            return
         if method not in semantics.HAS_INPLACE_TWIN:
             return
         qualified = self.facts.qualify(call.func)
@@ -151,8 +167,9 @@ class DiscardedOutOfPlaceResult(Rule):
             edits=((call.func.attr, f"{method}_"),),
         )
 
-    def _check_conversion(self, call: cst.Call, method: str) -> None:
-        """`x.to(device)` as a statement, where `x` is a tensor on every path (not a module, which converts itself)."""
+    def _check_conversion(self, call: cst.Call, method: str, what: str = "") -> None:
+        """`x.to(device)` (or `x.unsqueeze(0)`: `what` then says what it returns) as a statement, where `x` is a tensor
+        on every path (not a module, which converts itself)."""
         receiver = call.func.value  # type: ignore[attr-defined]
         if self.facts.qualify(call.func) is not None:
             return  # `pin_memory_utils.pin_memory(ptr, n)`: a function of an imported module
@@ -161,6 +178,10 @@ class DiscardedOutOfPlaceResult(Rule):
             # `w.data.add_(delta).to(orig_dtype)`: the in-place call already wrote into the tensor; the conversion
             # after it is dead code at most (a cast back to the dtype it was read with), not a lost update.
             return
+        if what and isinstance(receiver, cst.Call) and any(a.keyword is not None and a.keyword.value == "out" for a in receiver.args):
+            return  # `torch.add(a, b, out=buf).squeeze(1)`: the call wrote into `out=`; the view after it is a no-op
+        if what and isinstance(receiver, cst.Name) and self.facts.tensor_only_by_use_of(receiver.value, method):
+            return  # `finalizer.detach()`: that call is all that says `finalizer` is a tensor
         value = self.facts.value_of(receiver)
         if not value.is_tensor or value.optional:
             return
@@ -169,10 +190,12 @@ class DiscardedOutOfPlaceResult(Rule):
         edits = ()
         if isinstance(receiver, cst.Name):
             edits = ((call, f"{receiver.value} = {self.facts.source_for_edit(call)}"),)
+        unchanged = f": `{text}` is unchanged" if isinstance(receiver, (cst.Name, cst.Attribute)) else ""
+        said = f"{what}{unchanged}" if what else \
+            f"returns the converted tensor, which is thrown away: `{text}` is unchanged (a tensor, unlike a module, does not convert in place)"
         self.report(
             call,
-            f"`{text}.{method}{args}` returns the converted tensor, which is thrown away: `{text}` is unchanged "
-            f"(a tensor, unlike a module, does not convert in place)",
+            f"`{text}.{method}{args}` {said}",
             fix_message=f"assign the result: `{text} = {text}.{method}{args}`",
             edits=edits,
         )

@@ -260,3 +260,55 @@ def test_the_prepared_indices_are_the_flattened_groups():
     scope = _run(MODEL_RUNNER)
     runner = scope["ModelRunner"]("cpu")
     assert runner._prepare_sample([[1, 2], [3]]).tolist() == [1, 2, 3]
+
+
+# ---------------------------------------------------------------- a view or a `torch.where` as a statement
+DISCARDED_VIEWS = """
+    import weakref
+
+    import torch
+
+
+    def parse_gates(gate_outputs):
+        gate_outputs = torch.stack(gate_outputs)
+        if gate_outputs.dim() == 1:
+            gate_outputs.unsqueeze(0)
+        return gate_outputs
+
+
+    def mask_prewarp(prewarp_result, mask):
+        torch.where(mask != 1.0, torch.zeros(1), prewarp_result)
+        return prewarp_result
+
+
+    def summed(a, b, out):
+        torch.add(a, b, out=out).squeeze(1)
+        return out
+
+
+    class Registry:
+        def __init__(self):
+            self._finalizers = {}
+
+        def forget(self, key):
+            finalizer = self._finalizers.pop(key, None)
+            if finalizer is not None:
+                finalizer.detach()
+"""
+
+
+def test_a_view_or_a_where_as_a_statement_loses_its_result():
+    # SpeechBrain's Tacotron2 `gate_outputs.unsqueeze(0)` and metroem's `torch.where(...)` as statements: the result
+    # is all they give. Not a view of a call that wrote into `out=`, nor `.detach()` of what only that call says is
+    # a tensor (a `weakref.finalize`, whose `detach` unregisters it).
+    assert _lint(DISCARDED_VIEWS) == [(9, "VL205"), (14, "VL205")]
+
+
+def test_the_statements_leave_their_tensors_as_they_were():
+    scope = _run(DISCARDED_VIEWS)
+    torch = scope["torch"]
+    assert scope["parse_gates"]([torch.tensor(1.0), torch.tensor(0.0)]).dim() == 1
+    prewarp = torch.ones(3)
+    assert torch.equal(scope["mask_prewarp"](prewarp, torch.tensor([0.0, 1.0, 0.0])), torch.ones(3))
+    out = torch.empty(2, 1)
+    assert torch.equal(scope["summed"](torch.ones(2, 1), torch.ones(2, 1), out), torch.full((2, 1), 2.0))

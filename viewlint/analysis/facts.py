@@ -251,6 +251,14 @@ class Facts(FlowHooks, StoreQuestions):
             return found.with_(device=Device.CPU, guessed_cpu=not sem.named_host_side(name))
         return found
 
+    def tensor_only_by_use_of(self, name: str, method: str) -> bool:
+        """`name` is a tensor only because the function calls `.{method}` on it (`lookup`'s usage evidence, with no
+        other tensor-only use): a rule about that very call must not take it for proof (`finalizer.detach()` of a
+        `weakref.finalize`)."""
+        found = self.lookup(name)
+        return found.is_tensor and self.usage_of(name) & sem.TENSOR_USAGE_METHODS == {method} \
+            and (found.why or "").startswith(f"`{name}` is used as a tensor")
+
     def field_value(self, name: str) -> Optional[Value]:
         """What this function set the field `obj.attr` of an object it holds to (`item.embeddings = v`), or None."""
         head = name.split(".")[0]

@@ -375,7 +375,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                         root = _inplace_statement(value, flags)
                         if root is not None:
                             inplace_roots.append(root)
-                    if (name in semantics.HAS_INPLACE_TWIN or name in semantics.DISCARDABLE_CONVERSIONS) and type(value.func) is Attribute:
+                    if (name in semantics.HAS_INPLACE_TWIN or name in semantics.DISCARDABLE_CONVERSIONS
+                            or name in semantics.DISCARDABLE_VIEWS) and type(value.func) is Attribute:
                         flags.add("twin-statement")
                         twins.append(value.func)
         elif kind is Assign:

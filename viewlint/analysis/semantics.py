@@ -383,9 +383,10 @@ NON_INPLACE_UNDERSCORE = frozenset({"_", "__"})
 # Out-of-place methods with an in-place twin (`name` -> `name_`), for discarded-result rules.
 # Tensor conversions that return a new tensor (or the tensor itself) and never change their receiver: as a bare
 # statement on a tensor (`x.to(device)`, `x.cuda()`, `x.half()`) the conversion is lost. Modules convert in place.
-DISCARDABLE_CONVERSIONS = frozenset({
-    "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "long", "int", "bool", "contiguous", "pin_memory",
-})
+DISCARDABLE_CONVERSIONS = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "long", "int", "bool", "contiguous", "pin_memory"})
+# Views, reshapes and copies whose result is all they give (`gate.unsqueeze(0)` as a statement leaves `gate` as it was);
+# `torch.where`/`torch.cat`/`torch.stack` and the view functions as statements lose their result the same way.
+DISCARDABLE_VIEWS = frozenset({"unsqueeze", "squeeze", "transpose", "t", "permute", "view", "view_as", "reshape", "flatten", "expand", "expand_as", "detach", "clone", "movedim", "narrow", "select", "where", "cat", "stack", "concat"})
 HAS_INPLACE_TWIN = frozenset(
     {
         "index_copy", "index_put", "index_fill", "index_add", "masked_fill", "masked_scatter", "scatter",
