@@ -281,12 +281,13 @@ print(json.dumps(found))
 """
 
 
-def test_every_200_link_chain_is_linted_in_under_two_seconds() -> None:
+def test_every_200_link_chain_is_linted_in_under_four_seconds() -> None:
     # `torch.randn(2).contiguous()[0]` chained: each subscript read its receiver twice (2**n steps: 16 links took
     # 11 s, 25 never ended); each link asked about rendered the whole chain (n**2), and every link was evaluated
     # anew for each rule's question (n**2). Linear, the longest case takes about 0.9 s of CPU on Python 3.11 and up
-    # to 1.2 s on the slower interpreters `.ci/run` also tests (3.9, 3.10, 3.12): the bound leaves room for them,
-    # and none for the blowups above.
+    # to 1.2 s on the slower interpreters `.ci/run` also tests (3.9, 3.10, 3.12), and 2.05 s on 3.9 while `.ci/run`
+    # installed the other interpreters' venvs beside it (twenty-third pass): the bound leaves room for that, and
+    # none for the blowups above.
     import json
     import subprocess
     import sys
@@ -295,7 +296,7 @@ def test_every_200_link_chain_is_linted_in_under_two_seconds() -> None:
                             text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     found = json.loads(result.stdout)
-    slow = {case: round(seconds, 2) for case, (seconds, _) in found.items() if seconds >= 2.0}
+    slow = {case: round(seconds, 2) for case, (seconds, _) in found.items() if seconds >= 4.0}
     assert not slow, slow
     for name in CHAINS:  # the same findings on both paths
         assert found[f"{name}, prefilter=True"][1] == found[f"{name}, prefilter=False"][1], name
