@@ -312,3 +312,39 @@ def test_the_statements_leave_their_tensors_as_they_were():
     assert torch.equal(scope["mask_prewarp"](prewarp, torch.tensor([0.0, 1.0, 0.0])), torch.ones(3))
     out = torch.empty(2, 1)
     assert torch.equal(scope["summed"](torch.ones(2, 1), torch.ones(2, 1), out), torch.full((2, 1), 2.0))
+
+
+NESTED_EPOCHS = """
+    import torch
+
+
+    class Trainer:
+        def __init__(self, model, optimizer):
+            self.model = model
+            self.optimizer = optimizer
+
+        def train_step(self, batch):
+            self.optimizer.zero_grad()
+            loss = self.model(batch).mean()
+            loss.backward()
+            self.optimizer.step()
+            return loss.detach()
+
+        def train_epoch(self, loader):
+            losses = [[value for value in self.train_step(batch).reshape(1)] for batch in loader]
+            return torch.stack([value for row in losses for value in row]).mean().item()
+"""
+
+
+def test_what_an_inner_comprehension_iterates_runs_in_the_outer_one():
+    # The inner comprehension's iterable (`self.train_step(batch)...`) is read once per inner comprehension, but that
+    # is once per item of the outer one: the function runs many steps, not one per call, so its read after them is
+    # once per epoch.
+    assert _lint(NESTED_EPOCHS) == []
+    scope = _run(NESTED_EPOCHS)
+    torch = scope["torch"]
+    model = torch.nn.Linear(3, 1)
+    trainer = scope["Trainer"](model, torch.optim.SGD(model.parameters(), lr=0.0))
+    loader = [torch.ones(2, 3), torch.zeros(2, 3)]
+    expected = (model(torch.ones(2, 3)).mean().item() + model(torch.zeros(2, 3)).mean().item()) / 2
+    assert abs(trainer.train_epoch(loader) - expected) < 1e-6

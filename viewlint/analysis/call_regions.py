@@ -82,8 +82,9 @@ def classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: b
         cold.append(_span(rest[0], rest[-1]))
     ifs: list[tuple[Span, ast.AST]] = []
     decoding: list[Optional[str]] = []  # per loop: what makes it a decode loop by what it iterates
-    comprehensions: list[Span] = []  # loops of their own (`[self.train_step(b) for b in loader]`)
-    once: list[Span] = []  # the iterable of each comprehension's first `for`
+    # Loops of their own (`[self.train_step(b) for b in loader]`): (the comprehension, its first `for`'s iterable,
+    # which is read once).
+    comprehensions: list[tuple[Span, Span]] = []
     for node in nodes:
         kind = type(node)
         if node is function:
@@ -101,9 +102,8 @@ def classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: b
                 or kind is ast.Lambda or kind is ast.ClassDef:
             cold.append(_span(node, node))
         elif kind in COMPREHENSION_KINDS:
-            comprehensions.append(_span(node, node))
             first = node.generators[0].iter  # type: ignore[attr-defined]
-            once.append(_span(first, first))  # what the comprehension iterates over: read once
+            comprehensions.append((_span(node, node), _span(first, first)))
     def inside(position: tuple[int, int], span: Span) -> bool:
         return span[0] <= position <= span[1]
     if ifs and calls:
@@ -132,7 +132,7 @@ def classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: b
             enclosing_of[id(call)] = enclosing
             direct.setdefault(enclosing[-1], []).append(call)
             where.append((call, ""))
-        elif any(inside(position, span) for span in comprehensions) and not any(inside(position, span) for span in once):
+        elif any(inside(position, body) and not inside(position, first) for body, first in comprehensions):
             # In a comprehension's body: as often as the function runs or more, not once per call of it (what a
             # function that collects `[self.train_step(b) for b in loader]` does after it runs once per epoch).
             where.append((call, "looped"))
@@ -145,7 +145,7 @@ def classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: b
     def stepping(own: list[ast.Call]) -> Optional[str]:
         if steps is None:
             return None
-        return steps([c for c in own if not any(inside((c.lineno, c.col_offset), span) for span in comprehensions)])
+        return steps([c for c in own if not any(inside((c.lineno, c.col_offset), span) for span, _ in comprehensions)])
     reasons = {loop: decoding[loop] or _step_reason(iter(own)) or stepping(own) for loop, own in direct.items()}
     result: list[tuple[ast.Call, str]] = []
     for call, kind in where:
