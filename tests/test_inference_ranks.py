@@ -275,3 +275,46 @@ def test_a_shape_of_a_tensor_of_at_least_some_rank_has_at_least_so_many_sizes():
     with torch.no_grad():
         for x in (torch.randn(2, 3, 4), torch.randn(5, 2, 3, 4)):  # 3-D and 4-D: a view of the product both times
             assert attention(x)._base is not None
+
+
+DROPPED = textwrap.dedent('''
+    import torch
+    from torch import nn
+    from torch.nn import functional as F
+
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(8, 8)
+            self.dropout = nn.Dropout(0.1)
+            self.norm = nn.LayerNorm(8)
+
+        def forward(self, hidden_states: torch.Tensor, flat: torch.Tensor):
+            """
+            Args:
+                hidden_states (`torch.Tensor`): input of shape `(batch, seq_len, hidden)`
+                flat (`torch.Tensor` of shape `(tokens, hidden)`): the same, flattened
+            """
+            projected = self.proj(self.norm(hidden_states))
+            dropped = self.dropout(projected)
+            functional = F.dropout(projected, p=0.1, training=self.training)
+            rows = self.dropout(self.proj(self.norm(flat)))
+            return dropped, functional, rows
+''').lstrip("\n")
+
+
+def test_a_dropout_keeps_its_inputs_base_as_in_eval_mode_and_torch_agrees():
+    # In eval mode a dropout hands back its input: the view `F.linear` made of its product on 3-D input stays one.
+    found = beliefs(DROPPED)
+    assert found[(19, "projected")]["view"] is True
+    assert found[(20, "dropped")]["view"] is True
+    assert found[(21, "functional")]["view"] is True
+    assert found[(22, "rows")]["view"] is False
+    torch = pytest.importorskip("torch")
+    namespace: dict = {}
+    exec(compile(DROPPED, "dropped.py", "exec"), namespace)  # noqa: S102 - the test's own snippet
+    with torch.no_grad():
+        outputs = namespace["Block"]().eval()(torch.randn(2, 5, 8), torch.randn(10, 8))
+    for tensor, (row, target) in zip(outputs, ((20, "dropped"), (21, "functional"), (22, "rows"))):
+        assert found[(row, target)]["view"] is (tensor._base is not None), target

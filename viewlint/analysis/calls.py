@@ -17,7 +17,8 @@ from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.repointed import flat_buffer, state_dict_value
 from viewlint.analysis.torch_functions import TorchFunctionCalls
 from viewlint.analysis.tree import dotted_name
-from viewlint.analysis.value_ops import MODULE_OUTPUT, Environment, Locals, container_value, elementwise_device, local_call_key
+from viewlint.analysis.value_ops import (MODULE_OUTPUT, Environment, Locals, container_value, dropped_out, elementwise_device,
+                                        local_call_key)
 from viewlint.analysis.values import (ADVANCED_INDEX, EMPTY, HOST, WHOLE_COPY, INT, INTERFACE, UNKNOWN, UNKNOWN_TENSOR, Device,
                                       Kind, Provenance, Value, fresh, join, join_all, referenced_function, shape_of)
 
@@ -287,7 +288,7 @@ class CallEvaluation(TorchFunctionCalls):
             if not (inputs and inputs[0].is_tensor):
                 return UNKNOWN_TENSOR.with_(why=why)
             given = inputs[0].with_(optional=False)
-            return given if last == "Identity" else join(given.with_(is_parameter=False), output)
+            return given if last == "Identity" else dropped_out(given, output)
         return output
 
     def _builtin_or_constructor(self, node: cst.Call, name: str, qualified: Optional[str], local: Locals) -> Value:

@@ -17,8 +17,8 @@ from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.tree import dotted_name
 from viewlint.analysis.value_ops import Environment, Locals
 from viewlint.analysis.annotations import DEVICE_VALUE
-from viewlint.analysis.value_ops import elementwise_device
-from viewlint.analysis.values import (ADVANCED_INDEX, EMPTY, FACTORY, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Value, fresh, join,
+from viewlint.analysis.value_ops import dropped_out, elementwise_device
+from viewlint.analysis.values import (ADVANCED_INDEX, EMPTY, FACTORY, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Value, fresh,
                                       shape_of)
 
 
@@ -131,7 +131,7 @@ class TorchFunctionCalls(ArgumentReading):
             if name == "dropout" and first_value.is_tensor:
                 # Its input itself in eval mode, a new tensor while training (as `nn.Dropout` gives).
                 made = fresh(contiguous=True if laid_out else None, device=input_device, **shape_of(first_value))
-                return join(first_value.with_(is_parameter=False, optional=False), made)
+                return dropped_out(first_value, made)
             return fresh(contiguous=True if laid_out else None, index_like=index_like, device=input_device, permutation=name == "argsort",
                          bool_mask=qualified in sem.BOOL_RESULT_FUNCTIONS or (name in ("any", "all") and self._has_dim_argument(node)),
                          # `torch.diff` takes and gives at least one dimension.

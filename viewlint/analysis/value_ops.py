@@ -15,7 +15,7 @@ from viewlint.analysis import semantics as sem
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.tree import dotted_name
 from viewlint.analysis.values import (HOST, INT, MAX_ELEMENTS, UNKNOWN, UNKNOWN_TENSOR, Device, IndexKind, Kind, Provenance,
-                                      Value, fresh)
+                                      Value, fresh, join)
 
 if TYPE_CHECKING:
     from viewlint.analysis.summaries import ModuleSummaries
@@ -189,6 +189,17 @@ def view_zero_dim(origin: str, base_zero_dim: Optional[bool]) -> Optional[bool]:
     if origin in _BROADCAST_VIEWS and base_zero_dim is False:
         return False
     return None
+
+
+def dropped_out(given: Value, made: Value) -> Value:
+    """What a dropout (`nn.Dropout`, `F.dropout`) of the tensor `given` returns: `given` itself in eval mode, `made`
+    (a new tensor) while training. The rules, which must hold in both modes, see either. Whether it has a `_base` is
+    read as in eval mode, the mode inference and `generate()` run in: the input's own (`F.linear`'s 3-D output keeps
+    the view of its product; a new tensor made while training has none, and no rule reads it)."""
+    joined = join(given.with_(is_parameter=False, optional=False), made)
+    if given.provenance is Provenance.FRESH and joined.provenance is Provenance.FRESH:
+        return joined.with_(has_base=given.has_base)
+    return joined
 
 
 def elementwise_device(values: list[Value]) -> Device:
