@@ -23,15 +23,17 @@ from viewlint.analysis.values import Kind, Value
 FORWARD_HOOKS = frozenset({"register_forward_hook", "register_module_forward_hook"})
 # (grad) of a tensor; (param) after its gradient is accumulated.
 TENSOR_HOOKS = frozenset({"register_hook", "register_post_accumulate_grad_hook"})
+_REGISTERING = tuple(sorted(FORWARD_HOOKS | TENSOR_HOOKS))
 
 
 def registered_hooks(tree: Optional[ast.Module], memo: dict, source: str = "") -> dict[str, str]:
     """Function name (`Class.__call__` for an instance's class) -> the method that registers it (one of
     `FORWARD_HOOKS` or `TENSOR_HOOKS`); a name registered by both kinds is left out. `source`, the module's text
-    when at hand: a module that never spells `register_` registers nothing (and its tree is not walked)."""
+    when at hand: a module that never spells one of those methods registers nothing (and its tree is not walked:
+    most model files spell `register_buffer`)."""
     found = memo.get("registered hooks")
     if found is None:
-        registers = tree is not None and (not source or "register_" in source)
+        registers = tree is not None and (not source or any(method in source for method in _REGISTERING))
         found = memo["registered hooks"] = _registered(tree) if registers else {}  # type: ignore[arg-type]
     return found  # type: ignore[return-value]
 
