@@ -1,11 +1,11 @@
-"""VL401: `.item()`, `.tolist()`, `int(t)`, `float(t)`, `bool(t)` on a device tensor in a hot path, and a tensor read as
-an int (a slice bound, `range(t)`, `torch.arange(t)`)."""
+"""VL401: `.item()`, `.tolist()`, `int(t)`, `float(t)`, `bool(t)` on a device tensor in a hot path, a tensor read as
+an int (a slice bound, `range(t)`, `torch.arange(t)`), and linear algebra that checks for errors on the host."""
 
 from __future__ import annotations
 
 import libcst as cst
 
-from viewlint.analysis import features, semantics
+from viewlint.analysis import features, host_syncs, semantics
 from viewlint.analysis.tree import dotted_name
 from viewlint.rule import Rule
 
@@ -25,7 +25,10 @@ class HostSyncScalar(Rule):
     `x.expand`, `x.new_zeros`, `torch.zeros/ones/empty/rand/randn`) (Python reads it with `__index__`, PyTorch with
     `.item()`), a tensor given where a kernel takes a host int (flash-attn varlen's `max_seqlen_q`/`max_seqlen_k`:
     `x_lens.max()`) or as a Python-scalar keyword (`g.sub(w, alpha=proj)`, `p.addcdiv_(m, v, value=-lr)`), and a
-    tensor formatted in an f-string (`f"loss={loss:.3f}"`: `Tensor.__format__` reads it). Hot (VL401–VL404 share this): `forward`, `forward_*` and `_forward*` methods
+    tensor formatted in an f-string (`f"loss={loss:.3f}"`: `Tensor.__format__` reads it), and the `torch.linalg`
+    functions that check their result for errors on the host (`torch.linalg.inv`, `cholesky`, `solve`, `lu_factor`,
+    `ldl_factor`, `eig`, `eigh`, `eigvals`, `eigvalsh`, `matrix_rank`, `svdvals`; `torch.inverse`, `t.inverse()`,
+    `t.cholesky()`): PyTorch documents that each synchronizes a CUDA device with the CPU to read its error codes. Hot (VL401–VL404 share this): `forward`, `forward_*` and `_forward*` methods
     of any class (modules and the forward mixins that serve them); `__call__` of a module,
     or of any class when it takes a tensor-annotated parameter (logits and attention
     processors); functions under `torch.compile`/`torch.jit.script`; functions matched by
@@ -73,7 +76,9 @@ class HostSyncScalar(Rule):
     ## Fix
     Keep the value on the device (`torch.where`, masks, `clamp` with tensor bounds), take it
     from host-side metadata you already have (`lengths_cpu`, a Python list), or read all the
-    values you need with one `.tolist()` outside the hot path. When the sync is deliberate,
+    values you need with one `.tolist()` outside the hot path. For a linear-algebra check, call the `_ex` twin
+    (`torch.linalg.inv_ex(a).inverse`, `cholesky_ex`, `solve_ex`): it checks nothing unless asked
+    (`check_errors=True`), so a singular input gives `inf`/`nan` instead of an exception. When the sync is deliberate,
     say so with `# noqa: VL401`. Fix safety: no automatic fix.
     """
 
@@ -102,6 +107,8 @@ class HostSyncScalar(Rule):
             arg = node.args[0]
             if arg.keyword is None and arg.star == "" and func.value not in self.facts.index.aliases:
                 self._check(node, arg.value, f"`{self.facts.short_source(node)}`")
+        elif self._check_error_checking_linalg(node):
+            pass
         elif isinstance(func, cst.Attribute) and func.attr.value in semantics.HOST_BOOL_READS:
             # `torch.equal(pred, draft)`, `a.allclose(b)`: a Python bool, computed on the device.
             qualified = self.facts.qualify(func)
@@ -111,6 +118,29 @@ class HostSyncScalar(Rule):
             # that holds it decides, most often once per signature it verifies.)
             if compared is not None and not self.facts.contexts.in_lambda:
                 self._check(node, compared, f"`{self.facts.short_source(node)}` (a Python bool)")
+
+    def _check_error_checking_linalg(self, node: cst.Call) -> bool:
+        """`torch.linalg.inv(a)`, `a.inverse()`: the result's error codes are read on the host (PyTorch documents the
+        sync); the `_ex` twin checks nothing unless asked. True where `node` is such a call."""
+        func = node.func
+        qualified = self.facts.qualify(func)
+        if qualified in host_syncs.ERROR_CHECKING_LINALG:
+            positional = [a for a in node.args if a.keyword is None and not a.star]
+            given = positional[0].value if positional else next(
+                (a.value for a in node.args if a.keyword is not None and a.keyword.value in ("A", "input")), None)
+            twin = host_syncs.ERROR_CHECKING_LINALG[qualified]
+        elif qualified is None and isinstance(func, cst.Attribute) and func.attr.value in host_syncs.ERROR_CHECKING_LINALG_METHODS \
+                and not node.args:
+            given = func.value
+            twin = host_syncs.ERROR_CHECKING_LINALG_METHODS[func.attr.value]
+        else:
+            return False
+        if given is not None:
+            fix = (f"use `{twin}(…)`, which checks nothing unless asked (`check_errors=True`)" if twin
+                   else "move it out of the hot path, or keep the sync and say so with `# noqa: VL401`")
+            self._check(node, given, f"`{self.facts.short_source(node)}`", how="checks its result for errors on the host",
+                        fix_message=fix)
+        return True
 
     def visit_Slice(self, node: cst.Slice) -> None:
         """`x[:, :lengths.max()]`: a tensor as a slice bound is read on the host (`__index__`)."""
@@ -184,7 +214,7 @@ class HostSyncScalar(Rule):
                 self._check(arg.value, arg.value, f"`{self.facts.short_source(arg.value)}` given to `{called}(…)`", implicit=True)
 
     def _check(self, node: cst.CSTNode, tensor: cst.BaseExpression, expression: str, implicit: bool = False,
-               how: str = "") -> None:
+               how: str = "", fix_message: str = "") -> None:
         facts = self.facts
         if facts.sync_path_name() is None:
             return
@@ -199,5 +229,5 @@ class HostSyncScalar(Rule):
         self.report(
             node,
             f"{expression} {how} in hot path {facts.sync_path_name()}: the CPU waits for every queued kernel",
-            fix_message="keep the value on the device, use host-side metadata, or batch the reads outside the hot path",
+            fix_message=fix_message or "keep the value on the device, use host-side metadata, or batch the reads outside the hot path",
         )

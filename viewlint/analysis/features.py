@@ -40,7 +40,8 @@ Flags:
   imported module (`torch.clamp(x, 0, 1)`), or whose method only tensors have (`index_add`): not `seen.add(k)`.
 - `tensor-scalar-read`: `.item()`/`.tolist()` of, or `int()`/`float()`/`bool()`/`complex()` of, something
   that may be a tensor the walker knows (`tensor_may_be`): not `int(n_heads)`; or such a thing read as an int (a
-  slice bound, an argument of `range`/`arange`).
+  slice bound, an argument of `range`/`arange`), or given to a `torch.linalg` function that checks for errors on the
+  host (`torch.linalg.inv(a)`, `a.inverse()`).
 - `dead-loop-rebind`: a loop variable assigned a new value that nothing after reads (`for p in ps: p = p * 0.9`).
 - `update-assigned`: `a = b.<m>(...)` with `m` an out-of-place update (`index_copy`, `scatter`, ...).
 - `conversion-chain`: a cast called on a device move or a `.to(...)` (`x.cuda().half()`, `x.to(d).to(t)`);
@@ -70,7 +71,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Iterable, Iterator, Optional
 
-from viewlint.analysis import semantics
+from viewlint.analysis import host_syncs, semantics
 from viewlint.analysis.bindings import (BINDING_KINDS, PARAMETER, PASSED_PARAMETER, PLAIN_PARAMETER, Bindings, note_addition, note_binding,
                                         note_source, with_elements)
 from viewlint.analysis.module_index import ModuleIndex
@@ -320,6 +321,10 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
             elif name in semantics.HOST_INT_PARAMETERS:  # `flash_attn_varlen_func(..., lens.max(), lens.max())`
                 scalar_reads.extend(a for a in (*node.args, *(k.value for k in node.keywords))  # type: ignore[attr-defined]
                                     if type(a) is not ast.Constant and type(a) is not ast.Starred)
+            elif name in host_syncs.ERROR_CHECKING_LINALG_NAMES:  # `torch.linalg.inv(a)`, `a.inverse()`: error codes read
+                given = node.args[0] if node.args else (func.value if type(func) is Attribute else None)  # type: ignore[attr-defined]
+                if given is not None and type(given) is not ast.Starred:
+                    scalar_reads.append(given)
             elif name in _SIZE_CALL_NAMES:  # sizes read as ints: `pred.view(natoms.sum(), 3)`, `torch.zeros(n.max())`
                 scalar_reads.extend(a for a in node.args  # type: ignore[attr-defined]
                                     if type(a) is not ast.Constant and type(a) is not ast.Starred and type(a) is not ast.UnaryOp)

@@ -11,6 +11,20 @@ import functools
 import re
 from typing import Callable, Iterable, Optional
 
+# The host-sync tables live in `host_syncs`; they are asked here too, as they always were.
+from viewlint.analysis.host_syncs import (
+    HOST_SCALAR_METHODS as HOST_SCALAR_METHODS,
+    HOST_BOOL_READS as HOST_BOOL_READS,
+    HOST_SCALAR_BUILTINS as HOST_SCALAR_BUILTINS,
+    SECOND_ITEM_INDICES as SECOND_ITEM_INDICES,
+    SIZE_ARGUMENT_METHODS as SIZE_ARGUMENT_METHODS,
+    SIZE_ARGUMENT_FUNCTIONS as SIZE_ARGUMENT_FUNCTIONS,
+    SCALAR_KEYWORDS as SCALAR_KEYWORDS,
+    HOST_INT_PARAMETERS as HOST_INT_PARAMETERS,
+    DATA_DEPENDENT_SHAPE_METHODS as DATA_DEPENDENT_SHAPE_METHODS,
+    DATA_DEPENDENT_SHAPE_FUNCTIONS as DATA_DEPENDENT_SHAPE_FUNCTIONS,
+)
+
 # Methods whose result is always a view of the receiver (same storage).
 VIEW_METHODS = frozenset(
     {
@@ -540,41 +554,6 @@ BOOL_RESULT_FUNCTIONS = frozenset(
         "torch.logical_xor", "torch.eq", "torch.ne", "torch.gt", "torch.ge", "torch.lt", "torch.le", "torch.isin",
     }
 )
-
-# Host syncs (VL401-VL404). Methods that copy a device tensor's values into Python objects.
-HOST_SCALAR_METHODS = frozenset({"item", "tolist"})
-# Comparisons that answer with a Python bool (`torch.equal(a, b)`, `a.allclose(b)`, `t.is_nonzero()`): the device
-# computes it and the host waits for the answer.
-HOST_BOOL_READS = frozenset({"equal", "allclose", "is_nonzero"})
-# Builtins that call `Tensor.__int__`/`__float__`/`__bool__`: the same copy as `.item()`.
-HOST_SCALAR_BUILTINS = frozenset({"int", "float", "bool", "complex"})
-# Methods whose output size depends on the values: PyTorch copies the size to the host before allocating.
-# Results that unpack to (values, indices): the second item is an index tensor (`top, idx = x.topk(k)`,
-# `uniq, inverse = torch.unique(ids, return_inverse=True)`), at least 1-D.
-SECOND_ITEM_INDICES = frozenset(
-    f"{prefix}{name}" for prefix in ("torch.", ".")
-    for name in ("topk", "sort", "max", "min", "kthvalue", "median", "mode", "unique(inverse)", "unique_consecutive(inverse)"))
-# Calls whose positional arguments are sizes, each read as an int (`__index__`: a tensor is read on the host):
-# methods of a tensor, and torch factories.
-SIZE_ARGUMENT_METHODS = frozenset({"view", "reshape", "expand", "new_zeros", "new_ones", "new_empty", "repeat", "tile"})
-SIZE_ARGUMENT_FUNCTIONS = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn"})
-# Tensor methods whose scaling keyword is a Python scalar (`g.sub(w, alpha=proj)`, `p.addcdiv_(m, v, value=-lr)`): a tensor
-# given there is read with `.item()`. (The `torch.<name>` functions take the same keyword.)
-SCALAR_KEYWORDS = {"add": "alpha", "add_": "alpha", "sub": "alpha", "sub_": "alpha", "rsub": "alpha",
-                   "addcmul": "value", "addcmul_": "value", "addcdiv": "value", "addcdiv_": "value"}
-# Kernels that take host ints (by the callee's last name: `flash_attn.flash_attn_varlen_func` and wrappers of the same
-# signature): name -> (positions, keywords) of the ints. A tensor given there (`x_lens.max()`) is read with `int()`.
-HOST_INT_PARAMETERS = {
-    "flash_attn_varlen_func": ((5, 6), ("max_seqlen_q", "max_seqlen_k")),
-    "flash_attn_varlen_kvpacked_func": ((4, 5), ("max_seqlen_q", "max_seqlen_k")),
-    "flash_attn_varlen_qkvpacked_func": ((2,), ("max_seqlen",)),
-}
-# (`bincount` sizes its result by the largest value, `minlength` or not: CUDA reads `max()` on the host.)
-DATA_DEPENDENT_SHAPE_METHODS = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount"})
-DATA_DEPENDENT_SHAPE_FUNCTIONS = frozenset(
-    {"torch.nonzero", "torch.argwhere", "torch.masked_select", "torch.unique", "torch.unique_consecutive", "torch.bincount"}
-)
-
 
 # Names of callables that answer a question (`can_use_fp8(q)`, `is_ready(x)`): they return a bool, not a tensor.
 PREDICATE_PREFIXES = ("is_", "has_", "can_", "should_", "need_", "needs_")
