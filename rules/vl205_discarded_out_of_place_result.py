@@ -7,6 +7,8 @@ from typing import Optional
 import libcst as cst
 
 from viewlint.analysis import features, semantics
+from viewlint.analysis.callgraph import callgraph_of
+from viewlint.analysis.purity import makes_only
 from viewlint.analysis.tree import descendants
 from viewlint.analysis.values import Kind
 from viewlint.diagnostics import Applicability
@@ -32,7 +34,13 @@ class DiscardedOutOfPlaceResult(Rule):
     leaves `x` as it was (a module's `.to()` converts the module in place; a tensor's does not).
     So does a view, reshape or copy of a tensor as a statement (`gate.unsqueeze(0)`,
     `x.view(b, -1)`, `x.detach()`), and `torch.where(...)`, `torch.cat(...)`, `torch.stack(...)`
-    or a view function (`torch.transpose(x, 0, 1)`) whose result is not assigned.
+    or a view function (`torch.transpose(x, 0, 1)`) whose result is not assigned. So does a
+    bare call of a function of the module that only makes the tensor it returns
+    (`random_weight(m.weight.size())` of a `def random_weight(shape)` that builds a tensor with
+    `torch.randn`, sets `requires_grad` on it and returns it): nothing in its body writes into what
+    it is given or into module state, prints, checks (`assert`, `raise`) or calls anything but torch,
+    NumPy, `math`, builtins that compute and such functions of the module, and it has no decorator
+    (`@functools.cache` keeps what the call makes) but `torch.no_grad()` and its kin.
     And a loop variable over tensors rebound and dropped (`for p in model.parameters():
     p = p.clamp(-c, c)`, an EMA that assigns `ema_p = decay * ema_p + ...`): the tensors it
     held are unchanged.
@@ -134,7 +142,12 @@ class DiscardedOutOfPlaceResult(Rule):
 
     def visit_Expr(self, node: cst.Expr) -> None:
         call = node.value
-        if self._expecting or not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+        if self._expecting or not isinstance(call, cst.Call):
+            return
+        if isinstance(call.func, cst.Name):
+            self._check_own_function(call, call.func.value)
+            return
+        if not isinstance(call.func, cst.Attribute):
             return
         method = call.func.attr.value
         if method in semantics.DISCARDABLE_CONVERSIONS and method not in semantics.HAS_INPLACE_TWIN:
@@ -165,6 +178,20 @@ class DiscardedOutOfPlaceResult(Rule):
             f"`{text}.{method}{args}` returns a new tensor that is thrown away: `{text}` is unchanged",
             fix_message=f"use the in-place `{text}.{method}_(…)`, or assign the result",
             edits=((call.func.attr, f"{method}_"),),
+        )
+
+    def _check_own_function(self, call: cst.Call, name: str) -> None:
+        """`random_weight(m.weight.size())` as a statement, of a function of this module that only makes the tensor it
+        returns (`purity.makes_only`): the statement throws away all the call does."""
+        if name in self.facts.index.aliases or not makes_only(callgraph_of(self.facts.index), name):
+            return
+        value = self.facts.value_of(call)
+        if not value.is_tensor or value.optional or not value.is_fresh:
+            return
+        self.report(
+            call,
+            f"`{name}(…)` returns a new tensor that is thrown away: `{name}` changes nothing else",
+            fix_message="assign the result where it was meant to go (`m.weight.data = ...`, `x = ...`)",
         )
 
     def _check_conversion(self, call: cst.Call, method: str, what: str = "") -> None:

@@ -19,7 +19,11 @@ import pytest
 from conftest import fixture_files
 
 from viewlint.analysis import bindings, features, nodes
+from viewlint.analysis.callgraph import callgraph_of
+from viewlint.analysis.elsewhere import walker as walk_elsewhere
 from viewlint.analysis.module_index import build_index_from_ast
+from viewlint.analysis.project import Project
+from viewlint.analysis.summaries import ModuleSummaries
 from viewlint.analysis.tensor_context import TensorContext
 from viewlint.analysis.facts import Facts
 from viewlint.analysis.walker import Walker
@@ -675,7 +679,8 @@ def test_payload_size_needs_name_the_store_classes_and_helpers():
 
 
 def test_walk_matches_libcst_visit_on_every_fixture():
-    """The walker's own descent reports exactly what libcst's generic visitor reports."""
+    """The walker's own descent reports exactly what libcst's generic visitor reports (with the module's summaries, as
+    a lint has them: what a function of the module returns)."""
     settings = Settings(select=("ALL",))
     for path in fixture_files():
         text = path.read_text(encoding="utf-8")
@@ -683,7 +688,8 @@ def test_walk_matches_libcst_visit_on_every_fixture():
         for use_visit in (False, True):
             module = cst.parse_module(text)
             index = build_index_from_ast(ast.parse(text), text)
-            facts = Facts(module, settings, index)
+            summaries = ModuleSummaries(index, module, settings, callgraph_of(index), Project(str(path), walk_elsewhere(settings)))
+            facts = Facts(module, settings, index, summaries)
             rules = [cls(facts, {}) for code, cls in sorted(all_rules().items())]
             walker = Walker(facts, rules)
             if use_visit:

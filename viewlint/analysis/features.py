@@ -37,7 +37,8 @@ Flags:
 - `twin-statement`: an expression statement `x.<m>(...)` where `m` has an in-place `m_` twin (`x.add(1)`), or is a
   conversion (`x.to(device)`);
   `tensor-twin-statement`: one whose receiver may be a tensor the walker knows (`tensor_may_be`), or an
-  imported module (`torch.clamp(x, 0, 1)`), or whose method only tensors have (`index_add`): not `seen.add(k)`.
+  imported module (`torch.clamp(x, 0, 1)`), or whose method only tensors have (`index_add`): not `seen.add(k)`;
+  or a bare call of a function of the module that only makes what it returns (`purity.makes_only`).
 - `tensor-scalar-read`: `.item()`/`.tolist()` of, or `int()`/`float()`/`bool()`/`complex()` of, something
   that may be a tensor the walker knows (`tensor_may_be`): not `int(n_heads)`; or such a thing read as an int (a
   slice bound, an argument of `range`/`arange`), or given to a `torch.linalg` function that checks for errors on the
@@ -75,7 +76,9 @@ from viewlint.analysis import host_syncs, semantics
 from viewlint.analysis.bindings import (BINDING_KINDS, PARAMETER, PASSED_PARAMETER, PLAIN_PARAMETER, Bindings, note_addition, note_binding,
                                         note_source, with_elements)
 from viewlint.analysis.module_index import ModuleIndex
+from viewlint.analysis.callgraph import callgraph_of
 from viewlint.analysis.hooks import may_be_hooked, registered_hooks
+from viewlint.analysis.purity import makes_only
 from viewlint.analysis.retention import held_container, long_lived_receiver
 from viewlint.analysis.nodes import callee_name, dotted, preorder
 from viewlint.analysis.chain_judges import chain_has, converts_a_name, gathered_in_chain, twin_may_be_tensor
@@ -237,6 +240,7 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
     fields_set: list[tuple[str, ast.AST]] = []  # `hyps[i].y = value`: stored when `hyps` may leave the function
     added_names: set[str] = set()  # `out += hyps`: names whose objects a list of the function may take
     twins: list[ast.AST] = []  # `x.<m>(...)` statements where `m` has an in-place twin
+    own_calls: list[str] = []  # `f(...)` statements
     scalar_reads: list[ast.AST] = []  # what `.item()`/`.tolist()`/`int(...)` and the like read
     inplace_roots: list[str] = []  # names written by in-place statements (`y.add_(1)`, `y[0].zero_()`)
     written_roots: list[str] = []  # names written by subscript assignments and augmented assignments
@@ -384,6 +388,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                             or name in semantics.DISCARDABLE_VIEWS) and type(value.func) is Attribute:
                         flags.add("twin-statement")
                         twins.append(value.func)
+                    elif type(value.func) is Name:
+                        own_calls.append(name)  # `random_weight(shape)` as a statement (`purity.makes_only`)
         elif kind is Assign:
             value = node.value  # type: ignore[attr-defined]
             if any(type(target) is ast.Tuple or type(target) is ast.List for target in node.targets):  # type: ignore[attr-defined]
@@ -541,6 +547,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
         flags.add("tensor-scalar-read")
     if twins and (tensors is None or any(twin_may_be_tensor(func, before(func), tensors) for func in twins)):
         flags.add("tensor-twin-statement")
+    if own_calls and (tensors is None or any(makes_only(callgraph_of(tensors.index), name) for name in own_calls)):
+        flags.add("tensor-twin-statement")  # a function of the module that only makes what it returns
     # A subscript or augmented assignment is reported only through `copy_of`: a conversion of a named tensor.
     if (inplace_roots or written_roots) and not calls.isdisjoint(semantics.MAYBE_COPY_METHODS) and (
             any(chain_has(ast.Name(id=root), _maybe_copy_node, bound, sources) for root in inplace_roots)

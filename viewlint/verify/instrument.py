@@ -345,16 +345,20 @@ def _plan_discarded(node: cst.CSTNode, site: int, ctx: _Context) -> _Plan:
                          {"receiver": name, "method": ""})
     call = _first_call(node)
     receiver: Optional[cst.BaseExpression] = None
+    function = ""
     if call is not None:
         if _is_function_form(call):  # torch.clamp(x, 0, 1)
             receiver = call.args[0].value if call.args and not call.args[0].star else None
+        elif isinstance(call.func, cst.Name):  # `random_weight(shape)`: a function of the module; its first argument
+            receiver = call.args[0].value if call.args and not call.args[0].star else None
+            function = call.func.value
         else:
             receiver = _receiver(call)
     if call is None or receiver is None:
-        raise _Unsupported("not a method call")
+        raise _Unsupported("not a method call, nor a call given an argument")
     method = (_dotted(call.func) or _method(call) or "").split(".")[-1]
     return _Plan([(receiver, _Wrap("before", site)), (call, _Wrap("after", site))], "after",
-                 {"receiver": ctx.text(receiver), "method": method})
+                 {"receiver": ctx.text(receiver), "method": method, "function": function})
 
 
 def _plan_contiguous(node: cst.CSTNode, site: int, ctx: _Context) -> _Plan:

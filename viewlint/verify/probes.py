@@ -293,11 +293,16 @@ def _distinct_elements(tensor: torch.Tensor) -> int:
     return count
 
 
+_NOT_A_TENSOR = object()  # what `before` keeps for a receiver that is no tensor
+
+
 def before(site: int, value: Any) -> Any:
     """VL205: snapshot the receiver of an out-of-place call whose result is discarded."""
     try:
-        snapshot = None
-        if isinstance(value, torch.Tensor) and value.numel() <= MAX_SNAPSHOT_NUMEL:
+        snapshot: Any = None
+        if not isinstance(value, torch.Tensor):
+            snapshot = _NOT_A_TENSOR  # `random_weight(shape)`: given a size, not a tensor it could change
+        elif value.numel() <= MAX_SNAPSHOT_NUMEL:
             snapshot = value.detach().clone()
         _SNAPSHOTS.setdefault(site, []).append((value, snapshot))
     except Exception:
@@ -314,6 +319,11 @@ def after(site: int, result: Any) -> Any:
         if not pending:
             return result
         receiver, snapshot = pending.pop()
+        if snapshot is _NOT_A_TENSOR:
+            record["untensored"] = record.get("untensored", 0) + 1
+            if isinstance(result, torch.Tensor):
+                record["dropped"] = record.get("dropped", 0) + 1
+            return result
         if snapshot is None:
             record["unknown"] = record.get("unknown", 0) + 1
             return result

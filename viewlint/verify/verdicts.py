@@ -111,15 +111,24 @@ def _discarded(site: Site, record: dict[str, Any]) -> tuple[str, str]:
     unchanged = record.get("unchanged", 0)
     lost = record.get("lost", 0)
     receiver = site.labels.get("receiver", "receiver")
-    compared = hits - record.get("unknown", 0)
+    function = site.labels.get("function", "")
+    untensored = record.get("untensored", 0)
+    if function and untensored:
+        # `random_weight(m.weight.size())`: given no tensor to change; what it returned is all it did.
+        dropped = record.get("dropped", 0)
+        if dropped == hits:
+            return CONFIRMED, f"`{function}(…)` returned a new tensor, thrown away, in {_of(dropped, hits)}"
+        return REFUTED, f"`{function}(…)` returned no tensor in {_of(hits - dropped, hits)}"
+    compared = hits - record.get("unknown", 0) - untensored
     if compared <= 0:
         return ERROR, f"`{receiver}` was too large to snapshot"
     if unchanged == compared:
         if lost and not site.labels.get("method"):
             return CONFIRMED, (f"`{receiver}` unchanged; the value bound in its place and dropped differed in "
                                f"{_plural(record.get('max_lost_elements', 0), 'element')} ({_of(lost, hits)})")
+        called = f"`{function}(…)`" if function else f"`.{site.labels.get('method', '')}(…)`"
         if lost:
-            return CONFIRMED, (f"`{receiver}` unchanged after `.{site.labels.get('method', '')}(…)`; the discarded result "
+            return CONFIRMED, (f"`{receiver}` unchanged after {called}; the discarded result "
                                f"differed in {_plural(record.get('max_lost_elements', 0), 'element')} ({_of(lost, hits)})")
         return CONFIRMED, f"`{receiver}` unchanged in {_of(unchanged, hits)} (the discarded result equalled it in this run)"
     return REFUTED, f"`{receiver}` changed in {_of(compared - unchanged, hits)}"
