@@ -200,3 +200,27 @@ def test_a_cached_function_is_called_to_fill_its_cache():
             noise(4)
     """
     assert [row for row, code in _lint(source) if code == "VL205"] == [18]
+
+
+def test_what_makes_only_answers_does_not_depend_on_what_was_asked_before():
+    # A callee is read with less depth than the function asked about: asking it first must not change the answer.
+    import ast
+
+    from viewlint.analysis.callgraph import callgraph_of
+    from viewlint.analysis.module_index import build_index_from_ast
+    from viewlint.analysis.purity import makes_only
+
+    source = (
+        "import torch\n\n\n"
+        "def f(n):\n    return torch.zeros(n)\n\n\n"
+        "def g(n):\n    return f(n) + 1\n\n\n"
+        "def h(n):\n    return g(n) * 2\n"
+    )
+
+    def answers(order):
+        graph = callgraph_of(build_index_from_ast(ast.parse(source), source))
+        return {name: makes_only(graph, name) for name in order}
+
+    first = answers(["h", "g", "f"])
+    assert first == answers(["f", "g", "h"])
+    assert first["f"] and first["g"]

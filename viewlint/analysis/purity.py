@@ -25,6 +25,7 @@ from typing import Optional
 
 from viewlint.analysis import semantics
 from viewlint.analysis.callgraph import CallGraph, FunctionKey
+from viewlint.analysis.nodes import dotted, qualify_name
 
 _COMPUTING_BUILTINS = frozenset({
     "len", "range", "int", "float", "bool", "tuple", "list", "dict", "min", "max", "sum", "abs", "round", "isinstance",
@@ -38,8 +39,7 @@ _EFFECT_WORDS = ("save", "load", "seed", "set_", "print", "write", "synchronize"
                  "barrier", "all_", "broadcast", "send", "recv", "use_", "compile")
 # Tensor methods that compute a value and change nothing (views, copies, casts, reads of metadata).
 _COMPUTING_METHODS = (semantics.VIEW_METHODS | semantics.FRESH_METHODS | semantics.MAYBE_VIEW_METHODS
-                      | semantics.DTYPE_CAST_METHODS | semantics.HOST_VALUE_METHODS | semantics.FRESH_CONTIGUOUS_METHODS
-                      | frozenset({"size", "dim", "numel", "clone", "detach", "contiguous", "item", "tolist", "float"})) \
+                      | semantics.DTYPE_CAST_METHODS | semantics.HOST_VALUE_METHODS | semantics.FRESH_CONTIGUOUS_METHODS) \
     - semantics.STORING_METHODS - semantics.ADDING_METHODS - semantics.CONTAINER_ONLY_METHODS - semantics.QUEUE_METHODS \
     - semantics.MODULE_SHARED_METHODS - {"to", "cpu", "type", "sort"}  # a module converts itself; a list sorts itself
 _EFFECT_STATEMENTS = (ast.Global, ast.Nonlocal, ast.Assert, ast.Raise, ast.With, ast.AsyncWith, ast.Try, ast.Delete,
@@ -55,7 +55,7 @@ def makes_only(graph: CallGraph, name: str) -> bool:
 
 
 def _makes_only(graph: CallGraph, name: str, depth: int) -> bool:
-    memo_key = ("makes only", name)
+    memo_key = ("makes only", name, depth)  # (a callee is read with less depth: its answer may differ)
     found = graph.memo.get(memo_key)
     if found is not None:
         return bool(found)
@@ -68,7 +68,8 @@ def _makes_only(graph: CallGraph, name: str, depth: int) -> bool:
 
 
 def _body_makes_only(graph: CallGraph, node: ast.FunctionDef, depth: int) -> bool:
-    if any(_decorator(d, graph.index.aliases) not in _GRAD_MODES for d in node.decorator_list):
+    if any(qualify_name(graph.index, dotted(d.func if type(d) is ast.Call else d)) not in _GRAD_MODES  # type: ignore[attr-defined]
+           for d in node.decorator_list):
         return False  # `@cache` keeps what a call makes (a bare call fills the cache), `@register` records it
     arguments = node.args
     parameters = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
@@ -94,20 +95,6 @@ def _body_makes_only(graph: CallGraph, node: ast.FunctionDef, depth: int) -> boo
         elif kind is ast.Call and not _computes(graph, child, made, aliases, depth):  # type: ignore[arg-type]
             return False
     return True
-
-
-def _decorator(node: ast.AST, aliases: dict[str, str]) -> Optional[str]:
-    """`torch.no_grad` of `@torch.no_grad()` or `@no_grad` (through the imports); None for what is not a dotted name."""
-    if type(node) is ast.Call:
-        node = node.func  # type: ignore[attr-defined]
-    parts: list[str] = []
-    while type(node) is ast.Attribute:
-        parts.append(node.attr)  # type: ignore[attr-defined]
-        node = node.value  # type: ignore[attr-defined]
-    if type(node) is not ast.Name:
-        return None
-    head = aliases.get(node.id, node.id)  # type: ignore[attr-defined]
-    return ".".join([head, *reversed(parts)])
 
 
 def _own_names(node: ast.FunctionDef, parameters: set[str], aliases: dict[str, str]) -> set[str]:
@@ -160,21 +147,13 @@ def _writable(target: ast.AST, made: set[str]) -> bool:
 
 def _computes(graph: CallGraph, call: ast.Call, made: set[str], aliases: dict[str, str], depth: int) -> bool:
     func = call.func
-    if type(func) is ast.Name:
-        name = func.id  # type: ignore[attr-defined]
-        if name in aliases:
-            return _computing_function(aliases[name])
-        return name in _COMPUTING_BUILTINS or _makes_only(graph, name, depth - 1)
-    if type(func) is not ast.Attribute:
+    if type(func) is not ast.Name and type(func) is not ast.Attribute:
         return False
     root = _root(func)
     if root is not None and root in aliases:
-        dotted = [func.attr]  # type: ignore[attr-defined]
-        node = func.value  # type: ignore[attr-defined]
-        while type(node) is ast.Attribute:
-            dotted.append(node.attr)  # type: ignore[attr-defined]
-            node = node.value  # type: ignore[attr-defined]
-        return _computing_function(".".join([aliases[root], *reversed(dotted)]))
+        return _computing_function(qualify_name(graph.index, dotted(func)) or "")  # `torch.randn`, `np.sqrt`, `sqrt`
+    if type(func) is ast.Name:
+        return root in _COMPUTING_BUILTINS or _makes_only(graph, root, depth - 1)  # type: ignore[arg-type]
     if root is not None and root in made:
         return True  # a method of what the function made (`w.requires_grad_()`)
     method = func.attr  # type: ignore[attr-defined]
