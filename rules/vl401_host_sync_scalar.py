@@ -100,6 +100,8 @@ class HostSyncScalar(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._check_implicit_arguments(node)
+        if self._check_error_checking_linalg(node):
+            return
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in semantics.HOST_SCALAR_METHODS and not node.args:
             self._check(node, func.value, f"`{self.facts.short_source(node)}`")
@@ -107,8 +109,6 @@ class HostSyncScalar(Rule):
             arg = node.args[0]
             if arg.keyword is None and arg.star == "" and func.value not in self.facts.index.aliases:
                 self._check(node, arg.value, f"`{self.facts.short_source(node)}`")
-        elif self._check_error_checking_linalg(node):
-            pass
         elif isinstance(func, cst.Attribute) and func.attr.value in semantics.HOST_BOOL_READS:
             # `torch.equal(pred, draft)`, `a.allclose(b)`: a Python bool, computed on the device.
             qualified = self.facts.qualify(func)
