@@ -197,9 +197,11 @@ class CallGraph:
                     found.update(self._ast_callees(key.owner, func, self._local_instances(key), key))
                 if held and dotted(func) in held:
                     # `self.attn(x)`, `for block in self.blocks: block(x)`: a module this class holds runs its `forward`
-                    callee = self.called_instance(held[dotted(func)])  # type: ignore[index]
-                    if callee is not None:
-                        found.add(callee)
+                    # (one of their `forward`s, for an attribute built from a choice of classes)
+                    for held_class in held[dotted(func)]:  # type: ignore[index]
+                        callee = self.called_instance(held_class)
+                        if callee is not None:
+                            found.add(callee)
             if key.owner is not None:
                 for attribute in self_attributes:
                     touches = self.self_touches.setdefault((key.owner, attribute), [])
@@ -344,14 +346,15 @@ class CallGraph:
                 return FunctionKey(owner, method)
         return None
 
-    def _held_modules(self, owner: Optional[str], skeleton: tuple[ast.AST, ...]) -> dict[str, str]:
-        """{callee as spelled: class of this module} for the instances a method of `owner` calls: `self.<attr>`
-        the class assigns one, and the loop variable of `for block in self.blocks` (or `enumerate(self.blocks)`)
-        over a `ModuleList` of one class."""
+    def _held_modules(self, owner: Optional[str], skeleton: tuple[ast.AST, ...]) -> dict[str, tuple[str, ...]]:
+        """{callee as spelled: the classes of this module it may be} for the instances a method of `owner` calls:
+        `self.<attr>` the class assigns one (or one of a choice), and the loop variable of `for block in self.blocks`
+        (or `enumerate(self.blocks)`) over a `ModuleList` of one class."""
         info = self.index.classes.get(owner) if owner is not None else None
         if info is None:
             return {}
-        held = {f"self.{attribute}": name for attribute, name in info.attribute_classes.items() if name in self.index.classes}
+        held = {f"self.{attribute}": (name,) for attribute, name in info.attribute_classes.items() if name in self.index.classes}
+        held.update((f"self.{attribute}", names) for attribute, names in info.attribute_class_choices.items())
         if info.module_list_classes:
             for node in skeleton:
                 if type(node) is not ast.For and type(node) is not ast.AsyncFor:
@@ -363,7 +366,7 @@ class CallGraph:
                 listed = dotted(iterated) or ""
                 if type(target) is ast.Name and listed.startswith("self.") \
                         and info.module_list_classes.get(listed[5:]) in self.index.classes:
-                    held[target.id] = info.module_list_classes[listed[5:]]
+                    held[target.id] = (info.module_list_classes[listed[5:]],)
         return held
 
     def defining_class(self, class_name: Optional[str], method: str) -> Optional[str]:

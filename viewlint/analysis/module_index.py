@@ -10,6 +10,7 @@ from typing import Optional, Sequence
 import libcst as cst
 
 from viewlint.analysis import dispatch, semantics
+from viewlint.analysis.class_choices import constructed_classes
 from viewlint.analysis.guards import cold_predicates, is_debug_switch, predicate_key
 from viewlint.analysis.injected import note_injected_classes
 from viewlint.analysis.made_tensors import made_tensor
@@ -32,6 +33,9 @@ class ClassInfo:
     container_attributes: set[str] = field(default_factory=set)
     # self.<attr> names initialised with an instance of a class defined in this module.
     attribute_classes: dict[str, str] = field(default_factory=dict)
+    # self.<attr> names initialised with an instance of one of several classes defined here, chosen by a local name or
+    # a table (`attention_class = A if cross else B; self.attn = attention_class(config)`): see `class_choices`.
+    attribute_class_choices: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # method name -> indices of positional parameters (excluding self) that the method retains.
     retaining_methods: dict[str, set[int]] = field(default_factory=dict)
     # method name -> keyword names it retains.
@@ -581,6 +585,8 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                 if callee in index.classes or (callee is not None and "." not in callee and (
                         item_class(value, index) == callee or (callee in index.relative_imports and callee[:1].isupper()))):
                     info.attribute_classes[attribute] = callee  # a class of this module, or one imported from the project
+                elif callee is None or callee not in index.classes:
+                    callee = _chosen_class(value, nodes, index, info, attribute) or callee
                 qualified = _qualify_name(index, callee) or callee or ""
                 short = qualified.split(".")[-1]
                 if qualified == "torch.nn.ModuleList":
@@ -667,6 +673,27 @@ def build_index(module: cst.Module) -> "ModuleIndex":
     """The index of a libcst module (re-parsed with `ast`; the engine passes its own tree instead)."""
     source = module.code
     return build_index_from_ast(ast.parse(source), source)
+
+
+def _chosen_class(value: ast.Call, nodes: Sequence[ast.AST], index: ModuleIndex, info: ClassInfo, attribute: str) -> Optional[str]:
+    """`self.<attribute> = attention_class(config)` with the class chosen by a local name or a table (`class_choices`):
+    the one class it names (returned, to be read as if spelled out), or, of several, the classes of this module it
+    holds (`attribute_class_choices`) or the `torch.nn` layers (`torch_module_attributes`, `|`-separated)."""
+    choices = constructed_classes(value, nodes, index)
+    if not choices:
+        return None
+    if len(choices) == 1:
+        if choices[0] in index.classes:
+            info.attribute_classes[attribute] = choices[0]
+        return choices[0]
+    if all(c in index.classes for c in choices):
+        info.attribute_class_choices[attribute] = choices
+        return None
+    qualified = [_qualify_name(index, c) or c for c in choices]
+    if all(semantics.nn_module_class(q) for q in qualified) and len(qualified) <= MAX_CLASSES:
+        known = set(info.torch_module_attributes.get(attribute, "").split("|")) - {""}
+        info.torch_module_attributes[attribute] = "|".join(sorted(known | set(qualified)))
+    return None
 
 
 def _last_layer(call: ast.Call, index: ModuleIndex) -> str:

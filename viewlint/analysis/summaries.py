@@ -165,7 +165,8 @@ class Recorder:
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value == "self":
             # `self.metric_fn(...)` of `self.metric_fn = metric_fn`, which the constructions set to one function or
             # another: the call hands its arguments to each.
-            keys = graph.held_functions(function.class_name, node.func.attr.value)
+            keys = graph.held_functions(function.class_name, node.func.attr.value) \
+                or [chosen.key for chosen in self.summaries.chosen_instances(node, self.facts.evaluator)]
         else:
             keys = []
         targets = [self.summaries.functions.get(key) for key in keys]
@@ -336,7 +337,22 @@ class ModuleSummaries:
     def call_value(self, call: cst.Call, evaluator: Evaluator, local: Locals) -> Optional[Value]:
         """The value a call of a function of this module returns, or None when it calls something else."""
         info = self.resolve(call, evaluator, local)
-        return self._call_of(info, call, evaluator, local) if info is not None else None
+        if info is not None:
+            return self._call_of(info, call, evaluator, local)
+        found = [self._call_of(chosen, call, evaluator, local) for chosen in self.chosen_instances(call, evaluator)]
+        # `self.attn(x)` of an attribute built from a choice of classes: what any of their `forward`s returns.
+        return join_all(found) if found and all(f is not None for f in found) else None  # type: ignore[arg-type]
+
+    def chosen_instances(self, call: cst.Call, evaluator: Evaluator) -> list[FunctionInfo]:
+        """What `self.<attr>(...)` may run when the class built `self.<attr>` from a choice of its module's classes
+        (`attention_class = A if cross else B; self.attn = attention_class(config)`): each one's `forward`."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return []
+        info = self.index.classes.get(evaluator.env.class_name or "")
+        choices = info.attribute_class_choices.get(func.attr.value, ()) if info is not None else ()
+        found = [self._called_instance(choice) for choice in choices]
+        return [f for f in found if f is not None] if len(found) > 1 and all(found) else []
 
     def instance_call_value(self, call: cst.Call, class_name: str, evaluator: Evaluator, local: Locals) -> Optional[Value]:
         """What calling an instance of `class_name`, a class of this module, returns (its `forward`), or None."""

@@ -78,7 +78,8 @@ class TensorContext:
         self.held_callables = {a for info in classes for a in (*info.submodule_attributes, *info.assigned_attributes)}
         # `self.<attr>`s assigned an instance of a module class of this module: calling one runs its `forward`.
         module_classes = {info.name for info in classes if info.is_module}
-        self.module_instances = {a for info in classes for a, cls in info.attribute_classes.items() if cls in module_classes}
+        self.module_instances = {a for info in classes for a, cls in info.attribute_classes.items() if cls in module_classes} \
+            | {a for info in classes for a, choices in info.attribute_class_choices.items() if module_classes.intersection(choices)}
         # `self.<attr>`s assigned a `torch.nn` module: the walker reads their calls as tensors whatever they are given.
         self.torch_modules = {a for info in classes for a in info.torch_module_attributes}
         self.aliases: dict[str, str] = dict(getattr(index, "aliases", {}))

@@ -1,0 +1,82 @@
+"""Kinds of code met in pass twenty-five: each lint kind is checked with the prefilter on and off; what a message
+or a belief claims, with real torch."""
+
+from __future__ import annotations
+
+import textwrap
+
+from conftest import lint_snippet as _lint, run_snippet as _run
+from viewlint.beliefs import beliefs_of_text
+
+
+def _beliefs(source: str) -> dict[tuple[int, str], dict]:
+    return {(r["line"], r["target"]): r for r in beliefs_of_text(textwrap.dedent(source).lstrip("\n"), "m.py")}
+
+
+# ---------------------------------------------------------------- a layer whose class is chosen before it is built
+CHOSEN = """
+    import torch
+    from torch import nn
+
+
+    class SelfBlock(nn.Module):
+        def forward(self, hidden):
+            return hidden[:, 0]
+
+
+    class CrossBlock(nn.Module):
+        def forward(self, hidden):
+            return hidden[:, -1]
+
+
+    BLOCKS = {"self": SelfBlock, "cross": CrossBlock}
+
+
+    class Encoder(nn.Module):
+        def __init__(self, cross: bool):
+            super().__init__()
+            block_class = CrossBlock if cross else SelfBlock
+            self.block = block_class()
+            self.other = BLOCKS["cross" if cross else "self"]()
+            self.bank = {}
+
+        def forward(self, x: torch.Tensor, key: str):
+            first = self.block(x)
+            self.bank[key] = first
+            second = self.other(x)
+            self.bank[key + "/other"] = second.clone()
+            return first + second
+"""
+
+
+def test_a_layer_built_from_a_choice_of_classes_returns_what_any_of_their_forwards_returns():
+    # `block_class = A if c else B; self.block = block_class()` and `self.other = BLOCKS[kind]()`: calling either runs
+    # one of the classes' `forward`s, each a view of its input. Before, both calls were a module's output of unknown
+    # kind, and the store below went unreported (the prefilter and the walk agree: `_lint` runs both).
+    beliefs = _beliefs(CHOSEN)
+    assert beliefs[(27, "first")]["view"] is True and beliefs[(27, "first")]["base"] == "x"
+    assert beliefs[(29, "second")]["view"] is True and beliefs[(29, "second")]["base"] == "x"
+    assert _lint(CHOSEN) == [(28, "VL101")]  # the clone stored beside it owns its storage
+
+
+def test_the_chosen_layers_entry_pins_the_whole_input_with_real_torch():
+    scope = _run(CHOSEN)
+    torch = scope["torch"]
+    for cross in (False, True):
+        encoder = scope["Encoder"](cross)
+        x = torch.randn(64, 8)
+        encoder(x, "k")
+        kept = encoder.bank["k"]
+        assert kept.untyped_storage().nbytes() == x.untyped_storage().nbytes() >= 8 * kept.numel() * kept.element_size()
+        assert encoder.bank["k/other"].untyped_storage().nbytes() == encoder.bank["k/other"].numel() * 4
+
+
+def test_the_caller_evidence_reaches_a_chosen_classs_forward():
+    # The chosen classes' `forward`s are called by `Encoder.forward` (the call graph's edge): what it passes (`x`, a
+    # 3-D tensor) is what their parameter holds in their own walk.
+    source = CHOSEN.replace("def forward(self, x: torch.Tensor, key: str):", "def forward(self, x: torch.Tensor, key: str):\n"
+                            "            b, n, d = x.shape").replace("return hidden[:, 0]", "picked = hidden[:, 0]\n"
+                                                                        "            return picked")
+    beliefs = _beliefs(source)
+    picked = beliefs[(7, "picked")]
+    assert picked["tensor"] is True and picked["rank"] == 2
