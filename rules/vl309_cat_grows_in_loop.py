@@ -7,6 +7,7 @@ from typing import Callable, Iterator, Optional
 import libcst as cst
 
 from viewlint.analysis import features
+from viewlint.analysis.contexts import Context
 from viewlint.analysis.tree import descendants, dotted_name
 from viewlint.rule import Rule
 
@@ -27,7 +28,11 @@ class CatGrowsInLoop(Rule):
     (`if first_iter: x = piece; first_iter = False`, `if i == 0:`).
 
     In a hot method (`forward`) no loop is needed: `self.cache_k = torch.cat([self.cache_k, k])`
-    grows the object's tensor on every call, a decode step each (LLMs-from-scratch PR #673).
+    grows the object's tensor on every call, a decode step each (LLMs-from-scratch PR #673). So does an entry
+    of a container the object keeps: `self.cache[layer] = torch.cat([self.cache[layer], k])`, or, in a
+    cache's `update` that a `forward` calls, `past_key, past_value = self.cache[layer]`, then
+    `key = torch.cat([past_key, key])` and `self.cache[layer] = (key, value)` (vLLM-Omni PR #5970). An entry
+    given back only a window of the join (`key[:, :, -w:]`), or a join only read, grows nothing.
 
     It stays silent when the loop binds `x` in any other way (`x = x[:, -window:]` keeps a
     window, `x = layer(x)` makes a new tensor each time): then nothing accumulates. And when
@@ -79,14 +84,27 @@ class CatGrowsInLoop(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1:
             return
-        target = dotted_name(node.targets[0].target)
+        target = dotted_name(node.targets[0].target) or _entry(node.targets[0].target)
         if target is None:
             return
         join = self._join_growing(node.value, target)
         if join is None:
             return
         loop = self._innermost_loop()
-        if loop is None and target.startswith("self.") and self.facts.in_hot_path and not self.facts.in_setup_function:
+        hot = loop is None and self.facts.in_hot_path and not self.facts.in_setup_function
+        stored = _stored_back(join, target, self.facts.contexts.function) if hot and "." not in target else None
+        if stored is not None:
+            # `prev_key, prev_value = self.cache[layer]; key = torch.cat([prev_key, key]); self.cache[layer] = (key,
+            # value)` in a cache's `update`: the entry grows on every call, as `self.cache_k` does below.
+            self.report(
+                join,
+                f"`{target} = {self.facts.short_source(join)}` in hot path {self.facts.hot_path_name} joins the new piece "
+                f"to all of `{stored}` and stores it back there: each call copies everything the earlier calls gathered "
+                f"(quadratic in the number of calls)",
+                fix_message="preallocate the final size once and write each piece into its slice",
+            )
+            return
+        if hot and target.startswith("self."):
             # `self.cache_k = torch.cat([self.cache_k, k_new], dim=1)` in `forward`: the object's tensor grows on every
             # call (a decode step), and each call copies all of it.
             self.report(
@@ -97,7 +115,7 @@ class CatGrowsInLoop(Rule):
                 fix_message="preallocate the final size once and write each piece into its slice",
             )
             return
-        if loop is None or _rebound(loop, target, lambda other: other is node or (
+        if loop is None or "[" in target or _rebound(loop, target, lambda other: other is node or (
                 isinstance(other, cst.Assign) and self._join_growing(other.value, target, keeps_part=True) is not None)) \
                 or _doubles(join, target, loop):
             return
@@ -128,7 +146,7 @@ class CatGrowsInLoop(Rule):
         ends = (joined.elements[0].value, joined.elements[-1].value)
         if keeps_part:
             ends = tuple(end.value if isinstance(end, cst.Subscript) else end for end in ends)
-        return value if any(dotted_name(end) == target for end in ends) else None
+        return value if any((dotted_name(end) or _entry(end)) == target for end in ends) else None
 
     def _innermost_loop(self) -> Optional[cst.CSTNode]:
         """The loop the statement runs in, within its function (a nested function's loop does not repeat it)."""
@@ -138,6 +156,45 @@ class CatGrowsInLoop(Rule):
             if context.kind in ("function", "class", "module"):
                 return None
         return None
+
+
+def _entry(node: cst.BaseExpression) -> Optional[str]:
+    """`self.cache[layer]` (its source) for an entry of a container the object holds; None for anything else."""
+    if isinstance(node, cst.Subscript) and (dotted_name(node.value) or "").startswith("self."):
+        return cst.Module(body=[]).code_for_node(node)
+    return None
+
+
+def _stored_back(join: cst.Call, target: str, function: Optional[Context]) -> Optional[str]:
+    """`self.cache[layer]` when the join's other end was read from that entry (`prev_key, prev_value =
+    self.cache[layer]`, `prev = self.cache[layer][0]`) and the function stores what it binds `target` to back into it
+    (`self.cache[layer] = (key, value)`): the entry grows by the join on every call."""
+    if function is None or function.node is None:
+        return None
+    joined = join.args[0].value
+    assert isinstance(joined, (cst.List, cst.Tuple))
+    ends = {dotted_name(e.value) for e in (joined.elements[0], joined.elements[-1])} - {None, target}
+    read: set[str] = set()
+    stores: list[cst.Assign] = []
+    for statement in descendants(function.node):
+        if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+            continue
+        bound = statement.targets[0].target
+        value = statement.value
+        if isinstance(value, cst.Subscript) and _entry(value.value) is not None and isinstance(bound, cst.Name):
+            value = value.value  # `prev = self.cache[layer][0]`
+        entry = _entry(value)
+        if entry is not None and any(dotted_name(t) in ends for t in _targets(bound)):
+            read.add(entry)
+        if _entry(bound) is not None:
+            stores.append(statement)
+    for statement in stores:
+        entry = _entry(statement.targets[0].target)
+        stored = statement.value
+        held = stored.elements if isinstance(stored, (cst.Tuple, cst.List)) else [cst.Element(stored)]
+        if entry in read and any(dotted_name(e.value) == target for e in held):
+            return entry  # the whole joined tensor (a window of it, `key[:, :, -w:]`, keeps its size)
+    return None
 
 
 def _doubles(join: cst.Call, target: str, loop: cst.CSTNode) -> bool:
