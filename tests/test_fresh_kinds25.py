@@ -80,3 +80,62 @@ def test_the_caller_evidence_reaches_a_chosen_classs_forward():
     beliefs = _beliefs(source)
     picked = beliefs[(7, "picked")]
     assert picked["tensor"] is True and picked["rank"] == 2
+
+
+# ---------------------------------------------------------------- a helper's view of an unnamed temporary
+HELPER_OF_TEMPORARY = """
+    import torch
+    from torch import nn
+
+
+    def cls_token(act):
+        return act[:, 0, :]
+
+
+    class Extractor(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(8, 8)
+
+        def forward(self, x):
+            return self.proj(x)
+
+
+    def collect(loader):
+        model = Extractor()
+        feats = []
+        for batch in loader:
+            feats.append(cls_token(model(batch)))
+        return feats
+
+
+    def collect_any(model: nn.Module, loader):
+        feats = []
+        for batch in loader:
+            feats.append(cls_token(model(batch)))
+        return feats
+
+
+    def collect_owned(model: nn.Module, loader):
+        feats = []
+        for batch in loader:
+            feats.append(cls_token(model(batch)).clone())
+        return feats
+"""
+
+
+def test_a_helpers_view_of_an_unnamed_temporary_is_a_view_of_what_the_call_spells():
+    # `cls_token(model(batch))` is what `out = model(batch); cls_token(out)` is: a view of each batch's whole output,
+    # kept by the list. Before, the temporary had no name to be a view of, and the view was dropped.
+    assert _lint(HELPER_OF_TEMPORARY) == [(22, "VL101"), (29, "VL101")]
+
+
+def test_the_kept_token_pins_each_batchs_whole_output_with_real_torch():
+    scope = _run(HELPER_OF_TEMPORARY)
+    torch = scope["torch"]
+    batches = [torch.randn(4, 16, 8) for _ in range(3)]
+    kept = scope["collect"](batches)
+    owned = scope["collect_owned"](scope["Extractor"](), batches)
+    for token, clone in zip(kept, owned):
+        assert token.untyped_storage().nbytes() == 4 * 16 * 8 * 4 == 16 * token.numel() * token.element_size()
+        assert clone.untyped_storage().nbytes() == clone.numel() * clone.element_size()

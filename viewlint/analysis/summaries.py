@@ -44,8 +44,8 @@ from viewlint.analysis.project import Project
 from viewlint.analysis.nodes import dotted
 from viewlint.analysis.tree import descendants, dotted_name, parse_module
 from viewlint.analysis import semantics as sem
-from viewlint.analysis.value_ops import Locals
-from viewlint.analysis.values import (HOST, INT, INTERFACE, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Value,
+from viewlint.analysis.value_ops import MODULE_OUTPUT, Locals
+from viewlint.analysis.values import (HOST, INT, INTERFACE, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Provenance, Value,
                                       join, join_all, rank_floor, referenced_function, shape_of)
 
 if TYPE_CHECKING:
@@ -698,6 +698,12 @@ def _hand_on_fields(bound: dict[str, Value], parameter: str, node: cst.BaseExpre
 def _argument_value(node: cst.BaseExpression, evaluator: Evaluator, local: Locals) -> Value:
     """What a call passes; a `*_cpu` name the code says nothing more of is a host value (the convention)."""
     value = evaluator.evaluate(node, local)
+    if value.label is None and not isinstance(node, (cst.Name, cst.Attribute)) and (
+            value.kind is Kind.TENSOR and value.provenance is not Provenance.VIEW
+            or value.kind is Kind.WRAPPER and value.origin == MODULE_OUTPUT):
+        # An unnamed tensor (`helper(model(batch))`): a view the callee returns of it is of what the call spells, as
+        # of a name it were bound to first (`labelled`).
+        value = value.with_(label=evaluator.short_source(node))
     if value.kind in (Kind.TENSOR, Kind.UNKNOWN) and value.device is Device.UNKNOWN:
         name = dotted_name(node)
         if name is not None and sem.looks_cpu_name(name):
