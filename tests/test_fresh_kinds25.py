@@ -139,3 +139,65 @@ def test_the_kept_token_pins_each_batchs_whole_output_with_real_torch():
     for token, clone in zip(kept, owned):
         assert token.untyped_storage().nbytes() == 4 * 16 * 8 * 4 == 16 * token.numel() * token.element_size()
         assert clone.untyped_storage().nbytes() == clone.numel() * clone.element_size()
+
+
+# ---------------------------------------------------------------- a block behind a flag it clears: the first call only
+FIRST_CALL = """
+    import torch
+    from torch import nn
+
+
+    class Drop(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.first = True
+            self.enabled = True
+            self.built = 0
+
+        def initialize_masks(self, waveforms):
+            self.built += 1
+            masks = torch.ones(4, waveforms.shape[1], device=waveforms.device)
+            counts = torch.randint(0, 3, (4,), device=waveforms.device)
+            for i in range(4):
+                if counts[i] == 0:
+                    continue
+                masks[i, : counts[i]] = 0
+            return masks
+
+        def forward(self, waveforms):
+            if self.first:
+                self.masks = self.initialize_masks(waveforms)
+                self.first = False
+            return waveforms * self.masks[:1]
+
+
+    class Redrawn(Drop):
+        def forward(self, waveforms):
+            if self.enabled:
+                self.masks = self.initialize_masks(waveforms)
+            return waveforms * self.masks[:1]
+"""
+
+
+def test_a_block_behind_a_flag_it_clears_runs_on_the_first_call_only():
+    # speechbrain's `FastDropChunk.forward`: `if self.first: ...; self.first = False` builds the masks once, so the
+    # syncs in what it calls are not per step. A block behind a flag it leaves set (`if self.enabled:`) runs on every
+    # call: the helper it calls is hot there.
+    assert _lint(FIRST_CALL) == [(17, "VL403"), (19, "VL401")]
+    only_first = FIRST_CALL.replace("""    class Redrawn(Drop):
+        def forward(self, waveforms):
+            if self.enabled:
+                self.masks = self.initialize_masks(waveforms)
+            return waveforms * self.masks[:1]
+""", "")
+    assert _lint(only_first) == []
+
+
+def test_the_cleared_flag_builds_once_and_the_set_flag_every_call_with_real_torch():
+    scope = _run(FIRST_CALL)
+    torch = scope["torch"]
+    once, every = scope["Drop"](), scope["Redrawn"]()
+    for _ in range(5):
+        once(torch.ones(2, 6))
+        every(torch.ones(2, 6))
+    assert (once.built, every.built) == (1, 5)

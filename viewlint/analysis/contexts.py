@@ -412,6 +412,13 @@ class ContextStack:
         test = self._parsed(node.test)
         if test is None or not may_run_once(test, self._local_bindings):
             return False
+        if isinstance(test, ast.Attribute):
+            # `if self.first:` runs once only where its block clears the flag: looked for before the block is parsed
+            # (`if self.training:` blocks are many, and large).
+            flag = dotted_name(node.test)
+            if not any(type(n) is cst.AssignTarget and dotted_name(n.target) == flag  # type: ignore[attr-defined]
+                       for n in descendants(node.body)):
+                return False
         key = ("runs once", id(node))
         found = self.index.memo.get(key)
         if found is None or found[0] is not node:  # type: ignore[index]

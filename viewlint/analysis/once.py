@@ -83,7 +83,8 @@ Bindings = Callable[[], "dict[str, list[ast.AST]]"]
 
 
 def runs_once(node: ast.AST, bindings: Optional[Bindings] = None) -> bool:
-    """`if not self.ready: ...; self.ready = True`, `if self.packed is None: self.packed = ...`: the first call only;
+    """`if not self.ready: ...; self.ready = True`, `if self.packed is None: self.packed = ...`, `if self.first: ...;
+    self.first = False`: the first call only;
     `if key not in self.cache: ...; self.cache[key] = ...`: once per key; `state = self.state[p]`, then
     `if len(state) == 0: state["step"] = ...`: an optimizer's lazy state, once per parameter; `fn = cache.get(key)`,
     then `if fn is None: ...; cache[key] = fn`: once per key (`bindings`: gives the function's local names and what
@@ -92,15 +93,20 @@ def runs_once(node: ast.AST, bindings: Optional[Bindings] = None) -> bool:
     wanted = _wanted(node.test, bindings)  # type: ignore[attr-defined]
     if wanted is None:
         return False
-    memos, flag = wanted
+    memos, flag, clears = wanted
     for statement in node.body:  # type: ignore[attr-defined]
         for child in ast.walk(statement):
             if memos and _fills(child, memos):
                 return True
             if flag is not None and isinstance(child, ast.Assign) and any(dotted(t) == flag for t in child.targets) \
-                    and not (isinstance(child.value, ast.Constant) and child.value.value in (False, None)):
+                    and _falsy_constant(child.value) == clears:
                 return True
     return False
+
+
+def _falsy_constant(value: ast.AST) -> bool:
+    """`False`, `None` or `0`: what a block sets a flag to when it clears it."""
+    return isinstance(value, ast.Constant) and value.value in (False, None, 0) and not isinstance(value.value, str)
 
 
 def may_run_once(test: ast.AST, bindings: Optional[Bindings] = None) -> bool:
@@ -108,12 +114,14 @@ def may_run_once(test: ast.AST, bindings: Optional[Bindings] = None) -> bool:
     return _wanted(test, bindings) is not None
 
 
-def _wanted(test: ast.AST, bindings: Optional[Bindings]) -> Optional[tuple[set[str], Optional[str]]]:
+def _wanted(test: ast.AST, bindings: Optional[Bindings]) -> Optional[tuple[set[str], Optional[str], bool]]:
     """What a block under `test` must do to run once, or None when no block can: (the memos it must fill, the flag
-    it must set)."""
+    it must set, whether it must clear the flag rather than set it: `if self.first: ...; self.first = False`)."""
     missing = _cache_miss(test)
     if missing:
-        return missing, None
+        return missing, None, False
+    if isinstance(test, ast.Attribute) and (dotted(test) or "").startswith("self."):
+        return set(), dotted(test), True  # `if self.first:` of a flag the block clears
     memos: set[str] = set()
     empty = _emptied(test)
     if empty is not None and ("." in empty or (bindings is not None and any(
@@ -133,4 +141,4 @@ def _wanted(test: ast.AST, bindings: Optional[Bindings]) -> Optional[tuple[set[s
                               if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "get")
                   if m is not None}
         flag = None
-    return (memos, flag) if memos or flag is not None else None
+    return (memos, flag, False) if memos or flag is not None else None
