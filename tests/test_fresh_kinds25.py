@@ -201,3 +201,18 @@ def test_the_cleared_flag_builds_once_and_the_set_flag_every_call_with_real_torc
         once(torch.ones(2, 6))
         every(torch.ones(2, 6))
     assert (once.built, every.built) == (1, 5)
+
+
+def test_a_registry_of_many_classes_is_not_a_choice_the_calls_walk():
+    # Up to `MAX_CLASSES` (8) classes are a choice whose `forward`s a call joins; a registry of more is left unknown, as
+    # a module's output of unknown kind (each call would walk every class's `forward`).
+    many = "\n".join(f"class Block{i}(nn.Module):\n    def forward(self, hidden):\n        return hidden[:, {i}]\n"
+                     for i in range(9))
+    source = ("import torch\nfrom torch import nn\n\n" + many + "\nBLOCKS = {" + ", ".join(f'"b{i}": Block{i}' for i in range(9))
+              + "}\n\n\nclass Encoder(nn.Module):\n    def __init__(self, kind):\n        super().__init__()\n"
+              "        self.block = BLOCKS[kind]()\n\n    def forward(self, x):\n        first = self.block(x)\n"
+              "        return first\n")
+    few = source.replace(', "b8": Block8', "")
+    line = source.splitlines().index("        first = self.block(x)") + 1
+    assert _beliefs(source)[(line, "first")]["view"] is None
+    assert _beliefs(few)[(line, "first")]["view"] is True

@@ -680,8 +680,8 @@ def _chosen_class(value: ast.Call, nodes: Sequence[ast.AST], index: ModuleIndex,
     the one class it names (returned, to be read as if spelled out), or, of several, the classes of this module it
     holds (`attribute_class_choices`) or the `torch.nn` layers (`torch_module_attributes`, `|`-separated)."""
     choices = constructed_classes(value, nodes, index)
-    if not choices:
-        return None
+    if not choices or len(choices) > MAX_CLASSES:
+        return None  # a registry of many classes: each call would walk every one's `forward`
     if len(choices) == 1:
         if choices[0] in index.classes:
             info.attribute_classes[attribute] = choices[0]
