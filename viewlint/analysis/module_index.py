@@ -582,11 +582,11 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                 if callee is not None and callee.count(".") == 1 and callee.split(".")[1] in semantics.ALTERNATE_CONSTRUCTORS \
                         and callee.split(".")[0] in index.classes:
                     callee = callee.split(".")[0]  # `Vision._from_config(config.vision_config)`: an instance of the class
+                if callee not in index.classes:
+                    callee = _chosen_class(value, nodes, index, info, attribute) or callee  # `attention_class(config)`
                 if callee in index.classes or (callee is not None and "." not in callee and (
                         item_class(value, index) == callee or (callee in index.relative_imports and callee[:1].isupper()))):
                     info.attribute_classes[attribute] = callee  # a class of this module, or one imported from the project
-                elif callee is None or callee not in index.classes:
-                    callee = _chosen_class(value, nodes, index, info, attribute) or callee
                 qualified = _qualify_name(index, callee) or callee or ""
                 short = qualified.split(".")[-1]
                 if qualified == "torch.nn.ModuleList":
@@ -677,20 +677,18 @@ def build_index(module: cst.Module) -> "ModuleIndex":
 
 def _chosen_class(value: ast.Call, nodes: Sequence[ast.AST], index: ModuleIndex, info: ClassInfo, attribute: str) -> Optional[str]:
     """`self.<attribute> = attention_class(config)` with the class chosen by a local name or a table (`class_choices`):
-    the one class it names (returned, to be read as if spelled out), or, of several, the classes of this module it
-    holds (`attribute_class_choices`) or the `torch.nn` layers (`torch_module_attributes`, `|`-separated)."""
+    the one class it names (returned, to be read as if spelled out), or, of several, None after noting the classes of
+    this module it holds (`attribute_class_choices`) or the `torch.nn` layers (`torch_module_attributes`, `|`-separated)."""
     choices = constructed_classes(value, nodes, index)
     if not choices or len(choices) > MAX_CLASSES:
         return None  # a registry of many classes: each call would walk every one's `forward`
     if len(choices) == 1:
-        if choices[0] in index.classes:
-            info.attribute_classes[attribute] = choices[0]
         return choices[0]
     if all(c in index.classes for c in choices):
         info.attribute_class_choices[attribute] = choices
         return None
     qualified = [_qualify_name(index, c) or c for c in choices]
-    if all(semantics.nn_module_class(q) for q in qualified) and len(qualified) <= MAX_CLASSES:
+    if all(semantics.nn_module_class(q) for q in qualified):
         known = set(info.torch_module_attributes.get(attribute, "").split("|")) - {""}
         info.torch_module_attributes[attribute] = "|".join(sorted(known | set(qualified)))
     return None

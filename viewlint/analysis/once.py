@@ -106,7 +106,7 @@ def runs_once(node: ast.AST, bindings: Optional[Bindings] = None) -> bool:
 
 def _falsy_constant(value: ast.AST) -> bool:
     """`False`, `None` or `0`: what a block sets a flag to when it clears it."""
-    return isinstance(value, ast.Constant) and value.value in (False, None, 0) and not isinstance(value.value, str)
+    return isinstance(value, ast.Constant) and value.value in (False, None, 0)
 
 
 def may_run_once(test: ast.AST, bindings: Optional[Bindings] = None) -> bool:

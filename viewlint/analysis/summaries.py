@@ -352,7 +352,7 @@ class ModuleSummaries:
         info = self.index.classes.get(evaluator.env.class_name or "")
         choices = info.attribute_class_choices.get(func.attr.value, ()) if info is not None else ()
         found = [self._called_instance(choice) for choice in choices]
-        return [f for f in found if f is not None] if len(found) > 1 and all(found) else []
+        return found if all(found) else []  # type: ignore[return-value]  # each one's, or none known
 
     def instance_call_value(self, call: cst.Call, class_name: str, evaluator: Evaluator, local: Locals) -> Optional[Value]:
         """What calling an instance of `class_name`, a class of this module, returns (its `forward`), or None."""
