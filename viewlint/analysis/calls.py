@@ -83,6 +83,10 @@ class CallEvaluation(TorchFunctionCalls):
             if result is not None:
                 return result
         if isinstance(func, cst.Attribute):
+            if type(func.value) is cst.Call and dotted_name(func.value.func) == "super" and func.attr.value in ("forward", "__call__"):
+                info = self.index.classes.get(self.env.class_name or "")
+                if info is not None and info.layer_base is not None:
+                    return self._object_call(node, info.layer_base, local)  # `super().forward(ids)` of an `nn.Embedding`
             held = self._torch_module_attribute(func) or self._imported_attribute_class(func)
             if held is not None:
                 return self._object_call(node, held, local)  # `self.proj(x)`, `self.proj = nn.Linear(...)`
@@ -272,10 +276,10 @@ class CallEvaluation(TorchFunctionCalls):
             else f"returned by `{last}.__call__`, annotated so"
         laid_out = torch_layer and (last in sem.NN_CONTIGUOUS_OUTPUT_MODULES or (
             last in sem.NN_ELEMENTWISE_MODULES and bool(tensors) and tensors[0].contiguous is True))
-        # A `torch.nn` layer's own output (a linear layer's `_base`, set or not, is `ranks`' business); another module's
-        # may view storage its `forward` made.
+        # A `torch.nn` layer's own output; a linear layer's `_base` is set or not by its input and bias (`ranks`
+        # decides where it can); another module's may view storage its `forward` made.
         output = fresh(contiguous=True if laid_out else None, device=device, origin=MODULE_OUTPUT, why=why,
-                       has_base=False if torch_layer and last not in sem.NN_RESHAPING_MODULES else None)
+                       has_base=False if torch_layer and last not in sem.NN_RESHAPING_MODULES and last != "Linear" else None)
         if annotated:
             return output
         if not torch_layer or last in ("Module", "Sequential"):

@@ -33,7 +33,8 @@ def note_injected_classes(index: "ModuleIndex", functions: Iterable[tuple[ast.AS
         if info is None or getattr(fn, "name", "") != "__init__":
             continue
         kept = {p: a for a, p in info.constructor_parameters.items()  # type: ignore[attr-defined]
-                if a not in info.attribute_classes and a not in info.submodule_attributes}  # type: ignore[attr-defined]
+                if a not in info.attribute_classes and a not in info.attribute_class_choices  # type: ignore[attr-defined]
+                and a not in info.submodule_attributes}  # type: ignore[attr-defined]
         # (Only a class the module constructs: most are built elsewhere, and the scan below is not free.)
         if kept and source.count(f"{info.name}(") > source.count(f"class {info.name}("):  # type: ignore[attr-defined]
             names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]][1:]  # type: ignore[attr-defined]

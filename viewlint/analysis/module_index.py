@@ -41,6 +41,9 @@ class ClassInfo:
     # method name -> keyword names it retains.
     retaining_keywords: dict[str, set[str]] = field(default_factory=dict)
     is_module: bool = False  # derives from nn.Module (or a name ending in Module/Layer/Attention)
+    # The `torch.nn` layer it extends (`class ScaledEmbedding(nn.Embedding)`: "torch.nn.Embedding"), whose `forward`
+    # its own `super().forward(x)` runs.
+    layer_base: Optional[str] = None
     is_optimizer: bool = False  # derives from torch.optim.Optimizer (or a name ending in Optimizer): `step` runs every step
     mixed_into_module: bool = False  # a base of a module class of this module (a mixin whose `self` is a module)
     # Methods that run once per step by the class's kind (`semantics.per_step_methods`): an optimizer's `step`, a
@@ -465,6 +468,10 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
             # What a base defined above in this module is (`class ProdigyLite(Optimizer)`, then `class Prodigy(ProdigyLite)`).
             defined = [index.classes[b] for b in bases if b in index.classes]
             info.is_module |= any(base.is_module for base in defined)
+            info.layer_base = next((q for q in (_qualify_name(index, b) for b in bases) if q is not None
+                                    and semantics.nn_module_class(q) and q.split(".")[-1] not in _GENERIC_MODULES),
+                                   next((base.layer_base for base in defined if base.layer_base is not None), None))
+            info.is_module |= info.layer_base is not None
             info.is_optimizer |= any(base.is_optimizer for base in defined)
             for base in defined if info.is_module else ():
                 base.mixed_into_module = True  # `class LM(nn.Module, SamplingMixin)`: the mixin's `self(...)` runs the model
@@ -586,7 +593,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                     callee = _chosen_class(value, nodes, index, info, attribute) or callee  # `attention_class(config)`
                 if callee in index.classes or (callee is not None and "." not in callee and (
                         item_class(value, index) == callee or (callee in index.relative_imports and callee[:1].isupper()))):
-                    info.attribute_classes[attribute] = callee  # a class of this module, or one imported from the project
+                    _holds_class(info, attribute, callee, index)  # a class of this module, or one imported from the project
                 qualified = _qualify_name(index, callee) or callee or ""
                 short = qualified.split(".")[-1]
                 if qualified == "torch.nn.ModuleList":
@@ -673,6 +680,28 @@ def build_index(module: cst.Module) -> "ModuleIndex":
     """The index of a libcst module (re-parsed with `ast`; the engine passes its own tree instead)."""
     source = module.code
     return build_index_from_ast(ast.parse(source), source)
+
+
+# `torch.nn` classes that say nothing of what their subclass's `forward` returns.
+_GENERIC_MODULES = frozenset({"Module", "ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict"})
+
+
+def _holds_class(info: ClassInfo, attribute: str, callee: str, index: ModuleIndex) -> None:
+    """Note that `self.<attribute>` is assigned an instance of `callee`. Assigned instances of different classes (by
+    the branches of an `if` on the config: `self.mlp = SparseMoeBlock(config)` or `MLP(config)`), it holds one of them:
+    a choice (`attribute_class_choices`) where each is a class of this module, else no class known (an empty choice,
+    which later assignments do not undo)."""
+    earlier = info.attribute_class_choices.get(attribute)
+    if earlier is None:
+        held = info.attribute_classes.get(attribute)
+        if held is None or held == callee:
+            info.attribute_classes[attribute] = callee
+            return
+        earlier = (held,)
+    info.attribute_classes.pop(attribute, None)
+    choices = tuple(sorted(set(earlier) | {callee})) if earlier else ()
+    known = choices and len(choices) <= MAX_CLASSES and all(c in index.classes for c in choices)
+    info.attribute_class_choices[attribute] = choices if known else ()
 
 
 def _chosen_class(value: ast.Call, nodes: Sequence[ast.AST], index: ModuleIndex, info: ClassInfo, attribute: str) -> Optional[str]:

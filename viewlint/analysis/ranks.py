@@ -328,6 +328,10 @@ def _linear_view(ev: "Evaluator", node: cst.Call, value: Value, local: "Locals")
     elif isinstance(func, cst.Attribute) and _layer_class(ev, func, local) == "torch.nn.Linear":
         info = ev.index.classes.get(ev.env.class_name or "")
         bias = info.linear_bias.get(func.attr.value) if info is not None else None
+    elif isinstance(func, cst.Attribute) and ev.evaluate(func, local).wrapper == "torch.nn.Linear":
+        # `attn.to_q(x)` of an `nn.Linear` another object holds: its bias is how that object was built.
+        holder = ev.index.classes.get(ev.evaluate(func.value, local).wrapper or "")
+        bias = holder.linear_bias.get(func.attr.value) if holder is not None else None
     else:
         return value
     given = ev.evaluate(args[0], local) if args else None

@@ -84,7 +84,14 @@ SEQUENCE_VIEW_FUNCTIONS = frozenset(
     {"torch.split", "torch.chunk", "torch.unbind", "torch.tensor_split", "torch.hsplit", "torch.vsplit", "torch.dsplit"}
 )
 # torch.* functions that return their input (or a view of it) when they can.
-MAYBE_VIEW_FUNCTIONS = frozenset({"torch.reshape", "torch.flatten", "torch.ravel", "torch.as_tensor", "torch.asarray", "torch.from_numpy"})
+MAYBE_VIEW_FUNCTIONS = frozenset({"torch.reshape", "torch.flatten", "torch.ravel", "torch.as_tensor", "torch.asarray", "torch.from_numpy",
+                                  "torch.atleast_1d", "torch.atleast_2d", "torch.atleast_3d"})
+# torch.* functions returning a tuple of expanded views of their arguments, one each (checked on torch 2.13:
+# `torch.meshgrid(a, b)[0]._base` is set).
+BROADCAST_VIEW_FUNCTIONS = frozenset({"torch.meshgrid", "torch.broadcast_tensors"})
+# torch.* functions computing a product and returning it reshaped or permuted: a view of it, or of their one input
+# (`torch.einsum("ij,jk->ik", a, b)._base` and `torch.einsum("abc->cba", x)._base` are set; checked on torch 2.13).
+PRODUCT_VIEW_FUNCTIONS = frozenset({"torch.einsum", "torch.tensordot"})
 
 # Factories: a fresh, contiguous tensor. On the CPU unless a device is given.
 FACTORY_FUNCTIONS = frozenset(
@@ -157,7 +164,6 @@ FRESH_FUNCTIONS = frozenset(
         "torch.nn.functional.layer_norm", "torch.nn.functional.dropout", "torch.masked_fill", "torch.lerp",
         "torch.maximum", "torch.minimum", "torch.pow", "torch.square", "torch.neg", "torch.bucketize",
         "torch.searchsorted", "torch.unique", "torch.flip", "torch.roll", "torch.tile", "torch.cumprod",
-        "torch.einsum",  # often a permuted view of a bmm result: `einsum("ij->ji", x)` is not contiguous
         "torch.any", "torch.all", "torch.isnan", "torch.isinf", "torch.isfinite", "torch.logical_not",
         "torch.logical_and", "torch.logical_or", "torch.logical_xor", "torch.eq", "torch.ne", "torch.gt", "torch.ge",
         "torch.lt", "torch.le", "torch.isin", "torch.count_nonzero", "torch.unique_consecutive", "torch.nan_to_num",
@@ -191,7 +197,8 @@ TENSOR_INPUT_FUNCTIONS = (VIEW_FUNCTIONS | SEQUENCE_VIEW_FUNCTIONS | GATHER_FUNC
 # `self.loss_fn(x, y)` of an `nn.CrossEntropyLoss`); the mark is followed by what takes it.
 TENSOR_INPUT_MARK = "<input of> "
 _KNOWN_TORCH_RESULTS = (VIEW_FUNCTIONS | SEQUENCE_VIEW_FUNCTIONS | MAYBE_VIEW_FUNCTIONS | FACTORY_FUNCTIONS
-                        | LIKE_FACTORY_FUNCTIONS | FRESH_CONTIGUOUS_FUNCTIONS | FRESH_FUNCTIONS)
+                        | LIKE_FACTORY_FUNCTIONS | FRESH_CONTIGUOUS_FUNCTIONS | FRESH_FUNCTIONS | BROADCAST_VIEW_FUNCTIONS
+                        | PRODUCT_VIEW_FUNCTIONS)
 
 
 # Methods that add their arguments to the list they are called on (`pieces.append(p)`).

@@ -113,6 +113,12 @@ class TorchFunctionCalls(ArgumentReading):
             return fresh(contiguous=contiguous, index_like=index_like, zero_dim=False if index_like else None,
                          device=input_device, origin=ADVANCED_INDEX if qualified in sem.GATHER_FUNCTIONS else None,
                          base=self.short_source(first) if qualified in sem.GATHER_FUNCTIONS and first is not None else None)
+        if qualified in sem.PRODUCT_VIEW_FUNCTIONS:
+            return fresh(contiguous=None, device=input_device, has_base=None)  # a view of what it computed, or of its input
+        if qualified in sem.BROADCAST_VIEW_FUNCTIONS:
+            # Expanded views of the inputs, all of each one's storage (a view of one of several: no one base to name).
+            return Value(kind=Kind.TENSOR_SEQUENCE, elements=(fresh(contiguous=None, device=input_device, has_base=True),),
+                         origin=qualified)
         if qualified in sem.FRESH_FUNCTIONS:
             name = qualified.split(".")[-1]
             if name in ("max", "min") and (other := self._elementwise_other(node, local)) is not None:

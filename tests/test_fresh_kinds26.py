@@ -1,0 +1,188 @@
+"""Kinds of code met in pass twenty-six, on model code no earlier pass had read (`bench/truth.py --models
+heldout-dev`): each lint kind is checked with the prefilter on and off; what a belief claims, with real torch."""
+
+from __future__ import annotations
+
+import textwrap
+
+from conftest import lint_snippet as _lint, run_snippet as _run
+from viewlint.beliefs import beliefs_of_text
+
+
+def _beliefs(source: str) -> dict[tuple[int, str], dict]:
+    return {(r["line"], r["target"]): r for r in beliefs_of_text(textwrap.dedent(source).lstrip("\n"), "m.py")}
+
+
+# ---------------------------------------------------------------- a submodule assigned a different class by each branch
+BRANCHES = """
+    import torch
+    from torch import nn
+
+
+    class Dense(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.down = nn.Linear(d, d, bias=False)
+
+        def forward(self, x):
+            return self.down(x)
+
+
+    class Sparse(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.experts = nn.Linear(d, d)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            b, s, d = x.shape
+            y = self.experts(x.view(-1, d))
+            return y.reshape(b, s, d)
+
+
+    class Layer(nn.Module):
+        def __init__(self, d, sparse):
+            super().__init__()
+            if sparse:
+                self.mlp = Sparse(d)
+            else:
+                self.mlp = Dense(d)
+
+        def forward(self, x):
+            h = self.mlp(x)
+            return h
+"""
+
+
+def test_a_submodule_built_by_either_branch_holds_either_class():
+    # `if sparse: self.mlp = Sparse(d) else: self.mlp = Dense(d)`: the layer runs one of the two `forward`s. Before,
+    # the second assignment replaced the first, and `h` was believed to own its storage (Qwen3-MoE's decoder layer
+    # in `bench/truth.py`, where the sparse block's `reshape` is a view).
+    beliefs = _beliefs(BRANCHES)
+    assert beliefs[(21, "y")]["view"] is False  # a 2-D input: the product itself
+    assert beliefs[(34, "h")]["tensor"] is True and beliefs[(34, "h")]["view"] is None
+
+
+def test_either_branch_of_the_layer_is_what_the_belief_allows_with_real_torch():
+    scope = _run(BRANCHES)
+    torch = scope["torch"]
+    x = torch.randn(2, 3, 4)
+    assert scope["Layer"](4, True)(x)._base is not None  # the sparse block's reshape of a 2-D product: a view
+    assert scope["Layer"](4, False)(x)._base is None  # a linear layer without a bias: the product itself
+
+
+# ---------------------------------------------------------------- a linear layer another object holds
+HELD_LINEAR = """
+    import torch
+    from torch import nn
+
+
+    class Attention(nn.Module):
+        def __init__(self, dim, bias=False):
+            super().__init__()
+            self.to_q = nn.Linear(dim, dim, bias=bias)
+
+
+    class Processor:
+        def __call__(self, attn: Attention, hidden_states: torch.Tensor):
+            query = attn.to_q(hidden_states)
+            return query
+"""
+
+
+def test_a_linear_layer_held_by_another_object_is_not_claimed_to_own_its_storage():
+    # `attn.to_q(x)` of `attn: Attention`: with a bias, on a contiguous 3-D input, `F.linear` returns a view of its
+    # product, and nothing here says how callers build `Attention` (diffusers' SD3 builds it with `bias=True`).
+    beliefs = _beliefs(HELD_LINEAR)
+    assert beliefs[(13, "query")]["tensor"] is True and beliefs[(13, "query")]["view"] is None
+
+
+def test_a_held_linear_layers_output_is_a_view_with_a_bias_and_not_without_with_real_torch():
+    scope = _run(HELD_LINEAR)
+    torch = scope["torch"]
+    x = torch.randn(2, 5, 8)
+    assert scope["Processor"]()(scope["Attention"](8, bias=True), x)._base is not None
+    assert scope["Processor"]()(scope["Attention"](8, bias=False), x)._base is None
+
+
+# ---------------------------------------------------------------- einsum, tensordot, meshgrid, broadcast_tensors
+PRODUCTS = """
+    import torch
+
+
+    def f(x: torch.Tensor, a: torch.Tensor, b: torch.Tensor):
+        y = torch.einsum("nhwc->nchw", x)
+        z = torch.einsum("ij,jk->ik", a, b)
+        t = torch.tensordot(a, b, dims=1)
+        grid = torch.meshgrid(a[0], b[0], indexing="ij")
+        gx, gy = torch.meshgrid(a[0], b[0], indexing="ij")
+        wide, tall = torch.broadcast_tensors(a[:1], b[:, :1])
+        return y, z, t, grid, gx, gy, wide, tall
+"""
+
+
+def test_einsum_and_tensordot_are_not_claimed_to_own_their_storage():
+    # Both compute a product and reshape or permute it (a single-operand `einsum` permutes its input): `_base` is set.
+    beliefs = _beliefs(PRODUCTS)
+    for line, name in ((5, "y"), (6, "z"), (7, "t")):
+        assert beliefs[(line, name)]["tensor"] is True and beliefs[(line, name)]["view"] is None
+
+
+def test_meshgrid_and_broadcast_tensors_give_a_tuple_of_views():
+    beliefs = _beliefs(PRODUCTS)
+    assert beliefs[(8, "grid")]["tensor"] is False  # a tuple, not a tensor
+    for line, name in ((9, "gx"), (9, "gy"), (10, "wide"), (10, "tall")):
+        assert beliefs[(line, name)]["tensor"] is True and beliefs[(line, name)]["view"] is True
+
+
+def test_products_and_broadcasts_are_views_with_real_torch():
+    scope = _run(PRODUCTS)
+    torch = scope["torch"]
+    y, z, t, grid, gx, gy, wide, tall = scope["f"](torch.randn(2, 3, 4, 5), torch.randn(3, 4), torch.randn(4, 6))
+    assert all(v._base is not None for v in (y, z, t))
+    assert isinstance(grid, tuple) and all(v._base is not None for v in (gx, gy, wide, tall))
+
+
+# ---------------------------------------------------------------- a subclass of a `torch.nn` layer
+EMBEDDING = """
+    import torch
+    from torch import nn
+
+
+    class LearnedPositions(nn.Embedding):
+        def __init__(self, n, d):
+            super().__init__(n + 2, d)
+            self.offset = 2
+
+        def forward(self, ids: torch.Tensor):
+            return super().forward(ids + self.offset)
+
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.positions = LearnedPositions(16, 4)
+
+        def forward(self, ids):
+            pos = self.positions(ids)
+            if pos.isnan().any():
+                pos = torch.nan_to_num(pos)
+            return pos
+"""
+
+
+def test_a_subclass_of_a_layer_returns_what_the_layer_returns():
+    # `class LearnedPositions(nn.Embedding)` (BART's and OPT's positional embeddings): a module, whose
+    # `super().forward(ids)` is the embedding's lookup. Before, what it returned was unknown, and the truth test of
+    # its result went unreported.
+    beliefs = _beliefs(EMBEDDING)
+    assert beliefs[(20, "pos")]["tensor"] is True and beliefs[(20, "pos")]["view"] is False
+    assert _lint(EMBEDDING) == [(21, "VL403")]
+
+
+def test_the_layer_subclass_returns_an_embedding_lookup_with_real_torch():
+    scope = _run(EMBEDDING)
+    torch = scope["torch"]
+    positions = scope["Encoder"]().positions
+    pos = positions(torch.tensor([[0, 1, 2]]))
+    assert isinstance(pos, torch.Tensor) and pos._base is None and pos.shape == (1, 3, 4)
+    assert isinstance(positions, torch.nn.Module) and scope["Encoder"]()(torch.tensor([[0, 1, 2]])).shape == (1, 3, 4)
