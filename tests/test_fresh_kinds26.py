@@ -186,3 +186,48 @@ def test_the_layer_subclass_returns_an_embedding_lookup_with_real_torch():
     pos = positions(torch.tensor([[0, 1, 2]]))
     assert isinstance(pos, torch.Tensor) and pos._base is None and pos.shape == (1, 3, 4)
     assert isinstance(positions, torch.nn.Module) and scope["Encoder"]()(torch.tensor([[0, 1, 2]])).shape == (1, 3, 4)
+
+
+# ---------------------------------------------------------------- `is not None` guards
+NONE_GUARD = """
+    import torch
+    from torch import nn
+
+
+    class Filter(nn.Module):
+        def forward(self, scores: torch.Tensor, threshold: float, keep_all: bool):
+            mask = None if keep_all else scores > threshold
+            if mask is not None:
+                kept = mask
+                if kept.any():
+                    scores = scores.masked_fill(~kept, 0.0)
+            return scores
+
+
+    def first_row(batch: torch.Tensor, use: bool):
+        row = batch[0] if use else None
+        if row is None:
+            return None
+        picked = row
+        return picked
+"""
+
+
+def test_a_name_that_may_hold_none_holds_its_tensor_where_a_test_says_it_is_not_none():
+    # `mask = None if keep_all else scores > threshold`: a tensor on one path only; under `if mask is not None:`, and
+    # after `if row is None: return None`, the tensor. Before, the name stayed "a tensor or None" there, and the truth
+    # test of the mask inside the guard went unreported.
+    beliefs = _beliefs(NONE_GUARD)
+    assert beliefs[(7, "mask")]["tensor"] is None
+    assert beliefs[(9, "kept")]["tensor"] is True
+    assert beliefs[(19, "picked")]["view"] is True and beliefs[(19, "picked")]["base"] == "batch"
+    assert _lint(NONE_GUARD) == [(10, "VL403")]
+
+
+def test_the_guarded_names_hold_tensors_with_real_torch():
+    scope = _run(NONE_GUARD)
+    torch = scope["torch"]
+    scores = torch.tensor([0.1, 0.9])
+    assert torch.equal(scope["Filter"]()(scores, 0.5, False), torch.tensor([0.0, 0.9]))
+    batch = torch.randn(4, 3)
+    assert scope["first_row"](batch, True)._base is batch and scope["first_row"](batch, False) is None

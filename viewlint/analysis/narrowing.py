@@ -32,6 +32,17 @@ def _exact_type_test(test: cst.BaseExpression) -> Optional[tuple[cst.BaseExpress
     return left.args[0].value, test.comparisons[0].comparator
 
 
+def _none_test(test: cst.BaseExpression) -> Optional[tuple[cst.BaseExpression, bool]]:
+    """(x, True) for `x is not None`, (x, False) for `x is None`."""
+    if not (type(test) is cst.Comparison and len(test.comparisons) == 1):
+        return None
+    comparison = test.comparisons[0]
+    if not (type(comparison.comparator) is cst.Name and comparison.comparator.value == "None"
+            and type(comparison.operator) in (cst.Is, cst.IsNot)):
+        return None
+    return test.left, type(comparison.operator) is cst.IsNot
+
+
 # `torch.Tensor`, as a node: the type `torch.is_tensor(x)` tests.
 TENSOR_TYPE = cst.Attribute(value=cst.Name("torch"), attr=cst.Name("Tensor"))
 # What a name holds where a type test said it is no tensor: nothing more is known, and what is read off the name
@@ -153,6 +164,15 @@ class TypeTests:
             return self.narrowings(test.left, True, local) + self.narrowings(test.right, True, local)
         if isinstance(test, cst.Name):
             return self._conditional_arms(test.value, holds, local)
+        checked = _none_test(test)
+        if checked is not None:
+            # `if x is not None:` (or the `else` of `if x is None:`, and what follows `if x is None: return`): there,
+            # `x = t if c else None` holds `t`.
+            subject_node, is_not = checked
+            subject = dotted_name(subject_node)
+            current = self.evaluate(subject_node, local) if subject is not None and holds == is_not else None
+            return [(subject, current.with_(optional=False))] if current is not None and current.optional \
+                and current.kind is not Kind.UNKNOWN else []  # type: ignore[list-item]
         on_cpu = cpu_test(test)
         if on_cpu is not None:
             # `if t.is_cuda:` ... `else:`, `if t.device.type != "cpu": return None`: the tensor is on the
