@@ -231,3 +231,101 @@ def test_the_guarded_names_hold_tensors_with_real_torch():
     assert torch.equal(scope["Filter"]()(scores, 0.5, False), torch.tensor([0.0, 0.9]))
     batch = torch.randn(4, 3)
     assert scope["first_row"](batch, True)._base is batch and scope["first_row"](batch, False) is None
+
+
+# ---------------------------------------------------------------- a copy of a parameter annotated to admit None
+OPTIONAL_PARAMETER = """
+    import torch
+    from torch import nn
+
+
+    class Embeddings(nn.Module):
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None):
+            position_mask = attention_mask
+            if position_mask is None:
+                position_mask = torch.ones_like(input_ids)
+            positions = torch.cumsum(position_mask, dim=1)
+            return positions
+
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embeddings = Embeddings()
+
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None):
+            return self.embeddings(input_ids, attention_mask)
+"""
+
+
+def test_a_copy_of_a_parameter_that_may_be_none_is_not_claimed_a_tensor():
+    # `attention_mask: Tensor | None = None` copied before any test (OPT's `position_attention_mask`, BERT's
+    # `attention_mask if ... else encoder_attention_mask`): `bench/truth.py` saw `None` there every time, and the
+    # belief said "a tensor". After `if position_mask is None: position_mask = ...` it is a tensor on both paths. The
+    # caller here passes its own parameter of the same annotation: no evidence that it is not `None`.
+    beliefs = _beliefs(OPTIONAL_PARAMETER)
+    assert beliefs[(7, "position_mask")]["tensor"] is None
+    assert beliefs[(9, "position_mask")]["tensor"] is True
+    assert beliefs[(10, "positions")]["tensor"] is True
+
+
+def test_the_copy_is_none_when_the_caller_passes_none_with_real_torch():
+    scope = _run(OPTIONAL_PARAMETER)
+    torch = scope["torch"]
+    ids = torch.tensor([[5, 6, 7]])
+    assert torch.equal(scope["Embeddings"]()(ids), torch.tensor([[1, 2, 3]]))
+    assert torch.equal(scope["Embeddings"]()(ids, torch.tensor([[0, 1, 1]])), torch.tensor([[0, 1, 2]]))
+    assert torch.equal(scope["Model"]()(ids), torch.tensor([[1, 2, 3]]))
+
+
+# ---------------------------------------------------------------- an annotated tuple of ints beats what callers pass
+TUPLE_OF_INTS = """
+    from typing import Tuple
+
+    import torch
+    from torch import nn
+
+
+    class Mlp(nn.Module):
+        def forward(self, x: torch.Tensor, HW: Tuple[int, int, int]) -> torch.Tensor:
+            frames, height, width = HW
+            rows = max(1, (1 << 30) // (height * width))
+            return x[:rows]
+
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mlp = Mlp()
+
+        def forward(self, x, THW=None):
+            return self.mlp(x, HW=THW)
+
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList([Block() for _ in range(2)])
+
+        def forward(self, x: torch.Tensor, t: int, h: int, w: int):
+            for block in self.blocks:
+                args = (x, (t, h, w))
+                x = block(*args)
+            return x
+"""
+
+
+def test_a_parameter_annotated_a_tuple_of_ints_is_not_what_a_joined_tuple_of_arguments_says():
+    # `block(*args)` of `args = (x, (t, h, w))`: what the items of a tuple passed whole may be is joined, so the callers
+    # seem to pass a tensor as `HW`. An annotation of a tuple of tensors that callers give a tensor is a wrong annotation
+    # real code has (GPT-2's block); one of ints is not (diffusers' Sana-WM `GLUMBConvTemp`, where this gave a false
+    # VL403 once its block's `self.mlp`, assigned one of two classes, was read as a choice).
+    beliefs = _beliefs(TUPLE_OF_INTS)
+    assert beliefs[(9, "height")]["tensor"] is False and beliefs[(10, "rows")]["tensor"] is False
+    assert _lint(TUPLE_OF_INTS) == []
+
+
+def test_the_tuple_holds_ints_with_real_torch():
+    scope = _run(TUPLE_OF_INTS)
+    torch = scope["torch"]
+    assert scope["Model"]()(torch.randn(4, 3), 1, 2, 2).shape == (4, 3)

@@ -140,6 +140,21 @@ def _union_sides(annotation: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [annotation]
 
 
+def admits_none(annotation: cst.BaseExpression) -> bool:
+    """`X | None`, `Optional[X]`, `Union[X, None]` (and a string of one)."""
+    if isinstance(annotation, cst.SimpleString):
+        text = annotation.evaluated_value if isinstance(annotation.evaluated_value, str) else ""
+        return "None" in text or "Optional[" in text
+    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+        return any(isinstance(side, cst.Name) and side.value == "None" for side in _union_sides(annotation))
+    if isinstance(annotation, cst.Subscript):
+        container = (dotted_name(annotation.value) or "").split(".")[-1]
+        items = [e.slice.value for e in annotation.slice if isinstance(e.slice, cst.Index)]
+        return container == "Optional" or (container == "Union" and any(isinstance(i, cst.Name) and i.value == "None"
+                                                                        for i in items))
+    return False
+
+
 def _union_value(sides: list[cst.BaseExpression], index: Optional[ModuleIndex], depth: int) -> Value:
     """`Tensor | None` is a tensor (a join: either side's evidence counts); `int | Tensor` may be a plain number and
     `Tensor | Any` may be anything (nothing known). `list[int] | Tensor` stays a maybe-tensor: such grids are device

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 import libcst as cst
 
 from viewlint.analysis import semantics as sem
-from viewlint.analysis.annotations import annotation_value, docstring_rank, docstring_value
+from viewlint.analysis.annotations import admits_none, annotation_value, docstring_rank, docstring_value
 from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.contexts import ContextStack, warns_and_leaves
 from viewlint.analysis.hooks import hook_inputs, registered_hooks
@@ -97,7 +97,8 @@ class FlowHooks:
                 # NumPy array (`log_probs.cpu().numpy()`, rows of it): what the callers pass beats the annotation.
                 evidence, passed = passed, None
             if passed is not None and not actual and param.annotation is not None and evidence.kind is Kind.WRAPPER \
-                    and evidence.wrapper in ("tuple", "list") and not evidence.optional and passed.is_tensor and not passed.optional:
+                    and evidence.wrapper in ("tuple", "list") and not evidence.optional and passed.is_tensor and not passed.optional \
+                    and all(e.is_tensor or e.kind is Kind.UNKNOWN for e in evidence.elements):
                 # `hidden_states: tuple[torch.Tensor] | None` that every caller here passes a tensor: a wrong annotation
                 # real code has (the body normalises it as a tensor, too).
                 evidence, passed = passed.with_(why=CALLERS_PASS), None
@@ -125,6 +126,11 @@ class FlowHooks:
             else:
                 # What the annotation (or the module's own use of it) says, and what this module's callers pass.
                 value = self._shaped_as_passed(join(evidence, passed), passed, node)
+            given = entry.get(name) if entry is not None else None
+            if value.is_tensor and not actual and param.annotation is not None and admits_none(param.annotation.annotation) \
+                    and not (given is not None and given.is_tensor and not given.optional and not given.may_be_none):
+                # `mask: Tensor | None = None` that no caller here is seen to pass a tensor: a copy of it may be `None`.
+                value = value.with_(may_be_none=True)
             scope[name] = labelled(value, name)
         for key, value in (entry or {}).items():
             head = key.split(".")[0]

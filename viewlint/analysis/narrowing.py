@@ -171,8 +171,8 @@ class TypeTests:
             subject_node, is_not = checked
             subject = dotted_name(subject_node)
             current = self.evaluate(subject_node, local) if subject is not None and holds == is_not else None
-            return [(subject, current.with_(optional=False))] if current is not None and current.optional \
-                and current.kind is not Kind.UNKNOWN else []  # type: ignore[list-item]
+            return [(subject, current.with_(optional=False, may_be_none=False))] if current is not None \
+                and (current.optional or current.may_be_none) and current.kind is not Kind.UNKNOWN else []  # type: ignore[list-item]
         on_cpu = cpu_test(test)
         if on_cpu is not None:
             # `if t.is_cuda:` ... `else:`, `if t.device.type != "cpu": return None`: the tensor is on the

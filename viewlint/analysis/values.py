@@ -133,6 +133,9 @@ class Value:
     # every path.
     optional: bool = False
     some_view: bool = False
+    # A parameter annotated to admit `None` (`mask: Tensor | None = None`), and copies of it: the rules read it as
+    # what the annotation says where it is used (the use fails on `None`); `viewlint beliefs` does not claim a tensor.
+    may_be_none: bool = False
     # How many dimensions the tensor has on every path (`viewlint.analysis.ranks`); for a shape (`x.shape`, a tuple of
     # sizes), how many sizes it holds.
     rank: Optional[int] = None
@@ -443,6 +446,7 @@ def _join_tensors(a: Value, b: Value) -> Value:
         why=a.why or b.why,
         guessed_cpu=device is Device.CPU and (a.guessed_cpu or b.guessed_cpu),
         optional=a.optional or b.optional,
+        may_be_none=a.may_be_none or b.may_be_none,
         some_view=a.some_view or b.some_view or (provenance is Provenance.VIEW and a.provenance is not b.provenance),
         rank=a.rank if a.rank == b.rank else None,
         min_rank=min(rank_floor(a), rank_floor(b)),
