@@ -371,6 +371,18 @@ def _encoder(config_class: str, model_class: str, **config: Any) -> Callable[[],
     return run
 
 
+def _image(config_class: str, model_class: str, **config: Any) -> Callable[[], None]:
+    def run() -> None:
+        import torch
+        import transformers
+
+        cfg = getattr(transformers, config_class)(**config)
+        model = getattr(transformers, model_class)(cfg).eval()
+        with torch.no_grad():
+            model(pixel_values=torch.randn(2, 3, 32, 32))
+    return run
+
+
 def _swin() -> None:
     import torch
     import transformers
@@ -471,6 +483,27 @@ HELD_OUT_DEV: dict[str, Callable[[], None]] = {
     "clip": _clip,
     "dit": _dit,
     "sd3": _sd3,
+    "gemma3": _causal("Gemma3TextConfig", "Gemma3ForCausalLM", **_SMALL, head_dim=8),
+    "cohere": _causal("CohereConfig", "CohereForCausalLM", **_SMALL),
+    "granite": _causal("GraniteConfig", "GraniteForCausalLM", **_SMALL),
+    "mamba": _causal("MambaConfig", "MambaForCausalLM", vocab_size=128, hidden_size=32, num_hidden_layers=2, state_size=4),
+    "xglm": _causal("XGLMConfig", "XGLMForCausalLM", vocab_size=128, d_model=32, ffn_dim=64, num_layers=2, attention_heads=4,
+                    max_position_embeddings=64),
+    "electra": _encoder("ElectraConfig", "ElectraForMaskedLM", vocab_size=128, embedding_size=16, hidden_size=32,
+                        intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=64),
+    "albert": _encoder("AlbertConfig", "AlbertForMaskedLM", vocab_size=128, embedding_size=16, hidden_size=32,
+                       intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=64),
+    "deberta_v2": _encoder("DebertaV2Config", "DebertaV2ForMaskedLM", vocab_size=128, hidden_size=32, intermediate_size=64,
+                           num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=64),
+    "resnet": _image("ResNetConfig", "ResNetForImageClassification", num_channels=3, embedding_size=8, hidden_sizes=[8, 16],
+                     depths=[1, 1], num_labels=3),
+    "dinov2": _image("Dinov2Config", "Dinov2Model", image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=2,
+                     num_attention_heads=4, intermediate_size=64),
+    "siglip": _image("SiglipVisionConfig", "SiglipVisionModel", image_size=32, patch_size=8, hidden_size=32,
+                     num_hidden_layers=2, num_attention_heads=4, intermediate_size=64),
+    "segformer": _image("SegformerConfig", "SegformerForSemanticSegmentation", num_encoder_blocks=2, depths=[1, 1],
+                        sr_ratios=[2, 1], hidden_sizes=[8, 16], num_attention_heads=[1, 2], decoder_hidden_size=16,
+                        num_labels=3, patch_sizes=[7, 3], strides=[4, 2], mlp_ratios=[2, 2]),
 }
 HELD_OUT_TEST: dict[str, Callable[[], None]] = {
     "qwen3": _causal("Qwen3Config", "Qwen3ForCausalLM", **_SMALL, head_dim=8),

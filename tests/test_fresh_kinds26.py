@@ -329,3 +329,102 @@ def test_the_tuple_holds_ints_with_real_torch():
     scope = _run(TUPLE_OF_INTS)
     torch = scope["torch"]
     assert scope["Model"]()(torch.randn(4, 3), 1, 2, 2).shape == (4, 3)
+
+
+# ---------------------------------------------------------------- a parameter annotated a tensor that callers give a tuple
+ROTARY = """
+    import torch
+    from torch import nn
+
+
+    class Rotary(nn.Module):
+        def forward(self, x: torch.Tensor, pos: torch.Tensor):
+            freqs = pos[..., None].float() * x.new_ones(4)
+            return freqs.cos(), freqs.sin()
+
+
+    class Attn(nn.Module):
+        def forward(self, h: torch.Tensor, position_embeddings: torch.Tensor = None):
+            cos, sin = position_embeddings
+            return h * cos + h * sin
+
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn = Attn()
+
+        def forward(self, h: torch.Tensor, position_embeddings: torch.Tensor = None):
+            return self.attn(h, position_embeddings=position_embeddings)
+
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rotary = Rotary()
+            self.layers = nn.ModuleList([Layer() for _ in range(2)])
+
+        def forward(self, h: torch.Tensor, pos: torch.Tensor):
+            pe = self.rotary(h, pos)
+            for layer in self.layers:
+                h = layer(h, position_embeddings=pe)
+            return h
+"""
+
+
+def test_a_parameter_annotated_a_tensor_that_every_caller_gives_a_tuple_holds_the_tuple():
+    # Gemma 3 annotates `position_embeddings: torch.Tensor = None` and passes the rotary embedding's `(cos, sin)`: read
+    # as the annotation says, `cos, sin = position_embeddings` unpacked two rows of one tensor, views of it.
+    beliefs = _beliefs(ROTARY)
+    assert beliefs[(13, "cos")]["tensor"] is True and beliefs[(13, "cos")]["view"] is False
+
+
+def test_the_rotary_pair_is_two_tensors_of_their_own_with_real_torch():
+    scope = _run(ROTARY)
+    torch = scope["torch"]
+    cos, sin = scope["Rotary"]()(torch.randn(2, 3, 4), torch.arange(3))
+    assert cos._base is None and sin._base is None
+    assert scope["Model"]()(torch.randn(2, 3, 4), torch.arange(3)).shape == (2, 3, 4)
+
+
+# ---------------------------------------------------------------- numbers from `math`, and results with their own `_base`
+NUMBERS_AND_BASES = """
+    import math
+
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn = nn.MultiheadAttention(4, 2, batch_first=True)
+
+        def forward(self, x: torch.Tensor, w: torch.Tensor, d: int):
+            emb = math.log(10000) / (d - 1)
+            emb = torch.exp(torch.arange(d).float() * -emb)
+            repeated = torch.repeat_interleave(x, 2, dim=-1)
+            joined = F.bilinear(x, x, w)
+            attended = self.attn(x, x, x)[0]
+            return emb.unsqueeze(0), repeated, joined, attended
+"""
+
+
+def test_math_gives_numbers_and_some_ops_results_may_have_a_base():
+    # XGLM's `emb = math.log(10000) / (half_dim - 1)` was believed a tensor, because the name is used as one after it
+    # is rebound; `math.log` gives a float. `repeat_interleave` by an int, `F.bilinear` and `nn.MultiheadAttention`
+    # return tensors whose `_base` is set (Cohere's rotary embedding, SigLIP's pooling head): not claimed either way.
+    beliefs = _beliefs(NUMBERS_AND_BASES)
+    assert beliefs[(14, "emb")]["tensor"] is False
+    for line, name in ((16, "repeated"), (17, "joined"), (18, "attended")):
+        assert beliefs[(line, name)]["tensor"] is True and beliefs[(line, name)]["view"] is None
+
+
+def test_the_numbers_and_bases_with_real_torch():
+    scope = _run(NUMBERS_AND_BASES)
+    torch = scope["torch"]
+    assert isinstance(scope["math"].log(10000) / 3, float)
+    x = torch.randn(2, 3, 4)
+    _, repeated, joined, attended = scope["Block"]()(x, torch.randn(5, 4, 4), 4)
+    assert repeated._base is not None and joined._base is not None and attended._base is not None

@@ -53,6 +53,9 @@ class CallEvaluation(TorchFunctionCalls):
             return UNKNOWN_TENSOR.with_(device=data.device, dtype=data.dtype, is_parameter=True, **shape_of(data), why="an `nn.Buffer`")
         if qualified is not None and (qualified.startswith("torch.") or qualified.startswith("numpy.")):
             return self._torch_function(node, qualified, local)
+        if qualified is not None and qualified.startswith("math.") and qualified.count(".") == 1:
+            # `math.log(10000) / (half_dim - 1)`: a Python number (`math.prod` of ints, an int).
+            return INT if qualified[5:] in sem.MATH_INT_FUNCTIONS else HOST
         if qualified == "copy.deepcopy" and node.args:
             return self._deep_copy(node, self.evaluate(node.args[0].value, local))
         if qualified is not None and sem.library_model_factory(qualified):
@@ -279,7 +282,8 @@ class CallEvaluation(TorchFunctionCalls):
         # A `torch.nn` layer's own output; a linear layer's `_base` is set or not by its input and bias (`ranks`
         # decides where it can); another module's may view storage its `forward` made.
         output = fresh(contiguous=True if laid_out else None, device=device, origin=MODULE_OUTPUT, why=why,
-                       has_base=False if torch_layer and last not in sem.NN_RESHAPING_MODULES and last != "Linear" else None)
+                       has_base=False if torch_layer and last not in sem.NN_RESHAPING_MODULES and last != "Linear"
+                       and last not in sem.NN_TUPLE_MODULES and last not in sem.BASE_SETTING_OPS else None)
         if annotated:
             return output
         if not torch_layer or last in ("Module", "Sequential"):
@@ -611,6 +615,7 @@ class CallEvaluation(TorchFunctionCalls):
             zero_dim = True if reduced else (False if index_like else None)
         return fresh(contiguous=contiguous, device=receiver.device, index_like=index_like, bool_mask=bool_mask,
                      zero_dim=zero_dim, reduced=reduced, why=receiver.why, permutation=method == "argsort",
+                     has_base=None if method in sem.BASE_SETTING_OPS else False,
                      origin=ADVANCED_INDEX if method in sem.GATHER_METHODS else EMPTY if method == "new_empty" else None,
                      base=self.short_source(node.func.value) if method in sem.GATHER_METHODS else None)  # type: ignore[attr-defined]
 

@@ -102,6 +102,12 @@ class FlowHooks:
                 # `hidden_states: tuple[torch.Tensor] | None` that every caller here passes a tensor: a wrong annotation
                 # real code has (the body normalises it as a tensor, too).
                 evidence, passed = passed.with_(why=CALLERS_PASS), None
+            if passed is not None and not actual and param.annotation is not None and evidence.is_tensor \
+                    and passed.kind is Kind.WRAPPER and passed.wrapper in ("tuple", "list") and passed.elements \
+                    and not passed.optional and passed.origin != MODULE_OUTPUT and all(e.is_tensor for e in passed.elements):
+                # `position_embeddings: torch.Tensor = None` that every caller here passes a `(cos, sin)` tuple: the
+                # other wrong annotation real code has (Gemma 3, SegFormer's decode head).
+                evidence, passed = passed.with_(why=CALLERS_PASS), None
             if passed is not None and not actual and param.annotation is not None and evidence.kind is Kind.WRAPPER \
                     and not evidence.elements and not evidence.fields and passed.kind is Kind.WRAPPER and passed.elements \
                     and passed.wrapper in (None, evidence.wrapper):

@@ -86,6 +86,13 @@ SEQUENCE_VIEW_FUNCTIONS = frozenset(
 # torch.* functions that return their input (or a view of it) when they can.
 MAYBE_VIEW_FUNCTIONS = frozenset({"torch.reshape", "torch.flatten", "torch.ravel", "torch.as_tensor", "torch.asarray", "torch.from_numpy",
                                   "torch.atleast_1d", "torch.atleast_2d", "torch.atleast_3d"})
+# Ops whose result may have its `_base` set over storage of its own (checked on torch 2.13): `repeat_interleave` by an
+# int views the copy it expanded into, `F.bilinear` and `nn.Bilinear` a product, `nn.LSTM` and `nn.MultiheadAttention`
+# their outputs. What they return owns all it reaches; whether `_base` is set is not claimed.
+BASE_SETTING_OPS = frozenset({"repeat_interleave", "bilinear", "Bilinear"})
+# `math.<function>`s that return an `int` (the others return a `float`); neither is ever a tensor (`math.log(t)` of a
+# one-element tensor gives a float too).
+MATH_INT_FUNCTIONS = frozenset({"floor", "ceil", "trunc", "factorial", "gcd", "lcm", "comb", "perm", "isqrt", "prod"})
 # torch.* functions returning a tuple of expanded views of their arguments, one each (checked on torch 2.13:
 # `torch.meshgrid(a, b)[0]._base` is set).
 BROADCAST_VIEW_FUNCTIONS = frozenset({"torch.meshgrid", "torch.broadcast_tensors"})

@@ -112,6 +112,7 @@ class TorchFunctionCalls(ArgumentReading):
                                                   (True if inputs and every_input_known and all(v.contiguous for v in inputs) else None))
             return fresh(contiguous=contiguous, index_like=index_like, zero_dim=False if index_like else None,
                          device=input_device, origin=ADVANCED_INDEX if qualified in sem.GATHER_FUNCTIONS else None,
+                         has_base=None if qualified.rsplit(".", 1)[-1] in sem.BASE_SETTING_OPS else False,
                          base=self.short_source(first) if qualified in sem.GATHER_FUNCTIONS and first is not None else None)
         if qualified in sem.PRODUCT_VIEW_FUNCTIONS:
             return fresh(contiguous=None, device=input_device, has_base=None)  # a view of what it computed, or of its input
@@ -143,7 +144,9 @@ class TorchFunctionCalls(ArgumentReading):
                          # `torch.diff` takes and gives at least one dimension.
                          zero_dim=True if reduced else (False if index_like or name == "diff" else None), reduced=reduced)
         if qualified.startswith(sem.TENSOR_NAMESPACES) or sem.generic_torch_op(qualified):
-            return fresh(contiguous=None, device=input_device)  # some other `torch.<op>(...)`: a new tensor
+            # Some other `torch.<op>(...)`: a new tensor (`torch.repeat_interleave(x, 2)` views the copy it made).
+            return fresh(contiguous=None, device=input_device,
+                         has_base=None if qualified.rsplit(".", 1)[-1] in sem.BASE_SETTING_OPS else False)
         if sem.nn_module_class(qualified):
             return Value(kind=Kind.HOST, wrapper=qualified)  # `nn.Linear(4, 8)`: a module, whose calls give tensors
         if qualified.startswith("torch.distributions.") and qualified.split(".")[-1][:1].isupper():
