@@ -295,7 +295,7 @@ class CallEvaluation(TorchFunctionCalls):
             # a new tensor while training: never the parameter it may be given.
             if not (inputs and inputs[0].is_tensor):
                 return UNKNOWN_TENSOR.with_(why=why)
-            given = inputs[0].with_(optional=False)
+            given = inputs[0].with_(optional=False, may_be_none=False)
             return given if last == "Identity" else dropped_out(given, output)
         return output
 
