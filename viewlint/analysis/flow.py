@@ -21,6 +21,7 @@ from viewlint.analysis.contexts import ContextStack, warns_and_leaves
 from viewlint.analysis.hooks import hook_inputs, registered_hooks
 from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class, cst_annotation_class
+from viewlint.analysis.narrowing import none_test
 from viewlint.analysis.rebinding import match_captures, stored_names
 from viewlint.analysis.ranks import unpacked_ranks
 from viewlint.analysis.tree import children, descendants, dotted_name, keyed_reference, own_nodes, remembered, stored_key, subtree
@@ -299,6 +300,7 @@ class FlowHooks:
         for name, value in self.evaluator.narrowings(node.test, True):
             if "[" not in name:  # `d["k"]` is narrowed inside one expression only: a store into `d` would not undo it
                 self._scopes[-1][name] = value
+        self.not_none(node.test, True)
 
     def enter_cold_block(self, node: cst.CSTNode) -> None:
         self.contexts.enter_cold_block(node)
@@ -326,6 +328,18 @@ class FlowHooks:
         for name, value in self.evaluator.narrowings(node.test, False):
             if "[" not in name:
                 self._scopes[-1][name] = value
+        self.not_none(node.test, False)
+
+    def not_none(self, test: cst.BaseExpression, holds: bool) -> None:
+        """Where `x is not None` holds (or `x is None` does not), a parameter annotated `Tensor | None` is not `None`:
+        its `may_be_none` goes, and nothing else of what the scope holds changes (no rule reads the flag)."""
+        checked = none_test(test)
+        if checked is None or holds != checked[1] or type(checked[0]) is not cst.Name:
+            return
+        name = checked[0].value  # type: ignore[attr-defined]
+        bound = self._scopes[-1].get(name)
+        if bound is not None and bound.may_be_none:
+            self._scopes[-1][name] = bound.with_(may_be_none=False)
 
     def leave_if(self, node: cst.If) -> None:
         self.contexts.pop()
@@ -508,6 +522,7 @@ class FlowHooks:
         for name, value in self.evaluator.narrowings(node.test, True):
             if "[" not in name:
                 self._scopes[-1][name] = value
+        self.not_none(node.test, True)
 
     def after_expression(self, node: cst.Expr) -> None:
         """`pieces.append(p)`, `self.queue.put(entry)`: what the container may hold now."""

@@ -32,7 +32,7 @@ def _exact_type_test(test: cst.BaseExpression) -> Optional[tuple[cst.BaseExpress
     return left.args[0].value, test.comparisons[0].comparator
 
 
-def _none_test(test: cst.BaseExpression) -> Optional[tuple[cst.BaseExpression, bool]]:
+def none_test(test: cst.BaseExpression) -> Optional[tuple[cst.BaseExpression, bool]]:
     """(x, True) for `x is not None`, (x, False) for `x is None`."""
     if not (type(test) is cst.Comparison and len(test.comparisons) == 1):
         return None
@@ -164,15 +164,18 @@ class TypeTests:
             return self.narrowings(test.left, True, local) + self.narrowings(test.right, True, local)
         if isinstance(test, cst.Name):
             return self._conditional_arms(test.value, holds, local)
-        checked = _none_test(test)
+        checked = none_test(test)
         if checked is not None:
             # `if x is not None:` (or the `else` of `if x is None:`, and what follows `if x is None: return`): there,
             # `x = t if c else None` holds `t`.
             subject_node, is_not = checked
             subject = dotted_name(subject_node)
-            current = self.evaluate(subject_node, local) if subject is not None and holds == is_not else None
-            return [(subject, current.with_(optional=False, may_be_none=False))] if current is not None \
-                and (current.optional or current.may_be_none) and current.kind is not Kind.UNKNOWN else []  # type: ignore[list-item]
+            if subject is None or holds != is_not:
+                return []
+            current = self.evaluate(subject_node, local)
+            if current.optional and current.kind is not Kind.UNKNOWN:
+                return [(subject, current.with_(optional=False, may_be_none=False))]
+            return []  # (a parameter annotated `Tensor | None` loses its flag in the flow's own scope: `Flow.not_none`)
         on_cpu = cpu_test(test)
         if on_cpu is not None:
             # `if t.is_cuda:` ... `else:`, `if t.device.type != "cpu": return None`: the tensor is on the

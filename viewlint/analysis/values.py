@@ -10,7 +10,7 @@ excuse one (contiguous, on the CPU, reduced to a scalar) hold only when they hol
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Iterable, Optional
 
 
@@ -135,7 +135,7 @@ class Value:
     some_view: bool = False
     # A parameter annotated to admit `None` (`mask: Tensor | None = None`), and copies of it: the rules read it as
     # what the annotation says where it is used (the use fails on `None`); `viewlint beliefs` does not claim a tensor.
-    may_be_none: bool = False
+    may_be_none: bool = field(default=False, compare=False)  # (not compared: no rule reads it)
     # How many dimensions the tensor has on every path (`viewlint.analysis.ranks`); for a shape (`x.shape`, a tuple of
     # sizes), how many sizes it holds.
     rank: Optional[int] = None
