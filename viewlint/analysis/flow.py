@@ -357,12 +357,10 @@ class FlowHooks:
         """`if position_bias is None: position_bias = torch.zeros(...)`: the body puts a tensor where the value is
         missing, so where it is not missing it is a tensor too (the code goes on using either the same way). Read only
         where nothing else is known of the value the `if` skips."""
-        test = node.test
-        if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and len(test.comparisons) == 1
-                and isinstance(test.comparisons[0].operator, cst.Is)
-                and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"):
+        checked = none_test(node.test)
+        if checked is None or checked[1] or type(checked[0]) is not cst.Name:
             return
-        name = test.left.value
+        name = checked[0].value  # type: ignore[attr-defined]
         skipped, filled = self._scopes[-1].get(name), after_body.get(name)
         if skipped is None or filled is None or skipped.kind is not Kind.UNKNOWN or skipped.wrapper is not None \
                 or skipped.elements or not filled.is_tensor or filled.optional:
@@ -757,13 +755,10 @@ def _leaves(block: cst.BaseSuite) -> bool:
 def _host_copy_test(test: cst.BaseExpression) -> Optional[bool]:
     """`seq_lens_cpu is not None` -> True, `cu_seqlens_host is None` -> False: a test of whether a host copy (a
     `*_cpu`/`*_host` name) was given; None for any other test."""
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"
-            and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))):
+    checked = none_test(test)
+    if checked is None or not sem.named_host_side(dotted_name(checked[0]) or ""):
         return None
-    if not sem.named_host_side(dotted_name(test.left) or ""):
-        return None
-    return isinstance(test.comparisons[0].operator, cst.IsNot)
+    return checked[1]
 
 
 def _never_a_tensor(value: Value) -> bool:
