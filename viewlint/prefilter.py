@@ -28,7 +28,8 @@ from viewlint.analysis.features import Needs
 from viewlint.analysis.callgraph import callgraph_of, hot_by_kind, hot_reasons
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_CALL_NAMES, HOT_FUNCTION_NAMES, HOT_MARKER, SETUP_FUNCTION_NAMES
-from viewlint.analysis.module_index import ModuleIndex, parameters_with_classes
+from viewlint.analysis.annotation_classes import parameters_with_classes
+from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.nodes import preorder
 from viewlint.analysis.project import Project
 from viewlint.analysis.tensor_context import TensorContext

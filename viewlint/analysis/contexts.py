@@ -21,7 +21,8 @@ import libcst as cst
 
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.guards import cold_test, joined, local_switches
-from viewlint.analysis.module_index import ModuleIndex, cst_parameters_with_classes
+from viewlint.analysis.annotation_classes import cst_parameters_with_classes
+from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.nodes import preorder
 from viewlint.analysis.once import local_bindings, may_run_once
 from viewlint.analysis.once import runs_once as once_runs_once
