@@ -87,7 +87,8 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
             element = annotation_value(items[0], index, depth + 1) if items else UNKNOWN
             if element.kind is Kind.INT:
                 return Value(kind=Kind.INT_LIST, why=f"annotated `{node_text(annotation)}`")
-            if element.is_tensor:
+            if element.is_tensor or (element.kind is Kind.HOST and element.wrapper is not None):
+                # Tensors, or objects of known classes (`layers: list[CacheLayer | LinearLayer]`): its items.
                 return Value(kind=Kind.WRAPPER, elements=(element,), wrapper="list", why=f"annotated `{node_text(annotation)}`")
             return Value(kind=Kind.WRAPPER, wrapper="list") if container in ("list", "List") else UNKNOWN
         if container in _MAPPING_ANNOTATIONS:
@@ -173,6 +174,8 @@ def _union_value(sides: list[cst.BaseExpression], index: Optional[ModuleIndex], 
 
 def _annotation_join(a: Value, b: Value) -> Value:
     """`Optional[X]`: None adds nothing; an unknown alternative does not hide a tensor one."""
+    if a.kind is Kind.HOST and b.kind is Kind.HOST and a.wrapper and b.wrapper:
+        return join(a, b)  # `CacheLayer | LinearLayer`: an object of one of the classes
     if a.kind is Kind.UNKNOWN or (a.kind is Kind.HOST and b.kind is not Kind.UNKNOWN):
         return b
     if b.kind is Kind.UNKNOWN or b.kind is Kind.HOST:

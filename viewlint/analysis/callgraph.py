@@ -21,7 +21,8 @@ from viewlint.analysis.falsy import falsy_on_every_edge
 from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_FUNCTION_NAMES, hands_over_to_host
 from viewlint.analysis.injected import passed_functions
 from viewlint.analysis.graphs import in_cycles
-from viewlint.analysis.module_index import ModuleIndex, annotation_class, parameters_with_classes
+from viewlint.analysis.annotation_classes import annotation_class, parameters_with_classes
+from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.nodes import dotted, preorder
 from viewlint.analysis.once import is_cached
 
@@ -38,6 +39,8 @@ _UNRESOLVED_METHOD_NAMES = sem.STORING_METHODS | sem.MAYBE_VIEW_METHODS | sem.VI
 # `TensorContext` reads what functions return as far.
 # How many callers of one function are walked to learn what it is passed.
 MAX_CALLERS = 8
+# Bases that define no method a class could be called for (`class Layer(ABC)`).
+_EMPTY_BASES = frozenset({"object", "ABC", "Generic", "Protocol"})
 # How many calls up what the callers pass is followed (`forward` -> `self.attn(x, lens)` -> a method -> a helper).
 CALLER_LEVELS = 3
 # Functions longer than this (in lines) are not walked for summaries: helpers that return views or
@@ -363,6 +366,8 @@ class CallGraph:
                 if type(iterated) is ast.Call and dotted(iterated.func) == "enumerate" and iterated.args \
                         and type(target) is ast.Tuple and len(target.elts) == 2:
                     target, iterated = target.elts[1], iterated.args[0]
+                if type(iterated) is ast.Subscript and type(iterated.slice) is ast.Slice:
+                    iterated = iterated.value  # `self.layers[: config.num_hidden_layers]`: some of the same layers
                 listed = dotted(iterated) or ""
                 if type(target) is ast.Name and listed.startswith("self.") \
                         and info.module_list_classes.get(listed[5:]) in self.index.classes:
@@ -379,6 +384,31 @@ class CallGraph:
             bases = [dotted(b) or "" for d in self.index.class_defs.get(class_name, []) for b in d.bases]
             class_name = next((b for b in bases if b in self.index.classes), None)
         return None
+
+    def lacks_method(self, class_name: str, method: str) -> bool:
+        """Whether an instance of `class_name`, a class of this module, has no `method` at all: neither it nor any base
+        defines it, and every base outside this module is one that defines nothing (`object`, `ABC`, `Generic`).
+        Calling it there would raise, so a call on a choice of classes never runs that one."""
+        seen: set[str] = set()
+        todo = [class_name]
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            if FunctionKey(name, method) in self.functions:
+                return False
+            definitions = self.index.class_defs.get(name)
+            if not definitions:
+                return False  # not a class of this module: what it defines is not known here
+            for definition in definitions:
+                for base in definition.bases:
+                    base_name = dotted(base) or ""
+                    if base_name in self.index.classes:
+                        todo.append(base_name)
+                    elif base_name.split(".")[-1] not in _EMPTY_BASES:
+                        return False
+        return True
 
     def held_functions(self, owner: Optional[str], attribute: str) -> list[FunctionKey]:
         """The module functions `self.<attribute>` may hold (`self._ortho = _orthogonalize_gradient`, `self.attn_fn =

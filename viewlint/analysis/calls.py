@@ -90,7 +90,8 @@ class CallEvaluation(TorchFunctionCalls):
                 info = self.index.classes.get(self.env.class_name or "")
                 if info is not None and info.layer_base is not None:
                     return self._object_call(node, info.layer_base, local)  # `super().forward(ids)` of an `nn.Embedding`
-            held = self._torch_module_attribute(func) or self._imported_attribute_class(func)
+            held = self._chosen_attribute_classes(func) or self._torch_module_attribute(func) \
+                or self._imported_attribute_class(func)
             if held is not None:
                 return self._object_call(node, held, local)  # `self.proj(x)`, `self.proj = nn.Linear(...)`
             if isinstance(func.value, cst.Name) and func.value.value not in local:
@@ -176,6 +177,19 @@ class CallEvaluation(TorchFunctionCalls):
         held = info.attribute_classes.get(func.attr.value) if info is not None else None
         return held if held is not None and held not in self.index.classes else None
 
+    def _chosen_attribute_classes(self, func: cst.Attribute) -> Optional[str]:
+        """`self.norm1` assigned, by the branches of an `if` on the config, instances of classes some of which are
+        imported from other modules of the project (and maybe `torch.nn` layers): all of them, `|`-separated (a call
+        gives what any of them gives). A choice of this module's classes alone is the summaries' (`chosen_instances`)."""
+        if not (isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return None
+        info = self.index.classes.get(self.env.class_name or "")
+        choices = info.attribute_class_choices.get(func.attr.value, ()) if info is not None else ()
+        if not choices or all(c in self.index.classes for c in choices):
+            return None
+        layers = info.torch_module_attributes.get(func.attr.value, "")  # type: ignore[union-attr]
+        return "|".join([*choices, *(layers.split("|") if layers else ())])
+
     def _torch_module_attribute(self, func: cst.Attribute) -> Optional[str]:
         """The `torch.nn` class of `self.<attr>` when the class assigns it one (`self.proj = nn.Linear(...)`)."""
         if not (isinstance(func.value, cst.Name) and func.value.value == "self"):
@@ -251,8 +265,12 @@ class CallEvaluation(TorchFunctionCalls):
             # One of several module classes (`for resnet in self.resnets`, a `ModuleList` of two kinds): any's result.
             results = [self._object_call(node, part, local) for part in class_name.split("|")]
             joined = join_all(results)
+            shapes = {(r.kind, r.wrapper, len(r.elements)) if r.kind is Kind.WRAPPER else (r.kind, None, 0) for r in results}
+            if len(shapes) > 1:
+                # A tensor from one, a 5-tuple from another: either (and what each gives, for an unpacking to pick).
+                joined = joined.with_(choices=tuple(results))
             if len({r.kind for r in results}) > 1 and joined.kind is not Kind.TENSOR:
-                return joined.with_(origin=MODULE_OUTPUT)  # a tensor from one, a tuple from another: either
+                return joined.with_(origin=MODULE_OUTPUT)
             return joined
         module = self.index.classes.get(class_name)
         torch_layer = sem.nn_module_class(class_name)
@@ -261,10 +279,10 @@ class CallEvaluation(TorchFunctionCalls):
         # Its `forward` (imported, or too long to summarise), or another object's `__call__` (a `LogitsProcessorList`),
         # is annotated to return a tensor.
         annotated = module is not None and module.call_returns is not None and self._annotated(module.call_returns).is_tensor
-        if module is not None and module.call_returns is None and class_name not in self.index.classes \
+        if module is not None and not annotated and class_name not in self.index.classes \
                 and self.env.summaries is not None:
-            # A class another module of the project defines, whose `forward` no annotation describes (`Conv1D`): what
-            # one walk of it there finds.
+            # A class another module of the project defines, whose `forward` no annotation describes as a tensor
+            # (`Conv1D`, or `-> tuple[torch.Tensor, ...]`): what one walk of it there finds.
             walked = self._as_annotated(self.env.summaries.project.imported_call_return(self.index, class_name),
                                         f"{class_name}.forward", node, local)
             if walked is not None:
@@ -629,9 +647,14 @@ class CallEvaluation(TorchFunctionCalls):
             named = receiver.keyed(str(node.args[0].value.evaluated_value))
             if named is UNKNOWN and receiver.fields and len(node.args) > 1 and method != "__getitem__":
                 return self.evaluate(node.args[1].value, local)
+            if named.is_tensor and not receiver.fields and _none_when_absent(node, method) and _mapping(receiver):
+                return named.with_(may_be_none=True)  # a key no display here set: `None` where it is absent
             return named
         if method in ("get", "pop", "popleft", "get_nowait", "setdefault", "__getitem__"):
-            return receiver.element()
+            item = receiver.element()
+            if item.is_tensor and _none_when_absent(node, method) and _mapping(receiver):
+                return item.with_(may_be_none=True)  # `kwargs.pop("mask", None)`: `None` where the key is absent
+            return item
         if method in ("values", "copy"):
             return receiver if method == "copy" else container_value(receiver.elements, "list")
         if method == "items":
@@ -669,3 +692,18 @@ class CallEvaluation(TorchFunctionCalls):
 def _op_name(op: str) -> str:
     """The method a conversion's op names: `reshape` of `.reshape()` or `torch.reshape`."""
     return op.rsplit(".", 1)[-1].removesuffix("()")
+
+
+def _none_when_absent(node: cst.Call, method: str) -> bool:
+    """`d.get(k)`, `d.get(k, None)`, `d.pop(k, None)`: `None` where `d` has no `k`."""
+    positional = [a for a in node.args if a.keyword is None and not a.star]
+    if len(positional) != len(node.args):
+        return False
+    if method == "get" and len(positional) == 1:
+        return True
+    return method in ("get", "pop") and len(positional) == 2 and isinstance(positional[1].value, cst.Name) \
+        and positional[1].value.value == "None"
+
+
+def _mapping(value: Value) -> bool:
+    return value.kind is Kind.WRAPPER and value.wrapper in ("dict", "ordereddict", "defaultdict", None)

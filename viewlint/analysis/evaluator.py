@@ -36,7 +36,7 @@ from viewlint.analysis.value_ops import (MODULE_OUTPUT, Environment, Locals, as_
                                          container_value, elementwise_device, fields_mark, forget_fields, labelled,
                                          on_the_host_if, optimizer_attribute, value_index_kind, view_zero_dim)
 from viewlint.analysis.values import (ADVANCED_INDEX, ARRAY_ITEM, COMPUTED, HOST, INT, UNKNOWN, UNKNOWN_TENSOR, PERMUTED_INDEX, Device, IndexKind, Kind,
-                                      Provenance, Value, fresh, function_reference, join, rank_floor)
+                                      Provenance, Value, fresh, function_reference, join, rank_floor, unpacked_choice)
 
 
 # Sequence displays: `*` repeats them.
@@ -715,6 +715,7 @@ class Evaluator(CallEvaluation, AttributeReading, TypeTests):
             scope[target.value] = labelled(value, target.value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = list(target.elements)
+            value = unpacked_choice(value, len(elements)) if value.choices else value
             for i, element in enumerate(elements):
                 if isinstance(element, cst.StarredElement):
                     item = value if value.kind is Kind.TENSOR_SEQUENCE else UNKNOWN

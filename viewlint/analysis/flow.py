@@ -20,7 +20,8 @@ from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.contexts import ContextStack, warns_and_leaves
 from viewlint.analysis.hooks import hook_inputs, registered_hooks
 from viewlint.analysis.evaluator import Evaluator
-from viewlint.analysis.module_index import ClassInfo, ModuleIndex, annotation_class, cst_annotation_class
+from viewlint.analysis.annotation_classes import annotation_class, cst_annotation_class
+from viewlint.analysis.module_index import ClassInfo, ModuleIndex
 from viewlint.analysis.narrowing import none_test
 from viewlint.analysis.rebinding import match_captures, stored_names
 from viewlint.analysis.ranks import unpacked_ranks

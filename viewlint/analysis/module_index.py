@@ -10,6 +10,7 @@ from typing import Optional, Sequence
 import libcst as cst
 
 from viewlint.analysis import dispatch, semantics
+from viewlint.analysis.annotation_classes import annotation_class
 from viewlint.analysis.class_choices import constructed_classes
 from viewlint.analysis.guards import cold_predicates, is_debug_switch, predicate_key
 from viewlint.analysis.injected import note_injected_classes
@@ -205,6 +206,8 @@ _TYPING_CONTAINERS = frozenset({"Dict", "dict", "List", "list", "Tuple", "tuple"
 def _is_container_expression(node: ast.AST, index: "ModuleIndex") -> bool:
     if isinstance(node, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)):
         return True
+    if isinstance(node, ast.IfExp):  # `layers if layers is not None else []`: a container either way
+        return _is_container_expression(node.body, index) or _is_container_expression(node.orelse, index)
     if isinstance(node, ast.Call):
         name = dotted(node.func)
         qualified = _qualify_name(index, name)
@@ -212,8 +215,28 @@ def _is_container_expression(node: ast.AST, index: "ModuleIndex") -> bool:
     return False
 
 
+def _annotated_container_parameter(node: ast.AST, fn: ast.AST) -> bool:
+    """`self.blocks = blocks` of a parameter annotated a list or a dict of items (`blocks: list[Block]`)."""
+    if type(node) is not ast.Name or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    arguments = fn.args
+    for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+        if argument.arg == node.id:
+            annotation = argument.annotation
+            if type(annotation) is ast.BinOp and type(annotation.op) is ast.BitOr:  # `list[Block] | None`
+                annotation = annotation.left
+            return type(annotation) is ast.Subscript and (dotted(annotation.value) or "").split(".")[-1] in _ITEM_CONTAINERS
+    return False
+
+
+_ITEM_CONTAINERS = frozenset({"list", "List", "dict", "Dict"})
+
+
 def _container_kind(node: ast.AST) -> str:
     """"list" for a list or a deque, "set" for a set, "dict" for the rest (`{}`, `defaultdict(dict)`, `OrderedDict()`)."""
+    if isinstance(node, ast.IfExp):
+        return _container_kind(node.body if isinstance(node.body, (ast.Dict, ast.List, ast.Set, ast.Call, ast.DictComp,
+                                                                    ast.ListComp, ast.SetComp)) else node.orelse)
     if isinstance(node, (ast.List, ast.ListComp)):
         return "list"
     if isinstance(node, (ast.Set, ast.SetComp)):
@@ -229,55 +252,6 @@ def _decorator_names(decorators: list[ast.expr], index: "ModuleIndex") -> list[s
         name = dotted(expr)
         names.append(_qualify_name(index, name) or name or "")
     return names
-
-
-_NOT_CLASSES = frozenset({"int", "float", "str", "bool", "bytes", "None", "list", "dict", "set", "tuple", "Any", "object",
-                          "List", "Dict", "Set", "Tuple", "Callable", "Sequence", "Mapping", "Iterable", "Iterator"})
-
-
-def parameters_with_classes(arguments: ast.arguments) -> list[tuple[str, Optional[str]]]:
-    """(name, the class its annotation names) of each parameter of a function (`semantics.takes_a_step_batch`)."""
-    return [(a.arg, annotation_class(a.annotation)) for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
-
-
-def cst_parameters_with_classes(params: cst.Parameters) -> list[tuple[str, Optional[str]]]:
-    """The same, off libcst's parameters."""
-    return [(p.name.value, cst_annotation_class(p.annotation.annotation) if p.annotation is not None else None)
-            for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
-
-
-def cst_annotation_class(annotation: cst.BaseExpression) -> Optional[str]:
-    """The class a libcst annotation names (read with `ast`, as the index reads them)."""
-    try:
-        return annotation_class(ast.parse(cst.Module(body=[]).code_for_node(annotation), mode="eval").body)
-    except SyntaxError:
-        return None
-
-
-def annotation_class(annotation: Optional[ast.AST]) -> Optional[str]:
-    """The class an annotation names (`Cache`, `Optional[Cache]`, `Cache | None`, `"Cache"`), if it names one."""
-    if annotation is None:
-        return None
-    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        try:
-            annotation = ast.parse(annotation.value, mode="eval").body
-        except SyntaxError:
-            return None
-    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-        return annotation_class(annotation.left) or annotation_class(annotation.right)
-    if isinstance(annotation, ast.Subscript):
-        if (dotted(annotation.value) or "").split(".")[-1] in ("Optional", "Union", "Annotated"):
-            inner = annotation.slice
-            items = inner.elts if isinstance(inner, ast.Tuple) else [inner]
-            for item in items:
-                found = annotation_class(item)
-                if found:
-                    return found
-        return None
-    name = dotted(annotation)
-    if name is None or name.split(".")[-1] in _NOT_CLASSES or "Tensor" in name:
-        return None
-    return name if name.split(".")[-1][:1].isupper() else None
 
 
 def _scan_imports(body: list[ast.stmt], index: "ModuleIndex") -> None:
@@ -582,7 +556,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                 if type(choice) is ast.Name:  # `self._ortho = _fixed if c else _ortho`, `self.attn_fn = attn_fn` (its default)
                     default = dispatch.name_defaults(fn).get(choice.id)  # type: ignore[attr-defined]
                     info.held_functions.setdefault(attribute, set()).update({choice.id, default} - {None})  # type: ignore[attr-defined]
-            if _is_container_expression(value, index):
+            if _is_container_expression(value, index) or _annotated_container_parameter(value, fn):
                 info.container_attributes.add(attribute)
             elif isinstance(value, ast.Call):
                 callee = dotted(value.func)
@@ -592,7 +566,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                 if callee not in index.classes:
                     callee = _chosen_class(value, nodes, index, info, attribute) or callee  # `attention_class(config)`
                 if callee in index.classes or (callee is not None and "." not in callee and (
-                        item_class(value, index) == callee or (callee in index.relative_imports and callee[:1].isupper()))):
+                        item_class(value, index) == callee or _imported_class_name(callee, index))):
                     _holds_class(info, attribute, callee, index)  # a class of this module, or one imported from the project
                 qualified = _qualify_name(index, callee) or callee or ""
                 short = qualified.split(".")[-1]
@@ -700,8 +674,13 @@ def _holds_class(info: ClassInfo, attribute: str, callee: str, index: ModuleInde
         earlier = (held,)
     info.attribute_classes.pop(attribute, None)
     choices = tuple(sorted(set(earlier) | {callee})) if earlier else ()
-    known = choices and len(choices) <= MAX_CLASSES and all(c in index.classes for c in choices)
+    known = choices and len(choices) <= MAX_CLASSES and all(c in index.classes or _imported_class_name(c, index) for c in choices)
     info.attribute_class_choices[attribute] = choices if known else ()
+
+
+def _imported_class_name(name: str, index: ModuleIndex) -> bool:
+    """A class imported from another module of the package by name (`from .normalization import AdaLayerNormZero`)."""
+    return name in index.relative_imports and name[:1].isupper()
 
 
 def _chosen_class(value: ast.Call, nodes: Sequence[ast.AST], index: ModuleIndex, info: ClassInfo, attribute: str) -> Optional[str]:
@@ -725,12 +704,14 @@ def _chosen_class(value: ast.Call, nodes: Sequence[ast.AST], index: ModuleIndex,
 
 def _last_layer(call: ast.Call, index: ModuleIndex) -> str:
     """What calling `nn.Sequential(a, b, nn.Linear(...))` gives is what its last layer gives: that layer's `torch.nn`
-    class, where the call lists its layers and the last is one; else `torch.nn.Sequential` (nothing known)."""
-    if call.args and not call.keywords and isinstance(call.args[-1], ast.Call) \
-            and not any(isinstance(a, ast.Starred) for a in call.args):
-        last = _qualify_name(index, dotted(call.args[-1].func)) or ""
-        if semantics.nn_module_class(last) and last != "torch.nn.Sequential":
-            return last
+    class, where the call lists its layers and the last is one (or a choice of two: `nn.Linear(...) if n else
+    nn.Identity()`, `|`-separated); else `torch.nn.Sequential` (nothing known)."""
+    if call.args and not call.keywords and not any(isinstance(a, ast.Starred) for a in call.args):
+        last = call.args[-1]
+        choices = [last.body, last.orelse] if isinstance(last, ast.IfExp) else [last]
+        layers = [_qualify_name(index, dotted(c.func)) or "" if isinstance(c, ast.Call) else "" for c in choices]
+        if all(semantics.nn_module_class(layer) and layer != "torch.nn.Sequential" for layer in layers):
+            return "|".join(sorted(set(layers)))
     return "torch.nn.Sequential"
 
 

@@ -339,9 +339,31 @@ class ModuleSummaries:
         info = self.resolve(call, evaluator, local)
         if info is not None:
             return self._call_of(info, call, evaluator, local)
-        found = [self._call_of(chosen, call, evaluator, local) for chosen in self.chosen_instances(call, evaluator)]
+        chosen = self.chosen_instances(call, evaluator) or self.chosen_methods(call, evaluator, local)
+        found = [self._call_of(info, call, evaluator, local) for info in chosen]
         # `self.attn(x)` of an attribute built from a choice of classes: what any of their `forward`s returns.
         return join_all(found) if found and all(f is not None for f in found) else None  # type: ignore[arg-type]
+
+    def chosen_methods(self, call: cst.Call, evaluator: Evaluator, local: Locals) -> list[FunctionInfo]:
+        """What `layer.update(k, v)` may run when `layer` is an instance of one of several classes of this module
+        (`layers: list[CacheLayer | LinearLayer]`, `self.layers[i]`): the method of each that has one. A class
+        without it is not the one (the call would raise); a class this module cannot read leaves it unknown."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or dotted_name(func.value) in ("self", "cls", "super"):
+            return []
+        held = evaluator.evaluate(func.value, local)
+        classes = (held.wrapper or "").split("|") if held.kind is Kind.HOST else []
+        if len(classes) < 2 or not all(c in self.index.classes for c in classes):
+            return []
+        method = func.attr.value
+        found: list[FunctionInfo] = []
+        for class_name in classes:
+            owner = self.callgraph.defining_class(class_name, method)
+            if owner is not None:
+                found.append(self.functions[FunctionKey(owner, method)])
+            elif not self.callgraph.lacks_method(class_name, method):
+                return []
+        return list({id(info): info for info in found}.values())
 
     def chosen_instances(self, call: cst.Call, evaluator: Evaluator) -> list[FunctionInfo]:
         """What `self.<attr>(...)` may run when the class built `self.<attr>` from a choice of its module's classes

@@ -148,6 +148,10 @@ class Value:
     # An index tensor that orders all the positions of a dimension (`scores.argsort()`, `torch.randperm(n)`): what it
     # gathers is as big as what it indexes.
     permutation: bool = False
+    # What each of a choice of modules returns, where they differ in kind or in length (`self.norm1` one of two classes
+    # whose `forward`s return a 5-tuple and a 7-tuple): unpacking it into N names takes the N-tuples. Only a call's
+    # result carries them; any operation or join gives a value without.
+    choices: tuple["Value", ...] = ()
 
     @property
     def is_tensor(self) -> bool:
@@ -365,6 +369,16 @@ def _join(a: Value, b: Value) -> Value:
         # One path gives something that indexes by gathering: keep that (an advanced index on one path).
         return known if known.kind in (Kind.ARRAY, Kind.INT_LIST) else UNKNOWN
     return UNKNOWN
+
+
+def unpacked_choice(value: Value, count: int) -> Value:
+    """What unpacking `value` into `count` names takes, where it is what one of a choice of modules returns
+    (`Value.choices`): the join of the tuples of that length, where some are (one that returns a tensor or a tuple of
+    another length is not the one unpacked so); else `value` as it is. One of which nothing is known may be any."""
+    fitting = [c for c in value.choices if c.kind is Kind.WRAPPER and c.wrapper == "tuple" and len(c.elements) == count]
+    if not fitting or any(c.kind is Kind.UNKNOWN for c in value.choices):
+        return value
+    return join_all(fitting)
 
 
 def join_all(values: Iterable[Value]) -> Value:
