@@ -184,9 +184,10 @@ def test_a_submodule_of_a_choice_of_imported_classes_gives_what_either_forward_r
     for row, name in ((20, "gate"), (20, "last"), (22, "gate"), (22, "scale")):
         assert beliefs[(row, name)]["tensor"] is True and beliefs[(row, name)]["view"] is True, (row, name)
     assert beliefs[(22, "h")]["tensor"] is True and beliefs[(22, "h")]["view"] is False
-    # Bound to one name, it is the plain norm's tensor or one of the tuples: not known which (T5 binds a layer's
-    # tuple to one name and indexes it).
-    assert beliefs[(24, "h")]["tensor"] is None
+    # Bound to one name in the `else` of the tests of `self.kind`, it is the class built for the other settings: the
+    # layer norm (without such a test it would be its tensor or one of the tuples, not known which: T5 binds a
+    # layer's tuple to one name and indexes it).
+    assert beliefs[(24, "h")]["tensor"] is True
 
 
 def test_a_chunk_from_a_chosen_imported_norm_saved_is_found_on_both_paths(tmp_path: Path):
@@ -211,3 +212,72 @@ def test_the_chunks_either_norm_returns_are_views_of_its_product_with_real_torch
             assert chunk._base is not None and chunk.untyped_storage().nbytes() == count * chunk.nbytes
     plain = torch.nn.LayerNorm(8)(x)
     assert isinstance(plain, torch.Tensor) and plain._base is None
+
+
+# ---------------------------------------------------------------- a branch on the setting that chose the submodule
+SETTING = """
+    import torch
+    from torch import nn
+
+
+    class Zero(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.linear = nn.Linear(dim, 2 * dim)
+            self.weight = nn.Parameter(torch.ones(dim))
+
+        def forward(self, x, emb):
+            scale, gate = self.linear(emb).chunk(2, dim=1)
+            return x * (1 + scale[:, None]), gate
+
+
+    class Block(nn.Module):
+        def __init__(self, dim, norm_type="layer_norm"):
+            super().__init__()
+            self.norm_type = norm_type
+            if norm_type == "zero":
+                self.norm1 = Zero(dim)
+            else:
+                self.norm1 = nn.LayerNorm(dim)
+
+        def forward(self, x, emb, path):
+            if self.norm_type == "zero":
+                h, gate = self.norm1(x, emb)
+                torch.save(gate, path)
+            elif self.norm_type in ("layer_norm", "layer_norm_i2vgen"):
+                h = self.norm1(x)
+            else:
+                h = self.norm1(x)
+            weight = self.norm1.weight
+            return h
+"""
+
+
+def test_a_branch_on_the_setting_that_chose_a_submodule_runs_the_class_built_for_it():
+    # `__init__` builds `self.norm1` as `Zero` where `norm_type == "zero"` and a `LayerNorm` elsewhere; `forward`
+    # tests `self.norm_type` the same way. Where it is "layer_norm" (or anything but "zero") it is the layer norm, whose
+    # output is one tensor; before, a choice that returns a tensor or a tuple bound to one name was unknown (diffusers'
+    # `BasicTransformerBlock.norm1`, by `norm_type`).
+    beliefs = _beliefs(SETTING)
+    assert beliefs[(27, "h")]["tensor"] is True and beliefs[(27, "gate")]["view"] is True
+    assert beliefs[(30, "h")]["tensor"] is True and beliefs[(30, "h")]["view"] is False
+    assert beliefs[(32, "h")]["tensor"] is True  # neither "zero" (the first test) nor a layer-norm name
+    assert beliefs[(33, "weight")]["tensor"] is True  # after the `if`, `self.norm1` reads as it always did
+
+
+def test_a_chunk_saved_in_the_branch_of_its_setting_is_found_on_both_paths():
+    assert (28, "VL103") in _lint(SETTING)
+
+
+def test_each_setting_builds_the_class_its_branch_calls_with_real_torch(tmp_path: Path):
+    scope = _run(SETTING)
+    torch = scope["torch"]
+    x, emb = torch.randn(2, 3, 4), torch.randn(2, 4)
+    block = scope["Block"](4, "zero")
+    block(x, emb, str(tmp_path / "gate.pt"))
+    gate = scope["Zero"].forward(block.norm1, x, emb)[1]
+    assert gate._base is not None and gate.untyped_storage().nbytes() == 2 * gate.nbytes
+    assert torch.load(tmp_path / "gate.pt").untyped_storage().nbytes() == 2 * gate.nbytes  # the whole product saved
+    plain = scope["Block"](4, "layer_norm")
+    out = plain(x, emb, str(tmp_path / "unused.pt"))
+    assert isinstance(plain.norm1, torch.nn.LayerNorm) and out._base is None and not (tmp_path / "unused.pt").exists()

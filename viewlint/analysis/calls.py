@@ -13,6 +13,7 @@ import libcst as cst
 
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.annotations import annotation_value
+from viewlint.analysis.config_paths import chosen_key
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.repointed import flat_buffer, state_dict_value
 from viewlint.analysis.torch_functions import TorchFunctionCalls
@@ -81,6 +82,9 @@ class CallEvaluation(TorchFunctionCalls):
 
     def _call_result(self, node: cst.Call, func: cst.BaseExpression, qualified: Optional[str], local: Locals) -> Value:
         summaries = self.env.summaries
+        narrowed = self._narrowed_submodule(func, local)
+        if narrowed is not None:
+            return self._object_call(node, narrowed, local)  # `self.norm1(x)` inside `if self.norm_type == ...:`
         if summaries is not None:
             result = summaries.call_value(node, self, local)
             if result is not None:
@@ -176,6 +180,18 @@ class CallEvaluation(TorchFunctionCalls):
         info = self.index.classes.get(self.env.class_name or "")
         held = info.attribute_classes.get(func.attr.value) if info is not None else None
         return held if held is not None and held not in self.index.classes else None
+
+    def _narrowed_submodule(self, func: cst.BaseExpression, local: Locals) -> Optional[str]:
+        """The classes `self.<attr>` may be in this branch, where a test of the setting that chose its class narrowed it
+        (`Narrowing._chosen_submodules`), `|`-separated; None elsewhere."""
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return None
+        info = self.index.classes.get(self.env.class_name or "")
+        if info is None or func.attr.value not in info.attribute_guards:
+            return None
+        name = chosen_key(func.attr.value)
+        held = local[name] if name in local else self.env.lookup(name)
+        return held.wrapper if held.kind is Kind.HOST and held.wrapper else None
 
     def _chosen_attribute_classes(self, func: cst.Attribute) -> Optional[str]:
         """`self.norm1` assigned, by the branches of an `if` on the config, instances of classes some of which are

@@ -12,6 +12,7 @@ import libcst as cst
 from viewlint.analysis import dispatch, semantics
 from viewlint.analysis.annotation_classes import annotation_class
 from viewlint.analysis.class_choices import constructed_classes
+from viewlint.analysis.config_paths import guards_of
 from viewlint.analysis.guards import cold_predicates, is_debug_switch, predicate_key
 from viewlint.analysis.injected import note_injected_classes
 from viewlint.analysis.made_tensors import made_tensor
@@ -37,6 +38,10 @@ class ClassInfo:
     # self.<attr> names initialised with an instance of one of several classes defined here, chosen by a local name or
     # a table (`attention_class = A if cross else B; self.attn = attention_class(config)`): see `class_choices`.
     attribute_class_choices: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # self.<attr> built by `__init__` as one of several classes by a setting it keeps (`if norm_type == "ada_norm_zero":
+    # self.norm1 = AdaLayerNormZero(dim) else: self.norm1 = nn.LayerNorm(dim)`): each class's constraints, for a test of
+    # the same setting elsewhere (`config_paths`).
+    attribute_guards: dict[str, dict[str, tuple]] = field(default_factory=dict)
     # method name -> indices of positional parameters (excluding self) that the method retains.
     retaining_methods: dict[str, set[int]] = field(default_factory=dict)
     # method name -> keyword names it retains.
@@ -626,6 +631,10 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
     for (class_name, attribute), parameter in ((k, p) for k, p in kept.items() if p is not None):
         index.classes[class_name].constructor_parameters[attribute] = parameter
     note_injected_classes(index, functions)  # `self.client = client`, every construction passing a `Client()`
+    for fn, info, nodes in functions:
+        if info is not None and fn.name == "__init__" and (info.attribute_class_choices or info.torch_module_attributes):
+            guarded = guards_of(fn, lambda call: _built_class(call, index))  # type: ignore[arg-type]
+            info.attribute_guards = {a: g for a, g in guarded.items() if len(g) > 1 and len(g) <= MAX_CLASSES}
     if drained:  # a subclass drains what its base collects: by name, across the module's classes
         index.drained_attributes.update(drained)
         for info in index.classes.values():
@@ -676,6 +685,17 @@ def _holds_class(info: ClassInfo, attribute: str, callee: str, index: ModuleInde
     choices = tuple(sorted(set(earlier) | {callee})) if earlier else ()
     known = choices and len(choices) <= MAX_CLASSES and all(c in index.classes or _imported_class_name(c, index) for c in choices)
     info.attribute_class_choices[attribute] = choices if known else ()
+
+
+def _built_class(call: ast.Call, index: ModuleIndex) -> Optional[str]:
+    """The class `self.<attr> = <call>` builds, as a call of it is read (`A`, an imported `B`, `torch.nn.LayerNorm`)."""
+    callee = dotted(call.func)
+    if callee is None:
+        return None
+    if callee in index.classes or _imported_class_name(callee, index):
+        return callee
+    qualified = _qualify_name(index, callee)
+    return qualified if qualified is not None and semantics.nn_module_class(qualified) else None
 
 
 def _imported_class_name(name: str, index: ModuleIndex) -> bool:

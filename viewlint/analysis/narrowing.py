@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from viewlint.analysis.config_paths import admitted, chosen_key, cst_test
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.tree import children, dotted_name, keyed_reference
 from viewlint.analysis.value_ops import Locals, conditional_key, cpu_test
@@ -156,12 +157,40 @@ class TypeTests:
             found = memo[key] = (self._narrowings(test, holds, local), test, local)
         return found[0]  # type: ignore[no-any-return]
 
+    def _chosen_submodules(self, test: cst.BaseExpression, holds: bool) -> list[tuple[str, Value]]:
+        """`if self.norm_type == "ada_norm_zero":` in a class whose `__init__` builds `self.norm1` as one of several
+        classes by `norm_type`: there (and in the `else`), `self.norm1` is one of the classes built for that setting
+        (`config_paths`). Bound in both branches, so that after the `if` it is any of them again; under a name of its
+        own (`chosen_key`), which only a call of `self.norm1` reads."""
+        info = self.index.classes.get(self.env.class_name or "")  # type: ignore[attr-defined]
+        if info is None or not info.attribute_guards:
+            return []
+        parsed = cst_test(test)
+        if parsed is None:
+            return []
+        setting, values, inside = parsed
+        found = []
+        for attribute, guards in info.attribute_guards.items():
+            if any(key == setting for constraints in guards.values() for key, _, _ in constraints):
+                chosen = admitted(guards, setting, values, inside == holds)
+                narrowed = self.env.lookup(chosen_key(attribute))  # type: ignore[attr-defined]
+                if narrowed.kind is Kind.HOST and narrowed.wrapper and set(narrowed.wrapper.split("|")) <= set(guards):
+                    # An `elif` after a test of the same setting: what the earlier tests left, too.
+                    chosen = [c for c in chosen if c in narrowed.wrapper.split("|")]
+                if chosen:
+                    found.append((chosen_key(attribute), Value(kind=Kind.HOST, wrapper="|".join(sorted(chosen)))))
+        return found
+
     def _narrowings(self, test: cst.BaseExpression, holds: bool, local: Optional[Locals] = None) -> list[tuple[str, Value]]:
         local = local or {}
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             return self.narrowings(test.expression, not holds, local)
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and holds:
             return self.narrowings(test.left, True, local) + self.narrowings(test.right, True, local)
+        if isinstance(test, (cst.Attribute, cst.Comparison)):
+            chosen = self._chosen_submodules(test, holds)
+            if chosen:
+                return chosen
         if isinstance(test, cst.Name):
             return self._conditional_arms(test.value, holds, local)
         checked = none_test(test)
