@@ -80,6 +80,59 @@ def test_what_the_cache_layer_returns_is_a_tensor_whose_row_is_a_view_with_real_
     assert torch.load(tmp_path / "k.pt").untyped_storage().nbytes() == keys.untyped_storage().nbytes()
 
 
+REPLICATED = """
+    import torch
+    from abc import ABC, abstractmethod
+
+
+    class Layer(ABC):
+        @abstractmethod
+        def update(self, k: torch.Tensor) -> torch.Tensor: ...
+
+
+    class Dynamic(Layer):
+        def __init__(self):
+            self.k = None
+
+        def update(self, k):
+            self.k = k if self.k is None else torch.cat([self.k, k], dim=-2)
+            return self.k
+
+
+    class Cache:
+        def __init__(self, layer_class: type[Layer] | None = None):
+            self.layers = []
+            self.layer_class = layer_class
+
+        def update(self, k: torch.Tensor, i: int, path: str):
+            while len(self.layers) <= i:
+                self.layers.append(self.layer_class())
+            keys = self.layers[i].update(k)
+            torch.save(keys[0], path)
+            return keys
+"""
+
+
+def test_an_object_built_by_a_class_held_in_an_attribute_is_of_that_class():
+    # `self.layer_class()` of `layer_class: type[Layer] | None`: an object of `Layer`, appended to `self.layers`, whose
+    # `update` is `Layer.update` (before, what the call built was unknown, and so was every item of the list:
+    # transformers' `Cache.update_conv_state` with `layer_class_to_replicate`).
+    assert _beliefs(REPLICATED)[(27, "keys")]["tensor"] is True
+
+
+def test_a_row_of_what_the_replicated_layer_returns_saved_is_found_on_both_paths():
+    assert (28, "VL103") in _lint(REPLICATED)
+
+
+def test_the_replicated_layer_returns_a_tensor_whose_row_is_a_view_with_real_torch(tmp_path: Path):
+    scope = _run(REPLICATED)
+    torch = scope["torch"]
+    cache = scope["Cache"](scope["Dynamic"])
+    keys = cache.update(torch.randn(2, 3, 4), 0, str(tmp_path / "k.pt"))
+    assert isinstance(cache.layers[0], scope["Dynamic"]) and keys[0]._base is keys
+    assert torch.load(tmp_path / "k.pt").untyped_storage().nbytes() == keys.untyped_storage().nbytes() > keys[0].nbytes
+
+
 UNREADABLE_BASE = """
     import torch
     from somewhere import Base

@@ -20,7 +20,7 @@ from viewlint.analysis.torch_functions import TorchFunctionCalls
 from viewlint.analysis.tree import dotted_name
 from viewlint.analysis.value_ops import (MODULE_OUTPUT, Environment, Locals, container_value, dropped_out, elementwise_device,
                                         local_call_key)
-from viewlint.analysis.values import (ADVANCED_INDEX, EMPTY, HOST, WHOLE_COPY, INT, INTERFACE, UNKNOWN, UNKNOWN_TENSOR, Device,
+from viewlint.analysis.values import (ADVANCED_INDEX, CLASS_REFERENCE, EMPTY, HOST, WHOLE_COPY, INT, INTERFACE, UNKNOWN, UNKNOWN_TENSOR, Device,
                                       Kind, Provenance, Value, fresh, join, join_all, referenced_function, shape_of)
 
 
@@ -85,6 +85,9 @@ class CallEvaluation(TorchFunctionCalls):
         narrowed = self._narrowed_submodule(func, local)
         if narrowed is not None:
             return self._object_call(node, narrowed, local)  # `self.norm1(x)` inside `if self.norm_type == ...:`
+        built = self._built_by_reference(func, local)
+        if built is not None:
+            return built
         if summaries is not None:
             result = summaries.call_value(node, self, local)
             if result is not None:
@@ -180,6 +183,18 @@ class CallEvaluation(TorchFunctionCalls):
         info = self.index.classes.get(self.env.class_name or "")
         held = info.attribute_classes.get(func.attr.value) if info is not None else None
         return held if held is not None and held not in self.index.classes else None
+
+    def _built_by_reference(self, func: cst.BaseExpression, local: Locals) -> Optional[Value]:
+        """`self.layer_class()` of an attribute that holds a class (`constructed.class_reference`): an object of it."""
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return None
+        info = self.index.classes.get(self.env.class_name or "")
+        if info is None or func.attr.value not in info.constructor_parameters:
+            return None
+        held = self.evaluate(func, local)
+        if held.kind is not Kind.HOST or held.host_type != CLASS_REFERENCE or not held.wrapper:
+            return None
+        return Value(kind=Kind.HOST, wrapper=held.wrapper, why=f"built by `{self.short_source(func)}()`")
 
     def _narrowed_submodule(self, func: cst.BaseExpression, local: Locals) -> Optional[str]:
         """The classes `self.<attr>` may be in this branch, where a test of the setting that chose its class narrowed it

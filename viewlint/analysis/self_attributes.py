@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from viewlint.analysis import semantics as sem
-from viewlint.analysis.constructed import constructor_argument
+from viewlint.analysis.constructed import class_reference, constructor_argument
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex
 from viewlint.analysis.tree import dotted_name
 from viewlint.analysis.value_ops import ATTRIBUTE_CONTAINER, Environment, container_value, optimizer_attribute
@@ -137,6 +137,9 @@ class AttributeReading:
         passed = constructor_argument(self.env.summaries, info, attr) if info is not None else None
         if passed is not None:
             return passed  # `self.states = states` in `__init__`: what the constructor's callers pass
+        reference = class_reference(self.env.summaries, info, attr) if info is not None else None
+        if reference is not None:
+            return reference  # `self.layer_class = layer_class` of `layer_class: type[CacheLayer] | None`
         # (`self.use_bias`, `self.has_bias`, `self.disable_merger_proj`: flags by their prefix, not tensors.)
         if (attr in ("weight", "bias") or attr.endswith(("_weight", "_bias", "_proj"))) and not attr.startswith(sem.FLAG_PREFIXES):
             return UNKNOWN_TENSOR.with_(is_parameter=True, label=f"self.{attr}")

@@ -271,6 +271,8 @@ UNKNOWN_TENSOR = Value(kind=Kind.TENSOR)
 # `host_type` of a reference to a function or method of the module (`fn = helper`, `self.compute_default`),
 # and of one that stands for an interface other implementations share (`ATTENTION.get(kind, eager_forward)`).
 FUNCTION, INTERFACE = "function", "interface"
+# A class itself, not an instance (`layer_class: type[CacheLayer]`): calling it builds one (`wrapper` names its classes).
+CLASS_REFERENCE = "class"
 
 
 def function_reference(owner: Optional[str], name: str) -> Value:
