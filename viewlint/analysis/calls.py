@@ -21,7 +21,7 @@ from viewlint.analysis.tree import dotted_name
 from viewlint.analysis.value_ops import (MODULE_OUTPUT, Environment, Locals, container_value, dropped_out, elementwise_device,
                                         local_call_key)
 from viewlint.analysis.values import (ADVANCED_INDEX, CLASS_REFERENCE, EMPTY, HOST, WHOLE_COPY, INT, INTERFACE, UNKNOWN, UNKNOWN_TENSOR, Device,
-                                      Kind, Provenance, Value, fresh, join, join_all, referenced_function, shape_of)
+                                      Kind, Provenance, Value, fresh, is_mapping, join, join_all, referenced_function, shape_of)
 
 
 class CallEvaluation(TorchFunctionCalls):
@@ -678,12 +678,12 @@ class CallEvaluation(TorchFunctionCalls):
             named = receiver.keyed(str(node.args[0].value.evaluated_value))
             if named is UNKNOWN and receiver.fields and len(node.args) > 1 and method != "__getitem__":
                 return self.evaluate(node.args[1].value, local)
-            if named.is_tensor and not receiver.fields and _none_when_absent(node, method) and _mapping(receiver):
+            if named.is_tensor and not receiver.fields and _none_when_absent(node, method) and _keyed(receiver):
                 return named.with_(may_be_none=True)  # a key no display here set: `None` where it is absent
             return named
         if method in ("get", "pop", "popleft", "get_nowait", "setdefault", "__getitem__"):
             item = receiver.element()
-            if item.is_tensor and _none_when_absent(node, method) and _mapping(receiver):
+            if item.is_tensor and _none_when_absent(node, method) and _keyed(receiver):
                 return item.with_(may_be_none=True)  # `kwargs.pop("mask", None)`: `None` where the key is absent
             return item
         if method in ("values", "copy"):
@@ -736,5 +736,6 @@ def _none_when_absent(node: cst.Call, method: str) -> bool:
         and positional[1].value.value == "None"
 
 
-def _mapping(value: Value) -> bool:
-    return value.kind is Kind.WRAPPER and value.wrapper in ("dict", "ordereddict", "defaultdict", None)
+def _keyed(value: Value) -> bool:
+    """A dict, or a container of no known class that `.get(k)` is asked of (a list has no `get`)."""
+    return is_mapping(value) or (value.kind is Kind.WRAPPER and value.wrapper is None)

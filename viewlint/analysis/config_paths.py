@@ -25,7 +25,7 @@ constrains nothing.
 from __future__ import annotations
 
 import ast
-from typing import Optional, Sequence, Union
+from typing import Callable, Optional, Sequence, Union
 
 import libcst as cst
 
@@ -35,11 +35,12 @@ Constraint = tuple[str, frozenset, bool]
 Guards = dict[str, dict[str, tuple[Constraint, ...]]]
 
 _Literal = Union[str, int, bool, None]
+# The class a construction builds, as spelled (`module_index._built_class`), or None.
+BuiltClass = Callable[[ast.Call], Optional[str]]
 
 
 def _literal(node: ast.AST) -> tuple[bool, _Literal]:
-    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, bool)) or (
-            isinstance(node, ast.Constant) and node.value is None):
+    if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (str, int, bool))):
         return True, node.value
     return False, None
 
@@ -77,7 +78,7 @@ def _setting(node: ast.AST, settings: dict[str, str]) -> Optional[str]:
     return None
 
 
-def guards_of(init: ast.FunctionDef, built_class: "callable") -> Guards:  # type: ignore[valid-type]
+def guards_of(init: ast.FunctionDef, built_class: BuiltClass) -> Guards:
     """The constraints under which `init` assigns each `self.<attr>` an instance of a class (`built_class(call)`: the
     class a construction names, as spelled, or None)."""
     settings = {}
@@ -95,7 +96,7 @@ def guards_of(init: ast.FunctionDef, built_class: "callable") -> Guards:  # type
 
 
 def _scan(body: Sequence[ast.stmt], constraints: tuple[Constraint, ...], settings: dict[str, str],
-          built_class: "callable", found: Guards) -> None:  # type: ignore[valid-type]
+          built_class: BuiltClass, found: Guards) -> None:
     for stmt in body:
         if isinstance(stmt, ast.If):
             test = _ast_test(stmt.test, settings)
@@ -106,7 +107,7 @@ def _scan(body: Sequence[ast.stmt], constraints: tuple[Constraint, ...], setting
         elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Call):
             target = stmt.targets[0]
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                name = built_class(stmt.value)  # type: ignore[operator]
+                name = built_class(stmt.value)
                 if name is not None:
                     found.setdefault(target.attr, {}).setdefault(name, constraints)
 

@@ -633,7 +633,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
     note_injected_classes(index, functions)  # `self.client = client`, every construction passing a `Client()`
     for fn, info, nodes in functions:
         if info is not None and fn.name == "__init__" and (info.attribute_class_choices or info.torch_module_attributes):
-            guarded = guards_of(fn, lambda call: _built_class(call, index))  # type: ignore[arg-type]
+            guarded = guards_of(fn, lambda call: _built_class(call, index))
             info.attribute_guards = {a: g for a, g in guarded.items() if len(g) > 1 and len(g) <= MAX_CLASSES}
     if drained:  # a subclass drains what its base collects: by name, across the module's classes
         index.drained_attributes.update(drained)

@@ -149,8 +149,8 @@ class Value:
     # gathers is as big as what it indexes.
     permutation: bool = False
     # What each of a choice of modules returns, where they differ in kind or in length (`self.norm1` one of two classes
-    # whose `forward`s return a 5-tuple and a 7-tuple): unpacking it into N names takes the N-tuples. Only a call's
-    # result carries them; any operation or join gives a value without.
+    # whose `forward`s return a 5-tuple and a 7-tuple): unpacking it into N names takes the N-tuples. Only a call of a
+    # choice of classes sets them (a name bound to its result keeps them); a join or an operation drops them.
     choices: tuple["Value", ...] = ()
 
     @property
@@ -399,7 +399,7 @@ def _join_sequences(a: Value, b: Value) -> Value:
         # Two tuples of the same length (`return x, n` on two paths): position by position.
         return Value(kind=Kind.WRAPPER, wrapper=a.wrapper, fields=a.fields if a.fields == b.fields else (),
                      elements=tuple(join(x, y) for x, y in zip(a.elements, b.elements)))
-    if _mapping(a) != _mapping(b):
+    if is_mapping(a) != is_mapping(b):
         return Value(kind=Kind.WRAPPER)  # a dict on one path, a list on the other: nothing known of the items
     result = Value(kind=kind, wrapper=a.wrapper if a.wrapper == b.wrapper else (a.wrapper or b.wrapper),
                    origin=a.origin if a.origin == b.origin else None)
@@ -411,7 +411,8 @@ def _join_sequences(a: Value, b: Value) -> Value:
 _MAPPINGS = frozenset({"dict", "ordereddict", "defaultdict", "counter"})
 
 
-def _mapping(value: Value) -> bool:
+def is_mapping(value: Value) -> bool:
+    """A dict (of any of its classes), as a container value says."""
     return value.kind is Kind.WRAPPER and value.wrapper in _MAPPINGS
 
 
