@@ -80,3 +80,31 @@ def test_a_cached_result_is_recomputed_when_the_imported_module_changes(tmp_path
     assert _codes(user, cache) == []
     _project(tmp_path, KEEPS)  # the user module is byte-identical; the cache module is not
     assert _codes(user, cache) == [(13, "VL101")]
+
+
+def test_a_linted_module_serves_the_files_that_import_it_without_a_second_read(tmp_path, monkeypatch):
+    import viewlint.analysis.project as project
+
+    user = _project(tmp_path, KEEPS)
+    read = []
+    original = project.build_index_from_ast
+    monkeypatch.setattr(project, "build_index_from_ast", lambda tree, text: read.append(text) or original(tree, text))
+    settings = Settings(select=("VL1",))
+    results = run([SourceFile(user.parent / "cache.py", settings), SourceFile(user, settings)], jobs=1,
+                  cache_directory=None)
+    assert [(d.start.row, d.code) for r in results for d in r.diagnostics] == [(13, "VL101")]
+    assert read == []  # `pkg/cache.py` was indexed once, as the linted file
+
+
+def test_an_editors_unsaved_text_is_not_taken_for_the_module_on_disk(tmp_path):
+    from viewlint.analysis.project import _read_index
+    from viewlint.engine import lint_text
+
+    user = _project(tmp_path, CLONES)
+    cache_module = user.parent / "cache.py"
+    unsaved = textwrap.dedent(CACHE_MODULE.replace("{body}", KEEPS)).replace("EmbeddingCache", "RenamedCache")
+    assert len(unsaved) < cache_module.stat().st_size
+    lint_text(unsaved, str(cache_module), Settings(select=("VL1",)))
+    digest, index = _read_index(str(cache_module))
+    assert index is not None and "EmbeddingCache" in index.classes and "RenamedCache" not in index.classes
+    assert _codes(user) == []  # the file on disk clones what it keeps; the buffer does not

@@ -27,7 +27,7 @@ from viewlint.analysis import tree as tree_module
 from viewlint.analysis.tree import parse_module
 from viewlint.analysis.callgraph import callgraph_of
 from viewlint.analysis.facts import Facts
-from viewlint.analysis.project import Project
+from viewlint.analysis.project import Project, remember_linted
 from viewlint.analysis.elsewhere import walker
 from viewlint.analysis.summaries import ModuleSummaries
 from viewlint.analysis.walker import Walker
@@ -309,10 +309,13 @@ def _lint_text(text: str, display: str, settings: Settings, relative: Optional[s
         return [_reserved(display, SYNTAX_ERROR, "syntax error: too many nested parentheses or calls to compile")]
     except (ValueError, MemoryError) as error:
         return [_reserved(display, SYNTAX_ERROR, f"syntax error: {error}".splitlines()[0])]
+    original = text
     text = _without_lone_continuations(text, tree)
     # Parse with libcst only the statements an enabled rule can fire in (see viewlint.prefilter).
     try:
         index = build_index_from_ast(tree, text)
+        if text is original:
+            remember_linted(project.path, text, index)  # other files of the run may import this module
         # A form feed resets the indentation count where CPython reads it and libcst drops it: the
         # prefilter's segments could miss a member after one, so such (rare) files take the full path.
         prefilter = settings.prefilter and "\x0c" not in text
