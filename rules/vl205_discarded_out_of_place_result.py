@@ -89,6 +89,7 @@ class DiscardedOutOfPlaceResult(Rule):
         super().__init__(facts, options)
         self._expecting = 0  # depth of `with pytest.raises(...)` / `with profile(...)` blocks
         self._loops: list[cst.For] = []
+        self._probes: set[int] = set()  # expression statements directly in the body of a `try` with handlers
 
     def _defined_here(self, name: str) -> bool:
         """A function or method of this name is defined somewhere in the module (read from the full `ast`)."""
@@ -106,6 +107,13 @@ class DiscardedOutOfPlaceResult(Rule):
         return any(
             any(word in self.facts.source(item.item) for word in _EXPECTING_CONTEXTS) for item in node.items
         )
+
+    def visit_Try(self, node: cst.Try) -> None:
+        """`try: y.transpose(1, 2).view(b, t, c)` / `except RuntimeError:`: a view or conversion made for the error it
+        may raise (a probe of the layout, of the device), not for its result."""
+        if node.handlers:
+            self._probes.update(id(small) for line in node.body.body if isinstance(line, cst.SimpleStatementLine)
+                                for small in line.body if isinstance(small, cst.Expr))
 
     def visit_For(self, node: cst.For) -> None:
         self._loops.append(node)
@@ -150,6 +158,8 @@ class DiscardedOutOfPlaceResult(Rule):
         if not isinstance(call.func, cst.Attribute):
             return
         method = call.func.attr.value
+        if id(node) in self._probes and method not in semantics.HAS_INPLACE_TWIN:
+            return  # a view or conversion tried for the error it may raise (`x.view(...)`, `torch.zeros(1).cuda()`)
         if method in semantics.DISCARDABLE_CONVERSIONS and method not in semantics.HAS_INPLACE_TWIN:
             self._check_conversion(call, method)
             return

@@ -30,7 +30,7 @@ from viewlint.analysis.module_index import ClassInfo
 from viewlint.analysis.calls import CallEvaluation
 from viewlint.analysis.self_attributes import AttributeReading
 from viewlint.analysis.narrowing import NOT_A_TENSOR, TypeTests
-from viewlint.analysis.tree import dotted_name, keyed_reference, short_text, stored_key, string_keyed
+from viewlint.analysis.tree import dotted_name, keyed_reference, narrowed_reference, short_text, stored_key, string_keyed
 from viewlint.analysis.ranks import RANKED_NODES, ranked
 from viewlint.analysis.value_ops import (MODULE_OUTPUT, Environment, Locals, as_indexed, binary_result, never_eager,
                                          container_value, elementwise_device, fields_mark, forget_fields, labelled,
@@ -205,6 +205,10 @@ class Evaluator(CallEvaluation, AttributeReading, TypeTests):
         current: Optional[cst.CompFor] = comp
         while current is not None:
             self.bind_target_into(current.target, self.iterate(current.iter, inner), inner)
+            for condition in current.ifs:
+                # `{k: v.to(device) for k, v in batch.items() if isinstance(v, torch.Tensor)}`: what passed the
+                # filter is what its test says, for the element and the clauses after it.
+                inner.update(self.narrowings(condition.test, True, inner))
             current = current.inner_for_in
         return inner
 
@@ -510,7 +514,7 @@ class Evaluator(CallEvaluation, AttributeReading, TypeTests):
         return IndexKind.UNKNOWN
 
     def _subscript(self, node: cst.Subscript, local: Locals) -> Value:
-        narrowed = keyed_reference(node) if local else None  # `d["k"].item() if isinstance(d["k"], torch.Tensor) else …`
+        narrowed = narrowed_reference(node) if local else None  # `d["k"].item() if isinstance(d["k"], torch.Tensor) else …`
         if narrowed is not None and narrowed in local:
             return local[narrowed]
         positioned = self._module_list_item(node)

@@ -10,7 +10,7 @@ import libcst as cst
 
 from viewlint.analysis.config_paths import admitted, chosen_key, cst_test
 from viewlint.analysis.module_index import ModuleIndex
-from viewlint.analysis.tree import children, dotted_name, keyed_reference
+from viewlint.analysis.tree import children, dotted_name, narrowed_reference
 from viewlint.analysis.value_ops import Locals, conditional_key, cpu_test
 from viewlint.analysis.values import HOST, INT, UNKNOWN_TENSOR, Device, Kind, Value, join
 
@@ -243,7 +243,7 @@ class TypeTests:
             types = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
         else:
             return []
-        subject = dotted_name(subject_node) or keyed_reference(subject_node)  # `x`, `self.x`, `kv_cache["end"]`
+        subject = dotted_name(subject_node) or narrowed_reference(subject_node)  # `x`, `self.x`, `kv_cache["end"]`, `item[1]`
         if subject is None or ("." in subject and not subject.startswith("self.") and holds is False):
             return []
         current = self.evaluate(subject_node, local)

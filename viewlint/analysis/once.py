@@ -34,14 +34,16 @@ def is_cached(node: ast.AST) -> bool:
     return False
 
 
-def _cache_miss(test: ast.AST) -> set[str]:
-    """The `self.<memo>`s a miss test reads: `key not in self.cache` (or several joined with `or`)."""
+def _cache_miss(test: ast.AST, bindings: Optional["Bindings"] = None) -> set[str]:
+    """The memos a miss test reads: `key not in self.cache` (or several joined with `or`), and `"step" not in state`
+    of a local set to an item of a container an object keeps (`state = self.state[p]`: an optimizer's lazy state)."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
-        parts = [_cache_miss(value) for value in test.values]
+        parts = [_cache_miss(value, bindings) for value in test.values]
         return set().union(*parts) if all(parts) else set()
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotIn):
         name = dotted(test.comparators[0])
-        if name is not None and name.startswith("self."):
+        if name is not None and (name.startswith("self.") or "." not in name and bindings is not None and any(
+                _persistent_item(v) for v in bindings().get(name, ()))):
             return {name}
     return set()
 
@@ -117,7 +119,7 @@ def may_run_once(test: ast.AST, bindings: Optional[Bindings] = None) -> bool:
 def _wanted(test: ast.AST, bindings: Optional[Bindings]) -> Optional[tuple[set[str], Optional[str], bool]]:
     """What a block under `test` must do to run once, or None when no block can: (the memos it must fill, the flag
     it must set, whether it must clear the flag rather than set it: `if self.first: ...; self.first = False`)."""
-    missing = _cache_miss(test)
+    missing = _cache_miss(test, bindings)
     if missing:
         return missing, None, False
     if isinstance(test, ast.Attribute) and (dotted(test) or "").startswith("self."):

@@ -46,6 +46,27 @@ def keyed_reference(node: cst.BaseExpression) -> Optional[str]:
     return f"{base}[{key.evaluated_value!r}]"  # type: ignore[attr-defined]
 
 
+def narrowed_reference(node: cst.BaseExpression) -> Optional[str]:
+    """What a type test can narrow besides a dotted name: `d["key"]` (`keyed_reference`) or an item of a dotted name
+    by a number written out (`item[1]` of `for item in d.items()`), as text; else None. Only within the test's own
+    expression (a conditional expression's branch, the rest of an `and`, a comprehension's element): a store into
+    the container elsewhere would not undo it."""
+    found = keyed_reference(node)
+    if found is not None or type(node) is not cst.Subscript or len(node.slice) != 1:  # type: ignore[attr-defined]
+        return found
+    index = node.slice[0].slice  # type: ignore[attr-defined]
+    key = index.value if type(index) is cst.Index else None
+    if type(key) is cst.UnaryOperation and type(key.operator) is cst.Minus:
+        key = key.expression if type(key.expression) is cst.Integer else None
+        sign = "-"
+    else:
+        sign = ""
+    base = dotted_name(node.value)  # type: ignore[attr-defined]
+    if base is None or type(key) is not cst.Integer:
+        return None
+    return f"{base}[{sign}{int(key.evaluated_value)}]"  # type: ignore[attr-defined]
+
+
 def string_keyed(node: cst.Subscript) -> bool:
     """`d["key"]`, `d[f"{name}.weight"]`: one index, a string written out."""
     index = node.slice[0].slice if len(node.slice) == 1 else None

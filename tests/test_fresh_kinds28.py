@@ -1,0 +1,143 @@
+"""Kinds of code met in pass twenty-eight, on a third blind set of reconstructed public bugs: what a comprehension's
+filter says of the items it lets through, type tests of an item by its number (`item[1]`), an optimizer's lazy state
+keyed by a string (`if "step" not in state:`), and a view or conversion tried in a `try` for the error it may raise.
+Each lint kind is checked with the prefilter on and off; what a finding claims, with real torch."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import lint_snippet as _lint, run_snippet as _run
+
+# ---------------------------------------------------------------- a comprehension's filter narrows its items
+FILTERED = """
+    import torch
+    from torch import nn
+
+
+    class Agent(nn.Module):
+        def forward(self, xs, batch, data):
+            scalars = [x.item() for x in xs if torch.is_tensor(x)]
+            copies = {k: torch.tensor(v) for k, v in batch.items() if isinstance(v, torch.Tensor)}
+            numbers = {k: torch.tensor(v) for k, v in batch.items() if not isinstance(v, torch.Tensor)}
+            moved = {
+                item[0]: torch.tensor(item[1])
+                for item in data.items()
+                if isinstance(item[1], torch.Tensor)
+            }
+            return scalars, copies, numbers, moved
+
+
+    def copies_of(batch):
+        return {k: torch.tensor(v) for k, v in batch.items() if isinstance(v, torch.Tensor)}
+"""
+
+
+def test_a_comprehension_filter_says_what_its_items_are():
+    found = _lint(FILTERED)
+    assert (7, "VL401") in found  # `x.item()` of the items `torch.is_tensor` let through, in `forward`
+    assert (8, "VL307") in found  # `torch.tensor(v)` of a tensor `isinstance` let through
+    assert (11, "VL307") in found  # `item[1]`, an item by its number, narrowed the same way
+    assert (19, "VL307") in found
+    assert not [f for f in found if f[0] == 9]  # `not isinstance(v, torch.Tensor)`: numbers, not tensors
+
+
+@pytest.mark.filterwarnings("ignore:To copy construct from a tensor")
+def test_torch_tensor_of_a_filtered_tensor_copies_it():
+    scope = _run(FILTERED)
+    torch = scope["torch"]
+    batch = {"x": torch.arange(4.0), "n": 3}
+    copies = scope["copies_of"](batch)
+    assert set(copies) == {"x"}
+    assert copies["x"].data_ptr() != batch["x"].data_ptr()  # a new allocation, the copy the finding names
+    assert torch.equal(copies["x"], batch["x"])
+
+
+# ---------------------------------------------------------------- an optimizer's lazy state, keyed by a string
+LAZY_STATE = """
+    import torch
+
+
+    class Prodigy(torch.optim.Optimizer):
+        def __init__(self, params, lr=1.0):
+            super().__init__(params, dict(lr=lr))
+
+        @torch.no_grad()
+        def step(self, closure=None):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    state = self.state[p]
+                    if "step" not in state:
+                        state["step"] = 0
+                        if p.any():
+                            state["p0"] = p.flatten().clone()
+                        else:
+                            state["p0"] = torch.tensor(0, device=p.device, dtype=p.dtype)
+                    state["step"] += 1
+                    if p.grad.any():
+                        p.add_(p.grad, alpha=-group["lr"])
+"""
+
+
+def test_an_optimizers_lazy_state_keyed_by_a_string_runs_once_per_parameter():
+    found = _lint(LAZY_STATE)
+    assert not [f for f in found if f[0] in (17, 20)]  # the first step's initialisation, once per parameter
+    assert (22, "VL403") in found  # every step
+
+
+def test_the_lazy_state_block_runs_on_the_first_step_only():
+    scope = _run(LAZY_STATE)
+    torch = scope["torch"]
+    p = torch.nn.Parameter(torch.ones(3))
+    optimizer = scope["Prodigy"]([p], lr=0.1)
+    counted = []
+    original = torch.Tensor.any
+    try:
+        torch.Tensor.any = lambda self, *a, **k: counted.append(tuple(self.shape)) or original(self, *a, **k)
+        for _ in range(3):
+            p.grad = torch.ones(3)
+            optimizer.step()
+    finally:
+        torch.Tensor.any = original
+    assert counted.count((3,)) == 1 + 3  # `p.any()` once (the first step), `p.grad.any()` every step
+
+
+# ---------------------------------------------------------------- a view tried for the error it may raise
+PROBE = """
+    import torch
+
+
+    def fits(y: torch.Tensor, b: int, t: int, c: int) -> bool:
+        try:
+            y.transpose(1, 2).view(b, t, c)
+        except RuntimeError:
+            return False
+        try:
+            y.clamp(0, 1)
+        except RuntimeError:
+            pass
+        return True
+
+
+    def reshaped(y: torch.Tensor, b: int, t: int, c: int) -> torch.Tensor:
+        y.view(b, t, c)
+        return y
+"""
+
+
+def test_a_view_tried_in_a_try_is_a_probe_but_a_lost_update_there_is_not():
+    found = _lint(PROBE)
+    assert (6, "VL205") not in found
+    assert (10, "VL205") in found  # `clamp` has an in-place twin: the update is lost, in a `try` or not
+    assert (17, "VL205") in found
+
+
+def test_the_probe_answers_by_raising():
+    scope = _run(PROBE)
+    torch = scope["torch"]
+    assert scope["fits"](torch.zeros(2, 3, 4), 2, 3, 4) is False  # a transposed tensor cannot be viewed
+    assert scope["fits"](torch.zeros(2, 1, 4), 2, 4, 1) is True
+    with pytest.raises(RuntimeError):
+        torch.zeros(2, 3, 4).transpose(1, 2).view(2, 3, 4)
