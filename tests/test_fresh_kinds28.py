@@ -141,3 +141,87 @@ def test_the_probe_answers_by_raising():
     assert scope["fits"](torch.zeros(2, 1, 4), 2, 4, 1) is True
     with pytest.raises(RuntimeError):
         torch.zeros(2, 3, 4).transpose(1, 2).view(2, 3, 4)
+
+
+# ---------------------------------------------------------------- a nested helper's views, a dataclass's declared fields
+ROWS = """
+    from dataclasses import dataclass
+    from typing import Dict, List, Optional
+
+    import torch
+
+
+    @dataclass
+    class State:
+        text_states: torch.Tensor
+        text_mask: Optional[torch.Tensor]
+
+
+    class Pipeline:
+        def __init__(self, encoder):
+            self.encoder = encoder
+            self._conditions: Dict[str, State] = {}
+
+        @staticmethod
+        def _condition_row(condition: State, index: int) -> State:
+            def row(value: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
+                return None if value is None else value[index : index + 1].contiguous()
+
+            return State(text_states=row(condition.text_states), text_mask=row(condition.text_mask))
+
+        def _plain_row(self, condition: State, index: int) -> State:
+            return State(text_states=condition.text_states[index : index + 1], text_mask=None)
+
+        def encode(self, request_ids: List[str], feats, mask):
+            condition = State(*self.encoder(feats, mask))
+            for index, request_id in enumerate(request_ids):
+                self._conditions[request_id] = self._condition_row(condition, index)
+
+        def encode_plain(self, request_ids: List[str], feats, mask):
+            condition = State(*self.encoder(feats, mask))
+            for index, request_id in enumerate(request_ids):
+                kept = self._plain_row(condition, index)
+                self._conditions[request_id] = kept
+
+
+    def pair(h: torch.Tensor, index: int):
+        def row(value):
+            return value[index : index + 1]
+
+        def doubled(value):
+            return value * 2
+
+        return row(h), doubled(h)
+"""
+
+
+def test_a_nested_helpers_view_of_its_parameter_is_a_view_of_what_each_call_passes():
+    from viewlint.beliefs import beliefs_of_text
+    import textwrap
+
+    found = _lint(ROWS)
+    assert (31, "VL102") in found  # `.contiguous()` of a row: the same storage, kept per request
+    assert (37, "VL101") in found  # a field `State(*outputs)` says nothing of, read as the class declares it
+    beliefs = {(r["line"], r["target"]): r for r in beliefs_of_text(textwrap.dedent(ROWS).lstrip("\n"), "m.py")}
+    assert beliefs[(36, "kept")]["tensor"] is False  # an object, not a tensor
+
+
+def test_what_the_nested_helper_returns_really_shares_the_whole_batch(monkeypatch):
+    import sys
+    import types
+
+    monkeypatch.setitem(sys.modules, "probe", types.ModuleType("probe"))  # `dataclass` reads its class's module
+    scope = _run(ROWS)
+    torch = scope["torch"]
+
+    class Encoder(torch.nn.Module):
+        def forward(self, feats, mask):
+            return feats * 2, mask
+
+    pipeline = scope["Pipeline"](Encoder())
+    pipeline.encode(["a", "b", "c", "d"], torch.randn(4, 8, 16), torch.ones(4, 8, dtype=torch.bool))
+    kept = pipeline._conditions["d"].text_states
+    assert kept.untyped_storage().nbytes() == 4 * kept.numel() * kept.element_size()  # the whole batch, for one row
+    h = torch.zeros(4, 3)
+    view, doubled = scope["pair"](h, 1)
+    assert view._base is h and doubled._base is None

@@ -18,8 +18,9 @@ from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.repointed import flat_buffer, state_dict_value
 from viewlint.analysis.torch_functions import TorchFunctionCalls
 from viewlint.analysis.tree import dotted_name
+from viewlint.analysis.renaming import as_called
 from viewlint.analysis.value_ops import (MODULE_OUTPUT, Environment, Locals, container_value, dropped_out, elementwise_device,
-                                        local_call_key)
+                                        local_call_key, local_parameters_key)
 from viewlint.analysis.values import (ADVANCED_INDEX, CLASS_REFERENCE, EMPTY, HOST, WHOLE_COPY, INT, INTERFACE, UNKNOWN, UNKNOWN_TENSOR, Device,
                                       Kind, Provenance, Value, fresh, is_mapping, join, join_all, referenced_function, shape_of)
 
@@ -39,6 +40,29 @@ class CallEvaluation(TorchFunctionCalls):
         def source(node: cst.CSTNode) -> str: ...
         def short_source(self, node: cst.CSTNode, limit: int = 60) -> str: ...
         def view_of(self, base_node: cst.BaseExpression, base: Value, origin: str, partial: Optional[bool] = None) -> Value: ...
+
+    def _locally_called(self, node: cst.Call, name: str, returned: Value, local: Locals) -> Value:
+        """What a call of a function defined in the function being walked returns (`returned`, read where its walk
+        ended): what it returned of its parameters is what this call passes for them (`as_called`)."""
+        parameters = self.env.lookup(local_parameters_key(name))
+        names = [f for f in parameters.fields if f] if parameters.wrapper == "parameters" else []
+        if not names:
+            return returned
+        passed: list[tuple[str, cst.BaseExpression]] = []
+        if not any(a.star for a in node.args):
+            positional = [a for a in node.args if a.keyword is None]
+            passed = [(names[i], a.value) for i, a in enumerate(positional) if i < len(names)]
+            passed += [(a.keyword.value, a.value) for a in node.args if a.keyword is not None and a.keyword.value in names]
+        bases: dict[str, str] = {}
+        for parameter, argument in passed:
+            value = self.evaluate(argument, local)
+            if value.kind is not Kind.TENSOR:
+                continue
+            if value.provenance in (Provenance.VIEW, Provenance.MAYBE_VIEW) and value.base is not None:
+                bases[parameter] = value.base  # a view of a view of `x` is a view of `x`
+            elif dotted_name(argument) is not None or value.label is not None:
+                bases[parameter] = dotted_name(argument) or value.label  # type: ignore[assignment]
+        return as_called(returned, bases, set(names))
 
     def _call(self, node: cst.Call, local: Locals) -> Value:
         func = node.func
@@ -123,7 +147,9 @@ class CallEvaluation(TorchFunctionCalls):
             if func.value not in local and held is UNKNOWN:
                 returned = self.env.lookup(local_call_key(func.value))
                 if returned is not UNKNOWN:
-                    return returned  # `loss = closure()` of a `def closure(): ... return loss` defined here
+                    # `loss = closure()` of a `def closure(): ... return loss` defined here; `row(h)` of a `def row(value):
+                    # return value[i : i + 1]` defined here, a view of `h`.
+                    return self._locally_called(node, func.value, returned, local)
             if held.kind is Kind.HOST and held.wrapper is not None:
                 return self._object_call(node, held.wrapper, local)
             result = self._builtin_or_constructor(node, func.value, qualified, local)

@@ -307,7 +307,16 @@ class Evaluator(CallEvaluation, AttributeReading, TypeTests):
             return element.with_(index_like=attr == "indices", zero_dim=False if attr == "indices" else element.zero_dim)
         if receiver.kind is Kind.WRAPPER and receiver.fields:
             # A field of a dataclass or namedtuple built here (`Entry(embedding=piece).embedding`).
-            return receiver.field(attr)
+            found = receiver.field(attr)
+            if found.kind is not Kind.UNKNOWN:
+                return found
+        if receiver.kind is Kind.WRAPPER and receiver.wrapper is not None:
+            # One its construction says nothing of (`State(*outputs)`, `State(text=f(x))`): what its class declares.
+            declared = self._declared_field(receiver.wrapper, attr)
+            if declared is not None:
+                return declared
+            if receiver.fields:
+                return UNKNOWN
         if receiver.origin == MODULE_OUTPUT and attr in sem.MODEL_OUTPUT_TENSOR_FIELDS:
             # `out.last_hidden_state` of `out = model(**batch)`: a tensor field of the output object a model returns.
             made = receiver.element() if receiver.kind is Kind.WRAPPER else receiver
@@ -360,6 +369,14 @@ class Evaluator(CallEvaluation, AttributeReading, TypeTests):
             info = self._field_owner(receiver.value, attr)
         if info is None or attr not in info.field_annotations or self.index.classes.get(info.name) is not info:
             # A class of this module only: the prefilter reads the same fields (others': 50% slower, issue 26).
+            return None
+        value = self._annotated(info.field_annotations[attr])
+        return value if value.kind is not Kind.UNKNOWN else None
+
+    def _declared_field(self, class_name: str, attr: str) -> Optional[Value]:
+        """What a class of this module annotates its field `attr` as (`text_states: torch.Tensor`), or None."""
+        info = self.index.classes.get(class_name)
+        if info is None or attr not in info.field_annotations:
             return None
         value = self._annotated(info.field_annotations[attr])
         return value if value.kind is not Kind.UNKNOWN else None

@@ -79,6 +79,7 @@ class Facts(FlowHooks, StoreQuestions):
         self._cpu_names = frozenset(settings.cpu_names)
         self._sync_allowed = DEFAULT_SYNC_ALLOWED_CONTEXTS + tuple(getattr(settings, "sync_allowed_contexts", ()))
         self._parameter_classes: dict[str, str] = {}  # annotated parameters of the innermost function -> class
+        self._outer_parameter_classes: list[dict[str, str]] = []  # those of the functions around it
         self.evaluator = Evaluator(self)
         self.evaluator.configure(self._cpu_names)
         # Parameter values to use instead of the evidence, for a summary run (`ModuleSummaries.run`).

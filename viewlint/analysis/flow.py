@@ -26,7 +26,8 @@ from viewlint.analysis.narrowing import none_test
 from viewlint.analysis.rebinding import match_captures, stored_names
 from viewlint.analysis.ranks import unpacked_ranks
 from viewlint.analysis.tree import children, descendants, dotted_name, keyed_reference, own_nodes, remembered, stored_key, subtree
-from viewlint.analysis.value_ops import MODULE_OUTPUT, conditional_key, fields_mark, labelled, local_call_key, never_eager
+from viewlint.analysis.value_ops import MODULE_OUTPUT, conditional_key, fields_mark, labelled, local_call_key, local_parameters_key, \
+    never_eager
 from viewlint.analysis.values import ARRAY_ITEM, HOST, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Value, join, join_all, rank_floor, shape_of
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ class FlowHooks:
     _if_snapshots: list[dict[str, Value]]
     _loop_snapshots: list[dict[str, Value]]
     _parameter_classes: dict[str, str]
+    _outer_parameter_classes: list[dict[str, str]]
     _subtree_cache: dict[tuple[str, int], tuple[cst.CSTNode, Any]]
     _sync_allowed: tuple[str, ...]
     _try_stores: list[set[str]]
@@ -82,6 +84,7 @@ class FlowHooks:
             entry = self.summaries.entry_values(self.class_name, node.name.value)
         docstring = node.get_docstring()  # types of the parameters not annotated, and shapes (`of shape `(b, s, d)``)
         inputs = self._module_inputs(node) or self._hook_inputs(node)
+        self._outer_parameter_classes.append(self._parameter_classes)  # a nested function's own, while it is walked
         self._parameter_classes = self._annotated_classes(node, params)
         for param in params:
             name = param.name.value
@@ -238,23 +241,32 @@ class FlowHooks:
 
     def leave_function(self, node: cst.FunctionDef) -> None:
         returned = self._local_function_returns(node)
+        if self._outer_parameter_classes:
+            self._parameter_classes = self._outer_parameter_classes.pop()
         self.contexts.pop()
         self._scopes.pop()
         self._scope_nodes.pop()
         if returned is not None:
             # `def closure(): ...; return loss` inside a function: what a call of the name there returns.
             self._scopes[-1][local_call_key(node.name.value)] = returned
+            params = node.params
+            names = tuple(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+            if names:
+                # `def row(value): return value[i : i + 1]`: its calls rename what it returned of its parameters.
+                self._scopes[-1][local_parameters_key(node.name.value)] = Value(kind=Kind.WRAPPER, wrapper="parameters",
+                                                                                fields=names)
 
     def _local_function_returns(self, node: cst.FunctionDef) -> Optional[Value]:
-        """For a function defined inside another one that takes no parameters (a closure over the function's own
-        values; not a generator, not `async`): the join of what its returns give, read where its walk ends. None for
-        the others: what a nested function with parameters returns depends on what each call passes, which its walk
-        here does not know (`def sigma_fn(t): return t.neg().exp()` is on the device of its argument)."""
-        if len(self._scope_nodes) < 3 or not isinstance(self._scope_nodes[-2], cst.FunctionDef) or node.asynchronous:
+        """For a function defined inside another one (not a generator, not `async`, no `*args` or `**kwargs`): the
+        join of what its returns give, read where its walk ends. Its parameters hold there only what their
+        annotations say: what it returns of them (a view of `value`, `value` itself) each call renames to what it
+        passes (`calls`), and what depends on what a call passes is not known (`def sigma_fn(t): return
+        t.neg().exp()` is on the device of its argument)."""
+        # (`_scope_nodes` starts at the module in a module's walk, at the function in a summary's)
+        if len(self._scope_nodes) < 2 or not isinstance(self._scope_nodes[-2], cst.FunctionDef) or node.asynchronous:
             return None
         params = node.params
-        if params.params or params.posonly_params or params.kwonly_params or params.star_kwarg is not None \
-                or isinstance(params.star_arg, cst.Param):
+        if params.star_kwarg is not None or isinstance(params.star_arg, cst.Param):
             return None
         returns: list[cst.Return] = []
         for child in own_nodes(node):

@@ -53,6 +53,13 @@ def local_call_key(name: str) -> str:
     return f"{name}.()"
 
 
+def local_parameters_key(name: str) -> str:
+    """The scope key of the parameters of `name`, a function with parameters defined in the function being walked
+    (a `WRAPPER` "parameters" whose fields are their names): its calls read what it returns as `as_called` reads a
+    module function's result."""
+    return f"{name}.(parameters)"
+
+
 def forget_fields(scope: Locals, head: str) -> None:
     """`head` is bound again: the fields set on the object it held are not the new one's."""
     prefix = f"{head}."
