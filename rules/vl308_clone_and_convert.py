@@ -52,7 +52,9 @@ class CloneAndConvert(Rule):
     nothing needs converting, as the `.clone()` did.
     Fix safety: safe when the analysis knows `x` is a tensor (same values, dtype, device,
     layout and autograd history, and a storage of its own, in every case); unsafe
-    (`--unsafe-fixes`) when it only may be one. Offered for `.clone()` without arguments
+    (`--unsafe-fixes`) when it only may be one, and for a `non_blocking=` move: the clone
+    was a private source for the asynchronous copy, which would then read `x` itself while
+    the code after it may write `x`. Offered for `.clone()` without arguments
     next to a cast method without arguments (`torch` imported under that name), `.cpu()`,
     `.cuda()`, or a `.to(...)` not already given `copy=` or `**kwargs`.
     """
@@ -115,7 +117,7 @@ class CloneAndConvert(Rule):
             f"`{text}`: {order} {when}: two copies where one is asked for",
             fix_message=f"convert and copy once: `.to({fused or '…, copy=True'})`",
             edits=edits,
-            applicability=None if value.is_tensor else Applicability.UNSAFE,
+            applicability=None if value.is_tensor and not _asynchronous(conversion) else Applicability.UNSAFE,
         )
 
     def _check_construct(self, node: cst.Call, built: cst.Call) -> None:
@@ -203,3 +205,10 @@ def _root(node: cst.BaseExpression) -> Optional[str]:
             current = current.func.value
         else:
             return None
+
+
+def _asynchronous(conversion: cst.Call) -> bool:
+    """`.to(device, non_blocking=True)` (or any `non_blocking=` but a literal `False`): the copy may still be reading
+    its source when the call returns."""
+    return any(a.keyword is not None and a.keyword.value == "non_blocking"
+               and not (isinstance(a.value, cst.Name) and a.value.value == "False") for a in conversion.args)

@@ -225,3 +225,58 @@ def test_what_the_nested_helper_returns_really_shares_the_whole_batch(monkeypatc
     h = torch.zeros(4, 3)
     view, doubled = scope["pair"](h, 1)
     assert view._base is h and doubled._base is None
+
+
+# ---------------------------------------------------------------- VL308's fix of an asynchronous move
+def test_the_clone_before_a_non_blocking_move_is_removed_only_as_an_unsafe_fix():
+    from viewlint.engine import lint_text
+    from viewlint.settings import Settings
+
+    source = (
+        "import torch\n\n\n"
+        "def upload(table: torch.Tensor, device):\n"
+        "    a = table[0].clone().to(device=device, non_blocking=True)\n"
+        "    b = table[1].clone().to(device=device)\n"
+        "    return a, b\n"
+    )
+    found = sorted(lint_text(source, "m.py", Settings(select=("VL308",))), key=lambda d: d.start.row)
+    assert [(d.start.row, d.fix.applicability.value) for d in found] == [(5, "unsafe"), (6, "safe")]
+
+
+# ---------------------------------------------------------------- what a nested helper computes hangs on what it is given
+SCHEDULER = """
+    import torch
+
+
+    class Scheduler:
+        def __init__(self, sigmas: torch.Tensor):
+            self.sigmas = sigmas.to("cpu")
+            self.step_index = 0
+
+        def step(self, sample: torch.Tensor) -> torch.Tensor:
+            def sigma_fn(_t: torch.Tensor) -> torch.Tensor:
+                return _t.neg().exp()
+
+            def at(_s: torch.Tensor) -> torch.Tensor:
+                return _s[self.step_index]
+
+            sigma_to = sigma_fn(self.sigmas[self.step_index])
+            sigma_up = min(sigma_to, sigma_to**2)
+            if at(self.sigmas) > 0:
+                sample = sample * 2
+            self.step_index += 1
+            return sample * sigma_up
+"""
+
+
+def test_what_a_nested_helper_computes_is_not_claimed_to_be_on_the_device():
+    found = _lint(SCHEDULER)
+    assert not [f for f in found if f[1].startswith("VL4")]  # CPU sigmas: comparing them waits for nothing
+
+
+def test_the_nested_helpers_results_live_where_their_arguments_do():
+    scope = _run(SCHEDULER)
+    torch = scope["torch"]
+    scheduler = scope["Scheduler"](torch.linspace(1.0, 0.0, 5))
+    assert scheduler.step(torch.ones(2)).device.type == "cpu"
+    assert scheduler.sigmas.device.type == "cpu"

@@ -18,7 +18,7 @@ from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.repointed import flat_buffer, state_dict_value
 from viewlint.analysis.torch_functions import TorchFunctionCalls
 from viewlint.analysis.tree import dotted_name
-from viewlint.analysis.renaming import as_called
+from viewlint.analysis.renaming import rebase
 from viewlint.analysis.value_ops import (MODULE_OUTPUT, Environment, Locals, container_value, dropped_out, elementwise_device,
                                         local_call_key, local_parameters_key)
 from viewlint.analysis.values import (ADVANCED_INDEX, CLASS_REFERENCE, EMPTY, HOST, WHOLE_COPY, INT, INTERFACE, UNKNOWN, UNKNOWN_TENSOR, Device,
@@ -43,7 +43,9 @@ class CallEvaluation(TorchFunctionCalls):
 
     def _locally_called(self, node: cst.Call, name: str, returned: Value, local: Locals) -> Value:
         """What a call of a function defined in the function being walked returns (`returned`, read where its walk
-        ended): what it returned of its parameters is what this call passes for them (`as_called`)."""
+        ended). For one with parameters, only what does not hang on what a call passes is kept: what it returns of its
+        parameters (a view of `value`, `value` itself) is that of what this call passes, on its device; a tensor it
+        computes is not known (`def sigma_fn(t): return t.neg().exp()` is on the device of its argument)."""
         parameters = self.env.lookup(local_parameters_key(name))
         names = [f for f in parameters.fields if f] if parameters.wrapper == "parameters" else []
         if not names:
@@ -53,16 +55,30 @@ class CallEvaluation(TorchFunctionCalls):
             positional = [a for a in node.args if a.keyword is None]
             passed = [(names[i], a.value) for i, a in enumerate(positional) if i < len(names)]
             passed += [(a.keyword.value, a.value) for a in node.args if a.keyword is not None and a.keyword.value in names]
+        given: dict[str, Value] = {}
         bases: dict[str, str] = {}
         for parameter, argument in passed:
             value = self.evaluate(argument, local)
             if value.kind is not Kind.TENSOR:
                 continue
+            given[parameter] = value
             if value.provenance in (Provenance.VIEW, Provenance.MAYBE_VIEW) and value.base is not None:
                 bases[parameter] = value.base  # a view of a view of `x` is a view of `x`
             elif dotted_name(argument) is not None or value.label is not None:
                 bases[parameter] = dotted_name(argument) or value.label  # type: ignore[assignment]
-        return as_called(returned, bases, set(names))
+
+        def called(value: Value, depth: int = 3) -> Value:
+            if value.kind is Kind.TENSOR:
+                tied = value.base if value.base in names else value.label if value.label in names else None
+                argument = given.get(tied) if tied is not None else None
+                if argument is None:
+                    return UNKNOWN
+                return rebase(value.with_(device=argument.device, guessed_cpu=argument.guessed_cpu), bases)
+            if value.is_container and depth > 0:
+                return value.with_(elements=tuple(called(e, depth - 1) for e in value.elements))
+            return value
+
+        return called(returned)
 
     def _call(self, node: cst.Call, local: Locals) -> Value:
         func = node.func
