@@ -280,3 +280,56 @@ def test_the_nested_helpers_results_live_where_their_arguments_do():
     scheduler = scope["Scheduler"](torch.linspace(1.0, 0.0, 5))
     assert scheduler.step(torch.ones(2)).device.type == "cpu"
     assert scheduler.sigmas.device.type == "cpu"
+
+
+# ---------------------------------------------------------------- a decode loop that calls a model's forward by name
+DECODER = """
+    import torch
+    import torch.nn as nn
+
+
+    class Generator(nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def _banned(self, tokens, step: int):
+            return tokens[0, : step + 1].tolist()
+
+        @torch.no_grad()
+        def _generate(self, src_tokens, max_len: int):
+            tokens = src_tokens.new_zeros((src_tokens.size(0), max_len + 2))
+            for step in range(max_len + 1):
+                lprobs = self.model.forward_decoder(tokens[:, : step + 1])
+                banned = self._banned(tokens, step)
+                tokens[:, step + 1] = lprobs.argmax(dim=-1)
+            return tokens
+
+        def summary(self, tokens):
+            return tokens.tolist()
+"""
+
+
+def test_a_loop_that_calls_a_models_forward_by_name_is_a_decode_loop():
+    found = _lint(DECODER)
+    assert (11, "VL401") in found  # called from the loop: once per token
+    assert not [f for f in found if f[0] == 22]  # `summary` runs outside it
+
+
+def test_the_decode_loop_reads_the_device_tokens_once_per_step():
+    scope = _run(DECODER)
+    torch = scope["torch"]
+
+    class Model(torch.nn.Module):
+        def forward_decoder(self, prev):
+            return torch.nn.functional.one_hot(prev[:, -1] % 5, 5).float()
+
+    generator = scope["Generator"](Model())
+    reads = []
+    original = torch.Tensor.tolist
+    try:
+        torch.Tensor.tolist = lambda self: reads.append(1) or original(self)
+        generator._generate(torch.zeros(2, 3, dtype=torch.long), 4)
+    finally:
+        torch.Tensor.tolist = original
+    assert len(reads) == 5  # one host read per decoded token

@@ -736,6 +736,8 @@ def names_a_model(callee: str) -> bool:
     parts = callee.split(".")
     if len(parts) > 1 and parts[-1] in ("module", "_orig_mod") and names_a_model(".".join(parts[:-1])):
         return True  # `model.module(x)`, `model._orig_mod(x)`: what DDP, DataParallel or `torch.compile` wrap
+    if len(parts) > 1 and parts[-1].startswith("forward") and names_a_model(".".join(parts[:-1])):
+        return True  # `model.forward(x)`, `self.model.forward_decoder(tokens)`: a forward pass called by its name
     name = parts[-1]
     if not name.islower():
         return False
