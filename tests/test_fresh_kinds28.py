@@ -333,3 +333,47 @@ def test_the_decode_loop_reads_the_device_tokens_once_per_step():
     finally:
         torch.Tensor.tolist = original
     assert len(reads) == 5  # one host read per decoded token
+
+
+# ---------------------------------------------------------------- a value handed to a helper that only hands it on
+PASSED_ON = """
+    import torch
+    from torch import nn
+
+
+    def exists(v):
+        return v is not None
+
+
+    def default(v, d):
+        return v if exists(v) else d
+
+
+    def scale(x, factor):
+        return x * factor
+
+
+    class Mapper(nn.Module):
+        def forward(self, logits, straight_through=None, mask=None):
+            straight_through = default(straight_through, self.training)
+            if straight_through:
+                logits = logits * 2
+            mask = scale(mask, 2)
+            if mask.any():
+                logits = logits + 1
+            return logits
+"""
+
+
+def test_a_forward_parameter_handed_to_a_helper_that_only_hands_it_on_is_not_an_input_tensor():
+    found = _lint(PASSED_ON)
+    assert (20, "VL403") not in found  # `default(straight_through, self.training)`: a flag, most likely
+    assert (23, "VL403") in found  # `scale(mask, 2)` computes with it: an input tensor
+
+
+def test_the_flag_is_a_python_bool_and_the_mask_a_tensor():
+    scope = _run(PASSED_ON)
+    torch = scope["torch"]
+    mapper = scope["Mapper"]().eval()
+    out = mapper(torch.ones(2), mask=torch.tensor([0.0, 1.0]))
+    assert torch.equal(out, torch.full((2,), 2.0))  # the flag was `self.training` (False), the mask a tensor

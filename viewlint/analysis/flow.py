@@ -166,7 +166,7 @@ class FlowHooks:
         if known is not None and known[0] is node:  # type: ignore[index]
             return dict(known[1])  # type: ignore[index]
         compared = _compared_with_constants(node)
-        used = _used_as_tensors(node, self.index, info, self._submodule_forward)
+        used = _used_as_tensors(node, self.index, info, self._submodule_forward, self._module_function)
         found: dict[str, Value] = {}
         for param in [*node.params.params[1:], *node.params.kwonly_params]:
             pname = param.name.value
@@ -183,11 +183,17 @@ class FlowHooks:
             return {}
         owner = self.class_name if self.class_name is not None and len(self._scopes) == 2 else None
         info = self.index.classes.get(owner or "") or ClassInfo(name="")
-        return hook_inputs(node, owner, hooks, lambda: _used_as_tensors(node, self.index, info, self._submodule_forward))
+        return hook_inputs(node, owner, hooks, lambda: _used_as_tensors(node, self.index, info, self._submodule_forward,
+                                                                         self._module_function))
 
     def _submodule_forward(self, class_name: str) -> Optional[cst.FunctionDef]:
         """The `forward` of a module class of this module (what `self.<attr>(x)` runs), if the summaries have it."""
         info = self.summaries.functions.get(FunctionKey(class_name, "forward")) if self.summaries is not None else None
+        return self.summaries.cst_function(info) if info is not None else None  # type: ignore[union-attr]
+
+    def _module_function(self, name: str) -> Optional[cst.FunctionDef]:
+        """A top-level function of this module (what `name(x)` runs), if the summaries have it."""
+        info = self.summaries.functions.get(FunctionKey(None, name)) if self.summaries is not None else None
         return self.summaries.cst_function(info) if info is not None else None  # type: ignore[union-attr]
 
     def _annotated_classes(self, node: cst.FunctionDef, params: list[cst.Param]) -> dict[str, str]:
@@ -628,8 +634,27 @@ def _host_use(node: cst.CSTNode, parent: Optional[cst.CSTNode], grand: Optional[
 _HOST_BUILTINS = frozenset({"max", "min", "len", "sum", "range", "list", "tuple", "sorted", "int", "float", "enumerate", "zip"})
 
 
+def _passed_through(function: cst.FunctionDef, index: ModuleIndex) -> frozenset[str]:
+    """The parameters a function of the module only hands on: each use is a branch of a conditional expression, a
+    `return`, a comparison (`v is not None`) or an argument of another function of the module (x-transformers'
+    `default(v, d)`: `return v if exists(v) else d`). Handing a value to it says nothing of what the value is."""
+    params = {p.name.value for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)}
+    neutral: dict[str, bool] = {name: True for name in params}
+    stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode], Optional[cst.CSTNode]]] = [(function.body, None, None)]
+    while stack:
+        node, parent, grand = stack.pop()
+        if type(node) is cst.Name and node.value in params and type(parent) is not cst.AssignTarget:  # type: ignore[attr-defined]
+            handed = type(parent) is cst.Arg and type(grand) is cst.Call \
+                and (dotted_name(grand.func) or "") in index.defined_functions  # type: ignore[attr-defined]
+            if not (handed or type(parent) in (cst.IfExp, cst.Return, cst.Comparison, cst.ComparisonTarget)):
+                neutral[node.value] = False  # type: ignore[attr-defined]
+        stack.extend((child, node, parent) for child in children(node))
+    return frozenset(name for name, only in neutral.items() if only)
+
+
 def _used_as_tensors(function: cst.FunctionDef, index: ModuleIndex, info: ClassInfo,
-                     forward_of: Callable[[str], Optional[cst.FunctionDef]]) -> set[str]:
+                     forward_of: Callable[[str], Optional[cst.FunctionDef]],
+                     function_of: Callable[[str], Optional[cst.FunctionDef]] = lambda name: None) -> set[str]:
     """Names a function uses the way tensors are used: an array method or attribute (`x.shape`, `mask.any()`),
     an argument of a `torch` function (not of a factory: `torch.arange(height)` takes a size), of a submodule (`self.proj(x)`) or of a function of this module,
     tensor-style indexing (`x[:, 0]`), a matrix product. Given to a submodule whose class this module defines
@@ -649,6 +674,12 @@ def _used_as_tensors(function: cst.FunctionDef, index: ModuleIndex, info: ClassI
         forward = forward_of(held) if held in index.classes and index.classes[held].is_module else None  # type: ignore[index]
         params = [p.name.value for p in forward.params.params[1:]] if forward is not None else []
         host = remembered("host-only parameters", forward, lambda: _host_only_parameters(forward)) if forward is not None else set()
+        helper = function_of(callee) if not submodule and not qualified.startswith("torch.") \
+            and callee in index.defined_functions else None
+        if helper is not None:
+            # `default(straight_through, self.training)`: a helper that only hands its parameter on.
+            params = [p.name.value for p in (*helper.params.posonly_params, *helper.params.params)]
+            host = remembered("passed-through parameters", helper, lambda: _passed_through(helper, index))
         for position, arg in enumerate(node.args):
             if not isinstance(arg.value, cst.Name) or arg.star:
                 continue
