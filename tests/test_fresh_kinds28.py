@@ -377,3 +377,44 @@ def test_the_flag_is_a_python_bool_and_the_mask_a_tensor():
     mapper = scope["Mapper"]().eval()
     out = mapper(torch.ones(2), mask=torch.tensor([0.0, 1.0]))
     assert torch.equal(out, torch.full((2,), 2.0))  # the flag was `self.training` (False), the mask a tensor
+
+
+# ---------------------------------------------------------------- a `for`'s iterable runs once, before its loop
+HEADERS = """
+    import torch
+    from torch import nn
+
+
+    class Sampler(nn.Module):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+
+        @torch.no_grad()
+        def generate(self, seq, counts, steps: int):
+            for n, _ in zip(counts.tolist(), range(steps)):
+                logits = self.net(seq)
+                seq = logits.argmax(dim=-1)
+                if seq.sum().item() > n:
+                    break
+            return seq
+"""
+
+
+def test_the_iterable_of_a_step_loop_is_read_once_and_its_body_every_step():
+    found = _lint(HEADERS)
+    assert not [f for f in found if f[0] == 12]  # `counts.tolist()`: once per call of `generate`
+    assert (15, "VL401") in found  # every step
+
+
+def test_the_iterable_is_evaluated_once():
+    scope = _run(HEADERS)
+    torch = scope["torch"]
+    reads = []
+    original = torch.Tensor.tolist
+    try:
+        torch.Tensor.tolist = lambda self: reads.append(1) or original(self)
+        scope["Sampler"](torch.nn.Identity()).generate(torch.zeros(2, 3), torch.full((4,), 100), 4)
+    finally:
+        torch.Tensor.tolist = original
+    assert len(reads) == 1

@@ -80,6 +80,7 @@ class Facts(FlowHooks, StoreQuestions):
         self._sync_allowed = DEFAULT_SYNC_ALLOWED_CONTEXTS + tuple(getattr(settings, "sync_allowed_contexts", ()))
         self._parameter_classes: dict[str, str] = {}  # annotated parameters of the innermost function -> class
         self._outer_parameter_classes: list[dict[str, str]] = []  # those of the functions around it
+        self.headers: list[cst.CSTNode] = []  # the `for`s whose iterable the walk is in (`walker._HEADERS`)
         self.evaluator = Evaluator(self)
         self.evaluator.configure(self._cpu_names)
         # Parameter values to use instead of the evidence, for a summary run (`ModuleSummaries.run`).
@@ -188,12 +189,12 @@ class Facts(FlowHooks, StoreQuestions):
         `def` or loop keeps its outer context and a cold `if step % 100 == 0:` inside `forward`
         is quiet. Tests and `if __name__ == "__main__":` silence everything nested in them.
         """
-        return self.contexts.hot_context() is not None
+        return self.contexts.hot_context(self.headers[-1] if self.headers else None) is not None
 
     @property
     def hot_path_name(self) -> Optional[str]:
         """A short description of the hot context for messages: "`Model.forward`", "a `# viewlint: hot` block"."""
-        return self.contexts.hot_path_name_at(None)
+        return self.contexts.hot_path_name_at(self.headers[-1] if self.headers else None)
 
     def hot_path_name_at(self, header_of: Optional[cst.CSTNode]) -> Optional[str]:
         """Like `hot_path_name`, for the header of the `if`/`while`/`for` statement `header_of`: its test runs
@@ -202,9 +203,12 @@ class Facts(FlowHooks, StoreQuestions):
 
     def sync_path_name(self, header_of: Optional[cst.CSTNode] = None) -> Optional[str]:
         """For the host-sync rules: the hot path (as `hot_path_name_at`), or None when the code is not hot or
-        sits in a block that allows syncs (`with gpu_sync_allowed():`)."""
+        sits in a block that allows syncs (`with gpu_sync_allowed():`). In the header of a statement the walk is
+        in (`for t in x.tolist():` runs `x.tolist()` once, before its loop), as the context around it judges it."""
         if self.contexts.sync_allowed:
             return None
+        if header_of is None and self.headers:
+            header_of = self.headers[-1]
         return self.contexts.hot_path_name_at(header_of)
 
     @property

@@ -123,8 +123,11 @@ class Walker(cst.CSTVisitor):
         fields = _FIELDS.get(node_type)
         if fields is None:
             fields = _child_fields(node_type)
+        header = _HEADERS.get(node_type)
         for name in fields:
             value = getattr(node, name)
+            if name == header:
+                self.facts.headers.append(node)
             for child in value if type(value) is tuple or type(value) is list else (value,):
                 child_type = type(child)
                 mode = modes.get(child_type)
@@ -132,6 +135,8 @@ class Walker(cst.CSTVisitor):
                     mode = _mode(child_type)
                 if mode == _ENTER or (mode == _LEAF and (child_type in visit_now or child_type in leave_now)):
                     walk(child)
+            if name == header:
+                self.facts.headers.pop()
             if name == "body" and node_type is cst.If:
                 self.facts.evaluator.forget_values()
                 self.facts.if_body_done(node)  # type: ignore[arg-type]
@@ -202,7 +207,13 @@ class Walker(cst.CSTVisitor):
             self._call(handlers, node)
         return True
 
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        if _HEADERS.get(type(node)) == attribute:
+            self.facts.headers.append(node)
+
     def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        if _HEADERS.get(type(original_node)) == attribute:
+            self.facts.headers.pop()
         if attribute == "body" and isinstance(original_node, cst.If):
             self.facts.evaluator.forget_values()
             self.facts.if_body_done(original_node)
@@ -215,6 +226,12 @@ class Walker(cst.CSTVisitor):
         if kind:
             self._exit(original_node, kind)
 
+
+# The part of a compound statement that runs in the context around it, not in the block it opens: a `for`'s iterable
+# (evaluated once, before the first iteration). A `while` test runs on every iteration: in its loop. An `if`'s test
+# runs before its block too, but part of it may run only where another part holds (`step % 100 == 0 and
+# loss.item() > 3`): VL403 reads `if` tests itself, operand by operand.
+_HEADERS: dict[type, str] = {cst.For: "iter"}
 
 _HANDLER_CACHE: dict[type, tuple[str, ...]] = {}
 
