@@ -418,3 +418,35 @@ def test_the_iterable_is_evaluated_once():
     finally:
         torch.Tensor.tolist = original
     assert len(reads) == 1
+
+
+# ---------------------------------------------------------------- Python's `sum` and `max` over tensors
+SUMMED = """
+    import torch
+    import torch.nn.functional as F
+
+
+    def train(critic, batches, optimizer, target):
+        losses = []
+        for batch in batches:
+            current = critic(batch)
+            critic_loss = 0.5 * sum(F.mse_loss(q, target) for q in current)
+            assert isinstance(critic_loss, torch.Tensor)
+            losses.append(critic_loss.item())
+            optimizer.zero_grad()
+            critic_loss.backward()
+            optimizer.step()
+        return losses
+"""
+
+
+def test_a_python_sum_of_losses_is_a_tensor():
+    assert (11, "VL401") in _lint(SUMMED)
+
+
+def test_the_sum_of_losses_is_a_tensor_at_run_time():
+    scope = _run(SUMMED)
+    torch = scope["torch"]
+    F = torch.nn.functional
+    total = sum(F.mse_loss(q, torch.zeros(3)) for q in (torch.ones(3), torch.ones(3)))
+    assert isinstance(total, torch.Tensor) and total.dim() == 0

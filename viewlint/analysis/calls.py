@@ -397,6 +397,13 @@ class CallEvaluation(TorchFunctionCalls):
             tensors = [a for a in args if a.is_tensor]
             if tensors and name != "round":
                 return fresh(zero_dim=True, reduced=True, device=elementwise_device(tensors), why=tensors[0].why)
+            if name in ("sum", "max", "min") and len(args) == 1 and len(node.args) == 1 and args[0].kind is not Kind.INT_LIST:
+                item = self.iterate(node.args[0].value, local)
+                if item.is_tensor and not item.optional:
+                    # `sum(F.mse_loss(q, target) for q in qs)`: `0 + l0 + l1 + ...`, a tensor shaped as the items;
+                    # `max(losses)`: one of the items.
+                    return item if name != "sum" else fresh(zero_dim=item.zero_dim, reduced=item.reduced, device=item.device,
+                                                            rank=item.rank, why=item.why)
             return INT
         if name in ("len", "int", "range", "ord", "hash"):
             return INT if name != "range" else HOST
