@@ -1,0 +1,184 @@
+"""What a module's `forward` uses its parameters as, read off its libcst tree: the way tensors are used (`x.shape`,
+`x[:, 0]`, an argument of a `torch` function or of a submodule), only the way host values are (`max(n, 1)`,
+`x.view(b, n, d)`), only handed on (`default(v, d)`), or compared with constants (`if mode == "train":`). The flow
+(`viewlint.analysis.flow`) asks here which unannotated parameters of a `forward` are its input tensors."""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import libcst as cst
+
+from viewlint.analysis import semantics as sem
+from viewlint.analysis.module_index import ClassInfo, ModuleIndex
+from viewlint.analysis.tree import children, descendants, dotted_name, remembered, subtree
+
+
+def _host_only_parameters(function: cst.FunctionDef) -> frozenset[str]:
+    """The parameters a function uses only the way host values are, directly or through a name it binds them to
+    (`n = r if pos is None else pos`): given to `max`/`len`/`range`/..., indexed with an integer (`video_fhw[0]`), as a
+    slice bound (`x[:, :n]`) or a size (`x.view(b, n, d)`). Tests against `None` and comparisons say nothing either way."""
+    params = {p.name.value for p in function.params.params[1:]}
+    aliases: dict[str, str] = {}  # name -> the parameter it is bound to (one of its arms)
+    for node in descendants(function.body):
+        if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:  # type: ignore[attr-defined]
+            value = node.value  # type: ignore[attr-defined]
+            for arm in (value.body, value.orelse) if type(value) is cst.IfExp else (value,):
+                if type(arm) is cst.Name and arm.value in params:
+                    aliases[node.targets[0].target.value] = arm.value  # type: ignore[attr-defined]
+    uses: dict[str, list[bool]] = {}
+    stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode], Optional[cst.CSTNode]]] = [(function.body, None, None)]
+    while stack:
+        node, parent, grand = stack.pop()
+        if type(node) is cst.Name and (node.value in params or node.value in aliases) and type(parent) is not cst.AssignTarget:  # type: ignore[attr-defined]
+            if type(parent) is cst.Comparison or type(parent) is cst.ComparisonTarget or type(parent) is cst.IfExp:
+                pass  # `pos is None`, `n < r`, an arm of what a name is bound to: neither way
+            else:
+                uses.setdefault(node.value, []).append(_host_use(node, parent, grand))  # type: ignore[attr-defined]
+        stack.extend((child, node, parent) for child in children(node))
+    found = set()
+    for name in params:
+        seen = uses.get(name, []) + [u for alias, to in aliases.items() if to == name for u in uses.get(alias, [])]
+        if seen and all(seen):
+            found.add(name)
+    return frozenset(found)
+
+
+def _host_use(node: cst.CSTNode, parent: Optional[cst.CSTNode], grand: Optional[cst.CSTNode]) -> bool:
+    if type(parent) is cst.Arg and type(grand) is cst.Call:
+        func = grand.func  # type: ignore[attr-defined]
+        return (type(func) is cst.Name and func.value in _HOST_BUILTINS) or (
+            type(func) is cst.Attribute and func.attr.value in sem.SIZE_ARGUMENT_METHODS)  # `x.view(b, n, d)`: a size
+    if type(parent) is cst.Subscript and parent.value is node:  # type: ignore[attr-defined]
+        index = parent.slice[0].slice if len(parent.slice) == 1 else None  # type: ignore[attr-defined]
+        return type(index) is cst.Index and type(index.value) is cst.Integer  # type: ignore[attr-defined]
+    return type(parent) is cst.Slice  # `x[:, :n]`: a bound
+
+
+_HOST_BUILTINS = frozenset({"max", "min", "len", "sum", "range", "list", "tuple", "sorted", "int", "float", "enumerate", "zip"})
+
+
+def _passed_through(function: cst.FunctionDef, index: ModuleIndex) -> frozenset[str]:
+    """The parameters a function of the module only hands on: each use is a branch of a conditional expression, a
+    `return`, a comparison (`v is not None`) or an argument of another function of the module (x-transformers'
+    `default(v, d)`: `return v if exists(v) else d`). Handing a value to it says nothing of what the value is."""
+    params = {p.name.value for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)}
+    neutral: dict[str, bool] = {name: True for name in params}
+    stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode], Optional[cst.CSTNode]]] = [(function.body, None, None)]
+    while stack:
+        node, parent, grand = stack.pop()
+        if type(node) is cst.Name and node.value in params and type(parent) is not cst.AssignTarget:  # type: ignore[attr-defined]
+            handed = type(parent) is cst.Arg and type(grand) is cst.Call \
+                and (dotted_name(grand.func) or "") in index.defined_functions  # type: ignore[attr-defined]
+            if not (handed or type(parent) in (cst.IfExp, cst.Return, cst.Comparison, cst.ComparisonTarget)):
+                neutral[node.value] = False  # type: ignore[attr-defined]
+        stack.extend((child, node, parent) for child in children(node))
+    return frozenset(name for name, only in neutral.items() if only)
+
+
+def used_as_tensors(function: cst.FunctionDef, index: ModuleIndex, info: ClassInfo,
+                     forward_of: Callable[[str], Optional[cst.FunctionDef]],
+                     function_of: Callable[[str], Optional[cst.FunctionDef]] = lambda name: None) -> set[str]:
+    """Names a function uses the way tensors are used: an array method or attribute (`x.shape`, `mask.any()`),
+    an argument of a `torch` function (not of a factory: `torch.arange(height)` takes a size), of a submodule (`self.proj(x)`) or of a function of this module,
+    tensor-style indexing (`x[:, 0]`), a matrix product. Given to a submodule whose class this module defines
+    (`self.pos_embed(img_shapes, txt_seq_lens)`), not where that class's `forward` uses the parameter only as a host
+    value is (`max(txt_seq_lens)`, `video_fhw[0]`)."""
+    by_shape, calls = remembered("tensor uses", function, lambda: _tensor_uses(function))
+    found: set[str] = set(by_shape)
+    for node in calls:
+        func = node.func
+        qualified = index.qualify(func) or ""
+        receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
+        callee = dotted_name(func) or ""
+        submodule = receiver == "self" and (func.attr.value in info.submodule_attributes or func.attr.value in info.assigned_attributes)  # type: ignore[attr-defined]
+        if not (qualified.startswith("torch.") and qualified not in sem.FACTORY_FUNCTIONS or submodule or callee in index.defined_functions):
+            continue
+        held = info.attribute_classes.get(func.attr.value) if submodule else None  # type: ignore[attr-defined]
+        forward = forward_of(held) if held in index.classes and index.classes[held].is_module else None  # type: ignore[index]
+        params = [p.name.value for p in forward.params.params[1:]] if forward is not None else []
+        host = remembered("host-only parameters", forward, lambda: _host_only_parameters(forward)) if forward is not None else set()
+        helper = function_of(callee) if not submodule and not qualified.startswith("torch.") \
+            and callee in index.defined_functions else None
+        if helper is not None:
+            # `default(straight_through, self.training)`: a helper that only hands its parameter on.
+            params = [p.name.value for p in (*helper.params.posonly_params, *helper.params.params)]
+            host = remembered("passed-through parameters", helper, lambda: _passed_through(helper, index))
+        for position, arg in enumerate(node.args):
+            if not isinstance(arg.value, cst.Name) or arg.star:
+                continue
+            parameter = arg.keyword.value if arg.keyword is not None else params[position] if position < len(params) else None
+            if parameter not in host:
+                found.add(arg.value.value)
+    return found
+
+
+def _tensor_uses(function: cst.FunctionDef) -> tuple[frozenset[str], tuple[cst.Call, ...]]:
+    """What `used_as_tensors` reads off the function's tree alone: the names used the way tensors are by their
+    shape (`x.shape`, `x[:, 0]`, `a @ b`), and the calls, whose callees the module index judges."""
+    found: set[str] = set()
+    calls: list[cst.Call] = []
+    masks: dict[str, set[str]] = {}  # `keep = scores > t`: keep -> the names compared
+    masked: list[tuple[str, cst.BaseExpression]] = []  # `scores[keep]`, `scores[scores > t]`: (name, index)
+    Attribute, Call, Name, Subscript, BinaryOperation = cst.Attribute, cst.Call, cst.Name, cst.Subscript, cst.BinaryOperation
+    for node in subtree(function):
+        kind = type(node)  # exact types: libcst's `isinstance` runs Python code for its ABCs
+        if kind is Name:
+            continue
+        if kind is Attribute and type(node.value) is Name and node.attr.value in sem.ARRAY_METHODS:  # type: ignore[attr-defined]
+            found.add(node.value.value)  # type: ignore[attr-defined]
+        elif kind is Call:
+            calls.append(node)  # type: ignore[arg-type]
+        elif kind is Subscript and type(node.value) is Name and len(node.slice) > 1:  # type: ignore[attr-defined]
+            found.add(node.value.value)  # type: ignore[attr-defined]
+        elif kind is Subscript and type(node.value) is Name and type(node.slice[0].slice) is cst.Index:  # type: ignore[attr-defined]
+            masked.append((node.value.value, node.slice[0].slice.value))  # type: ignore[attr-defined]
+        elif kind is cst.Assign and type(node.value) is cst.Comparison and len(node.targets) == 1 \
+                and type(node.targets[0].target) is Name:  # type: ignore[attr-defined]
+            masks.setdefault(node.targets[0].target.value, set()).update(_compared_names(node.value))  # type: ignore[attr-defined]
+        elif kind is BinaryOperation and type(node.operator) is cst.MatrixMultiply:  # type: ignore[attr-defined]
+            found.update(n.value for n in (node.left, node.right) if isinstance(n, cst.Name))  # type: ignore[attr-defined]
+    for name, index in masked:
+        # Indexed by a comparison of itself: a mask of its own elements, which only arrays take (`list > 0` fails).
+        compared = _compared_names(index) if type(index) is cst.Comparison else \
+            masks.get(index.value, set()) if type(index) is Name else set()  # type: ignore[attr-defined]
+        # Indexed by a boolean tensor (`x[mask.bool()]`) or what its name says is a mask (`x[attention_mask]`): no list
+        # or tuple takes a mask.
+        by_mask = (type(index) is Call and type(index.func) is Attribute and index.func.attr.value == "bool"  # type: ignore[attr-defined]
+                   and not index.args) or (type(index) is Name and sem.MASK_NAME.search(index.value) is not None)  # type: ignore[attr-defined]
+        if name in compared or by_mask:
+            found.add(name)
+            if type(index) is Name:
+                found.add(index.value)  # type: ignore[attr-defined]  # the mask itself: an array of booleans
+    return frozenset(found), tuple(calls)
+
+
+def _compared_names(comparison: cst.Comparison) -> set[str]:
+    """The names a comparison compares (`scores > thresh`: scores, thresh); none for identity and membership tests."""
+    if any(type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in comparison.comparisons):
+        return set()
+    operands = [comparison.left, *(c.comparator for c in comparison.comparisons)]
+    return {o.value for o in operands if type(o) is cst.Name}
+
+
+def compared_with_constants(function: cst.FunctionDef) -> frozenset[str]:
+    """Names compared with a string or an enum member (`mode == "train"`, `cache[i] == "Rep"`,
+    `method == Kind.MHA`): options or containers of them, not tensors."""
+    return remembered("compared with constants", function, lambda: _find_compared_with_constants(function))
+
+
+def _find_compared_with_constants(function: cst.FunctionDef) -> frozenset[str]:
+    found: set[str] = set()
+    for node in descendants(function):
+        if type(node) is cst.Comparison:
+            left = node.left  # type: ignore[attr-defined]
+            while isinstance(left, cst.Subscript):
+                left = left.value
+            if not isinstance(left, cst.Name):
+                continue
+            for target in node.comparisons:
+                other = target.comparator
+                if isinstance(other, (cst.SimpleString, cst.ConcatenatedString)) or (
+                        isinstance(other, cst.Attribute) and isinstance(other.value, cst.Name) and other.value.value[:1].isupper()):
+                    found.add(left.value)
+    return frozenset(found)
