@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 import libcst as cst
 
@@ -27,15 +27,11 @@ def _host_only_parameters(function: cst.FunctionDef) -> frozenset[str]:
                 if type(arm) is cst.Name and arm.value in params:
                     aliases[node.targets[0].target.value] = arm.value  # type: ignore[attr-defined]
     uses: dict[str, list[bool]] = {}
-    stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode], Optional[cst.CSTNode]]] = [(function.body, None, None)]
-    while stack:
-        node, parent, grand = stack.pop()
-        if type(node) is cst.Name and (node.value in params or node.value in aliases) and type(parent) is not cst.AssignTarget:  # type: ignore[attr-defined]
-            if type(parent) is cst.Comparison or type(parent) is cst.ComparisonTarget or type(parent) is cst.IfExp:
-                pass  # `pos is None`, `n < r`, an arm of what a name is bound to: neither way
-            else:
-                uses.setdefault(node.value, []).append(_host_use(node, parent, grand))  # type: ignore[attr-defined]
-        stack.extend((child, node, parent) for child in children(node))
+    for node, parent, grand in _reads(function, params | set(aliases)):
+        if type(parent) is cst.Comparison or type(parent) is cst.ComparisonTarget or type(parent) is cst.IfExp:
+            pass  # `pos is None`, `n < r`, an arm of what a name is bound to: neither way
+        else:
+            uses.setdefault(node.value, []).append(_host_use(node, parent, grand))
     found = set()
     for name in params:
         seen = uses.get(name, []) + [u for alias, to in aliases.items() if to == name for u in uses.get(alias, [])]
@@ -64,16 +60,22 @@ def _passed_through(function: cst.FunctionDef, index: ModuleIndex) -> frozenset[
     `default(v, d)`: `return v if exists(v) else d`). Handing a value to it says nothing of what the value is."""
     params = {p.name.value for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)}
     neutral: dict[str, bool] = {name: True for name in params}
+    for node, parent, grand in _reads(function, params):
+        handed = type(parent) is cst.Arg and type(grand) is cst.Call \
+            and (dotted_name(grand.func) or "") in index.defined_functions  # type: ignore[attr-defined]
+        if not (handed or type(parent) in (cst.IfExp, cst.Return, cst.Comparison, cst.ComparisonTarget)):
+            neutral[node.value] = False
+    return frozenset(name for name, only in neutral.items() if only)
+
+
+def _reads(function: cst.FunctionDef, names: set[str]) -> Iterator[tuple[cst.Name, Optional[cst.CSTNode], Optional[cst.CSTNode]]]:
+    """Each read of one of `names` in the function's body (not a store), with its parent and grandparent nodes."""
     stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode], Optional[cst.CSTNode]]] = [(function.body, None, None)]
     while stack:
         node, parent, grand = stack.pop()
-        if type(node) is cst.Name and node.value in params and type(parent) is not cst.AssignTarget:  # type: ignore[attr-defined]
-            handed = type(parent) is cst.Arg and type(grand) is cst.Call \
-                and (dotted_name(grand.func) or "") in index.defined_functions  # type: ignore[attr-defined]
-            if not (handed or type(parent) in (cst.IfExp, cst.Return, cst.Comparison, cst.ComparisonTarget)):
-                neutral[node.value] = False  # type: ignore[attr-defined]
+        if type(node) is cst.Name and node.value in names and type(parent) is not cst.AssignTarget:  # type: ignore[attr-defined]
+            yield node, parent, grand  # type: ignore[misc]
         stack.extend((child, node, parent) for child in children(node))
-    return frozenset(name for name, only in neutral.items() if only)
 
 
 def used_as_tensors(function: cst.FunctionDef, index: ModuleIndex, info: ClassInfo,
