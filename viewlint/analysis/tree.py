@@ -177,6 +177,26 @@ def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(reversed(children(current)))
 
 
+def parent_map(node: cst.CSTNode) -> dict[int, cst.CSTNode]:
+    """`id(child) -> parent` for every node under `node` (as `children` walks them)."""
+    parents: dict[int, cst.CSTNode] = {}
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        for child in children(current):
+            parents[id(child)] = current
+            stack.append(child)
+    return parents
+
+
+def enclosing_statement(node: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> Optional[cst.CSTNode]:
+    """The innermost statement (a simple statement line or a compound statement) around `node`."""
+    current: Optional[cst.CSTNode] = node
+    while current is not None and not isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        current = parents.get(id(current))
+    return current
+
+
 def own_nodes(function: cst.FunctionDef) -> Iterator[cst.CSTNode]:
     """The nodes of a function's body that belong to it: those of the functions, classes and lambdas defined in it are
     left out (their definitions themselves are not)."""
