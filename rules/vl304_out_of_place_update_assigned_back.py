@@ -12,6 +12,10 @@ from viewlint.analysis.tree import dotted_name
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 
+# Methods that give every element of a tensor in another shape (`view` and `unflatten` a view, `reshape` and `flatten`
+# a view or a copy).
+_WHOLE_RESHAPES = frozenset({"view", "reshape", "flatten", "unflatten", "view_as", "reshape_as"})
+
 
 class OutOfPlaceUpdateAssignedBack(Rule):
     """
@@ -24,7 +28,8 @@ class OutOfPlaceUpdateAssignedBack(Rule):
 
     It fires when the buffer is long-lived (`self.<attr>`, any `obj.<attr>`) or was
     allocated by a factory in the same function (`torch.zeros(...)`, `x.new_zeros(...)`,
-    `torch.empty_like(...)`), so that nothing else can see it. It stays silent on
+    `torch.empty_like(...)`, also when rebound to a view or reshape of all of itself: `result = result.view(-1, n)`),
+    so that nothing else can see it. It stays silent on
     function arguments and other activations (`inputs_embeds = inputs_embeds.masked_scatter(…)`:
     the caller may still hold the tensor, and autograd may need the original), and when
     the buffer is also read by the update itself (`x = x.index_copy(0, idx, x)` must not
@@ -102,6 +107,10 @@ class OutOfPlaceUpdateAssignedBack(Rule):
     def leave_Assign(self, node: cst.Assign) -> None:
         if not self._private:
             return
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                and self._is_private(node.targets[0].target.value) \
+                and self._reshapes_itself(node.value, node.targets[0].target.value):
+            return  # `result = result.view(-1, n)`: the one name that held the buffer now holds all of it, reshaped
         for target in node.targets:
             for name in self._target_names(target.target):
                 self._private[-1].pop(name, None)
@@ -152,6 +161,18 @@ class OutOfPlaceUpdateAssignedBack(Rule):
         if qualified in semantics.FACTORY_FUNCTIONS or qualified in semantics.LIKE_FACTORY_FUNCTIONS:
             return True
         return isinstance(value.func, cst.Attribute) and value.func.attr.value in ("new_zeros", "new_empty", "new_ones", "new_full")
+
+    @staticmethod
+    def _reshapes_itself(value: cst.BaseExpression, name: str) -> bool:
+        """`name.view(...)`, `name.reshape(...)`, `name.flatten(...)`: every element of the buffer, in another shape
+        (a view of all of it, or a copy that nothing else holds either)."""
+        return (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in _WHOLE_RESHAPES
+            and isinstance(value.func.value, cst.Name)
+            and value.func.value.value == name
+        )
 
     @staticmethod
     def _is_update_of(value: cst.BaseExpression, name: str) -> bool:
