@@ -11,6 +11,7 @@ from viewlint.analysis.values import DELIBERATE_BASES, Value
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 from viewlint.analysis.returns import quoted_base
+from viewlint.analysis.tree import descendants, enclosing_statement, parent_map
 
 
 class IneffectiveOwnershipFix(Rule):
@@ -19,7 +20,10 @@ class IneffectiveOwnershipFix(Rule):
     Flags a view of part of a tensor that went through `.contiguous()`, `.reshape()`,
     `.flatten()`, `.to(...)`, `.float()`/`.half()`-style casts, `torch.as_tensor`, or `.cpu()` of a
     CPU-known tensor (alone or chained with `.detach()`) and is then stored in a long-lived place (see VL101)
-    or written with `torch.save` (see VL103).
+    or written with `torch.save` (see VL103). When the fix was made before the container that holds it is
+    stored or saved (`result["bos"] = {k: t[i, 0].contiguous() ...}`, then `torch.save(result, path)`), the finding
+    sits on the `.contiguous()` call, where the fix goes. A cast to a named dtype (`.type(torch.int32)`,
+    `.to(torch.float16)`, `.int()`) is taken to copy: code casts what has another dtype.
 
     ## Why it matters
     Each of these returns its input *unchanged* whenever it can: `.contiguous()` of a
@@ -59,6 +63,19 @@ class IneffectiveOwnershipFix(Rule):
         view = features.flag("partial-view")  # the rule reports maybe-views of partial views only
         return ((features.flag("retains-view"),), (("call", "save"), view))
 
+    def __init__(self, facts, options) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(facts, options)
+        self._scopes: list[cst.CSTNode] = []
+        self._parents: dict[int, dict[int, cst.CSTNode]] = {}  # per scope: id(node) -> parent, when asked
+        self._reported: set[int] = set()  # the op calls already reported
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scopes.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._scopes.pop()
+        self._parents.pop(id(original_node), None)
+
     def visit_Assign(self, node: cst.Assign) -> None:
         self._check(node)
 
@@ -74,38 +91,69 @@ class IneffectiveOwnershipFix(Rule):
             saved = node.args[0].value
             stores.append((saved, facts.value_of(saved), "written by `torch.save`"))
         for value_node, value, where in stores:
-            view = self._ineffective(value, saved="torch.save" in where)
-            if view is None or ("torch.save" not in where and facts.pins_nothing_more(value, view)):
-                continue
-            op = view.ownership_op or ""
-            op_name = op.rsplit(".", 1)[-1].removesuffix("()")
-            if op == ".to(dtype)" or op_name in semantics.DTYPE_CAST_METHODS:
-                continue  # code casts tensors that have another dtype: the cast copies
-            stored = facts.short_source(value_node)
-            call = self._op_call(value_node, op_name)
-            if call is not None and (self._device_move_copies(call) or self._dtype_cast_copies(call)):
-                continue
-            shown = facts.short_source(call) if call is not None else stored
-            message = (
-                f"`{shown}` {where} may share the storage of {quoted_base(view.base)}: `{op}` returns its input unchanged "
-                f"when it can, and the input is a view (via `{view.origin}`), so all of {quoted_base(view.base)} "
-                f"{'stays alive' if 'torch.save' not in where else 'can be written to the file'}; use `.clone()`"
-            )
-            edits = self._edits(call, op_name)
-            self.report(value_node if call is None else call, message,
-                        fix_message=f"replace `{op}` with `.clone()`" if op_name == "contiguous" else f"store a `.clone()` (after `{op}`)",
-                        edits=edits)
+            for view in self._ineffective_views(value, saved="torch.save" in where):
+                if "torch.save" not in where and facts.pins_nothing_more(value, view):
+                    continue
+                self._check_view(value_node, view, where)
+
+    def _check_view(self, value_node: cst.BaseExpression, view: Value, where: str) -> None:
+        facts = self.facts
+        op = view.ownership_op or ""
+        op_name = op.rsplit(".", 1)[-1].removesuffix("()")
+        if op == ".to(dtype)" or op_name in semantics.DTYPE_CAST_METHODS:
+            return  # code casts tensors that have another dtype: the cast copies
+        call = self._op_call(value_node, op_name)
+        statement = None
+        if call is None:
+            # Made earlier (`entry[k] = t[i, 1:n].contiguous()`, then `torch.save(entry, path)`): the op's own call
+            # is where the fix goes.
+            call, statement = self._earlier_op_call(view, op_name)
+        if call is not None and (self._device_move_copies(call) or self._dtype_cast_copies(call)):
+            return
+        if call is not None:
+            if id(call) in self._reported:
+                return
+            self._reported.add(id(call))
+        shown = facts.short_source(call) if call is not None else facts.short_source(value_node)
+        later = f" (then {where})" if statement is not None else ""
+        where = "" if statement is not None else f" {where}"
+        message = (
+            f"`{shown}`{where}{later} may share the storage of {quoted_base(view.base)}: `{op}` returns its input "
+            f"unchanged when it can, and the input is a view (via `{view.origin}`), so all of {quoted_base(view.base)} "
+            f"{'stays alive' if 'torch.save' not in where + later else 'can be written to the file'}; use `.clone()`"
+        )
+        edits = self._edits(call, op_name)
+        self.report(value_node if call is None else call, message,
+                    fix_message=f"replace `{op}` with `.clone()`" if op_name == "contiguous" else f"store a `.clone()` (after `{op}`)",
+                    edits=edits, statement=statement)
+
+    def _earlier_op_call(self, view: Value, op_name: str) -> tuple[Optional[cst.Call], Optional[cst.CSTNode]]:
+        """The one `<base><origin>.<op>()` call of the current function (`t[i, 1:n].contiguous()` for a view of `t`
+        via `[i, 1:n]`) and its statement; (None, None) when there is not exactly one."""
+        if view.base is None or view.origin is None or not view.origin.startswith("["):
+            return None, None
+        scope = self._scopes[-1] if self._scopes else self.facts.module
+        wanted = view.base + view.origin
+        found = [node for node in descendants(scope)
+                 if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == op_name
+                 and not node.args and self.facts.source(node.func.value) == wanted]
+        if len(found) != 1:
+            return None, None
+        parents = self._parents.get(id(scope))
+        if parents is None:
+            parents = self._parents[id(scope)] = parent_map(scope)
+        return found[0], enclosing_statement(found[0], parents)
 
     def _dtype_cast_copies(self, call: cst.Call) -> bool:
-        """A cast to a named dtype in the chain of `call` (`.to(torch.int32)`, `.int()`, `.float()`): code casts
+        """A cast to a named dtype in the chain of `call` (`.to(torch.int32)`, `.type(torch.int32)`, `.int()`): code casts
         tensors that have another dtype, so the cast copies (as a device move does)."""
         current: cst.BaseExpression = call
         while isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute):
             method = current.func.attr.value
             if method in semantics.DTYPE_CAST_METHODS:
                 return True
-            if method == "to" and any(self.facts.evaluator.is_dtype_argument(a.value) for a in current.args
-                                      if a.keyword is None or a.keyword.value == "dtype"):
+            if method in ("to", "type") and any(self.facts.evaluator.is_dtype_argument(a.value) for a in current.args
+                                                if a.keyword is None or a.keyword.value == "dtype"):
                 return True
             current = current.func.value
         return False
@@ -129,14 +177,11 @@ class IneffectiveOwnershipFix(Rule):
             current = current.func.value
         return False
 
-    def _ineffective(self, value: Value, saved: bool = False) -> Optional[Value]:
-        """A maybe-view of a part of a tensor inside `value` (of a short-lived tensor, unless it is saved)."""
-        for view in value.retained_views():
-            if not (view.is_maybe_view_of_view and view.partial and view.base is not None):
-                continue
-            if saved or not (self.facts.outlives_function(view.base) or view.base_made in DELIBERATE_BASES):
-                return view
-        return None
+    def _ineffective_views(self, value: Value, saved: bool = False) -> list[Value]:
+        """The maybe-views of a part of a tensor inside `value` (of a short-lived tensor, unless it is saved)."""
+        return [view for view in value.retained_views()
+                if view.is_maybe_view_of_view and view.partial and view.base is not None
+                and (saved or not (self.facts.outlives_function(view.base) or view.base_made in DELIBERATE_BASES))]
 
     def _op_call(self, node: cst.BaseExpression, op_name: str, depth: int = 3) -> Optional[cst.Call]:
         """The `….contiguous()` (or `torch.as_tensor(…)`) call inside the stored expression, if written there."""
@@ -144,7 +189,7 @@ class IneffectiveOwnershipFix(Rule):
             func = node.func
             named = func.attr.value if isinstance(func, cst.Attribute) else ""
             qualified = self.facts.qualify(func) or ""
-            if (named == op_name or qualified.endswith("." + op_name)) and self._ineffective(self.facts.value_of(node), saved=True):
+            if (named == op_name or qualified.endswith("." + op_name)) and self._ineffective_views(self.facts.value_of(node), saved=True):
                 return node
             if depth > 0:
                 children = [a.value for a in node.args]

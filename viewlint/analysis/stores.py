@@ -176,6 +176,10 @@ class StoreQuestions:
             return False  # `self.proj(x) made in Encoder.forward`: storage a called function made and handed back
         head = re.split(r"[.\[(]", expression, maxsplit=1)[0]
         if head in ("self", "cls"):
+            called = re.match(r"self\.(\w+)\(", expression)
+            info = self.index.classes.get(self.class_name or "")
+            if called is not None and info is not None and called.group(1) in info.submodule_attributes:
+                return False  # `self.vision_encoder(x)`: what a submodule's forward made for this call
             return expression.startswith(head + ".")
         if head in self.index.module_names and self.contexts.function is None:
             # A script's own loop (`for x in loader: out = model(x)`) binds the name anew on each iteration: what
