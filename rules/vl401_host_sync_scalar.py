@@ -50,7 +50,8 @@ class HostSyncScalar(Rule):
     guard has put on the CPU (`if t.device.type != "cpu": return`), and an attribute path
     every method of the class sets to a CPU copy (`self.meta.lens = lens.to("cpu")`). Known-cold places stay
     quiet: `__init__`, weight loading and saving, tests, `if __name__ == "__main__":`,
-    `raise` and `except` blocks, lambdas without parameters (the message thunk of a
+    `raise` and `except` blocks and what follows a `try` whose body always returns (reached only after a handler
+    caught an error: an out-of-memory retry), lambdas without parameters (the message thunk of a
     `torch._check`), logging or checks guarded by an interval or a debug flag
     (`if step % 100 == 0:`, `if self.verbose:`), or by the module's own predicate for one
     (`if self.is_gradient_accumulation_boundary():`, whose body returns `(self.micro_steps + 1) % self.gas == 0`),

@@ -95,6 +95,8 @@ class Facts(FlowHooks, StoreQuestions):
         # For each `try` being walked that has handlers: the names its body binds (a handler may be
         # entered after any statement of it).
         self._try_stores: list[set[str]] = []
+        # The blocks whose rest runs only after a `try` handler caught an error (one cold context pushed for each).
+        self._cold_rests: list[int] = []
 
     # ------------------------------------------------------------------ reports
     def report(self, rule: "Rule", node: cst.CSTNode, message: str, *, fix_message: Optional[str] = None,

@@ -154,13 +154,14 @@ class FlowHooks:
         self._scope_nodes.append(node)
 
     def _module_inputs(self, node: cst.FunctionDef) -> dict[str, Value]:
-        """The unannotated inputs of an `nn.Module`'s `forward` (or `forward_*`, `__call__`): activations,
-        tensors on the module's device. Parameters with a non-`None` default (`use_cache=False`) or a
+        """The unannotated inputs of an `nn.Module`'s `forward` (or `forward_*`, `__call__`) or of an autograd
+        `Function`'s `forward` and `backward`: activations, tensors on the module's device. Parameters with a non-`None` default (`use_cache=False`) or a
         flag's name (`return_dict`, `output_attentions`) are options, not inputs."""
         info = self.index.classes.get(self.class_name or "")
         name = node.name.value
-        if info is None or not info.is_module or name not in ("forward", "__call__", "_forward"):
-            return {}
+        if info is None or not (info.is_module and name in ("forward", "__call__", "_forward")
+                                or info.is_autograd_function and name in ("forward", "backward")):
+            return {}  # (an autograd `Function`'s `forward(ctx, ...)`: what `.apply(...)` is given, after the context)
         key = ("module inputs", id(node), self.class_name)  # read once per function, not per summary walk of it
         known = self.index.memo.get(key)
         if known is not None and known[0] is node:  # type: ignore[index]
@@ -398,6 +399,12 @@ class FlowHooks:
                     for name in match_captures(child):
                         self.bind(name, UNKNOWN)
 
+    def leave_block(self) -> None:
+        block = self._blocks.pop()
+        while self._cold_rests and self._cold_rests[-1] == id(block):
+            self._cold_rests.pop()
+            self.contexts.pop()
+
     def pop_statement(self) -> None:
         node = self._statements.pop()
         kind = type(node).__name__
@@ -405,6 +412,11 @@ class FlowHooks:
             self._try_stores.pop()
             if self._proves_layout():
                 self.forget_layout(stored_names(node))  # the body may have stopped half-way, then a handler ran
+            if self._blocks and _leaves(node.body):  # type: ignore[attr-defined]
+                # `try: return self._forward(x)` / `except RuntimeError: ...`: the rest of the block runs only after
+                # a handler caught an error (an out-of-memory retry, a cache miss): the error path, as the handler is.
+                self.contexts.enter_cold_block(node)
+                self._cold_rests.append(id(self._blocks[-1]))
         elif kind == "Match" and self._proves_layout():
             self.forget_layout(stored_names(node))  # one case body ran, or none: not all of them in a row
 

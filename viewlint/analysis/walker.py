@@ -195,7 +195,7 @@ class Walker(cst.CSTVisitor):
         if kind & _STATEMENT:
             facts.pop_statement()
         elif kind & _BLOCK:
-            facts._blocks.pop()
+            facts.leave_block()
 
     # libcst's visitor protocol, for `module.visit(walker)` (the same results as `walk`, slower).
     def on_visit(self, node: cst.CSTNode) -> bool:
