@@ -14,11 +14,14 @@ from viewlint.analysis.values import Device
 
 # Casts that keep where a tensor lives (`torch.from_numpy(ts).float().to(device)`).
 _CASTS = ("float", "half", "bfloat16", "double", "long", "int", "bool")
+# Functions that join tensors into a new one.
+_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})
 
 
 def made_tensor(value: ast.AST, qualify: Callable[[Optional[str]], Optional[str]]) -> Optional[tuple[Device, bool]]:
-    """A new tensor a factory makes (`torch.zeros(n, device="cuda")`), moved or pinned or not (`.cuda()`, `.to(d)`,
-    `.pin_memory()`): (where it lives; whether it is row-major); None for anything else."""
+    """A new tensor a factory or a join makes (`torch.zeros(n, device="cuda")`, `torch.cat([a, b])`), moved or
+    pinned or not (`.cuda()`, `.to(d)`, `.pin_memory()`): (where it lives; whether it is row-major); None for anything
+    else."""
     moves = []  # outermost first: the first is where the tensor ends up
     while type(value) is ast.Call and type(value.func) is ast.Attribute \
             and value.func.attr in ("cuda", "to", "pin_memory", "cpu", *_CASTS):  # type: ignore[attr-defined]
@@ -35,6 +38,10 @@ def made_tensor(value: ast.AST, qualify: Callable[[Optional[str]], Optional[str]
     qualified = qualify(dotted(value.func)) or ""  # type: ignore[attr-defined]
     if qualified == "torch.from_numpy":
         return (moves[0] if moves else Device.CPU), False  # an array's memory, in its own layout
+    if qualified in _JOINS:
+        # `self.pos_freqs = torch.cat([self.rope_params(...), ...], dim=1)`: a new tensor, where and in what layout
+        # its pieces say.
+        return (moves[0] if moves else Device.UNKNOWN), False
     if qualified not in semantics.FACTORY_FUNCTIONS:
         return None
     row_major = qualified not in semantics.NON_CONTIGUOUS_FACTORIES \
