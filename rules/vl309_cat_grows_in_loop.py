@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Callable, Iterator, Optional
 
 import libcst as cst
 
 from viewlint.analysis import features
+from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.contexts import Context
 from viewlint.analysis.tree import descendants, dotted_name
 from viewlint.rule import Rule
@@ -33,6 +35,11 @@ class CatGrowsInLoop(Rule):
     cache's `update` that a `forward` calls, `past_key, past_value = self.cache[layer]`, then
     `key = torch.cat([past_key, key])` and `self.cache[layer] = (key, value)` (vLLM-Omni PR #5970). An entry
     given back only a window of the join (`key[:, :, -w:]`), or a join only read, grows nothing.
+
+    Nor is the loop needed in the function that joins when a caller of the module loops for it: a helper that
+    grows an entry of the container it is handed (`data3d[k] = torch.cat([data3d[k], piece])`) or returns the
+    tensor it grows (`history = torch.cat([history, piece]); return history`), called on every iteration with the
+    same container or tensor (`data = self.cat(data, out)`; neuromancer PR #291).
 
     It stays silent when the loop binds `x` in any other way (`x = x[:, -window:]` keeps a
     window, `x = layer(x)` makes a new tensor each time): then nothing accumulates. And when
@@ -84,13 +91,29 @@ class CatGrowsInLoop(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1:
             return
-        target = dotted_name(node.targets[0].target) or _entry(node.targets[0].target)
+        target = dotted_name(node.targets[0].target) or _entry(node.targets[0].target) \
+            or _parameter_entry(node.targets[0].target)
         if target is None:
             return
         join = self._join_growing(node.value, target)
         if join is None:
             return
         loop = self._innermost_loop()
+        if "." not in target and (loop is None or "[" in target):  # (a loop over the keys grows each entry once)
+            fed = self._fed_back_by_a_caller(target)
+            if fed is not None:
+                # `data3d[k] = torch.cat([data3d[k], piece])` in a helper whose caller loops `data = self.cat(data, out)`:
+                # the caller's container grows by one piece per iteration, through the helper.
+                self.report(
+                    join,
+                    f"`{target} = {self.facts.short_source(join)}` joins the new piece to all of `{target}`, and {fed}: "
+                    f"each call copies everything the earlier ones gathered (quadratic in the loop's length)",
+                    fix_message="collect the pieces in a list and join them once after the loop, or preallocate and "
+                                "write into slices",
+                )
+                return
+        if "[" in target and not target.startswith("self."):
+            return  # an entry of a parameter's container no looping caller feeds back
         hot = loop is None and self.facts.in_hot_path and not self.facts.in_setup_function
         stored = _stored_back(join, target, self.facts.contexts.function) if hot and "." not in target else None
         if stored is not None:
@@ -146,7 +169,43 @@ class CatGrowsInLoop(Rule):
         ends = (joined.elements[0].value, joined.elements[-1].value)
         if keeps_part:
             ends = tuple(end.value if isinstance(end, cst.Subscript) else end for end in ends)
-        return value if any((dotted_name(end) or _entry(end)) == target for end in ends) else None
+        return value if any((dotted_name(end) or _entry(end) or _parameter_entry(end)) == target for end in ends) else None
+
+    def _fed_back_by_a_caller(self, target: str) -> Optional[str]:
+        """How a caller calls this function in a loop, handing it on each iteration the same `target` (a parameter the
+        function returns, or a parameter container whose entry it grows in place): "`System.forward` calls it on
+        every iteration of a loop with the same `data`"; None when no caller does."""
+        facts = self.facts
+        function = facts.contexts.function
+        summaries = facts.summaries
+        if function is None or not isinstance(function.node, cst.FunctionDef) or summaries is None:
+            return None
+        root = target.split("[", 1)[0]
+        params = [p.name.value for p in function.node.params.params]
+        if root not in params:
+            return None
+        if "[" not in target and not any(isinstance(n, cst.Return) and n.value is not None
+                                         and dotted_name(n.value) == root for n in descendants(function.node.body)):
+            return None  # a grown local the function keeps to itself
+        graph = summaries.callgraph
+        key = FunctionKey(function.class_name, function.node.name.value)
+        info = graph.functions.get(key)
+        if info is None or root not in info.positional:
+            return None
+        position = info.positional.index(root)
+        for caller in graph.callers.get(key, ()):
+            caller_info = graph.functions.get(caller)
+            if caller_info is None:
+                continue
+            for loop in _ast_loops(caller_info.node):
+                for call in (n for n in ast.walk(loop) if isinstance(n, ast.Call)):
+                    if key not in graph.call_targets(caller, call):
+                        continue
+                    argument = call.args[position] if position < len(call.args) else next(
+                        (k.value for k in call.keywords if k.arg == root), None)
+                    if isinstance(argument, ast.Name) and _same_object_each_time(loop, argument.id, call):
+                        return f"`{caller}` calls it on every iteration of a loop with the same `{argument.id}`"
+        return None
 
     def _innermost_loop(self) -> Optional[cst.CSTNode]:
         """The loop the statement runs in, within its function (a nested function's loop does not repeat it)."""
@@ -163,6 +222,38 @@ def _entry(node: cst.BaseExpression) -> Optional[str]:
     if isinstance(node, cst.Subscript) and (dotted_name(node.value) or "").startswith("self."):
         return cst.Module(body=[]).code_for_node(node)
     return None
+
+
+def _parameter_entry(node: cst.BaseExpression) -> Optional[str]:
+    """`data3d[k]` (its source) for an entry of a container a name holds; None for anything else."""
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
+        return cst.Module(body=[]).code_for_node(node)
+    return None
+
+
+def _ast_loops(function: ast.AST) -> Iterator[ast.AST]:
+    """The loops of a function's own body (not those of functions defined in it)."""
+    stack = list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, (ast.For, ast.While, ast.AsyncFor)):
+            yield node
+            continue  # (an inner loop is in this one's walk)
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _same_object_each_time(loop: ast.AST, name: str, call: ast.Call) -> bool:
+    """Inside `loop`, `name` is bound only to what `call` returns (`data = self.cat(data, out)`), or not at all."""
+    for node in ast.walk(loop):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+            if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)) else []
+        for target in targets:
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
+                if not (isinstance(node, ast.Assign) and node.value is call):
+                    return False
+    return True
 
 
 def _stored_back(join: cst.Call, target: str, function: Optional[Context]) -> Optional[str]:
