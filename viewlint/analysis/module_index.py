@@ -51,6 +51,7 @@ class ClassInfo:
     # its own `super().forward(x)` runs.
     layer_base: Optional[str] = None
     is_optimizer: bool = False  # derives from torch.optim.Optimizer (or a name ending in Optimizer): `step` runs every step
+    is_autograd_function: bool = False  # derives from torch.autograd.Function: `forward(ctx, ...)` gets what `apply` gets
     mixed_into_module: bool = False  # a base of a module class of this module (a mixin whose `self` is a module)
     # Methods that run once per step by the class's kind (`semantics.per_step_methods`): an optimizer's `step`, a
     # metric's `update`, a diffusion scheduler's `step`.
@@ -452,6 +453,8 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                                    next((base.layer_base for base in defined if base.layer_base is not None), None))
             info.is_module |= info.layer_base is not None
             info.is_optimizer |= any(base.is_optimizer for base in defined)
+            info.is_autograd_function = any((_qualify_name(index, b) or "") in _AUTOGRAD for b in bases) or any(
+                base.is_autograd_function for base in defined)
             for base in defined if info.is_module else ():
                 base.mixed_into_module = True  # `class LM(nn.Module, SamplingMixin)`: the mixin's `self(...)` runs the model
             index.classes[info.name] = info
@@ -666,6 +669,7 @@ def build_index(module: cst.Module) -> "ModuleIndex":
 
 
 # `torch.nn` classes that say nothing of what their subclass's `forward` returns.
+_AUTOGRAD = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})  # as code names it
 _GENERIC_MODULES = frozenset({"Module", "ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict"})
 
 
