@@ -411,3 +411,50 @@ def test_item_in_the_forward_of_a_function_reads_the_device():
         torch.Tensor.item = real_item
     assert reads == ["cpu"] and loss.dim() == 0  # one host read per call, of the tensor `apply` was handed
 
+
+# ---------------------------------------------------------------- VL313: a clone nothing writes
+CLONES = """
+    import torch
+    from torch import nn
+
+
+    def _decode(out, q, cache):
+        out.copy_(torch.softmax(q @ cache.t(), -1) @ cache)
+
+
+    class Decode(nn.Module):
+        def _padded(self, q, cache):
+            padded = q.new_zeros((q.shape[0], 8, q.shape[-1]))
+            padded[:, : q.shape[1]] = q
+            out = torch.empty_like(padded)
+            _decode(out, padded, cache)
+            return out[:, : q.shape[1]]
+
+        def forward(self, q: torch.Tensor, cache):
+            q = q.clone()
+            return self._padded(q.clone(), cache)
+
+        def forward_written(self, q: torch.Tensor, cache):
+            q = q.clone()
+            q.mul_(2)
+            return self._padded(q, cache)
+"""
+
+
+def test_a_clone_nothing_writes_is_flagged():
+    found = _lint(CLONES)
+    assert (18, "VL313") in found  # the rest of `forward` only reads `q`
+    assert (19, "VL313") in found  # `_padded` only reads its `q`, and `_decode` only reads its second argument
+    assert not [f for f in found if f[0] == 22]  # the copy is written
+
+
+def test_without_the_clones_the_inputs_and_the_result_are_the_same():
+    scope = _run(CLONES)
+    torch = scope["torch"]
+    q, cache = torch.randn(2, 4, 6), torch.randn(5, 6)
+    before = q.clone()
+    decode = scope["Decode"]()
+    out = decode(q, cache)
+    assert torch.equal(q, before)  # nothing wrote the original: the copy protected nothing
+    assert torch.equal(out, decode._padded(q, cache))
+

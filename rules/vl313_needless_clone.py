@@ -1,0 +1,159 @@
+"""VL313: `.clone()` in a hot path of a tensor that nothing writes, the copy or the original."""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+import libcst as cst
+
+from viewlint.analysis import features
+from viewlint.analysis.callgraph import FunctionKey
+from viewlint.analysis.read_only import local_read_only, parameter_read_only
+from viewlint.analysis.tree import descendants, dotted_name
+from viewlint.rule import Rule
+
+
+class NeedlessClone(Rule):
+    """
+    ## What it does
+    Flags, in a hot path (see VL401), `x.clone()` whose copy nothing can tell from `x`: handed to a function of the
+    module that only reads that parameter (`self._find_start_stop_traj(trajectory=trajectory.clone())`), or bound to a
+    name (`q = q.clone()`, `y = x.clone()`) that the rest of the function only reads, while it reads `x` only too.
+    Reading means: attributes, methods without a trailing `_`, index reads, arithmetic and comparisons, arguments of
+    `torch` functions (not `out=`) and of the module's functions that only read them in turn (three calls deep), the
+    same for every view bound from it. It stays silent when the copy or `x` is written in place, stored, returned,
+    put in a container, captured by a closure or handed to any other call (a submodule, another object's method),
+    any of which may be why the copy is there.
+
+    ## Why it matters
+    `clone()` allocates and copies the whole tensor on every call. A copy protects against a write (into it, or into
+    the original while it is kept); where nothing writes, it is pure cost: TorchRL's slice sampler cloned the
+    storage's trajectory column on every `sample()` (PR #2671), vLLM's CUTLASS MLA decode cloned both query parts on
+    every step (PR #24891), Sparse-vLLM cloned K in every layer (issue #13).
+
+    ## Example
+    ```python
+    vals = self._find_start_stop_traj(trajectory=trajectory.clone(), at_capacity=full)
+    ```
+
+    ## Fix
+    ```python
+    vals = self._find_start_stop_traj(trajectory=trajectory, at_capacity=full)
+    ```
+    No automatic fix: a later change that writes the tensor would need the copy back.
+    """
+
+    code = "VL313"
+    reports_a_cost = True
+    name = "needless-clone"
+    summary = "`.clone()` in a hot path of a tensor that nothing writes, the copy or the original"
+    hot_path_only = True
+    default_enabled = False
+    off_by_default_reason = (
+        "New in issue 26's twenty-ninth pass, from blind probes written from public fixes (TorchRL,\n"
+        "vLLM, Sparse-vLLM, ultralytics); what a callee of another module or a submodule does with the\n"
+        "copy is out of its sight, so it stays quiet there, and its precision on libraries is still\n"
+        "being measured (docs/precision/VL313.md).")
+
+    @classmethod
+    def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
+        return features.calls("clone")
+
+    def __init__(self, facts, options) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(facts, options)
+        self._arguments: set[int] = set()  # clone calls that are arguments of a call (seen from that call)
+        self._bindings: dict[int, cst.Call] = {}  # id(assign) -> its `.clone()` value
+
+    def visit_Call(self, node: cst.Call) -> None:
+        facts = self.facts
+        if not facts.in_hot_path:
+            return
+        if self._is_clone(node):
+            return  # (judged from the call it is an argument of, or the assignment that binds it)
+        graph = facts.summaries.callgraph if facts.summaries is not None else None
+        if graph is None:
+            return
+        for position, arg in enumerate(node.args):
+            if arg.star or not (isinstance(arg.value, cst.Call) and self._is_clone(arg.value)):
+                continue
+            target = self._callee(node)
+            if target is None:
+                continue
+            info = graph.functions[target]
+            name = arg.keyword.value if arg.keyword is not None else info.positional[position] \
+                if position < len(info.positional) else None
+            if name is not None and parameter_read_only(graph, target, name):
+                self._report(arg.value, f"`{target}` only reads its `{name}`")
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        facts = self.facts
+        value = node.value
+        if not (facts.in_hot_path and isinstance(value, cst.Call) and self._is_clone(value) and len(node.targets) == 1
+                and isinstance(node.targets[0].target, cst.Name)):
+            return
+        graph = facts.summaries.callgraph if facts.summaries is not None else None
+        function = facts.contexts.function
+        if graph is None or function is None or not isinstance(function.node, cst.FunctionDef):
+            return
+        key = FunctionKey(function.class_name, function.node.name.value)
+        line = self._ast_line(graph, key, function.node, node)
+        if line is None:
+            return
+        bound = node.targets[0].target.value
+        original = dotted_name(value.func.value)  # type: ignore[attr-defined]
+        if original is None or "." in original:
+            return  # `self.state.clone()`: whoever else holds the object may write it
+        if not local_read_only(graph, key, bound, line) or (original != bound and not local_read_only(graph, key, original, line)):
+            return
+        self._report(value, f"the rest of `{key}` only reads `{bound}`" + (f" and `{original}`" if original != bound else ""))
+
+    def _is_clone(self, node: cst.Call) -> bool:
+        func = node.func
+        return isinstance(func, cst.Attribute) and func.attr.value == "clone" \
+            and all(arg.keyword is not None and arg.keyword.value == "memory_format" for arg in node.args) \
+            and self.facts.value_of(func.value).is_tensor
+
+    def _callee(self, call: cst.Call) -> Optional[FunctionKey]:
+        """The one function of this module that `call` runs: `name(...)` of a module-level function, or
+        `self.method(...)`/`cls.method(...)` of the class's own (or inherited) method."""
+        graph = self.facts.summaries.callgraph  # type: ignore[union-attr]
+        func = call.func
+        if isinstance(func, cst.Name):
+            key = FunctionKey(None, func.value)
+            return key if key in graph.functions else None
+        if isinstance(func, cst.Attribute) and dotted_name(func.value) in ("self", "cls"):
+            owner = graph.defining_class(self.facts.class_name, func.attr.value)
+            if owner is None or graph.overrides(FunctionKey(owner, func.attr.value)):
+                return None  # a subclass may run another method
+            key = FunctionKey(owner, func.attr.value)
+            return key if key in graph.functions else None
+        return None
+
+    @staticmethod
+    def _ast_line(graph, key: FunctionKey, function: cst.FunctionDef, assign: cst.Assign) -> Optional[int]:  # type: ignore[no-untyped-def]
+        """The line of `assign` in the module's `ast`: the same-numbered `name = ….clone()` of the function there."""
+        info = graph.functions.get(key)
+        if info is None:
+            return None
+        name = assign.targets[0].target.value  # type: ignore[attr-defined]
+        in_cst = [n for n in descendants(function.body) if isinstance(n, cst.Assign) and len(n.targets) == 1
+                  and isinstance(n.targets[0].target, cst.Name) and n.targets[0].target.value == name
+                  and isinstance(n.value, cst.Call) and isinstance(n.value.func, cst.Attribute) and n.value.func.attr.value == "clone"]
+        in_ast = sorted((n for n in ast.walk(info.node) if type(n) is ast.Assign and len(n.targets) == 1
+                         and type(n.targets[0]) is ast.Name and n.targets[0].id == name and type(n.value) is ast.Call
+                         and type(n.value.func) is ast.Attribute and n.value.func.attr == "clone"),
+                        key=lambda n: (n.lineno, n.col_offset))
+        if len(in_cst) != len(in_ast) or not any(n is assign for n in in_cst):
+            return None
+        return in_ast[next(i for i, n in enumerate(in_cst) if n is assign)].lineno  # type: ignore[no-any-return]
+
+    def _report(self, clone: cst.Call, why: str) -> None:
+        facts = self.facts
+        receiver = clone.func.value  # type: ignore[attr-defined]
+        self.report(
+            clone,
+            f"`{facts.short_source(clone)}` copies `{facts.short_source(receiver, 40)}` on every call of hot path "
+            f"{facts.hot_path_name}, and nothing writes the copy or the original ({why}): the copy protects nothing",
+            fix_message=f"use `{facts.short_source(receiver, 40)}` itself",
+        )
