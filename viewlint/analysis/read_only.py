@@ -75,6 +75,9 @@ def _reads_only(graph: CallGraph, key: FunctionKey, function: ast.AST, name: str
     for node in ast.walk(function):
         if type(node) in (ast.Global, ast.Nonlocal) and tracked & set(node.names):  # type: ignore[attr-defined]
             return False
+        if type(node) is ast.AugAssign and type(node.target) is ast.Name and node.target.id in tracked \
+                and node.lineno >= after_line:  # type: ignore[attr-defined]
+            return False  # `mask &= ~keep`: in place, for a tensor
     return True
 
 
