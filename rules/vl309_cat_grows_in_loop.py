@@ -100,7 +100,7 @@ class CatGrowsInLoop(Rule):
             return
         loop = self._innermost_loop()
         if "." not in target and (loop is None or "[" in target):  # (a loop over the keys grows each entry once)
-            fed = self._fed_back_by_a_caller(target)
+            fed = self._fed_back_by_a_caller(target, join)
             if fed is not None:
                 # `data3d[k] = torch.cat([data3d[k], piece])` in a helper whose caller loops `data = self.cat(data, out)`:
                 # the caller's container grows by one piece per iteration, through the helper.
@@ -171,7 +171,7 @@ class CatGrowsInLoop(Rule):
             ends = tuple(end.value if isinstance(end, cst.Subscript) else end for end in ends)
         return value if any((dotted_name(end) or _entry(end) or _parameter_entry(end)) == target for end in ends) else None
 
-    def _fed_back_by_a_caller(self, target: str) -> Optional[str]:
+    def _fed_back_by_a_caller(self, target: str, join: cst.Call) -> Optional[str]:
         """How a caller calls this function in a loop, handing it on each iteration the same `target` (a parameter the
         function returns, or a parameter container whose entry it grows in place): "`System.forward` calls it on
         every iteration of a loop with the same `data`"; None when no caller does."""
@@ -182,11 +182,17 @@ class CatGrowsInLoop(Rule):
             return None
         root = target.split("[", 1)[0]
         params = [p.name.value for p in function.node.params.params]
-        if root not in params:
-            return None
-        if "[" not in target and not any(isinstance(n, cst.Return) and n.value is not None
-                                         and dotted_name(n.value) == root for n in descendants(function.node.body)):
-            return None  # a grown local the function keeps to itself
+        if root not in params or _doubles(join, target, function.node):
+            return None  # (`torch.cat([tensor[cls_slice], tensor])`: a part of itself, not new data)
+        if "[" not in target:
+            after = False
+            returns = []
+            for node in descendants(function.node.body):
+                after = after or node is join
+                if after and isinstance(node, cst.Return):
+                    returns.append(node)
+            if not returns or any(n.value is None or dotted_name(n.value) != root for n in returns):
+                return None  # a grown local the function keeps to itself, or hands back only a part of
         graph = summaries.callgraph
         key = FunctionKey(function.class_name, function.node.name.value)
         info = graph.functions.get(key)

@@ -458,3 +458,57 @@ def test_without_the_clones_the_inputs_and_the_result_are_the_same():
     assert torch.equal(q, before)  # nothing wrote the original: the copy protected nothing
     assert torch.equal(out, decode._padded(q, cache))
 
+
+# ---------------------------------------------------------------- look-alikes met on transformers
+LOOK_ALIKES = """
+    import torch
+
+
+    class DropoutContext:
+        def __init__(self):
+            self.dropout = 0.1
+
+
+    def get_mask(input, local_context):
+        if not isinstance(local_context, DropoutContext):
+            dropout = local_context
+        else:
+            dropout = local_context.dropout
+        if dropout > 0:
+            return (1 - torch.empty_like(input).bernoulli_(1 - dropout)).to(torch.bool), dropout
+        return None, dropout
+
+
+    class XDropout(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, input, local_ctx):
+            mask, dropout = get_mask(input, local_ctx)
+            if dropout > 0:
+                return input.masked_fill(mask, 0) / (1 - dropout)
+            return input
+
+
+    def stride_pool(tensor, axis):
+        if isinstance(axis, (list, tuple)):
+            for ax in axis:
+                tensor = stride_pool(tensor, ax)
+            return tensor
+        tensor = torch.cat([tensor[:1], tensor], dim=axis)
+        return tensor[::2]
+"""
+
+
+def test_an_object_handed_to_an_autograd_function_is_no_tensor():
+    found = _lint(LOOK_ALIKES)
+    assert not [f for f in found if f[1] == "VL403"]  # `dropout` is a float a `DropoutContext` holds
+    assert not [f for f in found if f[1] == "VL309"]  # each call hands back half of what it joined: nothing grows
+
+
+def test_the_look_alikes_behave_as_read():
+    scope = _run(LOOK_ALIKES)
+    torch = scope["torch"]
+    out = scope["XDropout"].apply(torch.ones(4, 4), 0.0)
+    assert torch.equal(out, torch.ones(4, 4))
+    pooled = scope["stride_pool"](torch.arange(8.0), [0, 0])
+    assert pooled.shape == (3,)  # 8 -> 9 -> 5 -> 6 -> 3: shrinks, never grows
+

@@ -55,17 +55,29 @@ _HOST_BUILTINS = frozenset({"max", "min", "len", "sum", "range", "list", "tuple"
 
 
 def _passed_through(function: cst.FunctionDef, index: ModuleIndex) -> frozenset[str]:
-    """The parameters a function of the module only hands on: each use is a branch of a conditional expression, a
-    `return`, a comparison (`v is not None`) or an argument of another function of the module (x-transformers'
-    `default(v, d)`: `return v if exists(v) else d`). Handing a value to it says nothing of what the value is."""
+    """The parameters a function of the module only hands on or reads as an object: each use is a branch of a
+    conditional expression, a `return`, a comparison (`v is not None`), an argument of another function of the module
+    (x-transformers' `default(v, d)`: `return v if exists(v) else d`), a type test or an attribute no tensor has.
+    Handing a value to it says nothing of what the value is."""
     params = {p.name.value for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)}
     neutral: dict[str, bool] = {name: True for name in params}
+    aliased: set[str] = set()  # bound to another name (`dropout = local_context`): neutral beside a type test only
+    tested_names: set[str] = set()
     for node, parent, grand in _reads(function, params):
         handed = type(parent) is cst.Arg and type(grand) is cst.Call \
             and (dotted_name(grand.func) or "") in index.defined_functions  # type: ignore[attr-defined]
-        if not (handed or type(parent) in (cst.IfExp, cst.Return, cst.Comparison, cst.ComparisonTarget)):
+        # An object's own attributes (`local_context.dropout`) or a type test (`isinstance(ctx, DropoutContext)`):
+        # an object of some class, not a tensor's data (sew-d's `get_mask(input, local_context)`).
+        attribute = type(parent) is cst.Attribute and parent.value is node \
+            and parent.attr.value not in sem.ARRAY_METHODS and type(grand) is not cst.Call  # type: ignore[attr-defined]
+        tested = type(parent) is cst.Arg and type(grand) is cst.Call and dotted_name(grand.func) in ("isinstance", "hasattr")  # type: ignore[attr-defined]
+        if tested:
+            tested_names.add(node.value)
+        if type(parent) is cst.Assign:
+            aliased.add(node.value)
+        elif not (handed or attribute or tested or type(parent) in (cst.IfExp, cst.Return, cst.Comparison, cst.ComparisonTarget)):
             neutral[node.value] = False
-    return frozenset(name for name, only in neutral.items() if only)
+    return frozenset(name for name, only in neutral.items() if only and (name not in aliased or name in tested_names))
 
 
 def _reads(function: cst.FunctionDef, names: set[str]) -> Iterator[tuple[cst.Name, Optional[cst.CSTNode], Optional[cst.CSTNode]]]:
