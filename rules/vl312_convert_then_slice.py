@@ -7,6 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from viewlint.analysis import features, semantics
+from viewlint.analysis.tree import dotted_name
 from viewlint.analysis.values import Kind
 from viewlint.rule import Rule
 
@@ -17,10 +18,12 @@ _CONVERSIONS = semantics.DTYPE_CAST_METHODS | semantics.DEVICE_MOVE_METHODS | {"
 class ConvertThenSlice(Rule):
     """
     ## What it does
-    Flags, in a hot path (see VL401), a conversion of a tensor to another device or dtype whose result is then
-    sliced: `self.pos_freqs.to(device)[start:end]`, `lens.long()[:n]`, `wave.to(torch.float32)[:, :max_len]`. Only
-    slices that drop elements (a bound or a step) count, with integers, `None` and `...` beside them: an index that
-    keeps everything (`x.float()[..., None]`, `x.float()[:]`) or selects with a tensor is left alone.
+    Flags, in a hot path (see VL401), a conversion to another device or dtype of a tensor the object or the module
+    keeps (a table: `self.pos_freqs`, `self.cos_cached`, a module-level tensor) whose result is then sliced:
+    `self.pos_freqs.to(device)[start:end]`. Only slices that drop elements (a bound or a step) count, with integers,
+    `None` and `...` beside them: an index that keeps everything (`x.float()[..., None]`, `x.float()[:]`) or selects
+    with a tensor is left alone. A tensor the call made or was handed (`lens.long()[:n]`) is left alone too: what it
+    keeps is most of it, more often than not.
 
     ## Why it matters
     A conversion that changes anything copies the whole tensor: `self.pos_freqs.to(device)` moves the entire
@@ -64,6 +67,9 @@ class ConvertThenSlice(Rule):
             return
         receiver = call.func.value
         facts = self.facts
+        held = dotted_name(strip_views(receiver)) or ""
+        if not (held.startswith("self.") or (held in facts.index.module_names and held not in facts.index.aliases)):
+            return  # a tensor this call made or was handed is mostly what is kept; a table the object keeps is not
         value = facts.value_of(receiver)
         if value.kind is not Kind.TENSOR and not (method not in ("to", "type", "int", "float", "bool", "long")
                                                      and value.kind is Kind.UNKNOWN):
@@ -87,6 +93,17 @@ class ConvertThenSlice(Rule):
         if method == "to" and call.args and isinstance(call.args[0].value, cst.SimpleString):
             return call.args[0].value.value.strip("'\"") == "cpu" and bool(value.cpu)
         return False
+
+
+def strip_views(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`self.table` of `self.table.detach()`: what a chain of views and `.data` reads."""
+    while True:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("detach",):
+            node = node.func.value
+        elif isinstance(node, cst.Attribute) and node.attr.value == "data":
+            node = node.value
+        else:
+            return node
 
 
 def _drops_elements(node: cst.Subscript) -> bool:
