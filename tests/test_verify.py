@@ -31,6 +31,7 @@ NOT_RUN_ON_CPU = {
     ("positive_move_then_cast.py", 7): "`upload` runs only when CUDA is available (on the CPU its move is a no-op)",
     ("positive_move_then_cast.py", 11): "`upload_cuda` runs only when CUDA is available",
     ("positive_transfer_in_forward.py", 24): "the `torch.compile`d function is never called",
+    ("positive_convert_then_slice.py", 22): "`forward_moved` runs only when CUDA is available (on the CPU its move is a no-op)",
 }
 
 

@@ -29,5 +29,5 @@ PROBE_MODULE = "__viewlint__"
 # Rule families: which planner (instrument) and which judge (verdicts) handle which codes.
 RETENTION = ("VL101", "VL102", "VL103")
 LOST_WRITE = ("VL201", "VL202", "VL203")
-COPIES = ("VL302", "VL303", "VL304", "VL305", "VL308", "VL309", "VL310")
+COPIES = ("VL302", "VL303", "VL304", "VL305", "VL308", "VL309", "VL310", "VL311", "VL312", "VL313")
 SYNCS = ("VL401", "VL402", "VL403", "VL404", "VL405")
