@@ -11,7 +11,7 @@ from viewlint.analysis import features
 from viewlint.analysis.callgraph import FunctionInfo
 from viewlint.analysis.contexts import is_cached_function
 from viewlint.analysis.nodes import dotted
-from viewlint.analysis.tree import children, remembered, subtree
+from viewlint.analysis.tree import parent_map, remembered, subtree
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 
@@ -216,7 +216,7 @@ class AvoidableContiguous(Rule):
     def _parent_map(self, function: cst.FunctionDef) -> dict[int, cst.CSTNode]:
         found = self._parents.get(id(function))
         if found is None:
-            found = self._parents[id(function)] = remembered("parents", function, lambda: _parents_in(function))
+            found = self._parents[id(function)] = remembered("parents", function, lambda: parent_map(function))
         return found
 
     def _stride_free(self, node: cst.CSTNode, function: cst.FunctionDef, depth: int) -> bool:
@@ -365,13 +365,3 @@ def _torch_op(qualified: str) -> bool:
         and last[:1].islower() and last not in ("save", "load", "as_strided", "from_numpy") and last not in _RESHAPING
 
 
-def _parents_in(function: cst.FunctionDef) -> dict[int, cst.CSTNode]:
-    """The parent of each node under `function`, by the node's `id` (shared: not to be changed)."""
-    found: dict[int, cst.CSTNode] = {}
-    stack: list[cst.CSTNode] = [function]
-    while stack:
-        node = stack.pop()
-        for child in children(node):
-            found[id(child)] = node
-            stack.append(child)
-    return found
