@@ -115,20 +115,13 @@ class NeedlessClone(Rule):
             and self.facts.value_of(func.value).is_tensor
 
     def _callee(self, call: cst.Call) -> Optional[FunctionKey]:
-        """The one function of this module that `call` runs: `name(...)` of a module-level function, or
-        `self.method(...)`/`cls.method(...)` of the class's own (or inherited) method."""
-        graph = self.facts.summaries.callgraph  # type: ignore[union-attr]
-        func = call.func
-        if isinstance(func, cst.Name):
-            key = FunctionKey(None, func.value)
-            return key if key in graph.functions else None
-        if isinstance(func, cst.Attribute) and dotted_name(func.value) in ("self", "cls"):
-            owner = graph.defining_class(self.facts.class_name, func.attr.value)
-            if owner is None or graph.overrides(FunctionKey(owner, func.attr.value)):
-                return None  # a subclass may run another method
-            key = FunctionKey(owner, func.attr.value)
-            return key if key in graph.functions else None
-        return None
+        """The one function of this module that `call` runs, as the summaries resolve it (a function, a method of the
+        class, a submodule's `forward`); None where a subclass may run another."""
+        summaries = self.facts.summaries
+        info = summaries.resolve(call, self.facts.evaluator, {}) if summaries is not None else None
+        if info is None or summaries.callgraph.overrides(info.key):  # type: ignore[union-attr]
+            return None
+        return info.key
 
     @staticmethod
     def _ast_line(graph, key: FunctionKey, function: cst.FunctionDef, assign: cst.Assign) -> Optional[int]:  # type: ignore[no-untyped-def]
