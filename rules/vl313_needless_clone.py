@@ -11,6 +11,7 @@ from viewlint.analysis import features
 from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.read_only import local_read_only, parameter_read_only
 from viewlint.analysis.tree import descendants, dotted_name
+from viewlint.analysis.values import Provenance
 from viewlint.rule import Rule
 
 
@@ -104,9 +105,25 @@ class NeedlessClone(Rule):
         original = dotted_name(value.func.value)  # type: ignore[attr-defined]
         if original is None or "." in original:
             return  # `self.state.clone()`: whoever else holds the object may write it
+        if not self._own_or_handed(original, function.node, node):
+            return  # read out of an object (`cache.get_conv_state(i)`): a call on that object may write it meanwhile
         if not local_read_only(graph, key, bound, line) or (original != bound and not local_read_only(graph, key, original, line)):
             return
         self._report(value, f"the rest of `{key}` only reads `{bound}`" + (f" and `{original}`" if original != bound else ""))
+
+    def _own_or_handed(self, name: str, function: cst.FunctionDef, assign: cst.Assign) -> bool:
+        """`name` holds a tensor this function made (a torch computation: nothing else refers to it) or a parameter
+        it has not rebound before `assign` (what the caller holds, which this function's calls do not reach)."""
+        if self.facts.value_of(cst.Name(name)).provenance is Provenance.FRESH:
+            return True
+        if name not in {p.name.value for p in (*function.params.params, *function.params.kwonly_params)}:
+            return False
+        for node in descendants(function.body):
+            if node is assign:
+                return True
+            if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name) and node.target.value == name:
+                return False
+        return False
 
     def _is_clone(self, node: cst.Call) -> bool:
         func = node.func

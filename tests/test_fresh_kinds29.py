@@ -438,6 +438,12 @@ CLONES = """
             q = q.clone()
             q.mul_(2)
             return self._padded(q, cache)
+
+        def forward_cached(self, q: torch.Tensor, states):
+            ctx = states.get_state(0)
+            previous = ctx.clone()
+            states.update_state(0, q)
+            return previous * 2
 """
 
 
@@ -446,6 +452,7 @@ def test_a_clone_nothing_writes_is_flagged():
     assert (18, "VL313") in found  # the rest of `forward` only reads `q`
     assert (19, "VL313") in found  # `_padded` only reads its `q`, and `_decode` only reads its second argument
     assert not [f for f in found if f[0] == 22]  # the copy is written
+    assert not [f for f in found if f[0] == 28]  # read out of an object whose next call may write it (a cache)
 
 
 def test_without_the_clones_the_inputs_and_the_result_are_the_same():
