@@ -7,9 +7,8 @@ from typing import Optional
 import libcst as cst
 
 from viewlint.analysis import features
-from viewlint.analysis.broadcasting import (
-    SHAPE_KEEPING_CONVERSIONS, broadcasting_read, repeats_only_unit_dims, strip_conversions, unit_dims,
-)
+from viewlint.analysis.broadcasting import broadcasting_read, repeats_only_unit_dims, strip_conversions, unit_dims
+from viewlint.analysis.semantics import SHAPE_KEEPING_CONVERSIONS
 from viewlint.analysis.tree import children, descendants, enclosing_statement, parent_map
 from viewlint.rule import Rule
 
@@ -62,7 +61,7 @@ class RepeatForBroadcast(Rule):
 
     @classmethod
     def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
-        return features.calls("repeat")
+        return ((features.flag("repeat-unit-dims"),),)
 
     def __init__(self, facts, options) -> None:  # type: ignore[no-untyped-def]
         super().__init__(facts, options)

@@ -11,8 +11,7 @@ from viewlint.analysis.tree import dotted_name
 from viewlint.analysis.values import Kind
 from viewlint.rule import Rule
 
-# Conversions that copy the whole tensor whenever they change anything.
-_CONVERSIONS = semantics.DTYPE_CAST_METHODS | semantics.DEVICE_MOVE_METHODS | {"to", "type"}
+_CONVERSIONS = semantics.CONVERTING_METHODS
 
 
 class ConvertThenSlice(Rule):
@@ -53,7 +52,7 @@ class ConvertThenSlice(Rule):
 
     @classmethod
     def prefilter_needs(cls, index: object, settings: object) -> features.Needs:
-        return features.calls(*sorted(_CONVERSIONS))
+        return ((features.flag("converted-slice"),),)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         call = node.value

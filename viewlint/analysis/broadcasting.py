@@ -8,15 +8,14 @@ a comparison, `torch.where`, an attention mask) does not need the copy. Read off
 
 from __future__ import annotations
 
+import ast
 from typing import Callable, NamedTuple, Optional
 
 import libcst as cst
 
+from viewlint.analysis.semantics import CONVERTING_METHODS, SHAPE_KEEPING_CONVERSIONS
 from viewlint.analysis.tree import dotted_name
 
-# Conversions that keep a tensor's shape (looked through: `x.unsqueeze(1).float()` has the same size-1 dimension).
-SHAPE_KEEPING_CONVERSIONS = frozenset({"to", "float", "half", "bfloat16", "double", "long", "int", "bool", "type",
-                                       "type_as", "byte"})
 # `torch.where`'s three operands and an attention function's mask broadcast against the other operands.
 _BROADCASTING_FUNCTIONS = frozenset({"where"})  # as `torch.where`
 _MASK_KEYWORD = "attn_mask"
@@ -143,3 +142,28 @@ def broadcasting_read(node: cst.CSTNode, parents: "dict[int, cst.CSTNode]",
     if name == "masked_fill" and isinstance(call.func, cst.Attribute) and parent.keyword is None:
         return position == 0  # `x.masked_fill(mask, value)`: the mask broadcasts to `x`
     return False
+
+
+def makes_unit_dims(node: ast.AST) -> bool:
+    """On the module's `ast`, for the prefilter: `x.unsqueeze(d)` or `x[..., None]` under shape-keeping conversions, where
+    `unit_dims` may find size-1 dimensions (it reads the libcst node the rule is given, with the positions)."""
+    while type(node) is ast.Call and type(node.func) is ast.Attribute \
+            and node.func.attr in SHAPE_KEEPING_CONVERSIONS:  # type: ignore[attr-defined]
+        node = node.func.value  # type: ignore[attr-defined]
+    if type(node) is ast.Call:
+        return type(node.func) is ast.Attribute and node.func.attr == "unsqueeze"  # type: ignore[attr-defined]
+    if type(node) is not ast.Subscript:
+        return False
+    index = node.slice  # type: ignore[attr-defined]
+    return any(type(e) is ast.Constant and e.value is None for e in (index.elts if type(index) is ast.Tuple else [index]))
+
+
+def sliced_conversion(node: ast.AST) -> bool:
+    """On the module's `ast`, for the prefilter: `x.to(d)[a:b]`, `x.long()[:n]`: a conversion's result sliced with a
+    bound or a step, what VL312 reads."""
+    value = node.value  # type: ignore[attr-defined]
+    if not (type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr in CONVERTING_METHODS):
+        return False
+    index = node.slice  # type: ignore[attr-defined]
+    return any(type(e) is ast.Slice and (e.lower is not None or e.upper is not None or e.step is not None)
+               for e in (index.elts if type(index) is ast.Tuple else [index]))

@@ -45,6 +45,8 @@ Flags:
   host (`torch.linalg.inv(a)`, `a.inverse()`).
 - `dead-loop-rebind`: a loop variable assigned a new value that nothing after reads (`for p in ps: p = p * 0.9`).
 - `update-assigned`: `a = b.<m>(...)` with `m` an out-of-place update (`index_copy`, `scatter`, ...).
+- `repeat-unit-dims`: `.repeat(...)` of `x.unsqueeze(d)` or of an index with `None` (under shape-keeping casts).
+- `converted-slice`: a conversion's result (`.to(...)`, `.float()`, `.cuda()`) sliced with a bound or a step.
 - `conversion-chain`: a cast called on a device move or a `.to(...)` (`x.cuda().half()`, `x.to(d).to(t)`);
   `tensor-conversion-chain`: one whose `x` is a call of a tensor factory (`torch.randn(n)`, any spelling: VL305
   needs the dtype a factory makes) and may be a tensor the walker knows (`tensor_may_be`).
@@ -73,6 +75,7 @@ import ast
 from typing import Callable, Iterable, Iterator, Optional
 
 from viewlint.analysis import host_syncs, semantics
+from viewlint.analysis.broadcasting import makes_unit_dims, sliced_conversion
 from viewlint.analysis.bindings import (BINDING_KINDS, PARAMETER, PASSED_PARAMETER, PLAIN_PARAMETER, Bindings, note_addition, note_binding,
                                         note_source, with_elements)
 from viewlint.analysis.module_index import ModuleIndex
@@ -348,6 +351,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                         converted.append(source)  # VL305 reads only a factory's tensor (its dtype is known)
                 if name == "contiguous" and not node.args and not node.keywords:  # type: ignore[attr-defined]
                     made_contiguous.append(inner)
+                if name == "repeat" and makes_unit_dims(inner):
+                    flags.add("repeat-unit-dims")  # `mask.unsqueeze(1).repeat(1, c, 1, 1)`, `x[:, None].repeat(1, n)`
                 if name == "contiguous" and (
                     (type(inner) is Attribute and inner.attr in semantics.TRANSPOSING_ATTRIBUTES)
                     or (type(inner) is Call and callee_name(inner.func) in semantics.TRANSPOSING_METHODS)
@@ -369,6 +374,8 @@ def collect(nodes: Iterable[ast.AST], retention: RetentionContext, into: Optiona
                                 and not (type(b) is ast.UnaryOp and type(b.operand) is ast.Constant))  # type: ignore[attr-defined]
         elif kind is Subscript:
             flags.add("partial-view")
+            if sliced_conversion(node):
+                flags.add("converted-slice")  # `self.pos_freqs.to(device)[a:b]`
             if maybe_advanced(node.slice):  # type: ignore[attr-defined]
                 flags.add("advanced-subscript")
                 subscripts.append(node)

@@ -377,6 +377,11 @@ RESTRIDING_INPLACE_METHODS = frozenset({"t_", "transpose_", "as_strided_", "swap
 # Conversions: methods that cast to a fixed dtype, and methods that move to a device.
 DTYPE_CAST_METHODS = frozenset({"float", "half", "bfloat16", "double", "long", "int", "short", "bool", "byte", "char"})
 DEVICE_MOVE_METHODS = frozenset({"cuda", "cpu", "xpu", "mps", "npu"})
+# Conversions that copy a whole tensor whenever they change anything (its dtype or its device).
+CONVERTING_METHODS = DTYPE_CAST_METHODS | DEVICE_MOVE_METHODS | {"to", "type"}
+# Conversions that keep a tensor's shape (looked through when reading which dimensions have size 1).
+SHAPE_KEEPING_CONVERSIONS = frozenset({"to", "float", "half", "bfloat16", "double", "long", "int", "bool", "type",
+                                       "type_as", "byte"})
 # The dtype each cast method converts to, as `torch.<name>` (for the `.to(device=…, dtype=…)` rewrite).
 CAST_METHOD_DTYPES = {
     "float": "torch.float32", "half": "torch.float16", "bfloat16": "torch.bfloat16", "double": "torch.float64",
