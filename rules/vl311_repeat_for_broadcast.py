@@ -9,7 +9,7 @@ import libcst as cst
 from viewlint.analysis import features
 from viewlint.analysis.broadcasting import broadcasting_read, repeats_only_unit_dims, strip_conversions, unit_dims
 from viewlint.analysis.semantics import SHAPE_KEEPING_CONVERSIONS
-from viewlint.analysis.tree import children, descendants, enclosing_statement, parent_map
+from viewlint.analysis.tree import children, descendants, enclosing, enclosing_statement, parent_map
 from viewlint.rule import Rule
 
 _SCOPES = (cst.FunctionDef, cst.Lambda)
@@ -132,9 +132,9 @@ class RepeatForBroadcast(Rule):
         order = list(descendants(scope))
         position = {id(n): i for i, n in enumerate(order)}
         start = position[id(assign)]
-        end = start + _size(assign, position, order)
-        loop = _enclosing(assign, parents, _LOOPS, scope)
-        loop_span = (position[id(loop)], position[id(loop)] + _size(loop, position, order)) if loop is not None else None
+        end = start + _size(assign, position)
+        loop = enclosing(assign, parents, _LOOPS, scope)
+        loop_span = (position[id(loop)], position[id(loop)] + _size(loop, position)) if loop is not None else None
         reads: list[cst.Name] = []
         rebound_at = None
         for index in range(end, len(order)):
@@ -153,7 +153,7 @@ class RepeatForBroadcast(Rule):
             looped = loop_span is not None and loop_span[0] <= index < loop_span[1]
             if not (after or looped) or _binds(node, parents) or not _read(node, parents):
                 continue
-            if _enclosing(node, parents, _SCOPES, scope) is not None:
+            if enclosing(node, parents, _SCOPES, scope) is not None:
                 return None
             reads.append(node)
         return reads
@@ -171,7 +171,7 @@ def _through_conversions(node: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> 
             return node
 
 
-def _size(node: cst.CSTNode, position: dict[int, int], order: list[cst.CSTNode]) -> int:
+def _size(node: cst.CSTNode, position: dict[int, int]) -> int:
     """How many nodes of the preorder `node`'s subtree spans (itself included)."""
     last = node
     while True:
@@ -179,16 +179,6 @@ def _size(node: cst.CSTNode, position: dict[int, int], order: list[cst.CSTNode])
         if not below:
             return position[id(last)] - position[id(node)] + 1
         last = below[-1]
-
-
-def _enclosing(node: cst.CSTNode, parents: dict[int, cst.CSTNode], kinds: tuple[type, ...],
-               scope: cst.CSTNode) -> Optional[cst.CSTNode]:
-    current = parents.get(id(node))
-    while current is not None and current is not scope:
-        if isinstance(current, kinds):
-            return current
-        current = parents.get(id(current))
-    return None
 
 
 def _same_or_outer_block(name: cst.Name, assign: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> bool:

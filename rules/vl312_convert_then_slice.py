@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import libcst as cst
 
 from viewlint.analysis import features, semantics
@@ -120,7 +118,7 @@ def _drops_elements(node: cst.Subscript) -> bool:
     return dropping
 
 
-def _basic(value: cst.BaseExpression) -> Optional[bool]:
+def _basic(value: cst.BaseExpression) -> bool:
     """`None`, `...` or an integer literal."""
     if isinstance(value, cst.Ellipsis) or isinstance(value, cst.Integer):
         return True

@@ -189,12 +189,21 @@ def parent_map(node: cst.CSTNode) -> dict[int, cst.CSTNode]:
     return parents
 
 
-def enclosing_statement(node: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> Optional[cst.CSTNode]:
-    """The innermost statement (a simple statement line or a compound statement) around `node`."""
-    current: Optional[cst.CSTNode] = node
-    while current is not None and not isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+def enclosing(node: cst.CSTNode, parents: dict[int, cst.CSTNode], kinds: tuple[type, ...],
+              scope: Optional[cst.CSTNode] = None) -> Optional[cst.CSTNode]:
+    """The innermost node of one of `kinds` around `node` (not `node` itself), below `scope` when given."""
+    current = parents.get(id(node))
+    while current is not None and current is not scope:
+        if isinstance(current, kinds):
+            return current
         current = parents.get(id(current))
-    return current
+    return None
+
+
+def enclosing_statement(node: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> Optional[cst.CSTNode]:
+    """The innermost statement (a simple statement line or a compound statement) around `node`, or `node` itself."""
+    statements = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+    return node if isinstance(node, statements) else enclosing(node, parents, statements)
 
 
 def own_nodes(function: cst.FunctionDef) -> Iterator[cst.CSTNode]:
