@@ -15,6 +15,9 @@ from viewlint.analysis.values import Provenance
 from viewlint.rule import Rule
 
 
+_HOST_READS = frozenset({"item", "tolist"})  # each reads the values out to new Python objects
+
+
 class NeedlessClone(Rule):
     """
     ## What it does
@@ -23,7 +26,8 @@ class NeedlessClone(Rule):
     name (`q = q.clone()`, `y = x.clone()`) that the rest of the function only reads, while it reads `x` only too.
     Reading means: attributes, methods without a trailing `_`, index reads, arithmetic and comparisons, arguments of
     `torch` functions (not `out=`) and of the module's functions that only read them in turn (three calls deep), the
-    same for every view bound from it. It stays silent when the copy or `x` is written in place, stored, returned,
+    same for every view bound from it. A copy read only by `.item()` or `.tolist()` (`loss.clone().detach().item()`)
+    is flagged too: those read the values out anyway. It stays silent when the copy or `x` is written in place, stored, returned,
     put in a container, captured by a closure or handed to any other call (a submodule, another object's method),
     any of which may be why the copy is there.
 
@@ -72,6 +76,12 @@ class NeedlessClone(Rule):
             return
         if self._is_clone(node):
             return  # (judged from the call it is an argument of, or the assignment that binds it)
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _HOST_READS and not node.args:
+            clone = self._copied_for(func.value)
+            if clone is not None:
+                self._report(clone, f"its one reader is `.{func.attr.value}()`, which copies to the host anyway")
+                return
         graph = facts.summaries.callgraph if facts.summaries is not None else None
         if graph is None:
             return
@@ -110,6 +120,18 @@ class NeedlessClone(Rule):
         if not local_read_only(graph, key, bound, line) or (original != bound and not local_read_only(graph, key, original, line)):
             return
         self._report(value, f"the rest of `{key}` only reads `{bound}`" + (f" and `{original}`" if original != bound else ""))
+
+    def _copied_for(self, read: cst.BaseExpression) -> Optional[cst.Call]:
+        """The `.clone()` of a tensor that `read` is, through `.detach()`: `loss.clone().detach()`."""
+        receiver = read
+        while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and not receiver.args:
+            if receiver.func.attr.value == "detach":
+                receiver = receiver.func.value
+                continue
+            if receiver.func.attr.value == "clone" and (self._is_clone(receiver) or self.facts.value_of(read).is_tensor):
+                return receiver
+            return None
+        return None
 
     def _own_or_handed(self, name: str, function: cst.FunctionDef, assign: cst.Assign) -> bool:
         """`name` holds a tensor this function made (a torch computation: nothing else refers to it) or a parameter

@@ -44,3 +44,35 @@ def test_a_docstring_type_with_a_list_or_number_alternative_is_not_a_tensor():
     guide, loc = scope["Guide"](), torch.zeros(3)
     assert guide.quantiles([0.05, 0.5, 0.95], loc).tolist() == [0.05000000074505806, 0.5, 0.949999988079071]
     assert guide.scaled(2.0, loc).tolist() == [0.0, 0.0, 0.0]  # a float: `torch.tensor` is the way to make it one
+
+
+# ------------------------------------------- VL313: a clone read only by `.item()` / `.tolist()`
+READ_OUT = """
+    import torch
+    import torch.nn.functional as F
+
+
+    class Trainer:
+        def train(self, model, opt, batches):
+            for x, y in batches:
+                opt.zero_grad()
+                loss = F.mse_loss(model(x), y)
+                aux = model.aux_loss(x)
+                self.last_aux = aux.clone().detach().item()
+                self.last_loss = loss.clone().item()
+                self.history = loss.detach().clone()
+                self.values = (loss * 2).clone().detach().tolist()
+                kept = loss.detach().clone()
+                kept.add_(1.0)
+                (loss + aux).backward()
+                opt.step()
+"""
+
+
+def test_a_clone_whose_only_reader_is_item_or_tolist_is_flagged():
+    found = _lint(READ_OUT)
+    assert sorted(line for line, code in found if code == "VL313") == [11, 12, 14]
+    torch = _run(READ_OUT)["torch"]
+    loss = torch.tensor(2.5)
+    assert loss.clone().detach().item() == loss.item() == 2.5  # the copy changes nothing that `.item()` reads
+    assert (loss * 2).clone().detach().tolist() == (loss * 2).tolist()
