@@ -76,3 +76,45 @@ def test_a_clone_whose_only_reader_is_item_or_tolist_is_flagged():
     loss = torch.tensor(2.5)
     assert loss.clone().detach().item() == loss.item() == 2.5  # the copy changes nothing that `.item()` reads
     assert (loss * 2).clone().detach().tolist() == (loss * 2).tolist()
+
+
+# ------------------------------------------- a collective writes its tensor: a clone before it protects the original
+COLLECTIVE = """
+    import torch
+    import torch.distributed as dist
+    from torch import nn
+
+
+    class ShardedLoss(nn.Module):
+        def forward(self, logits, world_size):
+            c_max, c_ids = torch.max(logits, -1, keepdim=True)
+            if world_size > 1:
+                local_max = c_max.clone()
+                torch.distributed.all_reduce(c_max, op=torch.distributed.ReduceOp.MAX)
+                return torch.where(local_max == c_max, c_ids, -1)
+            return c_ids
+
+
+
+    class Gathered(nn.Module):
+        def forward(self, logits, out):
+            kept = logits.clone()
+            torch.ops.mylib.gather_into(kept, out)
+            return (kept * 2).sum()
+
+
+    class Unsharded(nn.Module):
+        def forward(self, logits):
+            local = logits.clone()
+            return torch.where(local > 0, local, logits).sum()
+"""
+
+
+def test_a_clone_before_a_collective_or_a_custom_op_writes_is_needed():
+    found = _lint(COLLECTIVE)
+    assert [line for line, code in found if code == "VL313"] == [26]  # only the clone nothing writes
+    torch = _run(COLLECTIVE)["torch"]
+    c_max = torch.tensor([1.0, 5.0])
+    local_max = c_max.clone()
+    c_max.copy_(torch.tensor([4.0, 5.0]))  # what `all_reduce(MAX)` does to `c_max`, in place
+    assert (local_max == c_max).tolist() == [False, True]  # without the clone, both sides would be the reduced value

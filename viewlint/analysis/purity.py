@@ -34,7 +34,7 @@ _COMPUTING_BUILTINS = frozenset({
 # Modules whose functions compute values (the ones below are left out).
 _COMPUTING_MODULES = ("torch", "numpy", "math")
 _EFFECT_MODULES = ("torch.cuda", "torch.distributed", "torch.backends", "torch.random", "torch.distributions", "numpy.random",
-                   "torch.autograd", "torch.utils", "torch.library", "torch.compiler", "torch._")
+                   "torch.autograd", "torch.utils", "torch.library", "torch.compiler", "torch._", "torch.ops")  # custom ops write `out`
 _EFFECT_WORDS = ("save", "load", "seed", "set_", "print", "write", "synchronize", "empty_cache", "record", "register",
                  "barrier", "all_", "broadcast", "send", "recv", "use_", "compile")
 # Tensor methods that compute a value and change nothing (views, copies, casts, reads of metadata).
@@ -151,7 +151,7 @@ def _computes(graph: CallGraph, call: ast.Call, made: set[str], aliases: dict[st
         return False
     root = _root(func)
     if root is not None and root in aliases:
-        return _computing_function(qualify_name(graph.index, dotted(func)) or "")  # `torch.randn`, `np.sqrt`, `sqrt`
+        return computing_function(qualify_name(graph.index, dotted(func)) or "")  # `torch.randn`, `np.sqrt`, `sqrt`
     if type(func) is ast.Name:
         return root in _COMPUTING_BUILTINS or _makes_only(graph, root, depth - 1)  # type: ignore[arg-type]
     if root is not None and root in made:
@@ -160,7 +160,9 @@ def _computes(graph: CallGraph, call: ast.Call, made: set[str], aliases: dict[st
     return method in _COMPUTING_METHODS and not method.endswith("_")
 
 
-def _computing_function(qualified: str) -> bool:
+def computing_function(qualified: str) -> bool:
+    """`torch.softmax`, `np.sqrt`: a function that computes a value from its arguments and changes none of them (not
+    `torch.distributed.all_reduce(x)`, `torch.ops.lib.kernel(out, x)`, `torch.nn.init.zeros_(w)`)."""
     if not qualified.startswith(tuple(f"{m}." for m in _COMPUTING_MODULES)) or qualified.startswith(_EFFECT_MODULES):
         return False
     last = qualified.rsplit(".", 1)[-1]

@@ -19,6 +19,7 @@ from typing import Optional
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.callgraph import CallGraph, FunctionKey
 from viewlint.analysis.nodes import dotted, qualify_name
+from viewlint.analysis.purity import computing_function
 
 _MAX_DEPTH = 3
 # Builtins that read what they are given and keep none of it.
@@ -173,8 +174,8 @@ def _read_argument(graph: CallGraph, key: FunctionKey, call: ast.Call, position:
         return False
     func = call.func
     qualified = qualify_name(graph.index, dotted(func)) or ""
-    if qualified.startswith("torch.") and not qualified.rsplit(".", 1)[-1].endswith("_"):
-        return True
+    if qualified.startswith("torch.") and computing_function(qualified):
+        return True  # (`torch.distributed.all_reduce(x)` writes `x`)
     if type(func) is ast.Name and func.id in _READING_BUILTINS and func.id not in graph.index.defined_functions:
         return True
     targets = graph.call_targets(key, call)
