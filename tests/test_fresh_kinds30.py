@@ -118,3 +118,40 @@ def test_a_clone_before_a_collective_or_a_custom_op_writes_is_needed():
     local_max = c_max.clone()
     c_max.copy_(torch.tensor([4.0, 5.0]))  # what `all_reduce(MAX)` does to `c_max`, in place
     assert (local_max == c_max).tolist() == [False, True]  # without the clone, both sides would be the reduced value
+
+
+# ------------------------------------------- math methods the tables did not name keep the receiver's facts
+SCATTER = """
+    import torch
+    from torch import nn
+
+
+    class DataParallel(nn.Module):
+        def forward(self, data_list, device_ids):
+            num_devices = min(len(device_ids), len(data_list))
+            count = torch.tensor([data.numel() for data in data_list])
+            ptr = torch.cat([count.new_zeros(1), count.cumsum(0)])
+            device_id = num_devices * ptr.to(torch.float) / ptr[-1].item()
+            device_id = ((device_id[:-1] + device_id[1:]) / 2.0).to(torch.long)
+            split = device_id.bincount().cumsum(0)
+            split = torch.unique(split, sorted=True)
+            return split.tolist()
+
+
+    class Gate(nn.Module):
+        def forward(self, x: torch.Tensor, y: torch.Tensor):
+            m = x.maximum(y).erf()
+            if m.greater(0.5).any():
+                return m
+            return y
+"""
+
+
+def test_a_math_method_of_a_host_tensor_stays_on_the_host_and_of_a_tensor_is_one():
+    found = _lint(SCATTER)
+    assert [(line, code) for line, code in found if code.startswith("VL4")] == [(20, "VL403")]
+    scope = _run(SCATTER)
+    torch = scope["torch"]
+    assert scope["DataParallel"]()([torch.zeros(3), torch.zeros(5)], [0, 1]) == [1, 2]  # all of it on the CPU: no sync
+    m = torch.tensor([0.2, 0.9]).maximum(torch.tensor([0.1, 1.0])).erf()
+    assert m.device.type == "cpu" and isinstance(m.greater(0.5).any(), torch.Tensor)  # a tensor: `if` reads it back

@@ -26,8 +26,10 @@ from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.nodes import dotted, preorder
 from viewlint.analysis.once import is_cached
 
-# Method names too common to resolve by name alone: containers', tensors' and Python's protocols.
-_UNRESOLVED_METHOD_NAMES = sem.STORING_METHODS | sem.MAYBE_VIEW_METHODS | sem.VIEW_METHODS | sem.FRESH_METHODS | frozenset({
+# Method names too common to resolve by name alone: containers', tensors' and Python's protocols (not linear algebra's
+# `inverse`, `det`, `trace`: a module's own class with such a method is what `transform.inverse()` runs).
+_UNRESOLVED_METHOD_NAMES = sem.STORING_METHODS | sem.MAYBE_VIEW_METHODS | sem.VIEW_METHODS \
+    | (sem.FRESH_METHODS - sem.MATH_RESHAPING_METHODS) | frozenset({
     "get", "items", "keys", "values", "pop", "remove", "clear", "copy", "forward", "__call__", "__init__",
     "step", "zero_grad", "backward", "train", "eval", "run", "apply", "call", "close", "open", "read", "write",
     "format", "join", "split", "strip", "replace", "encode", "decode", "start", "stop", "reset", "load", "save",

@@ -13,17 +13,14 @@ from typing import Callable, Iterable, Optional
 
 # The host-sync tables live in `host_syncs`; they are asked here too, as they always were.
 from viewlint.analysis.host_syncs import (
-    HOST_SCALAR_METHODS as HOST_SCALAR_METHODS,
-    HOST_BOOL_READS as HOST_BOOL_READS,
-    HOST_SCALAR_BUILTINS as HOST_SCALAR_BUILTINS,
-    SECOND_ITEM_INDICES as SECOND_ITEM_INDICES,
-    SIZE_ARGUMENT_METHODS as SIZE_ARGUMENT_METHODS,
-    SIZE_ARGUMENT_FUNCTIONS as SIZE_ARGUMENT_FUNCTIONS,
-    SCALAR_KEYWORDS as SCALAR_KEYWORDS,
-    HOST_INT_PARAMETERS as HOST_INT_PARAMETERS,
+    HOST_SCALAR_METHODS as HOST_SCALAR_METHODS, HOST_BOOL_READS as HOST_BOOL_READS,
+    HOST_SCALAR_BUILTINS as HOST_SCALAR_BUILTINS, SECOND_ITEM_INDICES as SECOND_ITEM_INDICES,
+    SIZE_ARGUMENT_METHODS as SIZE_ARGUMENT_METHODS, SIZE_ARGUMENT_FUNCTIONS as SIZE_ARGUMENT_FUNCTIONS,
+    SCALAR_KEYWORDS as SCALAR_KEYWORDS, HOST_INT_PARAMETERS as HOST_INT_PARAMETERS,
     DATA_DEPENDENT_SHAPE_METHODS as DATA_DEPENDENT_SHAPE_METHODS,
     DATA_DEPENDENT_SHAPE_FUNCTIONS as DATA_DEPENDENT_SHAPE_FUNCTIONS,
 )
+from viewlint.analysis.math_methods import MATH_COMPARISON_METHODS, MATH_ELEMENTWISE_METHODS, MATH_RESHAPING_METHODS
 
 # Methods whose result is always a view of the receiver (same storage).
 VIEW_METHODS = frozenset(
@@ -143,13 +140,13 @@ REDUCTIONS = frozenset(
 BOOL_RESULT_METHODS = frozenset(
     {"eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "logical_not", "logical_and", "logical_or",
      "logical_xor", "isin", "bool", "isneginf", "isposinf", "isreal"}
-)
+) | MATH_COMPARISON_METHODS
 # Methods returning a tensor of the receiver's shape (its rank is kept).
 ELEMENTWISE_METHODS = frozenset(
     {"abs", "neg", "exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "relu", "clamp", "clamp_min", "clamp_max", "clip", "round", "floor", "ceil",
      "sign", "square", "pow", "add", "sub", "mul", "div", "masked_fill", "reciprocal", "sin", "cos", "float_power",
      "fmod", "remainder", "lerp", "nan_to_num", "where", "clone", "trunc", "exp2", "log2", "log1p", "expm1"}
-)
+) | MATH_ELEMENTWISE_METHODS
 # `torch.<name>` calls that do not return tensors (checked before the generic "a torch function returns a tensor").
 NON_TENSOR_TORCH_FUNCTIONS = frozenset(
     {"numel", "broadcast_shapes", "result_type", "promote_types", "can_cast", "device", "dtype", "Size", "no_grad",
@@ -365,7 +362,7 @@ FRESH_METHODS = frozenset(
         "amax", "amin", "logsumexp", "count_nonzero", "nan_to_num", "unique_consecutive", "isin",
         "diff",
     }
-)
+) | MATH_ELEMENTWISE_METHODS | MATH_COMPARISON_METHODS | MATH_RESHAPING_METHODS
 # Methods whose result is a new contiguous tensor whatever the receiver's layout.
 FRESH_CONTIGUOUS_METHODS = frozenset(
     {"matmul", "mm", "bmm", "index_select", "masked_select", "repeat", "repeat_interleave", "gather", "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "outer"}
