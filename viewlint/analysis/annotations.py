@@ -48,8 +48,8 @@ _DOC_TENSOR = re.compile(r"\b(?:torch\.)?(Long|Bool|Byte|Float|Int|Half)?Tensor\
 _DOC_ENTRY = r"(?:^|\n)([ \t]*)[*`]*{name}[*`]*[ \t]*[(:]([^\n]*(?:\n\1[ \t]+[^\n]*)?)"
 _DOC_SHAPE = re.compile(r"\b(?:shape|size)\s*`?\(([^()`\n]*)\)")
 _DOC_ARRAY = re.compile(r"\b(?:np|numpy)\.ndarray\b|\bndarray\b")
-# A type with a non-tensor alternative, `torch.Tensor or list`, `float | Tensor`: as `int | Tensor` annotated, the
-# value may be a plain number or a list (`Optional`/`or None` adds nothing).
+# A type with a non-tensor alternative, `torch.Tensor or list`, `float | Tensor`: the value may be a plain number or a
+# list, so it is a tensor on some paths only (`Optional`/`or None` adds nothing).
 _NON_TENSOR = r"(?:an?\s+)?`?(?:list|tuple|sequence|iterable|float|int|integer|number|scalar|str|string|bool)\b"
 _DOC_ALTERNATIVE = re.compile(rf"(?:\bor\b|\|)\s*{_NON_TENSOR}|{_NON_TENSOR}`?\s*(?:\bor\b|\|)", re.I)
 _DTYPE_WORD = r"(?:bool|boolean|float|int|integer|long|half)"
@@ -246,7 +246,8 @@ def docstring_value(docstring: Optional[str], name: str) -> Value:
         head = text[:80]
         found = _DOC_TENSOR.search(head)
         if found and _DOC_ALTERNATIVE.search(_DOC_DTYPES.sub("tensor", head)):
-            return UNKNOWN  # `:type quantiles: torch.Tensor or list`
+            # `timestep (int or torch.Tensor)`, `:type quantiles: torch.Tensor or list`: a tensor on some calls only.
+            return Value(kind=Kind.TENSOR, optional=True, why=f"docstring says `{name}` may be a tensor")
         if found:
             kind = (found.group(1) or "") if found.group(0) != "tensor" else ""
             facts = _TENSOR_ANNOTATIONS.get(f"{kind}Tensor", {}) if kind else {}
