@@ -172,3 +172,43 @@ def test_a_math_method_of_a_host_tensor_stays_on_the_host_and_of_a_tensor_is_one
     assert scope["DataParallel"]()([torch.zeros(3), torch.zeros(5)], [0, 1]) == [1, 2]  # all of it on the CPU: no sync
     m = torch.tensor([0.2, 0.9]).maximum(torch.tensor([0.1, 1.0])).erf()
     assert m.device.type == "cpu" and isinstance(m.greater(0.5).any(), torch.Tensor)  # a tensor: `if` reads it back
+
+
+# ------------------------------------------- VL101: a view put in a container of an object the caller handed in
+CALLER_HELD = """
+    import torch
+
+
+    class Req:
+        def __init__(self):
+            self.customized_info = None
+            self.history = []
+
+
+    class OutputProcessor:
+        def collect(self, i: int, req: Req, info: dict[str, torch.Tensor]):
+            if req.customized_info is None:
+                req.customized_info = {}
+            for k, v in info.items():
+                req.customized_info.setdefault(k, [])
+                req.customized_info[k].append(v[i])
+                req.history.append(v[i].clone())
+
+        def local(self, i: int, info: dict[str, torch.Tensor]):
+            rows = {}
+            for k, v in info.items():
+                rows.setdefault(k, []).append(v[i])
+            return sum(len(r) for r in rows.values())
+"""
+
+
+def test_a_view_kept_in_a_container_of_an_object_the_caller_holds_is_flagged():
+    found = _lint(CALLER_HELD)
+    assert [line for line, code in found if code.startswith("VL1")] == [16]
+    scope = _run(CALLER_HELD)
+    torch = scope["torch"]
+    req, batch = scope["Req"](), torch.zeros(64, 256)
+    scope["OutputProcessor"]().collect(3, req, {"scores": batch})
+    kept = req.customized_info["scores"][0]
+    assert kept.untyped_storage().nbytes() == batch.untyped_storage().nbytes() == 64 * 256 * 4  # all of the batch
+    assert req.history[0].untyped_storage().nbytes() == 256 * 4  # the clone keeps its row only

@@ -82,7 +82,7 @@ from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.callgraph import callgraph_of
 from viewlint.analysis.hooks import may_be_hooked, registered_hooks
 from viewlint.analysis.purity import makes_only
-from viewlint.analysis.retention import held_container, long_lived_receiver
+from viewlint.analysis.retention import held_container, long_lived_receiver, receiver_name
 from viewlint.analysis.nodes import callee_name, dotted, preorder
 from viewlint.analysis.chain_judges import chain_has, converts_a_name, gathered_in_chain, twin_may_be_tensor
 from viewlint.analysis.tensor_context import (HOST_COMPARISONS, PARTIAL_VIEW_CALLS, TensorContext, built_here,
@@ -166,7 +166,7 @@ class RetentionContext:
         return name is not None and held_container(name, self.index)
 
     def receiver(self, node: ast.AST, method: str) -> bool:
-        name = dotted(node)
+        name = receiver_name(node, dotted, ast.Subscript)  # type: ignore[arg-type]
         return name is not None and long_lived_receiver(name, method, self.index, self.long_lived_names)
 
 

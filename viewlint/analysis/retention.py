@@ -30,14 +30,32 @@ def held_container(name: str, index: ModuleIndex, class_name: Optional[str] = No
     return "." not in name and name in index.module_containers and not is_local(name)
 
 
+def _always(name: str) -> bool:
+    return True
+
+
+def receiver_name(node: object, dotted: Callable[[object], Optional[str]], subscript: type) -> Optional[str]:
+    """The dotted name of a receiver, through the subscripts that pick one of its containers: `req.info` for
+    `req.info[k]` (what `req.info[k].append(v)` fills is held where `req.info` is)."""
+    while isinstance(node, subscript):
+        node = node.value  # type: ignore[attr-defined]
+    return dotted(node)
+
+
 def long_lived_receiver(name: str, method: str, index: ModuleIndex, long_lived_names: Sequence[str], *,
                         class_name: Optional[str] = None, is_local: Callable[[str], bool] = _never,
-                        is_local_container: Callable[[str], bool] = _never) -> bool:
+                        is_local_container: Callable[[str], bool] = _never,
+                        is_caller_object: Callable[[str], bool] = _always) -> bool:
     """`name.method(value)` keeps `value` past the call's function: a container the class or module holds; any
-    self-held or module-level receiver of a container-only method (`append`, `setdefault`); a receiver named like
-    a cache, pool, store or registry (also when passed in: the caller keeps it), unless it is a container built
-    in this function."""
+    self-held or module-level receiver of a container-only method (`append`, `setdefault`); a container held in
+    an attribute of an object the caller handed in (`req.customized_info[k].append(v[i])`: the caller keeps `req`;
+    the walker says which names are such parameters, the prefilter takes any); a receiver named like a cache, pool,
+    store or registry (also when passed in: the caller keeps it), unless it is a container built in this
+    function."""
     if held_container(name, index, class_name, is_local):
+        return True
+    head, dot, _ = name.partition(".")
+    if dot and method in sem.CONTAINER_ONLY_METHODS and head not in ("self", "cls") and is_caller_object(head):
         return True
     if name.startswith("self.") and name[5:] in index.drained_attributes:
         return False  # `self.group.append(x)` where a method takes the group and sets it back to None

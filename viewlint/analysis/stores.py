@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 import libcst as cst
 
 from viewlint.analysis import semantics as sem
-from viewlint.analysis.retention import held_container, long_lived_receiver
+from viewlint.analysis.retention import held_container, long_lived_receiver, receiver_name
 from viewlint.analysis.contexts import ContextStack
 from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex
@@ -189,10 +189,11 @@ class StoreQuestions:
         return head in self.index.module_names and not self._is_local(head)
 
     def _long_lived_receiver(self, node: cst.BaseExpression, method: str) -> bool:
-        name = dotted_name(node)
+        name = receiver_name(node, dotted_name, cst.Subscript)  # type: ignore[arg-type]
         return name is not None and long_lived_receiver(
             name, method, self.index, self.settings.long_lived_names, class_name=self.class_name or "",
-            is_local=self._is_local, is_local_container=self._is_local_container)
+            is_local=self._is_local, is_local_container=self._is_local_container,
+            is_caller_object=self._is_parameter)
 
     def _accumulating_loop(self, receiver: cst.BaseExpression) -> Optional[tuple[cst.CSTNode, bool]]:
         """The innermost loop, when `receiver` is a list (or dict) this function builds before it and returns (or yields):
