@@ -199,6 +199,26 @@ CALLER_HELD = """
             for k, v in info.items():
                 rows.setdefault(k, []).append(v[i])
             return sum(len(r) for r in rows.values())
+
+
+    class CacheLayer:
+        def __init__(self):
+            self.cache = torch.zeros(4)
+
+        def update(self, x: torch.Tensor):
+            out = self.cache.clone()
+            self.cache.copy_(x)
+            return out
+
+
+    class PaddingCache:
+        def __init__(self):
+            self.layers = {}
+
+        def update(self, hidden: torch.Tensor, key):
+            if key not in self.layers:
+                self.layers[key] = CacheLayer()
+            return self.layers[key].update(hidden[0])
 """
 
 
@@ -212,3 +232,6 @@ def test_a_view_kept_in_a_container_of_an_object_the_caller_holds_is_flagged():
     kept = req.customized_info["scores"][0]
     assert kept.untyped_storage().nbytes() == batch.untyped_storage().nbytes() == 64 * 256 * 4  # all of the batch
     assert req.history[0].untyped_storage().nbytes() == 256 * 4  # the clone keeps its row only
+    cache, hidden = scope["PaddingCache"](), torch.ones(8, 4)
+    cache.update(hidden, "conv1")
+    assert cache.layers["conv1"].cache.untyped_storage().nbytes() == 4 * 4  # `update` copied the row: nothing pinned

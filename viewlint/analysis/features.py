@@ -166,7 +166,7 @@ class RetentionContext:
         return name is not None and held_container(name, self.index)
 
     def receiver(self, node: ast.AST, method: str) -> bool:
-        name = receiver_name(node, dotted, ast.Subscript)  # type: ignore[arg-type]
+        name = receiver_name(node, method, dotted, ast.Subscript)  # type: ignore[arg-type]
         return name is not None and long_lived_receiver(name, method, self.index, self.long_lived_names)
 
 

@@ -34,10 +34,11 @@ def _always(name: str) -> bool:
     return True
 
 
-def receiver_name(node: object, dotted: Callable[[object], Optional[str]], subscript: type) -> Optional[str]:
-    """The dotted name of a receiver, through the subscripts that pick one of its containers: `req.info` for
-    `req.info[k]` (what `req.info[k].append(v)` fills is held where `req.info` is)."""
-    while isinstance(node, subscript):
+def receiver_name(node: object, method: str, dotted: Callable[[object], Optional[str]], subscript: type) -> Optional[str]:
+    """The dotted name of a receiver; for a method only containers have, through the subscripts that pick one of the
+    receiver's containers: `req.info` for `req.info[k].append(v)` (what it fills is held where `req.info` is), but
+    not for `self.layers[k].update(x)`, a method of whatever object the container holds."""
+    while method in sem.CONTAINER_ONLY_METHODS and isinstance(node, subscript):
         node = node.value  # type: ignore[attr-defined]
     return dotted(node)
 

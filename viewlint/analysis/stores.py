@@ -189,7 +189,7 @@ class StoreQuestions:
         return head in self.index.module_names and not self._is_local(head)
 
     def _long_lived_receiver(self, node: cst.BaseExpression, method: str) -> bool:
-        name = receiver_name(node, dotted_name, cst.Subscript)  # type: ignore[arg-type]
+        name = receiver_name(node, method, dotted_name, cst.Subscript)  # type: ignore[arg-type]
         return name is not None and long_lived_receiver(
             name, method, self.index, self.settings.long_lived_names, class_name=self.class_name or "",
             is_local=self._is_local, is_local_container=self._is_local_container,
