@@ -1019,3 +1019,30 @@ def test_what_the_walker_reads_through_submodules_and_returned_objects_the_prefi
     from conftest import lint_both_paths
 
     assert lint_both_paths(source.lstrip("\n")) == expected
+
+
+def test_a_kept_statement_that_ends_in_a_line_continuation_keeps_the_blank_line_that_ends_it():
+    # DeepSpeed's `return qkvw, \` ... `bias, \` then a blank line: kept alone, the continuation ran into the end of
+    # the reduced text (or into the next kept statement), and libcst could not read the class.
+    source = textwrap.dedent(
+        """\
+        import torch
+
+
+        class Policy:
+            def attention(self, qw, kw):
+                qkvw = torch.cat((qw, kw), dim=0)
+                idx = torch.tensor([0])
+                qkvw[idx].fill_(0)
+                return qkvw, \\
+                       qw, \\
+
+            def mlp(self):
+                return 1
+        """
+    )
+    reduced = reduce(source)
+    assert reduced is not None and "qw, \\\n\n" in reduced
+    cst.parse_module(reduced)
+    found = [(d.start.row, d.code) for d in lint_text(source, "f.py", Settings(select=("ALL",)))]
+    assert found == [(8, "VL201")]  # and no VL000 "statement not analysed"

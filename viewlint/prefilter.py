@@ -473,6 +473,9 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
         lines = split_lines(text)
     rows = bytearray(len(lines) + 2)  # 1 = keep this row
     for first, last in keep:
+        # `return a, \` then a blank line: the statement goes on to the blank line, which ends it.
+        while last < len(lines) and lines[last - 1][0].endswith("\\") and not lines[last][0].strip():
+            last += 1
         rows[first:last + 1] = b"\x01" * (last + 1 - first)
     # The comment and blank lines just above a kept segment stay (libcst gives them to the
     # statement, and a `# viewlint: hot` marker may be among them); other lines are dropped.
