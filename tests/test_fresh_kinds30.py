@@ -235,3 +235,49 @@ def test_a_view_kept_in_a_container_of_an_object_the_caller_holds_is_flagged():
     cache, hidden = scope["PaddingCache"](), torch.ones(8, 4)
     cache.update(hidden, "conv1")
     assert cache.layers["conv1"].cache.untyped_storage().nbytes() == 4 * 4  # `update` copied the row: nothing pinned
+
+
+# ------------------------------------------- VL101: every piece of a split put in some parameter pins nothing extra
+DEFUSED = """
+    import torch
+    from torch import nn
+
+
+    class Fused(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn_qkvw = nn.Parameter(torch.randn(12, 4))
+
+
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.query, self.key, self.value = nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4)
+
+
+    def revert(child, orig_module):
+        qkvw = child.attn_qkvw.data
+        qw, kw, vw = torch.chunk(qkvw, 3, axis=0)
+        orig_module.query.weight.data = qw
+        orig_module.key.weight.data = kw
+        orig_module.value.weight.data = vw
+        return orig_module
+
+
+    def revert_query_only(child, orig_module):
+        qkvw = child.attn_qkvw.data
+        qw, kw, vw = torch.chunk(qkvw, 3, axis=0)
+        orig_module.query.weight.data = qw
+        return orig_module
+"""
+
+
+def test_every_piece_of_a_split_put_in_a_parameter_pins_nothing_extra():
+    found = _lint(DEFUSED)
+    assert [line for line, code in found if code == "VL101"] == [29]  # only the one that keeps a third of it
+    scope = _run(DEFUSED)
+    torch = scope["torch"]
+    child, attention = scope["Fused"](), scope["Attention"]()
+    scope["revert"](child, attention)
+    used = sum(p.weight.numel() * p.weight.element_size() for p in (attention.query, attention.key, attention.value))
+    assert attention.query.weight.untyped_storage().nbytes() == used  # the three pieces use all of the storage

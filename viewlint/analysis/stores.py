@@ -145,12 +145,15 @@ class StoreQuestions:
 
     def partitioned(self, value_node: cst.BaseExpression, base: Optional[str]) -> bool:
         """`layer.weight.data = w[i * rows:(i + 1) * rows]` in a loop, or `a.weight.data = w[:n]` and
-        `b.weight.data = w[n:]`: parameters that between them hold every part of one tensor pin nothing extra."""
-        if base is None or not isinstance(value_node, cst.Subscript):
-            return False
+        `b.weight.data = w[n:]`, or `q.weight.data = qw` ... for each of `qw, kw, vw = torch.chunk(qkvw, 3)`: parameters
+        that between them hold every part of one tensor pin nothing extra."""
         context = self.contexts.function
         scope = context.node if context is not None else None
-        if scope is None:
+        if scope is None or base is None:
+            return False
+        if isinstance(value_node, cst.Name):
+            return self._every_piece_stored(value_node.value, scope)
+        if not isinstance(value_node, cst.Subscript):
             return False
         bounds = {n.value for n in descendants(value_node) if isinstance(n, cst.Name)} - {base}
         loops = [c.node for c in self.contexts.contexts if c.kind == "loop" and c.node is not None]
@@ -169,6 +172,25 @@ class StoreQuestions:
                     and any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "data" for t in node.targets):
                 slices += 1
         return slices >= 2
+
+    def _every_piece_stored(self, name: str, scope: cst.CSTNode) -> bool:
+        """`name` is one of the names a whole split is unpacked into (`qw, kw, vw = torch.chunk(qkvw, 3)`), and each of
+        them is put in some `.data` in the function."""
+        pieces: Optional[list[str]] = None
+        stored: set[str] = set()
+        for node in descendants(scope):
+            if not isinstance(node, cst.Assign):
+                continue
+            for target in node.targets:
+                if isinstance(target.target, cst.Tuple):
+                    names = [e.value.value for e in target.target.elements if isinstance(e.value, cst.Name)]
+                    if name in names and len(names) == len(target.target.elements) \
+                            and self.value_of(node.value).whole_partition:
+                        pieces = names
+                elif isinstance(target.target, cst.Attribute) and target.target.attr.value == "data" \
+                        and isinstance(node.value, cst.Name):
+                    stored.add(node.value.value)
+        return pieces is not None and set(pieces) <= stored
 
     def outlives_function(self, expression: str) -> bool:
         """`self.<attr>…` or a module-level name: its storage stays alive whatever this function keeps."""
