@@ -51,33 +51,9 @@ def _host_use(node: cst.CSTNode, parent: Optional[cst.CSTNode], grand: Optional[
     return type(parent) is cst.Slice  # `x[:, :n]`: a bound
 
 
+# How many calls down a helper's use of its parameter counts as the caller's use of what it hands it.
+_HELPER_DEPTH = 3
 _HOST_BUILTINS = frozenset({"max", "min", "len", "sum", "range", "list", "tuple", "sorted", "int", "float", "enumerate", "zip"})
-
-
-def _passed_through(function: cst.FunctionDef, index: ModuleIndex) -> frozenset[str]:
-    """The parameters a function of the module only hands on or reads as an object: each use is a branch of a
-    conditional expression, a `return`, a comparison (`v is not None`), an argument of another function of the module
-    (x-transformers' `default(v, d)`: `return v if exists(v) else d`), a type test or an attribute no tensor has.
-    Handing a value to it says nothing of what the value is."""
-    params = {p.name.value for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)}
-    neutral: dict[str, bool] = {name: True for name in params}
-    aliased: set[str] = set()  # bound to another name (`dropout = local_context`): neutral beside a type test only
-    tested_names: set[str] = set()
-    for node, parent, grand in _reads(function, params):
-        handed = type(parent) is cst.Arg and type(grand) is cst.Call \
-            and (dotted_name(grand.func) or "") in index.defined_functions  # type: ignore[attr-defined]
-        # An object's own attributes (`local_context.dropout`) or a type test (`isinstance(ctx, DropoutContext)`):
-        # an object of some class, not a tensor's data (sew-d's `get_mask(input, local_context)`).
-        attribute = type(parent) is cst.Attribute and parent.value is node \
-            and parent.attr.value not in sem.ARRAY_METHODS and type(grand) is not cst.Call  # type: ignore[attr-defined]
-        tested = type(parent) is cst.Arg and type(grand) is cst.Call and dotted_name(grand.func) in ("isinstance", "hasattr")  # type: ignore[attr-defined]
-        if tested:
-            tested_names.add(node.value)
-        if type(parent) is cst.Assign:
-            aliased.add(node.value)
-        elif not (handed or attribute or tested or type(parent) in (cst.IfExp, cst.Return, cst.Comparison, cst.ComparisonTarget)):
-            neutral[node.value] = False
-    return frozenset(name for name, only in neutral.items() if only and (name not in aliased or name in tested_names))
 
 
 def _reads(function: cst.FunctionDef, names: set[str]) -> Iterator[tuple[cst.Name, Optional[cst.CSTNode], Optional[cst.CSTNode]]]:
@@ -92,12 +68,15 @@ def _reads(function: cst.FunctionDef, names: set[str]) -> Iterator[tuple[cst.Nam
 
 def used_as_tensors(function: cst.FunctionDef, index: ModuleIndex, info: ClassInfo,
                      forward_of: Callable[[str], Optional[cst.FunctionDef]],
-                     function_of: Callable[[str], Optional[cst.FunctionDef]] = lambda name: None) -> set[str]:
+                     function_of: Callable[[str], Optional[cst.FunctionDef]] = lambda name: None,
+                     depth: int = _HELPER_DEPTH) -> set[str]:
     """Names a function uses the way tensors are used: an array method or attribute (`x.shape`, `mask.any()`),
-    an argument of a `torch` function (not of a factory: `torch.arange(height)` takes a size), of a submodule (`self.proj(x)`) or of a function of this module,
-    tensor-style indexing (`x[:, 0]`), a matrix product. Given to a submodule whose class this module defines
-    (`self.pos_embed(img_shapes, txt_seq_lens)`), not where that class's `forward` uses the parameter only as a host
-    value is (`max(txt_seq_lens)`, `video_fhw[0]`)."""
+    an argument of a `torch` function (not of a factory: `torch.arange(height)` takes a size), of a submodule (`self.proj(x)`),
+    or of a function of this module that uses that parameter so in turn (two calls deep: `_kldiv_forward(y_pred,
+    y_true, log_target, reduction, eps)` makes tensors of the inputs it reads `.shape` of, not of the `eps` it gives
+    a kernel as `float(eps)`), tensor-style indexing (`x[:, 0]`), a matrix product. Given to a submodule whose class this
+    module defines (`self.pos_embed(img_shapes, txt_seq_lens)`), not where that class's `forward` uses the parameter
+    only as a host value is (`max(txt_seq_lens)`, `video_fhw[0]`)."""
     by_shape, calls = remembered("tensor uses", function, lambda: _tensor_uses(function))
     found: set[str] = set(by_shape)
     for node in calls:
@@ -115,15 +94,34 @@ def used_as_tensors(function: cst.FunctionDef, index: ModuleIndex, info: ClassIn
         helper = function_of(callee) if not submodule and not qualified.startswith("torch.") \
             and callee in index.defined_functions else None
         if helper is not None:
-            # `default(straight_through, self.training)`: a helper that only hands its parameter on.
+            # `default(straight_through, self.training)`: a helper that only hands its parameter on, or one that reads
+            # it as a host value (`float(eps)`), says nothing of a tensor; one that uses it as one does.
             params = [p.name.value for p in (*helper.params.posonly_params, *helper.params.params)]
-            host = remembered("passed-through parameters", helper, lambda: _passed_through(helper, index))
+            host = set(params) - _helper_tensor_parameters(helper, index, forward_of, function_of, depth - 1)
         for position, arg in enumerate(node.args):
             if not isinstance(arg.value, cst.Name) or arg.star:
                 continue
             parameter = arg.keyword.value if arg.keyword is not None else params[position] if position < len(params) else None
             if parameter not in host:
                 found.add(arg.value.value)
+    return found
+
+
+def _helper_tensor_parameters(helper: cst.FunctionDef, index: ModuleIndex,
+                              forward_of: Callable[[str], Optional[cst.FunctionDef]],
+                              function_of: Callable[[str], Optional[cst.FunctionDef]], depth: int) -> frozenset[str]:
+    """The parameters a function of the module uses as tensors (`used_as_tensors`, `depth` calls further down), once
+    per module and depth."""
+    if depth <= 0:
+        return frozenset()
+    key = ("helper tensor parameters", id(helper), depth)
+    known = index.memo.get(key)
+    if known is not None and known[0] is helper:  # type: ignore[index]
+        return known[1]  # type: ignore[index,no-any-return]
+    index.memo[key] = (helper, frozenset())  # (a recursive helper: what is being read says nothing yet)
+    params = {p.name.value for p in (*helper.params.posonly_params, *helper.params.params, *helper.params.kwonly_params)}
+    found = frozenset(used_as_tensors(helper, index, ClassInfo(name=""), forward_of, function_of, depth) & params)
+    index.memo[key] = (helper, found)
     return found
 
 
