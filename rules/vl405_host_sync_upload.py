@@ -21,7 +21,8 @@ class HostSyncUpload(Rule):
     known to be the CPU: `strides = torch.tensor([8, 16, 32], device=x.device)` in
     `forward`. `torch.tensor` is given host data unless the analysis knows a tensor
     (copy-constructing from a tensor warns); `torch.as_tensor` of an unknown value is not
-    flagged, as it returns a tensor it is given as it is.
+    flagged, as it returns a tensor it is given as it is. An empty literal (`torch.tensor([],
+    device=d)`) copies nothing and is not flagged.
 
     ## Why it matters
     PyTorch builds the tensor in pageable host memory and then copies it to the device
@@ -68,6 +69,8 @@ class HostSyncUpload(Rule):
         if not any(a.keyword is not None and a.keyword.value == "device" for a in node.args):
             return
         data = node.args[0].value
+        if isinstance(data, (cst.List, cst.Tuple)) and not data.elements:
+            return  # `torch.tensor([], device=d)`: no element, so no copy (the copy returns before it starts)
         held = self.facts.value_of(data)
         if not (is_host_data(data, held) or (
                 # `torch.tensor(t)` of a tensor warns (copy-construct with `t.clone()`): what it is given is host data

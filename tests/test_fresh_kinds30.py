@@ -281,3 +281,25 @@ def test_every_piece_of_a_split_put_in_a_parameter_pins_nothing_extra():
     scope["revert"](child, attention)
     used = sum(p.weight.numel() * p.weight.element_size() for p in (attention.query, attention.key, attention.value))
     assert attention.query.weight.untyped_storage().nbytes() == used  # the three pieces use all of the storage
+
+
+# ------------------------------------------- VL405: an empty literal uploads nothing
+EMPTY_UPLOAD = """
+    import torch
+    from torch import nn
+
+
+    class Attention(nn.Module):
+        def forward(self, q, bias1=None):
+            if bias1 is None:
+                bias1 = torch.tensor([], dtype=q.dtype, device=q.device)
+            scale = torch.tensor([0.5], dtype=q.dtype, device=q.device)
+            return q * scale, bias1
+"""
+
+
+def test_an_empty_literal_uploads_nothing():
+    found = _lint(EMPTY_UPLOAD)
+    assert [line for line, code in found if code == "VL405"] == [9]
+    torch = _run(EMPTY_UPLOAD)["torch"]
+    assert torch.tensor([], device="meta").numel() == 0  # nothing to copy
