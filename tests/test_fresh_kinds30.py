@@ -303,3 +303,50 @@ def test_an_empty_literal_uploads_nothing():
     assert [line for line, code in found if code == "VL405"] == [9]
     torch = _run(EMPTY_UPLOAD)["torch"]
     assert torch.tensor([], device="meta").numel() == 0  # nothing to copy
+
+
+# ------------------------------------------- what an autograd Function hands a helper is a tensor where the helper uses it so
+FUNCTION_INPUTS = """
+    import torch
+
+
+    def _kldiv_forward(y_pred, y_true, log_target, reduction, eps):
+        bt, v = y_pred.shape
+        out = torch.zeros(bt, v, device=y_pred.device)
+        launch(out, y_pred, y_true, float(eps), int(log_target))
+        return out
+
+
+    def launch(out, a, b, eps, log_target):
+        out.copy_(a - b + eps * log_target)
+
+
+    def flce_forward(_input, weight, target, ignore_index=-100):
+        target_mask = target != ignore_index
+        total_n_non_ignore = target_mask.sum().item()
+        return (_input @ weight.t()).sum() / total_n_non_ignore
+
+
+    class KLDiv(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, y_pred, y_true, reduction, log_target, eps):
+            return _kldiv_forward(y_pred.contiguous(), y_true.contiguous(), log_target, reduction, eps)
+
+
+    class FusedLinearCrossEntropy(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, _input, weight, target, ignore_index=-100):
+            return flce_forward(_input=_input, weight=weight, target=target, ignore_index=ignore_index)
+"""
+
+
+def test_a_function_input_handed_to_a_helper_is_a_tensor_only_where_the_helper_uses_it_as_one():
+    found = _lint(FUNCTION_INPUTS)
+    # `float(eps)`, `int(log_target)`: numbers the Function is given; `target_mask.sum().item()`: a sync on `target`.
+    assert [(line, code) for line, code in found if code.startswith("VL4")] == [(17, "VL401")]
+    scope = _run(FUNCTION_INPUTS)
+    torch = scope["torch"]
+    out = scope["KLDiv"].apply(torch.ones(2, 3), torch.zeros(2, 3), "sum", True, 1e-6)
+    assert out.shape == (2, 3)  # `eps` and `log_target` stay Python numbers all the way down
+    target = torch.tensor([1, -100, 2])
+    assert isinstance((target != -100).sum(), torch.Tensor)  # what `.item()` reads back is a tensor

@@ -162,7 +162,27 @@ def _tensor_uses(function: cst.FunctionDef) -> tuple[frozenset[str], tuple[cst.C
             found.add(name)
             if type(index) is Name:
                 found.add(index.value)  # type: ignore[attr-defined]  # the mask itself: an array of booleans
+    # A comparison whose result is used as an array (`target_mask = target != ignore_index`, `target_mask.sum()`): a
+    # number compared gives a `bool`, which has no `.sum()`, so what it compares is an array, but for parameters whose
+    # default is a number (`ignore_index=-100`): those are what the array is compared with.
+    numbers = _number_defaults(function)
+    for mask, compared in masks.items():
+        if mask in found:
+            found.update(compared - numbers)
     return frozenset(found), tuple(calls)
+
+
+def _number_defaults(function: cst.FunctionDef) -> set[str]:
+    """The parameters whose default is a number, a string or a bool literal."""
+    found = set()
+    for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params):
+        default = param.default
+        if type(default) is cst.UnaryOperation:
+            default = default.expression  # type: ignore[attr-defined]  # `-100`
+        if type(default) in (cst.Integer, cst.Float, cst.SimpleString) or (
+                type(default) is cst.Name and default.value in ("True", "False")):  # type: ignore[union-attr]
+            found.add(param.name.value)
+    return found
 
 
 def _compared_names(comparison: cst.Comparison) -> set[str]:
