@@ -350,3 +350,41 @@ def test_a_function_input_handed_to_a_helper_is_a_tensor_only_where_the_helper_u
     assert out.shape == (2, 3)  # `eps` and `log_target` stay Python numbers all the way down
     target = torch.tensor([1, -100, 2])
     assert isinstance((target != -100).sum(), torch.Tensor)  # what `.item()` reads back is a tensor
+
+
+# ------------------------------------------- a test-mode switch guards checks run on request
+TEST_MODE = """
+    import torch
+    from torch import nn
+
+
+    class SelfAttention(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.config = config
+            self.qkv = nn.Linear(8, 24)
+
+        def run_realtime_tests(self, q, k):
+            assert torch.all(q[:, 0] == k[:, 0]), "query and key rows differ"
+
+        def forward(self, x):
+            q, k, v = self.qkv(x).chunk(3, dim=-1)
+            if self.config.test_mode:
+                self.run_realtime_tests(q, q)
+            if self.config.check_rows:
+                assert torch.all(q == q)
+            return v
+"""
+
+
+def test_a_test_mode_switch_guards_checks_that_run_on_request():
+    found = _lint(TEST_MODE)
+    assert [(line, code) for line, code in found if code.startswith("VL4")] == [(19, "VL403")]
+    scope = _run(TEST_MODE)
+    torch = scope["torch"]
+
+    class Config:
+        test_mode, check_rows = False, False
+
+    attention = scope["SelfAttention"](Config())
+    assert attention(torch.randn(2, 8)).shape == (2, 8)  # with the switch off, no check runs

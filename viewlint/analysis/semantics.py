@@ -664,7 +664,7 @@ def is_module_input(name: str, has_annotation: bool, default_is_none_or_absent: 
 # Names and words in an `if` test that guard logging or once-per-interval work (hot-path inference).
 INTERVAL_WORDS = ("step", "iter", "epoch", "interval", "every", "freq", "period", "log")
 LOGGING_WORDS = ("log_interval", "logging_steps", "print_freq", "log_every", "debug", "verbose", "should_log", "epoch",
-                 "diagnostic")
+                 "diagnostic", "test_mode")  # (`if self.config.test_mode: self.run_realtime_tests()`: checks on request)
 # Words in an `if` test whose branch exists for a purpose other than the step itself: export and tracing
 # (`if torchvision._is_tracing():`, `torch.onnx.is_in_onnx_export()`), where what ONNX needs is run, and moving
 # to the host on request (`if force_cpu:`, `if cpu_offload:`), where the copy is the point.
