@@ -20,6 +20,7 @@ from viewlint.analysis import semantics as sem
 from viewlint.analysis.callgraph import CallGraph, FunctionKey
 from viewlint.analysis.nodes import dotted, qualify_name
 from viewlint.analysis.purity import computing_function
+from viewlint.analysis.tree import enclosing
 
 _MAX_DEPTH = 3
 # Builtins that read what they are given and keep none of it.
@@ -71,7 +72,8 @@ def _reads_only(graph: CallGraph, key: FunctionKey, function: ast.AST, name: str
     uses = [node for node in ast.walk(function) if type(node) is ast.Name and node.id in tracked
             and type(node.ctx) is ast.Load and node.lineno >= after_line]
     for use in uses:
-        if _in_nested_scope(use, parents, function) or not _read_use(graph, key, use, parents, tracked, depth):
+        nested = enclosing(use, parents, _SCOPES, scope=function) is not None  # read in a nested function, lambda or class
+        if nested or not _read_use(graph, key, use, parents, tracked, depth):
             return False
     for node in ast.walk(function):
         if type(node) in (ast.Global, ast.Nonlocal) and tracked & set(node.names):  # type: ignore[attr-defined]
@@ -98,15 +100,6 @@ def _view_of(value: ast.AST, tracked: set[str]) -> bool:
             return _view_of(value.body, tracked) or _view_of(value.orelse, tracked)  # type: ignore[attr-defined]
         else:
             return False
-
-
-def _in_nested_scope(node: ast.AST, parents: dict[int, ast.AST], function: ast.AST) -> bool:
-    current = parents.get(id(node))
-    while current is not None and current is not function:
-        if isinstance(current, _SCOPES):
-            return True
-        current = parents.get(id(current))
-    return False
 
 
 def _read_use(graph: CallGraph, key: FunctionKey, node: ast.AST, parents: dict[int, ast.AST], tracked: set[str],

@@ -189,9 +189,12 @@ def parent_map(node: cst.CSTNode) -> dict[int, cst.CSTNode]:
     return parents
 
 
-def enclosing(node: cst.CSTNode, parents: dict[int, cst.CSTNode], kinds: tuple[type, ...],
-              scope: Optional[cst.CSTNode] = None) -> Optional[cst.CSTNode]:
-    """The innermost node of one of `kinds` around `node` (not `node` itself), below `scope` when given."""
+Node = TypeVar("Node")  # a libcst or an `ast` node
+
+
+def enclosing(node: Node, parents: dict[int, Node], kinds: tuple[type, ...], scope: Optional[Node] = None) -> Optional[Node]:
+    """The innermost node of one of `kinds` around `node` (not `node` itself), below `scope` when given; on libcst's
+    tree or `ast`'s, with the parent map of either."""
     current = parents.get(id(node))
     while current is not None and current is not scope:
         if isinstance(current, kinds):
