@@ -385,11 +385,16 @@ class Facts(FlowHooks, StoreQuestions):
         nodes = self.index.segment_nodes.get(id(info.node)) if info is not None else None
         if nodes is None:
             return None
-        name = scope.name.value
-        matches = [n for n in nodes if type(n) in _DEFINITIONS and n.name == name]  # type: ignore[attr-defined]
+        memo = self.index.memo
+        by_name = memo.get(("definitions", id(info.node)))
+        if by_name is None:
+            by_name = memo[("definitions", id(info.node))] = {}
+            for n in nodes:
+                if type(n) in _DEFINITIONS:
+                    by_name.setdefault(n.name, []).append(n)  # type: ignore[attr-defined]
+        matches = by_name.get(scope.name.value, ())
         if len(matches) != 1:
             return None
-        memo = self.index.memo
         found = memo.get(("usage", id(matches[0])))
         if found is None:
             found = memo[("usage", id(matches[0]))] = _attribute_reads(
