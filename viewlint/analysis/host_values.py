@@ -54,6 +54,17 @@ def holds_host_items(annotation: Optional[ast.AST]) -> bool:
     return isinstance(item, ast.Name) and item.id in HOST_TYPES
 
 
+def is_number_literal(node: ast.AST) -> bool:
+    """A number written out, or a choice between one and `None` (`0.0 if weight is not None else None`)."""
+    if isinstance(node, ast.IfExp):
+        branches = (node.body, node.orelse)
+        return any(map(is_number_literal, branches)) and all(
+            is_number_literal(b) or isinstance(b, ast.Constant) and b.value is None for b in branches)
+    if isinstance(node, ast.UnaryOp):
+        return is_number_literal(node.operand)
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
 def is_host_expression(node: ast.AST, host_names: frozenset[str] = frozenset()) -> bool:
     """A literal, a read of a config-like object (`config.mim_weight`, `getattr(config, "x", 0.0)`), or a
     name the method knows holds such a value."""

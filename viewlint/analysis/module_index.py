@@ -16,7 +16,7 @@ from viewlint.analysis.config_paths import guards_of
 from viewlint.analysis.guards import cold_predicates, is_debug_switch, predicate_key
 from viewlint.analysis.injected import note_injected_classes
 from viewlint.analysis.made_tensors import made_tensor
-from viewlint.analysis.host_values import HOST_TYPES, host_names as method_host_names, is_host_expression
+from viewlint.analysis.host_values import HOST_TYPES, host_names as method_host_names, is_host_expression, is_number_literal
 from viewlint.analysis.module_lists import item_class, listed_class, listed_order
 from viewlint.analysis.retained_parameters import retained_parameters
 from viewlint.analysis.nodes import assignments as _assignments, callee_name, dotted, preorder, qualify_name as _qualify_name
@@ -44,8 +44,7 @@ class ClassInfo:
     attribute_guards: dict[str, dict[str, tuple]] = field(default_factory=dict)
     # method name -> indices of positional parameters (excluding self) that the method retains.
     retaining_methods: dict[str, set[int]] = field(default_factory=dict)
-    # method name -> keyword names it retains.
-    retaining_keywords: dict[str, set[str]] = field(default_factory=dict)
+    retaining_keywords: dict[str, set[str]] = field(default_factory=dict)  # method name -> keyword names it retains
     is_module: bool = False  # derives from nn.Module (or a name ending in Module/Layer/Attention)
     # The `torch.nn` layer it extends (`class ScaledEmbedding(nn.Embedding)`: "torch.nn.Embedding"), whose `forward`
     # its own `super().forward(x)` runs.
@@ -75,8 +74,10 @@ class ClassInfo:
     # or the submodules whose `.weight` is one (`nn.Linear`, `*Linear`, `*Embedding`, `Conv*`).
     matrix_attributes: set[str] = field(default_factory=set)
     parameter_ranks: dict[str, int] = field(default_factory=dict)  # self.<param> -> its rank where written out (-1: several)
-    # self.<attr> names only ever assigned host values: literals or config reads (`self.mim_weight = config.mim_weight`).
+    # self.<attr> names only ever assigned host values: literals or config reads (`self.mim_weight = config.mim_weight`);
+    # and those some method assigns a number (`self._current_weight = 0.0`): no parameter, whatever its name says.
     host_attributes: set[str] = field(default_factory=set)
+    number_attributes: set[str] = field(default_factory=set)
     # self.<attr> names annotated with a class (`self.cache: EmbeddingCache = ...`, or in the class body).
     attribute_annotations: dict[str, str] = field(default_factory=dict)
     methods: set[str] = field(default_factory=set)  # the names of the methods its body defines
@@ -90,8 +91,7 @@ class ClassInfo:
     class_containers: dict[str, str] = field(default_factory=dict)
     # Class-level annotations (a dataclass's fields): name -> the annotation's source.
     field_annotations: dict[str, str] = field(default_factory=dict)
-    # Every self.<attr> some method assigns.
-    assigned_attributes: set[str] = field(default_factory=set)
+    assigned_attributes: set[str] = field(default_factory=set)  # every self.<attr> some method assigns
     # Attribute paths below `self` (`forward_metadata.prefix_lens`, `lens`) that every method sets to a tensor
     # moved to the CPU (`x.to("cpu")`, `x.cpu()`): reads of them elsewhere in the class are host reads.
     cpu_paths: set[str] = field(default_factory=set)
@@ -121,8 +121,7 @@ class ModuleIndex:
     # Names imported relatively: name -> (level, module, imported name).
     relative_imports: dict[str, tuple[int, str, str]] = field(default_factory=dict)
     classes: dict[str, ClassInfo] = field(default_factory=dict)
-    # function name -> retained parameter indices / keyword names
-    retaining_functions: dict[str, set[int]] = field(default_factory=dict)
+    retaining_functions: dict[str, set[int]] = field(default_factory=dict)  # name -> retained parameter indices
     retaining_function_keywords: dict[str, set[str]] = field(default_factory=dict)
     cached_functions: set[str] = field(default_factory=set)
     # Module-level type aliases of typing containers: name -> what it stands for (`Activations = Dict[int, Batch]`).
@@ -545,6 +544,8 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
             key = (info.name, attribute)
             host = is_host_expression(value, frozenset(host_names)) if host_names else is_host_expression(value)
             assigned[key] = assigned.get(key, True) and host
+            if is_number_literal(value):
+                info.number_attributes.add(attribute)
             from_parameter = fn.name == "__init__" and type(value) is ast.Name and value.id in {a.arg for a in [*fn.args.args, *fn.args.kwonlyargs]}
             kept[key] = value.id if key not in kept and from_parameter else None  # type: ignore[attr-defined]
             found = made_tensor(value, lambda name: _qualify_name(index, name))
@@ -642,7 +643,6 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
         index.drained_attributes.update(drained)
         for info in index.classes.values():
             info.container_attributes.difference_update(drained)
-
     # Which functions and methods keep a parameter alive.
     for fn, info, nodes in functions:
         params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]

@@ -141,7 +141,8 @@ class AttributeReading:
         if reference is not None:
             return reference  # `self.layer_class = layer_class` of `layer_class: type[CacheLayer] | None`
         # (`self.use_bias`, `self.has_bias`, `self.disable_merger_proj`: flags by their prefix, not tensors.)
-        if (attr in ("weight", "bias") or attr.endswith(("_weight", "_bias", "_proj"))) and not attr.startswith(sem.FLAG_PREFIXES):
+        if (attr in ("weight", "bias") or attr.endswith(("_weight", "_bias", "_proj"))) and not attr.startswith(sem.FLAG_PREFIXES) \
+                and not (info is not None and attr in info.number_attributes):
             return UNKNOWN_TENSOR.with_(is_parameter=True, label=f"self.{attr}")
         return UNKNOWN
 
