@@ -172,6 +172,9 @@ def _union_value(sides: list[cst.BaseExpression], index: Optional[ModuleIndex], 
               if not (isinstance(side, cst.Name) and side.value == "None")]
     if any(v.is_tensor for v in values) and any(v.kind in (Kind.INT, Kind.HOST) for v in values):
         return UNKNOWN
+    if any(v.kind in (Kind.WRAPPER, Kind.INT_LIST) for v in values) \
+            and any(v.kind is Kind.INT or v.kind is Kind.HOST and v.wrapper is None for v in values):
+        return UNKNOWN  # `backend: list[str] | str`: one name or several (what it indexes is keyed, not gathered)
     result = UNKNOWN
     for value in values:
         result = _annotation_join(result, value)

@@ -274,7 +274,8 @@ class Evaluator(CallEvaluation, AttributeReading, TypeTests):
                     return known.with_(device=bound.device) if known.is_tensor and known.device is Device.UNKNOWN else known
             if bound is not UNKNOWN:
                 return bound
-            held = self.index.classes.get(head) if name.count(".") == 1 else None
+            owner = self.env.class_name if head == "cls" else head  # `cls.cache` in a classmethod: its class's
+            held = self.index.classes.get(owner or "") if name.count(".") == 1 else None
             if held is not None and attr in held.class_containers:
                 return Value(kind=Kind.WRAPPER, wrapper=held.class_containers[attr])  # `Allocator.cache` of its class body
             if head == "self" and self._moved_to_cpu_in_class(name[5:]):
