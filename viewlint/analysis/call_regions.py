@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import bisect
 import functools
+import re
 from typing import Callable, Iterator, Optional
 
 from viewlint.analysis import semantics as sem
@@ -27,6 +28,16 @@ def runs_a_step(call: ast.Call) -> Optional[str]:
             return sem.runs_a_step(method, dotted(func.value) or "", dotted(func) or "",  # type: ignore[attr-defined]
                                    len(call.args) + len(call.keywords))
     return None
+
+
+# `torch.optim`'s classes and the common ones of other libraries (`bitsandbytes.optim.PagedAdamW8bit`, `Lion`).
+_OPTIMIZER_CLASS = re.compile(r"(Paged)?(SGD|Adam|Adagrad|Adadelta|Adamax|NAdam|RAdam|RMSprop|Rprop|ASGD|LBFGS|SparseAdam"
+                              r"|Adafactor|Lion|Lamb|LAMB|LARS|Muon)W?(\d+bit)?|[A-Z]\w*Optimizer")
+
+
+def builds_an_optimizer(call: ast.Call) -> bool:
+    """`Adam([p])`, `torch.optim.AdamW(model.parameters())`, `bnb.optim.Adam8bit(...)`, `FusedOptimizer(...)`."""
+    return _OPTIMIZER_CLASS.fullmatch((dotted(call.func) or "").split(".")[-1]) is not None
 
 
 def calls_a_model(call: ast.Call) -> bool:
@@ -56,6 +67,8 @@ class Regions:
                 self.warm.append(call)  # in a loop that runs no step: as often as the function, or more
             elif where != "cold":
                 self.loop.append((call, where))
+        if self.step is not None and any(builds_an_optimizer(call) for call in self.outside):
+            self.step = None  # it builds its own optimizer and steps it once: a smoke check, not a training step
 
 
 Span = tuple[tuple[int, int], tuple[int, int]]

@@ -11,7 +11,9 @@ A test is cold when it is, or calls, one of:
   name says it checks, debugs or dumps (`dump_dir = os.environ.get("LOGIT_DUMP")`, then `if dump_dir is not None:`),
   or to a cold test of its own (`start_pruning = (it + 1) % self.pruning_interval == 0`);
 - a call of a function or method of the module whose whole body returns a cold test
-  (`self.is_gradient_accumulation_boundary()`: `return (self.micro_steps + 1) % self.gas == 0`).
+  (`self.is_gradient_accumulation_boundary()`: `return (self.micro_steps + 1) % self.gas == 0`);
+- a value gone bad: `not torch.isfinite(grad_norm)`, `torch.isnan(loss).any()`, `math.isinf(x)` (the warning or the
+  skipped step it guards runs on an anomaly only; the test itself runs every time).
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ def cold_test(test: ast.AST, switches: frozenset[str] = frozenset()) -> bool:
         return True  # `if dump_dir is not None:` of `dump_dir = os.environ.get("..._DUMP")`: the switch is on
     if isinstance(test, ast.BoolOp):
         return joined(isinstance(test.op, ast.And), [cold_test(v, switches) for v in test.values])
+    if _names_an_anomaly(test):
+        return True
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         # `if not step % 100:` runs once per interval; `if not no_copy_to_cpu:` never where every hot caller passes
         # `no_copy_to_cpu=True`; any other `not` runs where its guard does not hold: `if not
@@ -87,6 +91,23 @@ def cold_test(test: ast.AST, switches: frozenset[str] = frozenset()) -> bool:
         # `self._current_iter - self._last_eviction_iter == self._eviction_interval`: once an interval has passed.
         return any(word in ast_words(test.comparators[0]).lower() for word in _INTERVAL_LENGTH_WORDS)
     return any(word in words.lower() for word in sem.COLD_GUARD_WORDS)
+
+
+def _names_an_anomaly(test: ast.AST) -> bool:
+    """`not torch.isfinite(x)`, `not x.isfinite().all()`, `torch.isnan(loss).any()`, `bool(torch.isinf(x).any())`,
+    `math.isnan(v)`: true only when a value is not a finite number."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    node: Optional[ast.AST] = test.operand if negated else test  # type: ignore[attr-defined]
+    wanted = ("isfinite",) if negated else ("isnan", "isinf")
+    while isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name in wanted:
+            return True
+        if name not in ("any", "all", "item", "bool"):
+            return False
+        node = node.args[0] if node.args else func.value if isinstance(func, ast.Attribute) else None
+    return False
 
 
 def is_debug_switch(name: str, value: ast.AST) -> bool:
