@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import Callable, Iterator, Optional
 
 import libcst as cst
@@ -33,7 +34,9 @@ class CatGrowsInLoop(Rule):
     grows the object's tensor on every call, a decode step each (LLMs-from-scratch PR #673). So does an entry
     of a container the object keeps: `self.cache[layer] = torch.cat([self.cache[layer], k])`, or, in a
     cache's `update` that a `forward` calls, `past_key, past_value = self.cache[layer]`, then
-    `key = torch.cat([past_key, key])` and `self.cache[layer] = (key, value)` (vLLM-Omni PR #5970). An entry
+    `key = torch.cat([past_key, key])` and `self.cache[layer] = (key, value)` (vLLM-Omni PR #5970). An entry read
+    through a local alias (`existing = self.acc[k]`, then `self.acc[k] = torch.cat([existing, v])`) counts the same, as
+    does a loop over the entries' keys around the join (`for k, v in incoming.items():`): each call grows each one. An entry
     given back only a window of the join (`key[:, :, -w:]`), or a join only read, grows nothing.
 
     Nor is the loop needed in the function that joins when a caller of the module loops for it: a helper that
@@ -95,10 +98,13 @@ class CatGrowsInLoop(Rule):
             or _parameter_entry(node.targets[0].target)
         if target is None:
             return
+        spelled, target = target, self._expanded(target)
         join = self._join_growing(node.value, target)
         if join is None:
             return
         loop = self._innermost_loop()
+        if loop is not None and target.startswith("self.") and self._keyed_loops(target):
+            loop = None  # `for k, v in incoming.items(): self.acc[k] = torch.cat([self.acc[k], v])`: once a call each
         if "." not in target and (loop is None or "[" in target):  # (a loop over the keys grows each entry once)
             fed = self._fed_back_by_a_caller(target, join)
             if fed is not None:
@@ -132,7 +138,7 @@ class CatGrowsInLoop(Rule):
             # call (a decode step), and each call copies all of it.
             self.report(
                 join,
-                f"`{target} = {self.facts.short_source(join)}` in hot path {self.facts.hot_path_name} joins every new "
+                f"`{spelled} = {self.facts.short_source(join)}` in hot path {self.facts.hot_path_name} joins every new "
                 f"piece to all of `{target}`: each call copies everything the earlier calls gathered "
                 f"(quadratic in the number of calls)",
                 fix_message="preallocate the final size once and write each piece into its slice",
@@ -169,7 +175,38 @@ class CatGrowsInLoop(Rule):
         ends = (joined.elements[0].value, joined.elements[-1].value)
         if keeps_part:
             ends = tuple(end.value if isinstance(end, cst.Subscript) else end for end in ends)
-        return value if any((dotted_name(end) or _entry(end) or _parameter_entry(end)) == target for end in ends) else None
+        named = (dotted_name(end) or _entry(end) or _parameter_entry(end) for end in ends)
+        return value if any(name is not None and self._expanded(name) == target for name in named) else None
+
+    def _expanded(self, source: str) -> str:
+        """`source` with a leading local alias of an entry spelled out: `existing[sk]` after `existing =
+        self.acc[k]` is `self.acc[k][sk]` (a name bound once in the function, to a subscript of `self.…`)."""
+        function = self.facts.contexts.function
+        if function is None or function.node is None:
+            return source
+        memo = self.facts.index.memo
+        aliases = memo.get(("entry aliases", id(function.node)))
+        if aliases is None or aliases[0] is not function.node:  # type: ignore[index]
+            aliases = memo[("entry aliases", id(function.node))] = (function.node, _entry_aliases(function.node))
+        table: dict[str, str] = aliases[1]  # type: ignore[index]
+        for _ in range(4):
+            root = source.split("[", 1)[0].split(".", 1)[0]
+            if root not in table or source[len(root):len(root) + 1] not in ("", "[", "."):
+                break
+            source = table[root] + source[len(root):]
+        return source
+
+    def _keyed_loops(self, target: str) -> bool:
+        """Every loop around the statement, within its function, iterates over keys the entry `target` is indexed by
+        (`for k, v in incoming.items():` around `self.acc[k] = …`): each call grows each entry once."""
+        keys = set(re.findall(r"\[(\w+)\]", target))
+        for context in reversed(self.facts.contexts.contexts):
+            if context.kind in ("function", "class", "module"):
+                return True
+            if context.kind == "loop" and not (isinstance(context.node, cst.For) and keys & {
+                    dotted_name(t) for t in _targets(context.node.target)}):
+                return False
+        return True
 
     def _fed_back_by_a_caller(self, target: str, join: cst.Call) -> Optional[str]:
         """How a caller calls this function in a loop, handing it on each iteration the same `target` (a parameter the
@@ -221,6 +258,25 @@ class CatGrowsInLoop(Rule):
             if context.kind in ("function", "class", "module"):
                 return None
         return None
+
+
+def _entry_aliases(function: cst.CSTNode) -> dict[str, str]:
+    """Names the function binds exactly once, to an entry of a container the object holds or to a part of another such
+    name (`existing = self.acc[k]`, `ev = existing[sk]`) -> that entry's source."""
+    bound: dict[str, list[Optional[str]]] = {}
+    for node in descendants(function):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                for name in _targets(target.target):
+                    key = dotted_name(name)
+                    if key is not None and "." not in key:
+                        bound.setdefault(key, []).append(_entry(node.value) or _parameter_entry(node.value)
+                                                         if len(node.targets) == 1 and name is target.target else None)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.AsName)):
+            for name in _targets(node.name if isinstance(node, cst.AsName) else node.target):  # type: ignore[arg-type]
+                if dotted_name(name) is not None:
+                    bound.setdefault(dotted_name(name), []).append(None)  # type: ignore[arg-type]
+    return {name: values[0] for name, values in bound.items() if len(values) == 1 and values[0] is not None}
 
 
 def _entry(node: cst.BaseExpression) -> Optional[str]:
