@@ -24,7 +24,7 @@ from viewlint.analysis.graphs import in_cycles
 from viewlint.analysis.annotation_classes import annotation_class, parameters_with_classes
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.nodes import dotted, preorder
-from viewlint.analysis.once import is_cached
+from viewlint.analysis.once import is_cached, keyed_by_tensor
 
 # Method names too common to resolve by name alone: containers', tensors' and Python's protocols (not linear algebra's
 # `inverse`, `det`, `trace`: a module's own class with such a method is what `transform.inverse()` runs).
@@ -118,6 +118,10 @@ class CallGraph:
             return []
         instances = self._local_instances(owner_key) if isinstance(func, ast.Attribute) else {}
         return [k for k in self._ast_callees(owner_key.owner, func, instances, owner_key) if k in self.functions]
+
+    def runs_once_per_key(self, owner: Optional[str], name: str) -> bool:
+        """A cached function of the module that runs once per key, not once per step (see `cached_once`)."""
+        return FunctionKey(owner, name) in cached_once(self)
 
     def hot_reason(self, owner: Optional[str], name: str, hot_globs: tuple[str, ...] = ()) -> Optional[str]:
         """Why a function not hot by its own name is hot (see `hot_reasons`), or None."""
@@ -618,7 +622,7 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
     reasons: dict[FunctionKey, str] = {}
     hot: list[FunctionKey] = []
     # `functools.cache`/`lru_cache` functions (and a project's `*_lru_cache`): once per key, not per call.
-    cached = {key for key, info in graph.functions.items() if is_cached(info.node)}
+    cached = cached_once(graph)
     for key, info in graph.functions.items():
         if key.name == MAIN_BLOCK:
             continue
@@ -695,6 +699,31 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
     graph.memo[("falsy", memo_key[1])] = falsy_on_every_edge(graph, edges, reasons)
     graph.memo[("hot by kind", memo_key[1])] = frozenset(hot)
     return reasons
+
+
+def cached_once(graph: "CallGraph") -> frozenset[FunctionKey]:
+    """The cached functions (`once.is_cached`) that run once per key, not once per step: none is keyed by a tensor
+    (`once.keyed_by_tensor`), nor hands a parameter on to a function that is (`prepare_sequence_ids(cu_seqlens)` calling
+    `prepare_position_ids(cu_seqlens)`)."""
+    found = graph.memo.get("cached once")
+    if found is not None:
+        return found  # type: ignore[return-value]
+    cached = {key for key, info in graph.functions.items() if is_cached(info.node)}
+    per_tensor = {key for key in cached if keyed_by_tensor(graph.functions[key].node)}
+    changed = True
+    while changed:
+        changed = False
+        for key in cached - per_tensor:
+            arguments = graph.functions[key].node.args  # type: ignore[attr-defined]
+            parameters = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+            for call in (n for n in graph.skeletons[key] if type(n) is ast.Call):
+                if any(type(a) is ast.Name and a.id in parameters for a in call.args) \
+                        and any(callee in per_tensor for callee in graph.call_targets(key, call)):  # type: ignore[arg-type]
+                    per_tensor.add(key)
+                    changed = True
+                    break
+    found = graph.memo["cached once"] = frozenset(cached - per_tensor)
+    return found
 
 
 def _runner_call(graph: "CallGraph", key: FunctionKey, runners: frozenset[FunctionKey]) -> Callable[[list[ast.Call]], Optional[str]]:

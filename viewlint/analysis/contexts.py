@@ -196,7 +196,7 @@ class ContextStack:
         marked = self.has_hot_marker(node)
         # A `Class.method` glob names this very method: it beats a cold name (`*MetadataBuilder.build`).
         named = self._matches_qualified_glob(node)
-        cold = not marked and not named and (is_cold_name(name) or self._debug_only(node) or is_cached_function(node))
+        cold = not marked and not named and (is_cold_name(name) or self._debug_only(node) or self._cached_once(node))
         hot = marked or named or (not cold and (self._matches_hot_glob(node) or self._is_hot_function(node)))
         reason = None
         falsy: frozenset[str] = frozenset()
@@ -212,6 +212,17 @@ class ContextStack:
                           cold_all=name.startswith("test_"), reason=reason, falsy=falsy)
         self.contexts.append(context)
         return context
+
+    def _cached_once(self, node: cst.FunctionDef) -> bool:
+        """A cached function that runs once per key: as the call graph reads it (`callgraph.cached_once`: not keyed by
+        a tensor), for a function of the module or a method."""
+        if not is_cached_function(node):
+            return False
+        if self.callgraph is not None and self.function is None:
+            owner = self.class_name if self.contexts[-1].kind == "class" else None
+            if (owner, node.name.value) in self.callgraph.functions:  # type: ignore[comparison-overlap]
+                return self.callgraph.runs_once_per_key(owner, node.name.value)
+        return True
 
     def _debug_only(self, node: cst.FunctionDef) -> bool:
         """The body starts with `if not <debug flag>: return` (`if not diagnostics_enabled(): return`)."""

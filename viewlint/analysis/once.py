@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Iterable, Optional
 
+from viewlint.analysis import semantics as sem
 from viewlint.analysis.guards import cold_test
 from viewlint.analysis.nodes import dotted
 
@@ -30,6 +31,27 @@ def is_cached(node: ast.AST) -> bool:
     for decorator in getattr(node, "decorator_list", []):
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         if "cache" in (dotted(target) or "").split(".")[-1]:
+            return True
+    return False
+
+
+def keyed_by_tensor(function: ast.AST) -> bool:
+    """Some parameter is annotated a tensor, used as one (`x.device`, `x.unbind()`) or given to a `torch` function: a
+    cache of the function (fla's `@tensor_cache def prepare_lens(cu_seqlens)`, an `lru_cache` of a tensor) hits only
+    for the very same object, and each step brings a new one."""
+    arguments = getattr(function, "args", None)
+    if arguments is None:
+        return False
+    parameters = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)} - {"self", "cls"}
+    if any((dotted(a.annotation) or "").split(".")[-1] == "Tensor"
+           for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs) if a.annotation is not None):
+        return True
+    for node in ast.walk(function):
+        if type(node) is ast.Attribute and type(node.value) is ast.Name and node.value.id in parameters \
+                and (node.attr in ("device", "dtype") or node.attr in sem.TENSOR_USAGE_METHODS):
+            return True
+        if type(node) is ast.Call and (dotted(node.func) or "").startswith("torch.") \
+                and any(type(a) is ast.Name and a.id in parameters for a in node.args):
             return True
     return False
 
