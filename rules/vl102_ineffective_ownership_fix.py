@@ -60,8 +60,8 @@ class IneffectiveOwnershipFix(Rule):
 
     @classmethod
     def prefilter_needs(cls, index: Any, settings: Any) -> features.Needs:
-        view = features.flag("partial-view")  # the rule reports maybe-views of partial views only
-        return ((features.flag("retains-view"),), (("call", "save"), view))
+        # (What is saved may be a view the callers made: `def tensor2bytes(t): torch.save(t.detach().cpu(), buf)`.)
+        return ((features.flag("retains-view"),), (("call", "save"),))
 
     def __init__(self, facts, options) -> None:  # type: ignore[no-untyped-def]
         super().__init__(facts, options)

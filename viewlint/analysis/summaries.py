@@ -607,7 +607,8 @@ class ModuleSummaries:
         if key.name == MAIN_BLOCK:
             return True
         callers = self.callgraph.callers.get(key, [])
-        return bool(callers) and all(caller.name == MAIN_BLOCK for caller in callers)
+        # (A method the demo calls is the object's own, serving its real callers: `server.exposed_encode(images)`.)
+        return key.owner is None and bool(callers) and all(caller.name == MAIN_BLOCK for caller in callers)
 
     # ------------------------------------------------------------------ what classes keep in `self`
     def attribute_value(self, owner: str, attribute: str) -> Optional[Value]:
