@@ -9,7 +9,7 @@ import libcst as cst
 
 from viewlint.analysis import features
 from viewlint.analysis.callgraph import FunctionKey
-from viewlint.analysis.read_only import local_read_only, parameter_read_only
+from viewlint.analysis.read_only import appended_copies_joined, local_read_only, parameter_read_only
 from viewlint.analysis.tree import descendants, dotted_name
 from viewlint.analysis.values import Provenance
 from viewlint.rule import Rule
@@ -27,7 +27,9 @@ class NeedlessClone(Rule):
     Reading means: attributes, methods without a trailing `_`, index reads, arithmetic and comparisons, arguments of
     `torch` functions (not `out=`) and of the module's functions that only read them in turn (three calls deep), the
     same for every view bound from it. A copy read only by `.item()` or `.tolist()` (`loss.clone().detach().item()`)
-    is flagged too: those read the values out anyway. It stays silent when the copy or `x` is written in place, stored, returned,
+    is flagged too: those read the values out anyway. So is a copy appended to a list the function only hands to a join
+    (`buf.append(logits[i].clone().detach())`, then `torch.stack(buf)`), where nothing writes the original from the loop
+    around the append on: the join copies every item again. It stays silent when the copy or `x` is written in place, stored, returned,
     put in a container, captured by a closure or handed to any other call (a submodule, another object's method),
     any of which may be why the copy is there.
 
@@ -84,6 +86,16 @@ class NeedlessClone(Rule):
                 return
         graph = facts.summaries.callgraph if facts.summaries is not None else None
         if graph is None:
+            return
+        if isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name) \
+                and len(node.args) == 1:
+            clone = self._copied_for(node.args[0].value)
+            function = facts.contexts.function
+            if clone is not None and function is not None and isinstance(function.node, cst.FunctionDef):
+                key = FunctionKey(function.class_name, function.node.name.value)
+                join = appended_copies_joined(graph, key, func.value.value)
+                if join is not None:
+                    self._report(clone, f"`{func.value.value}` is only ever handed to `{join}`, which copies it again")
             return
         for position, arg in enumerate(node.args):
             if arg.star or not (isinstance(arg.value, cst.Call) and self._is_clone(arg.value)):

@@ -174,3 +174,193 @@ def test_what_a_non_finite_test_guards_is_cold_and_a_function_that_builds_its_op
     engine.optimizer_step()
     assert torch.equal(before, model.weight)  # not finite: the warning branch, no step
     scope["sanity_check"]("cpu")
+
+
+# ------------------------------------------- an entry grown through local aliases, once a call per key
+ACCUMULATED = """
+    import torch
+
+
+    class RequestState(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.acc = None
+
+        def forward(self, incoming):
+            if self.acc is None:
+                self.acc = dict(incoming)
+                return
+            for k, v in incoming.items():
+                if k not in self.acc:
+                    self.acc[k] = v
+                    continue
+                existing = self.acc[k]
+                if isinstance(v, dict):
+                    for sk, sv in v.items():
+                        ev = existing[sk]
+                        existing[sk] = torch.cat([ev, sv], dim=0)
+                else:
+                    self.acc[k] = torch.cat([existing, v], dim=0)
+
+        def reset(self, incoming):
+            for k, v in incoming.items():
+                existing = v
+                self.acc[k] = torch.cat([existing, v], dim=0)
+"""
+
+
+def test_an_entry_grown_through_a_local_alias_in_a_loop_over_its_keys_grows_once_a_call():
+    # Both joins grow an entry of `self.acc` on every call (21, 23); `reset`'s alias is of the new piece, not of the
+    # entry, so its join starts the entry over (a doubled piece), and `reset` is not hot anyway.
+    assert _lint(ACCUMULATED) == [(21, "VL309"), (23, "VL309")]
+    scope = _run(ACCUMULATED)
+    torch = scope["torch"]
+    state = scope["RequestState"]()
+    for _ in range(3):
+        state({"hidden": torch.ones(1, 4), "codes": {"audio": torch.zeros(1, 2)}})
+    assert state.acc["hidden"].shape == (3, 4) and state.acc["codes"]["audio"].shape == (3, 2)
+
+
+# ------------------------------------------- a cache keyed by a tensor runs once per new tensor: every step
+TENSOR_CACHED = """
+    import functools
+
+    import torch
+
+
+    def tensor_cache(fn):
+        last = {}
+
+        @functools.wraps(fn)
+        def wrapper(*args):
+            if last.get("args") is not None and all(a is b for a, b in zip(args, last["args"])):
+                return last["result"]
+            last["args"], last["result"] = args, fn(*args)
+            return last["result"]
+
+        return wrapper
+
+
+    @tensor_cache
+    def prepare_lens(cu_seqlens):
+        return torch.diff(cu_seqlens)
+
+
+    @tensor_cache
+    def prepare_position_ids(cu_seqlens):
+        return torch.cat([torch.arange(n, device=cu_seqlens.device) for n in prepare_lens(cu_seqlens).unbind()])
+
+
+    @tensor_cache
+    def prepare_sequence_ids(cu_seqlens):
+        return prepare_position_ids(cu_seqlens).eq(0).cumsum(0) - 1
+
+
+    @functools.lru_cache
+    def window_sizes(n: int):
+        return torch.arange(n).tolist()
+
+
+    class Conv(torch.nn.Module):
+        def forward(self, x, cu_seqlens):
+            seq_idx = prepare_sequence_ids(cu_seqlens)
+            return x * seq_idx[:, None] + len(window_sizes(4))
+"""
+
+
+def test_a_cache_keyed_by_a_tensor_runs_on_every_new_tensor_and_one_keyed_by_ints_once():
+    # `prepare_position_ids` is keyed by `cu_seqlens` (through `prepare_sequence_ids`, which hands it on): its
+    # per-sequence `torch.arange(n)` reads each length on the host, once per packed batch. `window_sizes(4)` runs once.
+    assert _lint(TENSOR_CACHED) == [(26, "VL401")]
+    scope = _run(TENSOR_CACHED)
+    torch = scope["torch"]
+    ids = scope["prepare_sequence_ids"](torch.tensor([0, 2, 5]))
+    assert ids.tolist() == [0, 0, 1, 1, 1]
+    assert scope["prepare_sequence_ids"](torch.tensor([0, 1, 2])).tolist() == [0, 1]  # a new tensor: computed again
+
+
+# ------------------------------------------- a method the demo calls keeps where its values live: `.cpu()` fixes nothing
+SERIALIZED = """
+    from io import BytesIO
+
+    import torch
+
+
+    def tensor2bytes(t: torch.Tensor):
+        buf = BytesIO()
+        torch.save(t.detach().cpu(), buf)
+        return buf.getvalue()
+
+
+    class Server:
+        def __init__(self, model):
+            self.model = model
+
+        def encode(self, images, spans):
+            all_embeds = self.model(images).to(torch.device("cpu"))
+            return [tensor2bytes(all_embeds[start:end]) for start, end in spans]
+
+
+    if __name__ == "__main__":
+        server = Server(torch.nn.Flatten())
+        blobs = server.encode(torch.randn(4, 8), [(0, 1), (1, 4)])
+"""
+
+
+def test_a_method_only_the_demo_calls_keeps_what_it_passes_and_cpu_of_its_host_view_fixes_nothing():
+    # `encode` moves the batch to the host itself; `.cpu()` of the row view it hands the helper returns that view, so
+    # the file gets the whole batch (a helper that only saves: the prefilter keeps it without a view of its own).
+    assert _lint(SERIALIZED) == [(8, "VL102")]
+    scope = _run(SERIALIZED)
+    torch = scope["torch"]
+    base = torch.randn(4, 8)
+    assert base[0:1].cpu().data_ptr() == base.data_ptr()  # `.cpu()` of a host tensor: the same view
+    server = scope["Server"](torch.nn.Identity())
+    blob = server.encode(base, [(0, 1)])[0]
+    loaded = torch.load(scope["BytesIO"](blob))
+    assert loaded.shape == (1, 8) and loaded.untyped_storage().nbytes() == base.untyped_storage().nbytes()
+
+
+# ------------------------------------------- clones appended to a list that only a join reads
+STACKED = """
+    import torch
+
+
+    class MoE(torch.nn.Module):
+        def __init__(self, layers=2):
+            super().__init__()
+            self.gates = torch.nn.ModuleList(torch.nn.Linear(8, 4) for _ in range(layers))
+
+        def forward(self, hidden_list):
+            router_logits_list = [{} for _ in hidden_list]
+            for idx, gate in enumerate(self.gates):
+                for i, hidden in enumerate(hidden_list):
+                    router_logits_list[i][f"layer{idx}"] = gate(hidden)
+            stacked = {}
+            for layer_name in list(router_logits_list[0].keys()):
+                layer_logits = []
+                for i in range(len(hidden_list)):
+                    layer_logits.append(router_logits_list[i][layer_name].clone().detach())
+                stacked[layer_name] = torch.stack(layer_logits, dim=0)
+            history = []
+            for hidden in hidden_list:
+                history.append(hidden.clone())
+                hidden.mul_(2)
+            return stacked, torch.stack(history)
+"""
+
+
+def test_a_clone_appended_to_a_list_only_a_join_reads_protects_nothing():
+    # The router logits are cloned, then stacked (18); the hidden states are written in place after their clone (22):
+    # there the clone keeps the values the stack must see.
+    assert [line for line, code in _lint(STACKED) if code == "VL313"] == [18]
+    scope = _run(STACKED)
+    torch = scope["torch"]
+    model = scope["MoE"]()
+    hidden = [torch.randn(3, 8), torch.randn(3, 8)]
+    kept = [h.clone() for h in hidden]
+    stacked, history = model(hidden)
+    assert torch.equal(history, torch.stack(kept))  # the clones kept the values from before `mul_`
+    # Without the clone the stack holds the same values: it copies them itself.
+    assert torch.equal(torch.stack([t.detach() for t in [model.gates[0](h) for h in kept]]),
+                       torch.stack([t.clone().detach() for t in [model.gates[0](h) for h in kept]]))

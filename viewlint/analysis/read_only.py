@@ -181,3 +181,74 @@ def _read_argument(graph: CallGraph, key: FunctionKey, call: ast.Call, position:
         if name is None or not parameter_read_only(graph, target, name, depth - 1):
             return False
     return True
+
+
+# torch's joins: each copies every tensor of the list it is given into a new one.
+_JOINS = frozenset({"stack", "cat", "concat", "concatenate", "hstack", "vstack", "dstack", "column_stack", "row_stack"})
+
+
+def joined_only(graph: CallGraph, key: FunctionKey, name: str) -> Optional[str]:
+    """The `torch` join (`torch.stack`) that alone reads the list the function `key` binds to `name`, where the
+    function binds it once, to `[]`, and does nothing else with it than `name.append(…)` and hand it to joins: what
+    is appended is copied once more there. None otherwise."""
+    info = graph.functions.get(key)
+    if info is None:
+        return None
+    bindings = [n for n in ast.walk(info.node) if type(n) in (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For)
+                and any(type(t) is ast.Name and t.id == name
+                        for target in (n.targets if type(n) is ast.Assign else [n.target])  # type: ignore[attr-defined]
+                        for t in ast.walk(target))]
+    if len(bindings) != 1 or type(bindings[0]) is not ast.Assign or bindings[0].value.__class__ is not ast.List \
+            or bindings[0].value.elts:  # type: ignore[attr-defined]
+        return None
+    parents = {id(child): node for node in ast.walk(info.node) for child in ast.iter_child_nodes(node)}
+    joins = set()
+    for use in (n for n in ast.walk(info.node) if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load):
+        parent = parents.get(id(use))
+        if type(parent) is ast.Attribute and parent.attr == "append" and type(parents.get(id(parent))) is ast.Call:
+            continue
+        qualified = qualify_name(graph.index, dotted(parent.func)) or "" if type(parent) is ast.Call else ""  # type: ignore[attr-defined]
+        if qualified.startswith("torch.") and qualified[6:] in _JOINS and parent.args and parent.args[0] is use:  # type: ignore[attr-defined]
+            joins.add(qualified)
+            continue
+        return None
+    return sorted(joins)[0] if joins else None
+
+
+def appended_copies_joined(graph: CallGraph, key: FunctionKey, name: str) -> Optional[str]:
+    """The join (`joined_only`) that alone reads the list `name`, where each item the function appends to it is a
+    `.clone()` (through `.detach()`) of a value of a local name that nothing writes from the first loop around the
+    append on (`buf.append(logits[i].clone().detach())`, then `torch.stack(buf)`): the join copies them again, so the
+    clones protect nothing. None otherwise."""
+    join = joined_only(graph, key, name)
+    info = graph.functions.get(key)
+    if join is None or info is None:
+        return None
+    parents = {id(child): node for node in ast.walk(info.node) for child in ast.iter_child_nodes(node)}
+    appends = [n for n in ast.walk(info.node) if type(n) is ast.Call and type(n.func) is ast.Attribute
+               and n.func.attr == "append" and type(n.func.value) is ast.Name and n.func.value.id == name]
+    for call in appends:
+        root = _cloned_root(call.args[0]) if len(call.args) == 1 else None
+        if root is None:
+            return None
+        start, node = call.lineno, call
+        while id(node) in parents and node is not info.node:
+            node = parents[id(node)]
+            if type(node) in (ast.For, ast.While, ast.AsyncFor):
+                start = node.lineno  # (an earlier statement of the loop runs after the append, the next time round)
+        if not local_read_only(graph, key, root, start):
+            return None
+    return join if appends else None
+
+
+def _cloned_root(value: ast.AST) -> Optional[str]:
+    """`x` of `x.clone()`, `x[i][k].clone().detach()`, `x.detach().clone()`; None for anything else."""
+    cloned = False
+    while type(value) is ast.Call and type(value.func) is ast.Attribute and not value.args:  # type: ignore[attr-defined]
+        if value.func.attr not in ("clone", "detach"):  # type: ignore[attr-defined]
+            return None
+        cloned = cloned or value.func.attr == "clone"  # type: ignore[attr-defined]
+        value = value.func.value  # type: ignore[attr-defined]
+    while type(value) is ast.Subscript:
+        value = value.value  # type: ignore[attr-defined]
+    return value.id if cloned and type(value) is ast.Name else None  # type: ignore[attr-defined]
