@@ -364,3 +364,41 @@ def test_a_clone_appended_to_a_list_only_a_join_reads_protects_nothing():
     # Without the clone the stack holds the same values: it copies them itself.
     assert torch.equal(torch.stack([t.detach() for t in [model.gates[0](h) for h in kept]]),
                        torch.stack([t.clone().detach() for t in [model.gates[0](h) for h in kept]]))
+
+
+# ------------------------------------------- a module object handed to a constructor: calls of it run its class's
+INJECTED = """
+    import torch
+
+
+    class Head(torch.nn.Module):
+        def forward(self, x):
+            return x[:, 0]
+
+
+    class Runner:
+        def __init__(self, model):
+            self.model = model
+            self.kept = []
+
+        def run(self, batches):
+            for batch in batches:
+                out = self.model(batch)
+                self.kept.append(out)
+            return len(self.kept)
+
+
+    if __name__ == "__main__":
+        Runner(Head()).run([torch.randn(4, 8)])
+"""
+
+
+def test_a_module_every_construction_hands_over_runs_its_forward_when_called():
+    # `Runner(Head())`: `self.model(batch)` runs `Head.forward`, a row view of each batch, kept across the loop.
+    assert [(line, code) for line, code in _lint(INJECTED) if code == "VL101"] == [(17, "VL101")]
+    scope = _run(INJECTED)
+    torch = scope["torch"]
+    runner = scope["Runner"](scope["Head"]())
+    batch = torch.randn(4, 8)
+    runner.run([batch])
+    assert runner.kept[0]._base is batch and runner.kept[0].untyped_storage().nbytes() == batch.untyped_storage().nbytes()

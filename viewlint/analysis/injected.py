@@ -68,16 +68,14 @@ def note_injected_classes(index: "ModuleIndex", functions: Iterable[tuple[ast.AS
 
 
 def _instance_class(value: ast.AST, index: "ModuleIndex") -> Optional[str]:
-    """`K(...)` of a class `K` of this module or imported from the project (not a module: its calls run `forward`)."""
+    """`K(...)` of a class `K` of this module (a module too: `Trainer(LitModel())`, whose `self.model(x)` runs its
+    `forward` and `self.model.training_step(...)` its method) or imported from the project."""
     if type(value) is not ast.Call:
         return None
     name = dotted(value.func)  # type: ignore[attr-defined]
     if name is None or "." in name:
         return None
-    local = index.classes.get(name)
-    if local is not None:
-        return None if local.is_module else name
-    return name if name in index.relative_imports and name[:1].isupper() else None
+    return name if name in index.classes or (name in index.relative_imports and name[:1].isupper()) else None
 
 
 def _argument_class(argument: ast.AST, index: "ModuleIndex", made: dict[str, set[str]]) -> Optional[str]:
