@@ -28,7 +28,7 @@ class HostSyncScalar(Rule):
     tensor formatted in an f-string (`f"loss={loss:.3f}"`: `Tensor.__format__` reads it), and the `torch.linalg`
     functions that check their result for errors on the host (`torch.linalg.inv`, `cholesky`, `solve`, `lu_factor`,
     `ldl_factor`, `eig`, `eigh`, `eigvals`, `eigvalsh`, `matrix_rank`, `svdvals`; `torch.inverse`, `t.inverse()`,
-    `t.cholesky()`): PyTorch documents that each synchronizes a CUDA device with the CPU to read its error codes. Hot (VL401–VL404 share this): `forward`, `forward_*` and `_forward*` methods
+    `t.cholesky()`): PyTorch documents that each synchronizes a CUDA device with the CPU to read its error codes. Hot (VL401–VL404 share this): `forward`, `forward_*`, `_forward*` and `*_forward` methods
     of any class (modules and the forward mixins that serve them); `__call__` of a module,
     or of any class when it takes a tensor-annotated parameter (logits and attention
     processors); functions under `torch.compile`/`torch.jit.script`; functions matched by

@@ -402,3 +402,28 @@ def test_a_module_every_construction_hands_over_runs_its_forward_when_called():
     batch = torch.randn(4, 8)
     runner.run([batch])
     assert runner.kept[0]._base is batch and runner.kept[0].untyped_storage().nbytes() == batch.untyped_storage().nbytes()
+
+
+# ------------------------------------------- a method named `*_forward` runs in a forward pass
+NAMED_FORWARD = """
+    import torch
+
+
+    class CacheHook:
+        def pre_forward(self, module, hidden: torch.Tensor):
+            ratio = (hidden.abs().mean() / module.prev.abs().mean()).item()
+            return ratio < 0.05
+
+        def describe(self, hidden: torch.Tensor):
+            return hidden.abs().mean().item()
+"""
+
+
+def test_a_method_named_like_a_forward_pass_is_hot():
+    # A hook's `pre_forward` runs before every forward of the module it wraps; `describe` is no forward.
+    assert _lint(NAMED_FORWARD) == [(6, "VL401")]
+    scope = _run(NAMED_FORWARD)
+    torch = scope["torch"]
+    module = torch.nn.Module()
+    module.prev = torch.ones(2, 2)
+    assert scope["CacheHook"]().pre_forward(module, torch.ones(2, 2)) is False

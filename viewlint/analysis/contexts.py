@@ -46,7 +46,9 @@ SETUP_FUNCTION_NAMES = (
 )
 # Method names that are hot in any class (PyTorch's convention, used by modules and forward mixins alike).
 # Methods that run per layer or per step: a module's `forward`, and a LightningModule's (or a trainer's) `training_step`.
-HOT_FUNCTION_NAMES = ("forward", "forward_*", "_forward", "_forward_*", *sem.TRAINING_STEP_NAMES)
+# (`*_forward`: what a forward pass runs by name: a hook's `pre_forward`, a backend's `call_begin_forward`, a model's
+# `_micro_batch_forward`, `eager_attention_forward`.)
+HOT_FUNCTION_NAMES = ("forward", "forward_*", "_forward", "_forward_*", "*_forward", *sem.TRAINING_STEP_NAMES)
 # `__call__` is hot only on a module-like class or when it takes a tensor: processors and collators are not.
 HOT_CALL_NAMES = ("__call__",)
 HOT_DECORATORS = ("torch.compile", "torch.jit.script", "torch.compiler.compile", "torch._dynamo.optimize")
