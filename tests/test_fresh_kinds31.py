@@ -261,22 +261,39 @@ TENSOR_CACHED = """
         return torch.arange(n).tolist()
 
 
+    @functools.lru_cache
+    def block_sizes(n: int, device: torch.device):
+        return torch.full((n,), 3, device=device)
+
+
+    @functools.lru_cache
+    def non_pad_index(sizes: torch.Tensor, block: int):
+        index = torch.arange(sizes.shape[0] * block, device=sizes.device).view(-1, block)
+        return index[torch.arange(block, device=sizes.device)[None, :] < sizes[:, None]]
+
+
     class Conv(torch.nn.Module):
         def forward(self, x, cu_seqlens):
             seq_idx = prepare_sequence_ids(cu_seqlens)
-            return x * seq_idx[:, None] + len(window_sizes(4))
+            sizes = block_sizes(2, x.device)
+            kept = non_pad_index(sizes, 4)
+            return x * seq_idx[:, None] + len(window_sizes(4)) + kept.numel()
 """
 
 
 def test_a_cache_keyed_by_a_tensor_runs_on_every_new_tensor_and_one_keyed_by_ints_once():
     # `prepare_position_ids` is keyed by `cu_seqlens` (through `prepare_sequence_ids`, which hands it on): its
-    # per-sequence `torch.arange(n)` reads each length on the host, once per packed batch. `window_sizes(4)` runs once.
+    # per-sequence `torch.arange(n)` reads each length on the host, once per packed batch. `window_sizes(4)` runs once,
+    # and so does `non_pad_index`'s mask read: the tensor it is keyed by comes from another cache, the same each time.
     assert _lint(TENSOR_CACHED) == [(26, "VL401")]
     scope = _run(TENSOR_CACHED)
     torch = scope["torch"]
     ids = scope["prepare_sequence_ids"](torch.tensor([0, 2, 5]))
     assert ids.tolist() == [0, 0, 1, 1, 1]
     assert scope["prepare_sequence_ids"](torch.tensor([0, 1, 2])).tolist() == [0, 1]  # a new tensor: computed again
+    sizes = scope["block_sizes"](2, torch.device("cpu"))
+    assert scope["block_sizes"](2, torch.device("cpu")) is sizes  # the same object: `non_pad_index` hits its cache
+    assert scope["non_pad_index"](sizes, 4).tolist() == [0, 1, 2, 4, 5, 6]
 
 
 # ------------------------------------------- a method the demo calls keeps where its values live: `.cpu()` fixes nothing

@@ -710,6 +710,9 @@ def cached_once(graph: "CallGraph") -> frozenset[FunctionKey]:
         return found  # type: ignore[return-value]
     cached = {key for key, info in graph.functions.items() if is_cached(info.node)}
     per_tensor = {key for key in cached if keyed_by_tensor(graph.functions[key].node)}
+    # A tensor that another cached function made, once per key, is the same object every time: a cache keyed by it
+    # hits (`get_non_pad_index(construct_variable_block_sizes(shape, device))`, each `lru_cache`d).
+    per_tensor -= {key for key in per_tensor if _fed_by_caches(graph, key, cached - per_tensor)}
     changed = True
     while changed:
         changed = False
@@ -724,6 +727,25 @@ def cached_once(graph: "CallGraph") -> frozenset[FunctionKey]:
                     break
     found = graph.memo["cached once"] = frozenset(cached - per_tensor)
     return found
+
+
+def _fed_by_caches(graph: "CallGraph", key: FunctionKey, once: set[FunctionKey]) -> bool:
+    """Every call of `key` in the module passes, for each name it passes, what a call of a function of `once` bound to
+    that name in the caller (and there is a call)."""
+    calls = 0
+    for caller in set(graph.callers.get(key, ())):
+        skeleton = graph.skeletons[caller]
+        made = {target.id for n in skeleton if type(n) is ast.Assign and type(n.value) is ast.Call  # type: ignore[attr-defined]
+                and any(callee in once for callee in graph.call_targets(caller, n.value))  # type: ignore[attr-defined]
+                for target in n.targets if type(target) is ast.Name}  # type: ignore[attr-defined]
+        bound = [t.id for n in skeleton if type(n) in (ast.Assign, ast.AnnAssign)
+                 for t in (n.targets if type(n) is ast.Assign else [n.target]) if type(t) is ast.Name]  # type: ignore[attr-defined]
+        for call in (n for n in skeleton if type(n) is ast.Call and key in graph.call_targets(caller, n)):  # type: ignore[arg-type]
+            calls += 1
+            names = [a.id for a in call.args if type(a) is ast.Name]  # type: ignore[attr-defined]
+            if not names or any(name not in made or bound.count(name) != 1 for name in names):
+                return False
+    return calls > 0
 
 
 def _runner_call(graph: "CallGraph", key: FunctionKey, runners: frozenset[FunctionKey]) -> Callable[[list[ast.Call]], Optional[str]]:

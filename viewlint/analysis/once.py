@@ -50,10 +50,18 @@ def keyed_by_tensor(function: ast.AST) -> bool:
         if type(node) is ast.Attribute and type(node.value) is ast.Name and node.value.id in parameters \
                 and (node.attr in ("device", "dtype") or node.attr in sem.TENSOR_USAGE_METHODS):
             return True
-        if type(node) is ast.Call and (dotted(node.func) or "").startswith("torch.") \
+        if type(node) is ast.Call and _takes_tensors(dotted(node.func) or "") \
                 and any(type(a) is ast.Name and a.id in parameters for a in node.args):
             return True
     return False
+
+
+def _takes_tensors(function: str) -> bool:
+    """A `torch` function whose arguments are tensors: not a factory or a conversion (`torch.tensor(bounds)`,
+    `torch.arange(n)`, `torch.device(name)` take plain values)."""
+    return function.startswith("torch.") and function not in sem.FACTORY_FUNCTIONS \
+        and function not in ("torch.as_tensor", "torch.from_numpy", "torch.device", "torch.Size", "torch.Generator") \
+        and not function.startswith(("torch.cuda.", "torch.backends.", "torch.distributed.get_"))
 
 
 def _cache_miss(test: ast.AST, bindings: Optional["Bindings"] = None) -> set[str]:
