@@ -36,7 +36,7 @@ def is_cached(node: ast.AST) -> bool:
 
 
 def keyed_by_tensor(function: ast.AST) -> bool:
-    """Some parameter is annotated a tensor, used as one (`x.device`, `x.unbind()`) or given to a `torch` function: a
+    """Some parameter is annotated a tensor, used as one (`x.unbind()`) or given to a `torch` function: a
     cache of the function (fla's `@tensor_cache def prepare_lens(cu_seqlens)`, an `lru_cache` of a tensor) hits only
     for the very same object, and each step brings a new one."""
     arguments = getattr(function, "args", None)
@@ -48,7 +48,7 @@ def keyed_by_tensor(function: ast.AST) -> bool:
         return True
     for node in ast.walk(function):
         if type(node) is ast.Attribute and type(node.value) is ast.Name and node.value.id in parameters \
-                and (node.attr in ("device", "dtype") or node.attr in sem.TENSOR_USAGE_METHODS):
+                and node.attr in sem.TENSOR_USAGE_METHODS:  # (not `.device`: a model has one, and is the same each step)
             return True
         if type(node) is ast.Call and _takes_tensors(dotted(node.func) or "") \
                 and any(type(a) is ast.Name and a.id in parameters for a in node.args):
