@@ -444,3 +444,31 @@ def test_a_method_named_like_a_forward_pass_is_hot():
     module = torch.nn.Module()
     module.prev = torch.ones(2, 2)
     assert scope["CacheHook"]().pre_forward(module, torch.ones(2, 2)) is False
+
+
+# ------------------------------------------- an `if`'s test runs in the context around it, short circuits aside
+TESTED = """
+    import torch
+
+
+    class Ransac(torch.nn.Module):
+        def forward(self, model, step, loss):
+            if not bool(torch.isfinite(model).all()):
+                return None
+            if step % 100 == 0 and loss.item() > 1.0:
+                print("large loss")
+            if step % 100 == 0 or loss.item() > 1.0:
+                print("logged")
+            return model
+"""
+
+
+def test_an_if_test_runs_where_the_if_is_and_the_right_of_a_cold_and_runs_with_the_guard():
+    # The non-finite test syncs on every call (6), though what it guards runs on an anomaly only; `loss.item()` after
+    # `step % 100 == 0 and` runs once per hundred steps (8); after `or` it runs whenever the guard does not hold (10).
+    assert _lint(TESTED) == [(6, "VL401"), (10, "VL401")]
+    scope = _run(TESTED)
+    torch = scope["torch"]
+    model = scope["Ransac"]()
+    assert model(torch.ones(2), 1, torch.tensor(0.5)) is not None
+    assert model(torch.tensor([float("nan")]), 1, torch.tensor(0.5)) is None

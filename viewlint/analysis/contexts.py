@@ -150,7 +150,7 @@ class ContextStack:
         decided: Optional[Context] = None
         for context in self.contexts:
             if header_of is not None and context.node is header_of:
-                break
+                continue  # (what the header itself opens: what is nested in the header, a lambda, still counts)
             if context.cold_all:
                 return None
             if context.cold:

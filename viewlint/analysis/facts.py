@@ -80,7 +80,7 @@ class Facts(FlowHooks, StoreQuestions):
         self._sync_allowed = DEFAULT_SYNC_ALLOWED_CONTEXTS + tuple(getattr(settings, "sync_allowed_contexts", ()))
         self._parameter_classes: dict[str, str] = {}  # annotated parameters of the innermost function -> class
         self._outer_parameter_classes: list[dict[str, str]] = []  # those of the functions around it
-        self.headers: list[cst.CSTNode] = []  # the `for`s whose iterable the walk is in (`walker._HEADERS`)
+        self.headers: list[cst.CSTNode] = []  # the `for`s and `if`s whose iterable or test the walk is in (`walker._HEADERS`)
         self.evaluator = Evaluator(self)
         self.evaluator.configure(self._cpu_names)
         # Parameter values to use instead of the evidence, for a summary run (`ModuleSummaries.run`).

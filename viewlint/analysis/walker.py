@@ -83,6 +83,7 @@ class Walker(cst.CSTVisitor):
         self._visit: dict[type, list[tuple["Rule", Callable[[cst.CSTNode], Any]]]] = {}
         self._leave: dict[type, list[tuple["Rule", Callable[[cst.CSTNode], Any]]]] = {}
         self._disabled: set[str] = set()
+        self._guarded: list[cst.BooleanOperation] = []  # (the visitor protocol's `and`s whose right operand is cold)
         for rule in rules:
             for attr in _handler_names(type(rule)):
                 kind, _, node_type = attr.partition("_")
@@ -128,6 +129,7 @@ class Walker(cst.CSTVisitor):
             value = getattr(node, name)
             if name == header:
                 self.facts.headers.append(node)
+            guarded = node_type is cst.BooleanOperation and name == "right" and self._short_circuited(node)
             for child in value if type(value) is tuple or type(value) is list else (value,):
                 child_type = type(child)
                 mode = modes.get(child_type)
@@ -135,6 +137,8 @@ class Walker(cst.CSTVisitor):
                     mode = _mode(child_type)
                 if mode == _ENTER or (mode == _LEAF and (child_type in visit_now or child_type in leave_now)):
                     walk(child)
+            if guarded:
+                self.facts.contexts.pop()
             if name == header:
                 self.facts.headers.pop()
             if name == "body" and node_type is cst.If:
@@ -207,11 +211,24 @@ class Walker(cst.CSTVisitor):
             self._call(handlers, node)
         return True
 
+    def _short_circuited(self, node: cst.BooleanOperation) -> bool:
+        """The right operand of `guard and x` runs only where a cold guard holds (`step % 100 == 0 and t.any()`): it is
+        walked in a cold block of its own (entered here; the caller leaves it)."""
+        if type(node.operator) is not cst.And or not self.facts.is_cold_guard(node.left):
+            return False
+        self.facts.contexts.enter_cold_block(node)
+        return True
+
     def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
         if _HEADERS.get(type(node)) == attribute:
             self.facts.headers.append(node)
+        if attribute == "right" and isinstance(node, cst.BooleanOperation) and self._short_circuited(node):
+            self._guarded.append(node)
 
     def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        if attribute == "right" and self._guarded and self._guarded[-1] is original_node:
+            self._guarded.pop()
+            self.facts.contexts.pop()
         if _HEADERS.get(type(original_node)) == attribute:
             self.facts.headers.pop()
         if attribute == "body" and isinstance(original_node, cst.If):
@@ -231,7 +248,7 @@ class Walker(cst.CSTVisitor):
 # (evaluated once, before the first iteration). A `while` test runs on every iteration: in its loop. An `if`'s test
 # runs before its block too, but part of it may run only where another part holds (`step % 100 == 0 and
 # loss.item() > 3`): VL403 reads `if` tests itself, operand by operand.
-_HEADERS: dict[type, str] = {cst.For: "iter"}
+_HEADERS: dict[type, str] = {cst.For: "iter", cst.If: "test"}
 
 _HANDLER_CACHE: dict[type, tuple[str, ...]] = {}
 
