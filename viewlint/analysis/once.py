@@ -57,11 +57,11 @@ def keyed_by_tensor(function: ast.AST) -> bool:
 
 
 def _takes_tensors(function: str) -> bool:
-    """A `torch` function whose arguments are tensors: not a factory or a conversion (`torch.tensor(bounds)`,
-    `torch.arange(n)`, `torch.device(name)` take plain values)."""
-    return function.startswith("torch.") and function not in sem.FACTORY_FUNCTIONS \
-        and function not in ("torch.as_tensor", "torch.from_numpy", "torch.device", "torch.Size", "torch.Generator") \
-        and not function.startswith(("torch.cuda.", "torch.backends.", "torch.distributed.get_"))
+    """A `torch` op whose arguments are tensors (`torch.diff(cu_seqlens)`): not a factory or a conversion
+    (`torch.tensor(bounds)`, `torch.arange(n)`, `torch.as_tensor(xs)` take plain values), nor a getter of dtypes and
+    devices (`torch.finfo(dtype)`, `torch.device(name)`)."""
+    return sem.generic_torch_op(function) and function not in sem.FACTORY_FUNCTIONS \
+        and function not in ("torch.as_tensor", "torch.from_numpy", "torch.asarray")
 
 
 def _cache_miss(test: ast.AST, bindings: Optional["Bindings"] = None) -> set[str]:
