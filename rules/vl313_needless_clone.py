@@ -96,7 +96,7 @@ class NeedlessClone(Rule):
                 join = appended_copies_joined(graph, key, func.value.value)
                 if join is not None:
                     self._report(clone, f"`{func.value.value}` is only ever handed to `{join}`, which copies it again")
-            return
+                    return
         for position, arg in enumerate(node.args):
             if arg.star or not (isinstance(arg.value, cst.Call) and self._is_clone(arg.value)):
                 continue

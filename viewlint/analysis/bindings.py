@@ -47,7 +47,7 @@ def note_binding(node: ast.AST, bindings: Bindings, direct: set[int]) -> None:
         if type(node.target) in _TARGETED:  # type: ignore[attr-defined]
             _bind_value(node.target, value, bindings, direct)  # type: ignore[attr-defined]
     elif kind is ast.arg:
-        if _tensor_annotation(node.annotation):  # type: ignore[attr-defined]
+        if tensor_annotation(node.annotation):  # type: ignore[attr-defined]
             bindings.setdefault(node.arg, []).append(PARAMETER)  # type: ignore[attr-defined]
 
 
@@ -84,7 +84,7 @@ def _bind_value(target: ast.AST, value: Optional[ast.AST], bindings: Bindings, d
 _TENSOR_WORDS = ("Tensor", "Parameter", "ndarray", "NDArray", "ArrayLike")
 
 
-def _tensor_annotation(annotation: Optional[ast.AST]) -> bool:
+def tensor_annotation(annotation: Optional[ast.AST]) -> bool:
     """An annotation the walker may read as a tensor or array, in any spelling: `torch.Tensor`,
     `Optional[Tensor]`, `Tensor | None`, `"torch.LongTensor"`, `list[torch.Tensor]`, `np.ndarray`."""
     if annotation is None:

@@ -24,7 +24,7 @@ from viewlint.analysis.graphs import in_cycles
 from viewlint.analysis.annotation_classes import annotation_class, parameters_with_classes
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.nodes import dotted, preorder
-from viewlint.analysis.once import is_cached, keyed_by_tensor
+from viewlint.analysis.once import cached_once
 
 # Method names too common to resolve by name alone: containers', tensors' and Python's protocols (not linear algebra's
 # `inverse`, `det`, `trace`: a module's own class with such a method is what `transform.inverse()` runs).
@@ -699,53 +699,6 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
     graph.memo[("falsy", memo_key[1])] = falsy_on_every_edge(graph, edges, reasons)
     graph.memo[("hot by kind", memo_key[1])] = frozenset(hot)
     return reasons
-
-
-def cached_once(graph: "CallGraph") -> frozenset[FunctionKey]:
-    """The cached functions (`once.is_cached`) that run once per key, not once per step: none is keyed by a tensor
-    (`once.keyed_by_tensor`), nor hands a parameter on to a function that is (`prepare_sequence_ids(cu_seqlens)` calling
-    `prepare_position_ids(cu_seqlens)`)."""
-    found = graph.memo.get("cached once")
-    if found is not None:
-        return found  # type: ignore[return-value]
-    cached = {key for key, info in graph.functions.items() if is_cached(info.node)}
-    per_tensor = {key for key in cached if keyed_by_tensor(graph.functions[key].node)}
-    # A tensor that another cached function made, once per key, is the same object every time: a cache keyed by it
-    # hits (`get_non_pad_index(construct_variable_block_sizes(shape, device))`, each `lru_cache`d).
-    per_tensor -= {key for key in per_tensor if _fed_by_caches(graph, key, cached - per_tensor)}
-    changed = True
-    while changed:
-        changed = False
-        for key in cached - per_tensor:
-            arguments = graph.functions[key].node.args  # type: ignore[attr-defined]
-            parameters = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
-            for call in (n for n in graph.skeletons[key] if type(n) is ast.Call):
-                if any(type(a) is ast.Name and a.id in parameters for a in call.args) \
-                        and any(callee in per_tensor for callee in graph.call_targets(key, call)):  # type: ignore[arg-type]
-                    per_tensor.add(key)
-                    changed = True
-                    break
-    found = graph.memo["cached once"] = frozenset(cached - per_tensor)
-    return found
-
-
-def _fed_by_caches(graph: "CallGraph", key: FunctionKey, once: set[FunctionKey]) -> bool:
-    """Every call of `key` in the module passes, for each name it passes, what a call of a function of `once` bound to
-    that name in the caller (and there is a call)."""
-    calls = 0
-    for caller in set(graph.callers.get(key, ())):
-        skeleton = graph.skeletons[caller]
-        made = {target.id for n in skeleton if type(n) is ast.Assign and type(n.value) is ast.Call  # type: ignore[attr-defined]
-                and any(callee in once for callee in graph.call_targets(caller, n.value))  # type: ignore[attr-defined]
-                for target in n.targets if type(target) is ast.Name}  # type: ignore[attr-defined]
-        bound = [t.id for n in skeleton if type(n) in (ast.Assign, ast.AnnAssign)
-                 for t in (n.targets if type(n) is ast.Assign else [n.target]) if type(t) is ast.Name]  # type: ignore[attr-defined]
-        for call in (n for n in skeleton if type(n) is ast.Call and key in graph.call_targets(caller, n)):  # type: ignore[arg-type]
-            calls += 1
-            names = [a.id for a in call.args if type(a) is ast.Name]  # type: ignore[attr-defined]
-            if not names or any(name not in made or bound.count(name) != 1 for name in names):
-                return False
-    return calls > 0
 
 
 def _runner_call(graph: "CallGraph", key: FunctionKey, runners: frozenset[FunctionKey]) -> Callable[[list[ast.Call]], Optional[str]]:

@@ -216,7 +216,7 @@ class ContextStack:
         return context
 
     def _cached_once(self, node: cst.FunctionDef) -> bool:
-        """A cached function that runs once per key: as the call graph reads it (`callgraph.cached_once`: not keyed by
+        """A cached function that runs once per key: as the call graph reads it (`once.cached_once`: not keyed by
         a tensor), for a function of the module or a method."""
         if not is_cached_function(node):
             return False

@@ -25,10 +25,11 @@ from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.narrowing import NOT_A_TENSOR
 from viewlint.analysis.flow import FlowHooks
 from viewlint.analysis.module_index import ModuleIndex, build_index
-from viewlint.analysis.nodes import dotted, preorder, qualify_name
+from viewlint.analysis.nodes import preorder
 from viewlint.analysis.rebinding import LayoutRisks, layout_risks
 from viewlint.analysis.stores import StoreQuestions
 from viewlint.analysis.value_ops import fields_mark
+from viewlint.analysis.usage import attribute_reads, tensor_use
 from viewlint.analysis.tree import STORED, chain_text, code_for_node, descendants, dotted_name, source_in_place, short_text
 from viewlint.analysis.values import UNKNOWN, UNKNOWN_TENSOR, Device, IndexKind, Kind, Provenance, Value
 
@@ -238,15 +239,11 @@ class Facts(FlowHooks, StoreQuestions):
         if found.kind is Kind.UNKNOWN and "." not in name and name not in ("self", "cls") and found.host_type != NOT_A_TENSOR.host_type:
             # (Of `d["k"]` that nothing stored here: how the function uses `d["k"]`.)
             name = name[len(STORED):] if name.startswith(STORED) else name
-            usage = self.usage_of(name)
-            used = usage & sem.TENSOR_USAGE_METHODS
-            taken = sorted(u for u in usage if u.startswith(sem.TENSOR_INPUT_MARK)) if not used else []
-            if used or taken:
+            why = tensor_use(name, self.usage_of(name))
+            if why is not None:
                 # `mask.masked_fill(...)`, `idx.long()` elsewhere in the function: only tensors have those; and only
                 # tensors are taken by `torch.exp(x)` or a loss module. Where it lives stays what the value said
                 # (`seq_lens_cpu[s] - query_lens_cpu[s]`: on the host).
-                why = f"`{name}` is used as a tensor (`.{sorted(used)[0]}`)" if used \
-                    else f"`{name}` is passed to {taken[0][len(sem.TENSOR_INPUT_MARK):]}"
                 found = UNKNOWN_TENSOR.with_(why=why, label=name, device=found.device, guessed_cpu=found.guessed_cpu)
         # Configured `cpu-names` win over what the walker inferred; `*_cpu` names are CPU tensors by convention.
         if name in self._cpu_names or name.split(".")[-1] in self._cpu_names:
@@ -333,7 +330,7 @@ class Facts(FlowHooks, StoreQuestions):
             if found is None:
                 found = self._nested_usage(scope)
             if found is None:  # a nested function the module's `ast` does not name alone: its own text, parsed once
-                found = _attribute_reads(_parsed_nodes(self.module, scope), self.index)
+                found = attribute_reads(_parsed_nodes(self.module, scope), self.index)
             self._usage_cache[id(scope)] = found
         return found.get(name, frozenset())
 
@@ -344,7 +341,7 @@ class Facts(FlowHooks, StoreQuestions):
             # Module-level code: every statement of the file (what the prefilter blanked included).
             found = memo.get(("usage", None))
             if found is None:
-                found = memo[("usage", None)] = _attribute_reads(
+                found = memo[("usage", None)] = attribute_reads(
                     (n for nodes in self.index.segment_nodes.values() for n in nodes), self.index)
             return found  # type: ignore[return-value]
         if not isinstance(scope, cst.FunctionDef) or self.summaries is None or len(self._functions()) != 1:
@@ -359,7 +356,7 @@ class Facts(FlowHooks, StoreQuestions):
             nodes = self.index.segment_nodes.get(id(info.node))
             if nodes is None:
                 return None
-            found = memo[("usage", id(info.node))] = _attribute_reads(nodes, self.index, self._layers(owner))
+            found = memo[("usage", id(info.node))] = attribute_reads(nodes, self.index, self._layers(owner))
         return found  # type: ignore[return-value]
 
     def _layers(self, owner: Optional[str]) -> dict[str, str]:
@@ -397,7 +394,7 @@ class Facts(FlowHooks, StoreQuestions):
             return None
         found = memo.get(("usage", id(matches[0])))
         if found is None:
-            found = memo[("usage", id(matches[0]))] = _attribute_reads(
+            found = memo[("usage", id(matches[0]))] = attribute_reads(
                 preorder(matches[0]), self.index, self._layers(context.class_name if context is not None else None))
         return found  # type: ignore[return-value]
 
@@ -479,102 +476,6 @@ def _collect_reads(fn: cst.CSTNode) -> tuple[dict[str, list[cst.Name]], dict[int
         if type(node) is cst.Name:
             reads.setdefault(node.value, []).append(node)  # type: ignore[attr-defined]
     return reads, order
-
-
-def _attribute_reads(nodes: Iterable[ast.AST], index: Optional[ModuleIndex] = None,
-                     layers: Optional[dict[str, str]] = None) -> dict[str, frozenset[str]]:
-    """For each plain name, the attributes read off it (`mask.any()` -> {"any"}), from `ast` nodes, and where it is
-    passed that only a tensor is taken (`torch.exp(x)`, `self.bce(x, y)`: `TENSOR_INPUT_MARK` and the taker; `index`
-    qualifies names, `layers` are the `torch.nn` layers the function's class holds, `{attr: class}`). A name the scope
-    converts into a tensor (`t = torch.tensor(t)`, `image = to_tensor(image)`) is left out: what is read off it
-    after the conversion says nothing of what it held before."""
-    found: dict[str, set[str]] = {}
-    converted: set[str] = set()
-    scopes: list[tuple[tuple[int, int], tuple[int, int], frozenset[str]]] = []  # lambdas: their span, their parameters
-    local_layers: dict[str, str] = {}  # `loss_fn = nn.CrossEntropyLoss()`
-    calls: list[ast.Call] = []
-
-    def own(name: str, node: ast.AST) -> bool:  # not a lambda's parameter of that name
-        # `lambda x: x.numel()` reads its own `x`, not the function's (`reduce(lambda x, y: x or y, flags)`).
-        return not scopes or not any(name in names and start <= (node.lineno, node.col_offset) <= end  # type: ignore[attr-defined]
-                                     for start, end, names in scopes)
-
-    for node in nodes:
-        kind = type(node)
-        if kind is ast.Lambda:
-            scopes.append(((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset),  # type: ignore[attr-defined]
-                           frozenset(a.arg for a in ast.walk(node.args) if type(a) is ast.arg)))  # type: ignore[attr-defined]
-        elif kind is ast.Attribute and type(node.value) is ast.Name:  # type: ignore[attr-defined]
-            name = node.value.id  # type: ignore[attr-defined]
-            if own(name, node):
-                found.setdefault(name, set()).add(node.attr)  # type: ignore[attr-defined]
-        elif kind is ast.Attribute and type(node.value) is ast.Call and type(node.value.func) is ast.Attribute \
-                and type(node.value.func.value) is ast.Name and node.value.func.attr in _SAME_KIND_METHODS:  # type: ignore[attr-defined]
-            # `data.reshape(-1).copy_(src)`: what a tensor-only method is called on, `reshape` gives only of a tensor.
-            name = node.value.func.value.id  # type: ignore[attr-defined]
-            if own(name, node) and node.attr not in _SAME_KIND_METHODS:  # type: ignore[attr-defined]
-                found.setdefault(name, set()).add(node.attr)  # type: ignore[attr-defined]
-        elif kind is ast.Call and index is not None and node.args:  # type: ignore[attr-defined]
-            calls.append(node)  # type: ignore[arg-type]
-        elif kind is ast.Attribute and type(node.value) is ast.Subscript and type(node.value.value) is ast.Name \
-                and type(node.value.slice) is ast.Constant and type(node.value.slice.value) is str:  # type: ignore[attr-defined]
-            # `cache["end"].fill_(n)`: read as `tree.keyed_reference` spells it.
-            found.setdefault(f"{node.value.value.id}[{node.value.slice.value!r}]", set()).add(node.attr)  # type: ignore[attr-defined]
-        elif kind is ast.Assign:
-            value = node.value  # type: ignore[attr-defined]
-            if type(value) is ast.Call and value.args and type(value.args[0]) is ast.Name \
-                    and _converts_to_tensor(value.func) \
-                    and any(type(t) is ast.Name and t.id == value.args[0].id for t in node.targets):  # type: ignore[attr-defined]
-                converted.add(value.args[0].id)
-            if index is not None and type(value) is ast.Call and len(node.targets) == 1 \
-                    and type(node.targets[0]) is ast.Name:  # type: ignore[attr-defined]
-                built = qualify_name(index, dotted(value.func))
-                if built is not None and sem.nn_module_class(built):
-                    local_layers[node.targets[0].id] = built  # type: ignore[attr-defined]
-    for call in calls:
-        taker, taken = _tensor_inputs(call, index, layers or {}, local_layers)  # type: ignore[arg-type]
-        for argument in taken:
-            if type(argument) is ast.Name and own(argument.id, argument):  # type: ignore[attr-defined]
-                found.setdefault(argument.id, set()).add(sem.TENSOR_INPUT_MARK + taker)  # type: ignore[attr-defined]
-    return {name: frozenset(attrs) for name, attrs in found.items() if name not in converted}
-
-
-def _tensor_inputs(call: ast.Call, index: ModuleIndex, layers: dict[str, str],
-                   local_layers: dict[str, str]) -> tuple[str, list[ast.AST]]:
-    """(what takes them, the arguments of `call` that must be tensors): the first of a torch function that takes
-    only a tensor there (`torch.exp(x)`, `F.pad(x, p)`), the input of a `torch.nn` layer (`self.norm(x)`, and a
-    loss's target: `self.bce(logits, labels)`; not a container's, whose first layer may take anything)."""
-    name = dotted(call.func)
-    if name is None:
-        return "", []
-    qualified = qualify_name(index, name)
-    if qualified is not None and (qualified in sem.TENSOR_INPUT_FUNCTIONS or qualified.startswith("torch.nn.functional.")):
-        return f"`{name}`", call.args[:1]
-    held = local_layers.get(name) if "." not in name else layers.get(name[5:]) if name.startswith("self.") \
-        and name.count(".") == 1 else None
-    if held is None:
-        return "", []
-    classes = held.split("|")
-    if not all(sem.nn_module_class(c) and c.split(".")[-1] not in _LAYER_CONTAINERS for c in classes):
-        return "", []
-    losses = all(c.endswith("Loss") for c in classes)
-    return f"`{name}` (`{classes[0].split('.')[-1]}`)", call.args[:2] if losses else call.args[:1]
-
-
-# Methods whose result is a tensor only where the receiver is one (a view, a conversion, an elementwise op): a
-# tensor-only method called on the result says the receiver is a tensor (`x.reshape(-1).copy_(...)`). Not `values`
-# and `indices`, which a dict's and a sparse tensor's share. A chain of these methods alone says nothing more than its
-# first link (`y.clone().contiguous()`: a TensorDict has both).
-_SAME_KIND_METHODS = (sem.VIEW_METHODS - {"values", "indices"}) | sem.MAYBE_VIEW_METHODS | sem.ELEMENTWISE_METHODS
-
-# `torch.nn` modules whose call passes its input on to layers it holds (which may take anything).
-_LAYER_CONTAINERS = frozenset({"Module", "Sequential", "ModuleList", "ModuleDict"})
-
-
-def _converts_to_tensor(func: ast.AST) -> bool:
-    """`torch.tensor`, `torch.as_tensor`, `torch.from_numpy`, `torch.asarray`, a `*to_tensor*` helper."""
-    last = (dotted(func) or "").split(".")[-1].lower()
-    return last in ("tensor", "as_tensor", "from_numpy", "asarray") or "to_tensor" in last
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef)

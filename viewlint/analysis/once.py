@@ -1,14 +1,19 @@
-"""Code that runs once, read off `ast` for the call graph: a function body behind a debug switch, cached functions,
-and `if` blocks that run on the first call only (or once per key of a memo)."""
+"""Code that runs once, read off `ast` for the call graph: a function body behind a debug switch, cached functions
+(but those keyed by a tensor, which each step brings anew: `cached_once`), and `if` blocks that run on the first call
+only (or once per key of a memo)."""
 
 from __future__ import annotations
 
 import ast
-from typing import Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
-from viewlint.analysis import semantics as sem
+from viewlint.analysis.bindings import tensor_annotation
 from viewlint.analysis.guards import cold_test
-from viewlint.analysis.nodes import dotted
+from viewlint.analysis.nodes import dotted, preorder
+from viewlint.analysis.usage import attribute_reads, tensor_use
+
+if TYPE_CHECKING:
+    from viewlint.analysis.callgraph import CallGraph, FunctionKey
 
 
 def debug_only_rest(function: ast.AST) -> Optional[list[ast.stmt]]:
@@ -35,33 +40,63 @@ def is_cached(node: ast.AST) -> bool:
     return False
 
 
-def keyed_by_tensor(function: ast.AST) -> bool:
-    """Some parameter is annotated a tensor, used as one (`x.unbind()`) or given to a `torch` function: a
-    cache of the function (fla's `@tensor_cache def prepare_lens(cu_seqlens)`, an `lru_cache` of a tensor) hits only
-    for the very same object, and each step brings a new one."""
-    arguments = getattr(function, "args", None)
-    if arguments is None:
-        return False
-    parameters = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)} - {"self", "cls"}
-    if any((dotted(a.annotation) or "").split(".")[-1] == "Tensor"
-           for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs) if a.annotation is not None):
+def cached_once(graph: "CallGraph") -> frozenset[FunctionKey]:
+    """The cached functions (`once.is_cached`) that run once per key, not once per step: none is keyed by a tensor
+    (`_keyed_by_tensor`), nor hands a parameter on to a function that is (`prepare_sequence_ids(cu_seqlens)` calling
+    `prepare_position_ids(cu_seqlens)`). A cache keyed by a tensor (fla's `@tensor_cache def prepare_lens(cu_seqlens)`,
+    an `lru_cache` of a tensor) hits only for the very same object, and each step brings a new one."""
+    found = graph.memo.get("cached once")
+    if found is not None:
+        return found  # type: ignore[return-value]
+    cached = {key for key, info in graph.functions.items() if is_cached(info.node)}
+    per_tensor = {key for key in cached if _keyed_by_tensor(graph, graph.functions[key].node)}
+    # A tensor that another cached function made, once per key, is the same object every time: a cache keyed by it
+    # hits (`get_non_pad_index(construct_variable_block_sizes(shape, device))`, each `lru_cache`d).
+    per_tensor -= {key for key in per_tensor if _fed_by_caches(graph, key, cached - per_tensor)}
+    changed = True
+    while changed:
+        changed = False
+        for key in cached - per_tensor:
+            arguments = graph.functions[key].node.args  # type: ignore[attr-defined]
+            parameters = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+            for call in (n for n in graph.skeletons[key] if type(n) is ast.Call):
+                if any(type(a) is ast.Name and a.id in parameters for a in call.args) \
+                        and any(callee in per_tensor for callee in graph.call_targets(key, call)):  # type: ignore[arg-type]
+                    per_tensor.add(key)
+                    changed = True
+                    break
+    found = graph.memo["cached once"] = frozenset(cached - per_tensor)
+    return found
+
+
+def _keyed_by_tensor(graph: "CallGraph", function: ast.AST) -> bool:
+    """Some parameter is annotated a tensor, or the function uses it as one (`usage.tensor_use`: `x.unbind()`,
+    `torch.diff(x)`; not `torch.tensor(bounds)` nor `torch.finfo(dtype)`)."""
+    arguments = function.args  # type: ignore[attr-defined]
+    parameters = [a for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs) if a.arg not in ("self", "cls")]
+    if any(tensor_annotation(a.annotation) for a in parameters):
         return True
-    for node in ast.walk(function):
-        if type(node) is ast.Attribute and type(node.value) is ast.Name and node.value.id in parameters \
-                and node.attr in sem.TENSOR_USAGE_METHODS:  # (not `.device`: a model has one, and is the same each step)
-            return True
-        if type(node) is ast.Call and _takes_tensors(dotted(node.func) or "") \
-                and any(type(a) is ast.Name and a.id in parameters for a in node.args):
-            return True
-    return False
+    reads = attribute_reads(graph.index.segment_nodes.get(id(function)) or preorder(function), graph.index)
+    return any(tensor_use(a.arg, reads.get(a.arg, frozenset())) is not None for a in parameters)
 
 
-def _takes_tensors(function: str) -> bool:
-    """A `torch` op whose arguments are tensors (`torch.diff(cu_seqlens)`): not a factory or a conversion
-    (`torch.tensor(bounds)`, `torch.arange(n)`, `torch.as_tensor(xs)` take plain values), nor a getter of dtypes and
-    devices (`torch.finfo(dtype)`, `torch.device(name)`)."""
-    return sem.generic_torch_op(function) and function not in sem.FACTORY_FUNCTIONS \
-        and function not in ("torch.as_tensor", "torch.from_numpy", "torch.asarray")
+def _fed_by_caches(graph: "CallGraph", key: FunctionKey, once: set[FunctionKey]) -> bool:
+    """Every call of `key` in the module passes, for each name it passes, what a call of a function of `once` bound to
+    that name in the caller (and there is a call)."""
+    calls = 0
+    for caller in set(graph.callers.get(key, ())):
+        skeleton = graph.skeletons[caller]
+        made = {target.id for n in skeleton if type(n) is ast.Assign and type(n.value) is ast.Call  # type: ignore[attr-defined]
+                and any(callee in once for callee in graph.call_targets(caller, n.value))  # type: ignore[attr-defined]
+                for target in n.targets if type(target) is ast.Name}  # type: ignore[attr-defined]
+        bound = [t.id for n in skeleton if type(n) in (ast.Assign, ast.AnnAssign)
+                 for t in (n.targets if type(n) is ast.Assign else [n.target]) if type(t) is ast.Name]  # type: ignore[attr-defined]
+        for call in (n for n in skeleton if type(n) is ast.Call and key in graph.call_targets(caller, n)):  # type: ignore[arg-type]
+            calls += 1
+            names = [a.id for a in call.args if type(a) is ast.Name]  # type: ignore[attr-defined]
+            if not names or any(name not in made or bound.count(name) != 1 for name in names):
+                return False
+    return calls > 0
 
 
 def _cache_miss(test: ast.AST, bindings: Optional["Bindings"] = None) -> set[str]:
