@@ -9,8 +9,8 @@ import libcst as cst
 
 from viewlint.analysis import features
 from viewlint.analysis.callgraph import FunctionInfo
-from viewlint.analysis.contexts import is_cached_function
 from viewlint.analysis.nodes import dotted
+from viewlint.analysis.once import is_cached
 from viewlint.analysis.tree import parent_map, remembered, subtree
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
@@ -123,7 +123,8 @@ class AvoidableContiguous(Rule):
             return  # (a module's own weight copied per call is VL302's: cache it once)
         name = node.targets[0].target.value
         function = self._functions[-1]
-        if is_cached_function(function):
+        own = self.facts.contexts.ast_of(function)
+        if own is not None and is_cached(own):
             return  # a cached builder (`lru_cache`, `cached_property`, a project's `*_lru_cache`) runs once per key
         uses = self._uses(function, name, node)
         if uses is None or not uses or not all(self._stride_free(use, function, depth=2) for use in uses):

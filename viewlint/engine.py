@@ -25,6 +25,7 @@ from viewlint.analysis import stack
 from viewlint.analysis.module_index import build_index_from_ast
 from viewlint.analysis import tree as tree_module
 from viewlint.analysis.tree import parse_module
+from viewlint.analysis.twins import register as register_twins
 from viewlint.analysis.callgraph import callgraph_of
 from viewlint.analysis.facts import Facts
 from viewlint.analysis.project import Project, remember_linted
@@ -488,18 +489,21 @@ def _lint_pieces(text: str, tree: ast.Module, reduction: Optional[Reduction], di
             else:
                 diagnostics.append(_left_out(display, lines, first, last, reduction))
             continue
+        shift = first - 1
+        file_row = (lambda row, shift=shift: reduction.file_row(row + shift)) if reduction is not None \
+            else (lambda row, shift=shift: row + shift)
+        low, high = file_row(1), file_row(last - first)
+        statements = [statement for statement in tree.body if low <= statement.lineno <= high]
+        # The `ast` twins of the piece's functions and loops (`ContextStack.ast_of`): its own statements.
+        register_twins(index.memo, module, ast.Module(body=statements, type_ignores=[]),
+                       reduction.rows if reduction is not None else None)
         facts = _walk(module, settings, index, project, rule_classes, None, module_values)
         module_values = dict(facts._scopes[0])
         diagnostics.extend(_reserved(display, INTERNAL_ERROR, f"internal error in rule {code}: {message}")
                            for code, message in facts.errors)
         if facts.reports:
-            shift = first - 1
-            file_row = (lambda row, shift=shift: reduction.file_row(row + shift)) if reduction is not None \
-                else (lambda row, shift=shift: row + shift)
             # Positions statement by statement, as for a file in one piece: printing the whole piece to find them
             # cost a third of the time of a large file.
-            low, high = file_row(1), file_row(last - first)
-            statements = [statement for statement in tree.body if low <= statement.lineno <= high]
             located = (ast.Module(body=statements, type_ignores=[]), reduction.rows if reduction is not None else None)
             diagnostics.extend(resolve(module, facts.reports, display, located, reduction, file_row=file_row))
         facts.close()

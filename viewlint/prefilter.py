@@ -19,16 +19,14 @@ from __future__ import annotations
 
 import ast
 import fnmatch
-import functools
 import re
 from typing import Callable, Optional, Sequence
 
 from viewlint.analysis import features
 from viewlint.analysis.features import Needs
 from viewlint.analysis.callgraph import callgraph_of, hot_by_kind, hot_reasons
-from viewlint.analysis import semantics as sem
-from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_CALL_NAMES, HOT_FUNCTION_NAMES, HOT_MARKER, SETUP_FUNCTION_NAMES
-from viewlint.analysis.annotation_classes import parameters_with_classes
+from viewlint.analysis.contexts import HOT_MARKER, SETUP_FUNCTION_NAMES
+from viewlint.analysis.hotness import own_heat
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.nodes import preorder
 from viewlint.analysis.project import Project
@@ -42,7 +40,6 @@ SMALL_STATEMENT_LINES = 50
 # Module-level literals at least this long (`op_db = [OpInfo(...), ...]`, thousands of lines) are
 # kept element by element: libcst sees only the elements a rule can fire in.
 SPLIT_LITERAL_LINES = 200
-_HOT_DECORATORS = ("compile", "script", "trace", "optimize")
 _FUNCTION_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
 
 
@@ -68,34 +65,6 @@ def split_lines(text: str) -> list[tuple[str, str]]:
 def _first_line(node: ast.stmt) -> int:
     decorators = getattr(node, "decorator_list", ())
     return min([node.lineno, *(d.lineno for d in decorators)])
-
-
-@functools.lru_cache(maxsize=64)
-def _hot_name_pattern(globs: tuple[str, ...]) -> "re.Pattern[str]":
-    """One regex for every hot-function glob; a `Class.method` glob matches by its method part here
-    (a superset is enough for a prefilter)."""
-    globs = tuple(globs) + DEFAULT_HOT_FUNCTIONS
-    method_globs = tuple(glob.rsplit(".", 1)[-1] for glob in globs)
-    every = (*HOT_FUNCTION_NAMES, *globs, *method_globs)
-    return re.compile("|".join(f"(?:{fnmatch.translate(glob)})" for glob in every))
-
-
-def _is_hot_def(node: ast.AST, globs: tuple[str, ...]) -> bool:
-    """A superset of the walker's hot functions: by name, decorator or configured glob."""
-    if type(node) is not ast.FunctionDef and type(node) is not ast.AsyncFunctionDef:
-        return False
-    name = node.name  # type: ignore[attr-defined]
-    if name in HOT_CALL_NAMES or name in sem.OPTIMIZER_STEP_NAMES or _hot_name_pattern(globs).match(name):
-        return True
-    arguments = node.args  # type: ignore[attr-defined]
-    if sem.takes_a_step_batch(parameters_with_classes(arguments)):
-        return True
-    for decorator in node.decorator_list:
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        last = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
-        if last in _HOT_DECORATORS:
-            return True
-    return False
 
 
 def _leading_block(lines: list[tuple[str, str]], first: int) -> int:
@@ -219,9 +188,10 @@ def _no_hot_rule() -> bool:
 
 
 class _Segment:
-    __slots__ = ("first", "last", "node", "small", "hot")
+    __slots__ = ("first", "last", "node", "small", "hot", "owner")
 
-    def __init__(self, node: ast.stmt, small: bool) -> None:
+    def __init__(self, node: ast.stmt, small: bool, owner: Optional[str] = None) -> None:
+        self.owner = owner  # the class of a class member
         self.first = _first_line(node)
         self.last = node.end_lineno or node.lineno
         self.node = node
@@ -354,11 +324,14 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
     def judge_hot(segment: _Segment) -> bool:
         nonlocal lines
         nodes = nodes_of(segment.node)
-        if any(_is_hot_def(n, globs) for n in nodes if type(n) in _FUNCTION_TYPES):
-            return True
-        # Hot through the module's call graph (called from a hot function, runs a training step), or a
+        # Hot by its own evidence, as the walker will read it (`hotness.own_heat`: a method's own class, nested
+        # functions none), through the module's call graph (called from a hot function, runs a training step), or a
         # step loop (a loop that runs `backward()`, an optimizer step or a model).
         graph = callgraph_of(index)
+        owners = {id(member): n.name for n in nodes if type(n) is ast.ClassDef for member in n.body}  # type: ignore[attr-defined]
+        if any(own_heat(index, segment.owner if n is segment.node else owners.get(id(n)), n, hot_globs, graph)
+               for n in nodes if type(n) in _FUNCTION_TYPES):
+            return True
         reasons = hot_reasons(graph, hot_globs)
         by_kind = hot_by_kind(graph, hot_globs)  # a metric's `update`, a scheduler's `step`: hot by the class's kind
         for node in nodes:
@@ -433,7 +406,7 @@ def reduce(text: str, tree: ast.Module, rule_classes: Sequence[type], settings: 
     read: list[list[ast.AST]] = []  # the nodes of the kept statements (whose names the walk may look up)
     for statement in tree.body:
         if isinstance(statement, ast.ClassDef):
-            members = [_Segment(m, _is_small_definition(m)) for m in statement.body]
+            members = [_Segment(m, _is_small_definition(m), statement.name) for m in statement.body]
             chosen = False
             for member in members:
                 codes = active_rules(member, features_of(member, statement.name))

@@ -20,12 +20,6 @@ def parameters_with_classes(arguments: ast.arguments) -> list[tuple[str, Optiona
     return [(a.arg, annotation_class(a.annotation)) for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
 
 
-def cst_parameters_with_classes(params: cst.Parameters) -> list[tuple[str, Optional[str]]]:
-    """The same, off libcst's parameters."""
-    return [(p.name.value, cst_annotation_class(p.annotation.annotation) if p.annotation is not None else None)
-            for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
-
-
 def cst_annotation_class(annotation: cst.BaseExpression) -> Optional[str]:
     """The class a libcst annotation names (read with `ast`, as the index reads them)."""
     try:

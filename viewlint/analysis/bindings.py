@@ -11,7 +11,7 @@ import ast
 from typing import Optional
 
 from viewlint.analysis import semantics
-from viewlint.analysis.nodes import dotted, preorder
+from viewlint.analysis.nodes import dotted, preorder, qualify_name
 
 
 # A segment's bindings: name (or `self.<attr>`) -> the values assigned to it (None: not known, as
@@ -84,17 +84,26 @@ def _bind_value(target: ast.AST, value: Optional[ast.AST], bindings: Bindings, d
 _TENSOR_WORDS = ("Tensor", "Parameter", "ndarray", "NDArray", "ArrayLike")
 
 
-def tensor_annotation(annotation: Optional[ast.AST]) -> bool:
+_TORCH_WORDS = ("Tensor", "Parameter")
+
+
+def tensor_annotation(annotation: Optional[ast.AST], arrays: bool = True, index: Optional[object] = None) -> bool:
     """An annotation the walker may read as a tensor or array, in any spelling: `torch.Tensor`,
-    `Optional[Tensor]`, `Tensor | None`, `"torch.LongTensor"`, `list[torch.Tensor]`, `np.ndarray`."""
+    `Optional[Tensor]`, `Tensor | None`, `"torch.LongTensor"`, `list[torch.Tensor]`, `np.ndarray` (not with
+    `arrays=False`: a torch tensor only; then, given the module's `index`, a dotted name must come from torch, as
+    `annotations.annotation_value` reads it: `cute.Tensor` is a CuTe DSL tensor). The one reading of a tensor
+    annotation off `ast`."""
     if annotation is None:
         return False
+    words = _TENSOR_WORDS if arrays else _TORCH_WORDS
     for node in preorder(annotation):
-        if type(node) is ast.Name and node.id.endswith(_TENSOR_WORDS):  # type: ignore[attr-defined]
+        if type(node) is ast.Name and node.id.endswith(words):  # type: ignore[attr-defined]
             return True
-        if type(node) is ast.Attribute and node.attr.endswith(_TENSOR_WORDS):  # type: ignore[attr-defined]
-            return True
-        if type(node) is ast.Constant and isinstance(node.value, str) and any(w in node.value for w in _TENSOR_WORDS):  # type: ignore[attr-defined]
+        if type(node) is ast.Attribute and node.attr.endswith(words):  # type: ignore[attr-defined]
+            if arrays or index is None or (qualify_name(index, dotted(node)) or dotted(node) or "").startswith("torch."):
+                return True
+            continue
+        if type(node) is ast.Constant and isinstance(node.value, str) and any(w in node.value for w in words):  # type: ignore[attr-defined]
             return True
     return False
 

@@ -1,7 +1,7 @@
 """Where a function's calls run: on every call of it, in a cold block, or in a step loop (a training or decoding loop).
 
 The call graph (`viewlint.analysis.callgraph`) reads each function's calls through these to say which functions are
-hot and why; the walker reads the same on libcst (`contexts.step_loop`). Read off a function's preorder `ast` node list
+hot and why; the walker and the prefilter ask the call graph the same about each loop (`CallGraph.step_loop_reason`). Read off a function's preorder `ast` node list
 by position: `if` bodies, handlers and loop bodies are spans.
 """
 
@@ -16,7 +16,7 @@ from typing import Callable, Iterator, Optional
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.guards import cold_test, switch_locals
 from viewlint.analysis.nodes import dotted, preorder
-from viewlint.analysis.once import debug_only_rest, local_bindings, runs_once
+from viewlint.analysis.once import Methods, debug_only_rest, local_bindings, runs_once
 
 def runs_a_step(call: ast.Call) -> Optional[str]:
     """`loss.backward()`, `torch.autograd.backward(t)`, `optimizer.step()`, `self.scheduler.step(...)`:
@@ -28,6 +28,12 @@ def runs_a_step(call: ast.Call) -> Optional[str]:
             return sem.runs_a_step(method, dotted(func.value) or "", dotted(func) or "",  # type: ignore[attr-defined]
                                    len(call.args) + len(call.keywords))
     return None
+
+
+def trains(call: ast.Call) -> bool:
+    """A call that runs a training step (`runs_a_step`), or one named for stepping the optimizers
+    (`self.optimizers_step()`): a block that makes one is the step, whatever interval guards it."""
+    return runs_a_step(call) is not None or sem.steps_an_optimizer(dotted(call.func) or "")
 
 
 # `torch.optim`'s classes and the common ones of other libraries (`bitsandbytes.optim.PagedAdamW8bit`, `Lion`).
@@ -56,8 +62,9 @@ class Regions:
         self.step: Optional[str] = None  # what a call outside loops and cold blocks runs (a training step)
 
     def scan_nodes(self, function: ast.AST, nodes: list[ast.AST], switches: frozenset[str] = frozenset(),
-                   steps: Optional[Callable[[list[ast.Call]], Optional[str]]] = None) -> None:
-        for call, where in classified(function, nodes, switches=switches, steps=steps):
+                   steps: Optional[Callable[[list[ast.Call]], Optional[str]]] = None,
+                   methods: Optional[Methods] = None) -> None:
+        for call, where in classified(function, nodes, switches=switches, steps=steps, methods=methods):
             if where == "warm":
                 self.warm.append(call)
                 self.outside.append(call)
@@ -83,14 +90,16 @@ COMPREHENSION_KINDS = frozenset({ast.ListComp, ast.SetComp, ast.DictComp, ast.Ge
 
 def classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: bool = False,
                 switches: frozenset[str] = frozenset(),
-                steps: Optional[Callable[[list[ast.Call]], Optional[str]]] = None) -> list[tuple[ast.Call, str]]:
+                steps: Optional[Callable[[list[ast.Call]], Optional[str]]] = None,
+                methods: Optional[Methods] = None) -> list[tuple[ast.Call, str]]:
     """(call, "warm" | "looped" | "cold" | why its loop is a step loop): "looped" is a call in loops none of which
     runs a step; with `direct_only`, only the calls outside every loop among `nodes` ("warm" or "cold"). `steps`:
-    what else makes a loop a step loop, read off the calls it makes itself (a call of a function that runs one)."""
+    what else makes a loop a step loop, read off the calls it makes itself (a call of a function that runs one).
+    `methods`: the module's methods by name, for a run-once block whose flag a method sets (`once.runs_once`)."""
     cold: list[Span] = []
     loops: list[Span] = []
     calls: list[ast.Call] = []
-    rest = debug_only_rest(function) if function is not None else None
+    rest = debug_only_rest(function, switches) if function is not None else None
     if rest:
         cold.append(_span(rest[0], rest[-1]))
     ifs: list[tuple[Span, ast.AST]] = []
@@ -126,11 +135,10 @@ def classified(function: Optional[ast.AST], nodes: list[ast.AST], direct_only: b
         bindings = functools.cache(lambda: local_bindings(nodes))  # read only when a test of a local asks
         for span, branch in ifs:
             at = bisect.bisect_left(positions, span[0])
-            if at < len(positions) and positions[at] <= span[1] and (runs_once(branch, bindings) or (  # type: ignore[attr-defined]
+            if at < len(positions) and positions[at] <= span[1] and (runs_once(branch, bindings, methods) or (  # type: ignore[attr-defined]
                     cold_test(branch.test, switches)  # type: ignore[attr-defined]
                     # (`if do_sync_step:` around `optimizer.step()`: the block is the step, whatever interval guards it.)
-                    and not any(runs_a_step(c) or sem.steps_an_optimizer(dotted(c.func) or "")
-                                for c in calls if inside((c.lineno, c.col_offset), span)))):
+                    and not any(trains(c) for c in calls if inside((c.lineno, c.col_offset), span)))):
                 cold.append(span)
     where: list[tuple[ast.Call, str]] = []
     enclosing_of: dict[int, list[int]] = {}
@@ -179,7 +187,7 @@ def _step_reason(calls: Iterator[ast.Call]) -> Optional[str]:
 
 
 def _decode_loop(loop: ast.AST) -> Optional[str]:
-    """`for _ in range(max_new_tokens):` (`contexts.step_loop` reads the same off libcst)."""
+    """`for _ in range(max_new_tokens):`."""
     iterated = getattr(loop, "iter", None)
     if type(loop) is not ast.For or type(iterated) is not ast.Call or dotted(iterated.func) != "range" or not iterated.args:
         return None

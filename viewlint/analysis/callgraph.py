@@ -18,13 +18,13 @@ from viewlint.analysis import semantics as sem
 from viewlint.analysis import tree as tree_module
 from viewlint.analysis.call_regions import COMPREHENSION_KINDS, Regions, classified, runs_a_step, step_loop
 from viewlint.analysis.falsy import falsy_on_every_edge
-from viewlint.analysis.contexts import DEFAULT_HOT_FUNCTIONS, HOT_FUNCTION_NAMES, hands_over_to_host
+from viewlint.analysis.hotness import class_and_base_names, own_heat
 from viewlint.analysis.injected import passed_functions
 from viewlint.analysis.graphs import in_cycles
-from viewlint.analysis.annotation_classes import annotation_class, parameters_with_classes
+from viewlint.analysis.annotation_classes import annotation_class
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.nodes import dotted, preorder
-from viewlint.analysis.once import cached_once
+from viewlint.analysis.once import cached_once, methods_named
 
 # Method names too common to resolve by name alone: containers', tensors' and Python's protocols (not linear algebra's
 # `inverse`, `det`, `trace`: a module's own class with such a method is what `transform.inverse()` runs).
@@ -128,8 +128,9 @@ class CallGraph:
         return hot_reasons(self, hot_globs).get(FunctionKey(owner, name))
 
     def step_loop_reason(self, loop: ast.AST, hot_globs: tuple[str, ...] = ()) -> Optional[str]:
-        """What makes `loop` (a loop of one of this module's functions) a step loop: `step_loop`'s reading, or one of
-        its own calls reaching a function of this module that runs a training step (see `hot_reasons`)."""
+        """What makes `loop` (a loop of this module) a step loop: `step_loop`'s reading, or one of its own calls
+        reaching a function of this module that runs a training step (see `hot_reasons`). The one reading of it: the
+        prefilter and the walker ask it too."""
         found = step_loop(loop)
         if found is not None:
             return found
@@ -137,9 +138,7 @@ class CallGraph:
         if owners is None:
             owners = self.memo["loop owners"] = {id(n): key for key, skeleton in self.skeletons.items() for n in skeleton
                                                  if type(n) in (ast.For, ast.AsyncFor, ast.While)}
-        key = owners.get(id(loop))
-        if key is None:
-            return None
+        key = owners.get(id(loop), _MODULE_LEVEL)  # (a loop at the top of a script calls the module's functions)
         hot_reasons(self, hot_globs)
         runners = self.memo[("step runners", hot_globs)]
         if not runners:
@@ -457,6 +456,8 @@ class CallGraph:
 # The name under which the body of `if __name__ == "__main__":` is a function of the call graph: a caller only (no
 # call reaches it, and it is never hot itself). What its step loops call runs per step, as in any function.
 MAIN_BLOCK = "<main block>"
+# The key a loop outside every function is read under (no function of the module has it).
+_MODULE_LEVEL = FunctionKey(None, "<module>")
 
 
 def _local_functions(nodes: list[ast.AST], resolve: Callable[[ast.AST], list[FunctionKey]]) -> dict[str, list[FunctionKey]]:
@@ -508,11 +509,6 @@ def callgraph_of(index: ModuleIndex) -> CallGraph:
 
 
 # ---------------------------------------------------------------------- hot paths through the call graph
-# Method names hot in any class, decorators that compile, as in `viewlint.analysis.contexts`.
-_COLD_NAMES_PREFIXES = ("__init__", "__post_init__", "load_", "_load_", "save_", "_init", "init_weights", "reset_parameters",
-                        "capture", "_capture")
-
-
 # The node kinds `classified` (and `switch_locals`) read from a function's preorder list.
 def _shape(nodes: list[ast.AST]) -> tuple[tuple[ast.AST, ...], bool, tuple[tuple[ast.AST, str], ...], tuple[str, ...]]:
     """A function's nodes (its preorder list) as the call graph reads them: those of the kinds `classified`
@@ -549,57 +545,6 @@ _SKELETON_KINDS = frozenset({
 })
 
 
-def _own_hot(graph: "CallGraph", key: FunctionKey, info: FunctionInfo, hot_globs: tuple[str, ...]) -> bool:
-    """Hot by its own name, decorator or a configured glob (the walker's rules, read off `ast`)."""
-    node = info.node
-    name = key.name
-    qualified = str(key)
-    if sem.glob_matcher(tuple(g for g in hot_globs if "." in g))(qualified):
-        return True  # a `Class.method` glob beats a cold name
-    if name.startswith(_COLD_NAMES_PREFIXES) or name in ("build", "setup", "state_dict", "load_state_dict"):
-        return False
-    matches = sem.glob_matcher(tuple(hot_globs))
-    if matches(name) or matches(qualified):
-        return True
-    if _checking_tool(key):
-        return False  # a debugging tool's hooks (`DebugUnderflowOverflow.forward_hook`), an output checker
-    if key.owner is not None:
-        owner = graph.index.classes.get(key.owner)
-        if owner is not None and not owner.is_module and preprocessing_class(graph.index, key.owner):
-            return False  # pipelines, stages, processors: once per request, not per layer or step
-        if sem.glob_matcher(HOT_FUNCTION_NAMES)(name):
-            return not hands_over_to_host(graph.index, node)
-        if name == "__call__" and owner is not None and owner.is_module:
-            return True
-        if owner is not None and name in owner.per_step_methods:
-            return True  # an optimizer's or a diffusion scheduler's `step`, a metric's `update`
-    arguments = getattr(node, "args", None)
-    if arguments is not None and sem.takes_a_step_batch(parameters_with_classes(arguments), key.owner):
-        return True  # `prepare_lora_batch(self, forward_batch)`: what prepares or runs one step's batch
-    for decorator in getattr(node, "decorator_list", []):
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        last = (dotted(target) or "").split(".")[-1]
-        if last in ("compile", "script", "trace", "optimize"):
-            return True
-    return False
-
-
-def _checking_tool(key: FunctionKey) -> bool:
-    """A method of a debugging tool or an output checker: what it reads, it reads on purpose (when enabled)."""
-    return key.owner is not None and any(word in key.owner for word in (*sem.DEBUG_CLASS_WORDS, *sem.OUTPUT_CHECKER_CLASS_WORDS))
-
-
-def preprocessing_class(index: ModuleIndex, name: str) -> bool:
-    """Feature extractors, processors, tokenizers, collators, pipelines and their stages (by class or base name),
-    as `viewlint.analysis.contexts.is_preprocessing_class` reads them."""
-    return sem.names_preprocessing(_class_and_base_names(index, name))
-
-
-def _class_and_base_names(index: ModuleIndex, name: str) -> list[str]:
-    """A class's name and the last parts of its bases' names (`Trainer`, `TrainerCallback`)."""
-    return [name] + [(dotted(b) or "").split(".")[-1] for d in index.class_defs.get(name, []) for b in d.bases]
-
-
 def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[FunctionKey, str]:
     """Why each function of the module is hot, for those that are not hot by their own name: it runs a
     training step (`backward()`, `optimizer.step()`), or it is called on every call of a hot function,
@@ -608,27 +553,33 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
     found = graph.memo.get(memo_key)
     if found is not None:
         return found
-    hot_globs = tuple(hot_globs) + DEFAULT_HOT_FUNCTIONS
+    configured = tuple(hot_globs)
     regions: dict[FunctionKey, Regions] = {}
     switches = graph.index.cold_switches
+    methods = methods_named(graph.index)
     for key, info in graph.functions.items():
         scanned = Regions()
         skeleton = graph.skeletons[key]
         # Only calls of this module's functions and training steps are read below: a function with neither
         # keeps empty regions, without classifying its calls.
         if any(type(n) is ast.Call and (graph.call_targets(key, n) or runs_a_step(n)) for n in skeleton):  # type: ignore[arg-type]
-            scanned.scan_nodes(info.node, skeleton, switches)
+            scanned.scan_nodes(info.node, skeleton, switches, methods=methods)
         regions[key] = scanned
     reasons: dict[FunctionKey, str] = {}
     hot: list[FunctionKey] = []
     # `functools.cache`/`lru_cache` functions (and a project's `*_lru_cache`): once per key, not per call.
-    cached = cached_once(graph)
+    # Hot or cold by its own evidence (`hotness.own_heat`, which the walker asks too): heat does not travel into a
+    # function that runs once (construction, loading, a cache once per key, a debugging tool's hooks).
+    cold: set[FunctionKey] = set()
     for key, info in graph.functions.items():
         if key.name == MAIN_BLOCK:
             continue
-        if _own_hot(graph, key, info, hot_globs):
+        heat = own_heat(graph.index, key.owner, info.node, configured, graph)
+        if heat is False:
+            cold.add(key)
+        elif heat:
             hot.append(key)
-        elif regions[key].step is not None and not key.name.startswith(_COLD_NAMES_PREFIXES):
+        elif regions[key].step is not None:
             reasons[key] = f"runs {regions[key].step}: a training step"
             hot.append(key)
     # A function that calls a step function (outside loops: once per call) runs the step too; one that calls
@@ -661,13 +612,12 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
                 rescanned = Regions()
                 node = graph.functions[key].node
                 rescanned.scan_nodes(node, graph.index.segment_nodes.get(id(node)) or preorder(node), switches,
-                                     steps=_runner_call(graph, key, runners))
+                                     steps=_runner_call(graph, key, runners), methods=methods)
                 regions[key] = rescanned
     queue = list(hot)
     seen = set(hot)
     for callee, why in (*_hooks(graph), *_step_callbacks(graph)):
-        if callee not in seen and callee not in reasons and not callee.name.startswith(_COLD_NAMES_PREFIXES) \
-                and callee not in cached:
+        if callee not in seen and callee not in reasons and callee not in cold:
             reasons[callee] = why
             seen.add(callee)
             queue.append(callee)
@@ -677,7 +627,7 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
             loop_calls.append((key, call, why))
     for caller, call, why in loop_calls:
         for callee in graph.call_targets(caller, call):
-            if callee not in seen and not callee.name.startswith(_COLD_NAMES_PREFIXES) and callee not in cached:
+            if callee not in seen and callee not in cold:
                 reasons[callee] = f"called from {why} in `{caller}`"
                 seen.add(callee)
                 queue.append(callee)
@@ -685,7 +635,7 @@ def hot_reasons(graph: "CallGraph", hot_globs: tuple[str, ...] = ()) -> dict[Fun
         caller = queue.pop(0)
         for call in regions[caller].warm:
             for callee in graph.call_targets(caller, call):
-                if callee in seen or callee.name.startswith(_COLD_NAMES_PREFIXES) or callee in cached:
+                if callee in seen or callee in cold:
                     continue
                 origin = reasons.get(caller)
                 reasons[callee] = f"called from `{caller}`" if origin is None or origin.startswith("runs") \
@@ -731,8 +681,6 @@ def _hooks(graph: "CallGraph") -> Iterator[tuple[FunctionKey, str]]:
             if type(hook) is ast.Call and (dotted(hook.func) or "").split(".")[-1] == "partial" and hook.args:
                 hook = hook.args[0]  # `functools.partial(record, name=name)`
             for callee in graph.call_targets(key, ast.Call(func=hook, args=[], keywords=[])):
-                if _checking_tool(callee):
-                    continue  # `DebugUnderflowOverflow.forward_hook`: it inspects values on purpose
                 yield callee, f"a hook `{key}` registers with `.{node.func.attr}()`, run on every pass"  # type: ignore[attr-defined]
 
 
@@ -740,7 +688,7 @@ def _step_callbacks(graph: "CallGraph") -> Iterator[tuple[FunctionKey, str]]:
     """A training callback's per-step methods (`TrainerCallback.on_step_end`, a Lightning `Callback`'s
     `on_train_batch_end`): the trainer calls them on every step."""
     for key in graph.functions:
-        if key.owner is None or key.name not in sem.PER_STEP_CALLBACKS or _checking_tool(key):
-            continue
-        if any(name.endswith("Callback") for name in _class_and_base_names(graph.index, key.owner)):
+        if key.owner is None or key.name not in sem.PER_STEP_CALLBACKS:
+            continue  # (a debugging tool's are cold: `hot_reasons` leaves them out)
+        if any(name.endswith("Callback") for name in class_and_base_names(graph.index, key.owner)):
             yield key, "a callback the trainer runs on every step"

@@ -20,47 +20,26 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from viewlint.analysis import semantics as sem
+from viewlint.analysis.call_regions import trains
 from viewlint.analysis.guards import cold_test, joined, local_switches
-from viewlint.analysis.annotation_classes import cst_parameters_with_classes
+from viewlint.analysis.hotness import own_heat
 from viewlint.analysis.module_index import ModuleIndex
-from viewlint.analysis.nodes import preorder
-from viewlint.analysis.once import local_bindings, may_run_once
+from viewlint.analysis.once import local_bindings, may_run_once, methods_named
 from viewlint.analysis.once import runs_once as once_runs_once
-from viewlint.analysis.tree import children, descendants, dotted_name, remembered
+from viewlint.analysis.tree import descendants, dotted_name
+from viewlint.analysis.twins import register, registered, twin
 
 if TYPE_CHECKING:
     from viewlint.analysis.callgraph import CallGraph
 
 HOT_MARKER = re.compile(r"#\s*viewlint:\s*hot\b")
-# Globs of function names that run once (construction, loading, saving, printing): never a hot path.
-COLD_FUNCTION_NAMES = (
-    "__init__", "__post_init__", "post_init", "load_weights", "load_*", "_load_*", "from_pretrained", "from_config",
-    "load_state_dict", "_load_from_state_dict", "state_dict", "save_*", "setup", "build", "reset_parameters",
-    "_init*", "init_weights", "*_init_weights", "create_weights", "process_weights_after_loading", "__repr__",
-    "__str__", "extra_repr", "capture", "capture_*", "_capture*", "*_capture_cuda_graph*",  # CUDA-graph capture: at startup
-)
 # Globs of function names that build an object's layout once: views they store are the design.
 SETUP_FUNCTION_NAMES = (
     "__init__", "__post_init__", "post_init", "_init*", "init_*", "setup", "setup_*", "_setup*", "build", "build_*",
     "_build*", "create_*", "_create_*", "allocate*", "_allocate*", "process_weights_after_loading",
 )
-# Method names that are hot in any class (PyTorch's convention, used by modules and forward mixins alike).
-# Methods that run per layer or per step: a module's `forward`, and a LightningModule's (or a trainer's) `training_step`.
-# (`*_forward`: what a forward pass runs by name: a hook's `pre_forward`, a backend's `call_begin_forward`, a model's
-# `_micro_batch_forward`, `eager_attention_forward`.)
-HOT_FUNCTION_NAMES = ("forward", "forward_*", "_forward", "_forward_*", "*_forward", *sem.TRAINING_STEP_NAMES)
-# `__call__` is hot only on a module-like class or when it takes a tensor: processors and collators are not.
-HOT_CALL_NAMES = ("__call__",)
-HOT_DECORATORS = ("torch.compile", "torch.jit.script", "torch.compiler.compile", "torch._dynamo.optimize")
 # Context managers that mark deliberate host syncs (vLLM's `gpu_sync_allowed()`); `sync-allowed-contexts` adds more.
 DEFAULT_SYNC_ALLOWED_CONTEXTS = ("gpu_sync_allowed", "sync_allowed", "allow_sync", "allow_host_sync")
-# Serving conventions: methods that run once per scheduler step (vLLM's attention metadata builders'
-# `build`, SGLang's attention backends' `init_forward_metadata`, TensorRT-LLM's `AttentionMetadata.prepare`, and the
-# functions that build a step's attention metadata by name: `build_attn_metadata`, `_prepare_step_attn_metadata`),
-# hot although their names are not.
-DEFAULT_HOT_FUNCTIONS = ("*MetadataBuilder.build", "*MetadataBuilder.build_*", "*Backend.init_forward_metadata*",
-                         "*Metadata.prepare", "*Metadata.prepare_*", "*_attn_metadata", "*_attention_metadata",
-                         "*ModelRunner.execute_model", "*ModelRunner._prepare_inputs", "*ModelRunner._prepare_sample")
 # Class names of backends and layers written for the CPU (`IntelAMXAttnBackend`, `VisionAMXAttention`,
 # `CPUGraphRunner`): their tensors are host tensors, so reading them waits for no device.
 _CPU_CLASS_NAME = re.compile(r"(?:CPU|Cpu|AMX)(?=[A-Z_]|$)(?!Offload)")
@@ -70,11 +49,6 @@ _CPU_CLASS_NAME = re.compile(r"(?:CPU|Cpu|AMX)(?=[A-Z_]|$)(?!Offload)")
 @functools.lru_cache(maxsize=4096)
 def is_setup_name(name: str) -> bool:
     return any(fnmatch.fnmatchcase(name, glob) for glob in SETUP_FUNCTION_NAMES)
-
-
-@functools.lru_cache(maxsize=4096)
-def is_cold_name(name: str) -> bool:
-    return any(fnmatch.fnmatchcase(name, glob) for glob in COLD_FUNCTION_NAMES)
 
 
 @dataclass
@@ -118,10 +92,8 @@ class ContextStack:
         self.contexts: list[Context] = [Context(kind="module")]
         self.classes: list[str] = []
         self.configured_globs = tuple(hot_globs)
-        self.hot_globs = self.configured_globs + DEFAULT_HOT_FUNCTIONS
-        self._hot_name = sem.glob_matcher(self.hot_globs)
-        self._hot_qualified_name = sem.glob_matcher(tuple(glob for glob in self.hot_globs if "." in glob))
         self.callgraph = callgraph
+        self._twins_known = False
         # Per function node: its local names and what they were last set to (for `runs_once`).
         self._bindings: dict[int, dict[str, list[ast.AST]]] = {}
 
@@ -194,18 +166,19 @@ class ContextStack:
     # ------------------------------------------------------------------ entering and leaving
     def enter_function(self, node: cst.FunctionDef) -> Context:
         name = node.name.value
-        # A `# viewlint: hot` marker beats a cold name; a `hot-functions` glob (even `*`) does not.
+        owner = self.class_name if self.class_name is not None and self.contexts[-1].kind == "class" else None
+        # Hot or cold by its own evidence, as the call graph reads it (`hotness.own_heat`, asked about the function's
+        # `ast` twin). A `# viewlint: hot` marker beats a cold name.
+        own = self.ast_of(node)
+        heat = own_heat(self.index, owner, own, self.configured_globs, self.callgraph) if own is not None else None
         marked = self.has_hot_marker(node)
-        # A `Class.method` glob names this very method: it beats a cold name (`*MetadataBuilder.build`).
-        named = self._matches_qualified_glob(node)
-        cold = not marked and not named and (is_cold_name(name) or self._debug_only(node) or self._cached_once(node))
-        hot = marked or named or (not cold and (self._matches_hot_glob(node) or self._is_hot_function(node)))
+        cold = not marked and heat is False
+        hot = marked or heat is True
         reason = None
         falsy: frozenset[str] = frozenset()
         if not hot and not cold and self.callgraph is not None:
             outer = self.function
             if outer is None:  # a module-level function or a method (nested functions follow their parent)
-                owner = self.class_name if self.contexts[-1].kind == "class" else None
                 reason = self.callgraph.hot_reason(owner, name, self.configured_globs)
                 hot = reason is not None
                 if hot:
@@ -215,31 +188,16 @@ class ContextStack:
         self.contexts.append(context)
         return context
 
-    def _cached_once(self, node: cst.FunctionDef) -> bool:
-        """A cached function that runs once per key: as the call graph reads it (`once.cached_once`: not keyed by
-        a tensor), for a function of the module or a method."""
-        if not is_cached_function(node):
-            return False
-        if self.callgraph is not None and self.function is None:
-            owner = self.class_name if self.contexts[-1].kind == "class" else None
-            if (owner, node.name.value) in self.callgraph.functions:  # type: ignore[comparison-overlap]
-                return self.callgraph.runs_once_per_key(owner, node.name.value)
-        return True
-
-    def _debug_only(self, node: cst.FunctionDef) -> bool:
-        """The body starts with `if not <debug flag>: return` (`if not diagnostics_enabled(): return`)."""
-        statements = list(node.body.body) if isinstance(node.body, cst.IndentedBlock) else []
-        if statements and isinstance(statements[0], cst.SimpleStatementLine) and isinstance(statements[0].body[0], cst.Expr) \
-                and isinstance(statements[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
-            statements = statements[1:]  # the docstring
-        if len(statements) < 2 or not isinstance(statements[0], cst.If) or statements[0].orelse is not None:
-            return False
-        guard = statements[0]
-        body = guard.body.body if isinstance(guard.body, cst.IndentedBlock) else ()
-        returns = len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Return)
-        test = guard.test
-        return returns and isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) \
-            and self.is_cold_condition(test.expression)
+    def ast_of(self, node: cst.CSTNode) -> Optional[ast.AST]:
+        """The `ast` twin of a function, class or loop being walked (`viewlint.analysis.twins`), or None. The module's
+        twins are matched on the first question (a piece of a large file, or a function walked alone for its
+        summary, has its own registered by whoever walks it)."""
+        memo = self.index.memo
+        if not self._twins_known:
+            self._twins_known = True
+            if not registered(memo, self.module) and self.index.tree is not None:
+                register(memo, self.module, self.index.tree, memo.get("kept rows"))  # type: ignore[arg-type]
+        return twin(memo, node)
 
     def enter_class(self, node: cst.ClassDef) -> None:
         self.classes.append(node.name.value)
@@ -256,14 +214,18 @@ class ContextStack:
         self.contexts.pop()
 
     def enter_loop(self, node: cst.CSTNode) -> None:
-        reason = step_loop(node, self)
+        # A step loop as the call graph reads it (`CallGraph.step_loop_reason`, asked about the loop's `ast` twin).
+        own = self.ast_of(node)
+        graph = self.callgraph
+        reason = graph.step_loop_reason(own, self.configured_globs) if own is not None and graph is not None else None
         self.contexts.append(Context(kind="loop", node=node, hot=self.has_hot_marker(node) or reason is not None,
                                      reason=reason))
 
     def enter_if(self, node: cst.If) -> None:
         text = self.words(node.test)
         main_guard = "__name__" in text and "__main__" in text
-        cold = main_guard or (self.is_cold_condition(node.test) and not _runs_a_training_step(node.body)) or self.runs_once(node) \
+        cold = main_guard or (self.is_cold_condition(node.test) and not self._runs_a_training_step(node, "body")) \
+            or self.runs_once(node) \
             or ends_in_error(node.body)
         self.contexts.append(Context(kind="block", node=node, cold=cold, hot=self.has_hot_marker(node), cold_all=main_guard))
 
@@ -299,59 +261,6 @@ class ContextStack:
         self.contexts.pop()
 
     # ------------------------------------------------------------------ hot and cold evidence
-    def _matches_qualified_glob(self, node: cst.FunctionDef) -> bool:
-        if not (self.class_name and self.contexts[-1].kind == "class"):
-            return False
-        qualified = f"{self.class_name}.{node.name.value}"
-        return self._hot_qualified_name(qualified) is not None
-
-    def _matches_hot_glob(self, node: cst.FunctionDef) -> bool:
-        """Named like a configured `hot-functions` glob, as `name` or as `Class.name`."""
-        name = node.name.value
-        qualified = f"{self.class_name}.{name}" if self.class_name and self.contexts[-1].kind == "class" else name
-        return self._hot_name(name) is not None or self._hot_name(qualified) is not None
-
-    def _is_hot_function(self, node: cst.FunctionDef) -> bool:
-        """`forward`/`forward_*` methods, a module's (or tensor-taking) `__call__`, compiled or scripted functions."""
-        name = node.name.value
-        if self.class_name is not None and self.contexts[-1].kind == "class":
-            info = self.index.classes.get(self.class_name)
-            if not (info is not None and info.is_module) and is_preprocessing_class(self.contexts[-1].node):
-                return False  # pipelines, pipeline stages, processors: once per request, not per layer or step
-            if sem.glob_matcher(HOT_FUNCTION_NAMES)(name):
-                own = self._ast_method(node)
-                return own is None or not hands_over_to_host(self.index, own)
-            if info is not None and name in info.per_step_methods:
-                return True  # an optimizer's or a diffusion scheduler's `step`, a metric's `update`
-            if name in HOT_CALL_NAMES:
-                if info is not None and info.is_module:
-                    return True
-                if takes_tensor(node):
-                    return True
-        params = node.params
-        if sem.takes_a_step_batch(cst_parameters_with_classes(params), self.class_name if self.contexts[-1].kind == "class" else None):
-            return True  # `prepare_lora_batch(self, forward_batch)`: what prepares or runs one step's batch
-        for decorator in node.decorators:
-            expr = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
-            qualified = self.index.qualify(expr) or dotted_name(expr) or ""
-            if qualified in HOT_DECORATORS or (qualified.endswith((".compile", ".jit.script")) and "torch" in qualified):
-                return True
-        return False
-
-    def _ast_method(self, node: cst.FunctionDef) -> Optional[ast.AST]:
-        """The `ast` of a method of the class being walked (the same-named one at the same place among them)."""
-        cls = self.contexts[-1].node
-        if not isinstance(cls, cst.ClassDef) or not isinstance(cls.body, cst.IndentedBlock):
-            return None
-        name = node.name.value
-        place = [m for m in cls.body.body if isinstance(m, cst.FunctionDef) and m.name.value == name].index(node) \
-            if node in cls.body.body else -1
-        for definition in self.index.class_defs.get(cls.name.value, ()):
-            methods = [m for m in definition.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name == name]
-            if 0 <= place < len(methods):
-                return methods[place]
-        return None
-
     def has_hot_marker(self, node: cst.CSTNode) -> bool:
         """`# viewlint: hot` on the lines above the statement (or its decorators), or at the end of its header line.
 
@@ -437,8 +346,8 @@ class ContextStack:
         found = self.index.memo.get(key)
         if found is None or found[0] is not node:  # type: ignore[index]
             try:
-                block = ast.parse(cst.Module(body=[node]).code).body[0]
-                ran = once_runs_once(block, self._local_bindings)
+                block = self.ast_of(node) or ast.parse(cst.Module(body=[node]).code).body[0]
+                ran = once_runs_once(block, self._local_bindings, methods_named(self.index))
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 ran = False
             found = self.index.memo[key] = (node, ran)
@@ -448,7 +357,7 @@ class ContextStack:
         """What in `node` (a loop) runs a training step, for messages, or None: `loss.backward()`,
         `optimizer.step()` in it, or a call of a function of this module that runs one (`self.train_one_step()`,
         as the call graph reads it)."""
-        if _runs_a_training_step(node):
+        if self._runs_a_training_step(node):
             return "a training step"
         graph = self.callgraph
         if graph is None:
@@ -469,6 +378,15 @@ class ContextStack:
             if (reason is not None and reason.startswith("runs")) or graph.runs_a_step_itself(*key):  # type: ignore[arg-type]
                 return f"a training step (`{callee}()`)"
         return None
+
+    def _runs_a_training_step(self, node: cst.CSTNode, part: Optional[str] = None) -> bool:
+        """`optimizer.step()`, `loss.backward()` in `node` (a loop, or an `if`'s `body`), read off its `ast` twin as
+        the call graph reads a block (`call_regions.trains`)."""
+        own = self.ast_of(node)
+        if own is None:
+            return False
+        roots = getattr(own, part) if part is not None else [own]
+        return any(type(n) is ast.Call and trains(n) for root in roots for n in ast.walk(root))  # type: ignore[arg-type]
 
     def runs_a_step(self, callee: str) -> bool:
         """`self.update_weights` or `train_one_batch` (a call's callee) is a function of this module that runs a
@@ -511,133 +429,10 @@ class ContextStack:
 
 
 
-def step_loop(loop: cst.CSTNode, stack: Optional["ContextStack"] = None) -> Optional[str]:
-    """What makes a loop a step loop: its body runs `backward()`, `optimizer.step()` or a model outside cold
-    blocks and error handlers (the same reading as `viewlint.analysis.call_regions.step_loop`, on libcst)."""
-    body = getattr(loop, "body", None)
-    if isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and dotted_name(loop.iter.func) == "range" \
-            and loop.iter.args and (ran := sem.decode_bound(dotted_name(loop.iter.args[-1].value))) is not None:
-        return ran  # `for _ in range(max_new_tokens):` runs once per token
-    return _step_call(body, stack) if body is not None else None
-
-
-_NOT_A_STEP_OF_THIS_LOOP = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ExceptHandler, cst.Raise, cst.For, cst.While})
-
-
-_COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})
-
-
-def _step_call(root: cst.CSTNode, stack: Optional["ContextStack"], runners: bool = True) -> Optional[str]:
-    """`runners`: a call of a function of this module that runs a training step counts too (not inside a
-    comprehension, which is a loop of its own: `[self.train_step(b) for b in loader]` runs the steps)."""
-    pending: list[cst.CSTNode] = [root]
-    skipped = _NOT_A_STEP_OF_THIS_LOOP
-    while pending:
-        node = pending.pop()
-        kind = type(node)  # exact types: libcst's `isinstance` runs Python code for its ABCs
-        if kind in skipped:
-            continue  # a nested loop that runs the step is the step loop, not this one
-        if runners and kind in _COMPREHENSIONS:
-            found = _step_call(node, stack, runners=False)
-            if found is not None:
-                return found
-            continue
-        if kind is cst.If and stack is not None:
-            # The guard is read only when its body runs a step (most bodies do not: reading it is the cost).
-            found = _step_call(node.test, stack, runners)
-            if found is not None:
-                return found
-            found = _step_call(node.body, stack, runners)
-            if found is not None and not stack.is_cold_guard(node.test):
-                return found
-            if node.orelse is not None:
-                pending.append(node.orelse)
-            continue
-        if kind is cst.Call:
-            func = node.func  # type: ignore[attr-defined]
-            if type(func) is cst.Attribute:
-                method = func.attr.value
-                if method in sem.STEP_METHODS:
-                    ran = sem.runs_a_step(method, dotted_name(func.value) or "", dotted_name(func) or "",
-                                          len(node.args))  # type: ignore[attr-defined]
-                    if ran is not None:
-                        return f"a loop that runs {ran}"
-            callee = dotted_name(func) or ""
-            if sem.names_a_model(callee):
-                return f"a loop that runs `{callee}(…)`"
-            if runners and stack is not None and stack.runs_a_step(callee):
-                return f"a loop that runs `{callee}()`, a training step"  # (`callgraph.hot_reasons` reads it so too)
-        pending.extend(reversed(children(node)))
-    return None
-
-
-def _runs_a_training_step(body: cst.CSTNode) -> bool:
-    """`optimizer.step()`, `loss.backward()` in `body`: a block that runs one is the step, whatever interval guards it
-    (`if do_sync_step:` around the optimizer's step; the reading of `call_regions.classified`)."""
-    for node in descendants(body):
-        if type(node) is not cst.Call:
-            continue
-        func = node.func  # type: ignore[attr-defined]
-        if sem.steps_an_optimizer(dotted_name(func) or ""):
-            return True  # `self.optimizers_step()`
-        if type(func) is cst.Attribute and func.attr.value in sem.STEP_METHODS \
-                and sem.runs_a_step(func.attr.value, dotted_name(func.value) or "", dotted_name(func) or "", len(node.args)) is not None:  # type: ignore[attr-defined]
-            return True
-    return False
-
-
 def _is_thunk(node: cst.Lambda) -> bool:
     params = node.params
     return not (params.params or params.posonly_params or params.kwonly_params
                 or isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None)
-
-
-def is_cached_function(node: cst.FunctionDef) -> bool:
-    """Decorated with a cache (`functools.lru_cache`, `cache`, a project's `*_lru_cache`): once per key."""
-    return any("cache" in (dotted_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "")
-               .split(".")[-1] for d in node.decorators)
-
-
-def hands_over_to_host(index: ModuleIndex, node: ast.AST) -> bool:
-    """A `forward` (its `ast`) that hands tensors over to the host: one that returns a `.cpu()` tensor, the end of
-    a pipeline (a vocoder's waveform), run once per output; or one that hands a tensor it is given to NumPy
-    (`im.cpu().numpy()` of its first input, for an ONNX or TFLite session), a bridge to another runtime, run once per
-    batch. A per-layer module hands device tensors on. The one reading of it, for the walker and the call graph."""
-    key = ("hands over to host", id(node))
-    found = index.memo.get(key)
-    if found is None or found[0] is not node:  # type: ignore[index]
-        # (Kept across lints while the language server runs: it reads the function's subtree alone.)
-        found = index.memo[key] = (node, remembered("hands over to host", node, lambda: _hands_over(index, node)))
-    return found[1]  # type: ignore[index, no-any-return]
-
-
-def _hands_over(index: ModuleIndex, node: ast.AST) -> bool:
-    arguments = getattr(node, "args", None)
-    # Its first input (`im` of `forward(self, im)`): a model's metadata handed to NumPy (`grid_thw.cpu().numpy()` beside
-    # the pixels it runs on) is not its input leaving for another runtime.
-    positional = [a.arg for a in (*arguments.posonlyargs, *arguments.args) if a.arg not in ("self", "cls")] \
-        if isinstance(arguments, ast.arguments) else []
-    given = positional[:1]
-    for child in index.segment_nodes.get(id(node)) or preorder(node):
-        kind = type(child)
-        if kind is ast.Return and _is_method_call(child.value, "cpu"):  # type: ignore[attr-defined]
-            return True
-        if kind is ast.Call and _is_method_call(child, "numpy") and _is_method_call(child.func.value, "cpu") \
-                and _root_name(child.func.value.func.value) in given:  # type: ignore[attr-defined]
-            return True
-    return False
-
-
-def _is_method_call(node: Optional[ast.AST], method: str) -> bool:
-    return type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == method  # type: ignore[attr-defined]
-
-
-def _root_name(node: ast.AST) -> Optional[str]:
-    """`im` of `im` or `im.permute(0, 2, 3, 1).contiguous()`: a name, through the methods called on it (a field read
-    off it, `batch.positions`, is another tensor)."""
-    while type(node) is ast.Call and type(node.func) is ast.Attribute:  # type: ignore[attr-defined]
-        node = node.func.value  # type: ignore[attr-defined]
-    return node.id if type(node) is ast.Name else None  # type: ignore[attr-defined]
 
 
 def warns_and_leaves(node: cst.If) -> bool:
@@ -674,23 +469,4 @@ def ends_in_error(body: cst.BaseSuite) -> bool:
         name = (dotted_name(call.func) or "").split(".")[-1]
         first = call.args[0].value if call.args else None
         return name == "_assert" and isinstance(first, cst.Name) and first.value == "False"
-    return False
-
-
-def is_preprocessing_class(node: Optional[cst.CSTNode]) -> bool:
-    """Feature extractors, processors, tokenizers, collators, pipelines and their stages (by class or base name)."""
-    if not isinstance(node, cst.ClassDef):
-        return False
-    names = [node.name.value] + [(dotted_name(b.value) or "").split(".")[-1] for b in node.bases]
-    return sem.names_preprocessing(names)
-
-
-def takes_tensor(node: cst.FunctionDef) -> bool:
-    """A parameter annotated with a tensor type (`torch.Tensor`, `Optional[torch.FloatTensor]`)."""
-    params = list(node.params.posonly_params) + list(node.params.params) + list(node.params.kwonly_params)
-    for param in params:
-        if param.annotation is not None:
-            text = cst.Module(body=[]).code_for_node(param.annotation.annotation)
-            if "Tensor" in text:
-                return True
     return False

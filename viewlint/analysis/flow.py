@@ -198,16 +198,12 @@ class FlowHooks:
         return self.summaries.cst_function(info) if info is not None else None  # type: ignore[union-attr]
 
     def _annotated_classes(self, node: cst.FunctionDef, params: list[cst.Param]) -> dict[str, str]:
-        """Parameter -> the class its annotation names, read off the module's `ast` when the function is one
-        of its top-level functions or methods."""
+        """Parameter -> the class its annotation names, read off the function's `ast` twin when it has one."""
         if not any(p.annotation is not None for p in params):
             return {}
-        function = self.contexts.function
-        info = None
-        if self.summaries is not None and len(self._scopes) == 1 + (self.class_name is not None):
-            info = self.summaries.functions.get(FunctionKey(function.class_name if function else None, node.name.value))
-        if info is not None:
-            arguments = info.node.args  # type: ignore[attr-defined]
+        own = self.contexts.ast_of(node)  # its `ast` twin
+        if own is not None:
+            arguments = own.args  # type: ignore[attr-defined]
             return {a.arg: found for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
                     if (found := annotation_class(a.annotation)) is not None}
         found: dict[str, str] = {}

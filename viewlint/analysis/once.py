@@ -5,7 +5,7 @@ only (or once per key of a memo)."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
 
 from viewlint.analysis.bindings import tensor_annotation
 from viewlint.analysis.guards import cold_test
@@ -14,11 +14,12 @@ from viewlint.analysis.usage import attribute_reads, tensor_use
 
 if TYPE_CHECKING:
     from viewlint.analysis.callgraph import CallGraph, FunctionKey
+    from viewlint.analysis.module_index import ModuleIndex
 
 
-def debug_only_rest(function: ast.AST) -> Optional[list[ast.stmt]]:
+def debug_only_rest(function: ast.AST, switches: frozenset[str] = frozenset()) -> Optional[list[ast.stmt]]:
     """The statements after a leading `if not <debug flag>: return` (`if not diagnostics_enabled(): return`):
-    they run only when debugging is on."""
+    they run only when debugging is on. `switches`: the module's debug switches (`ModuleIndex.cold_switches`)."""
     body = list(getattr(function, "body", []))
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
         body = body[1:]  # the docstring
@@ -26,7 +27,7 @@ def debug_only_rest(function: ast.AST) -> Optional[list[ast.stmt]]:
         return None
     guard = body[0]
     if not (len(guard.body) == 1 and isinstance(guard.body[0], ast.Return) and isinstance(guard.test, ast.UnaryOp)
-            and isinstance(guard.test.op, ast.Not) and cold_test(guard.test.operand)):
+            and isinstance(guard.test.op, ast.Not) and cold_test(guard.test.operand, switches)):
         return None
     return body[1:]
 
@@ -147,16 +148,19 @@ def _fills(node: ast.AST, memos: set[str]) -> bool:
 
 
 Bindings = Callable[[], "dict[str, list[ast.AST]]"]
+Methods = Callable[[str], "Sequence[ast.AST]"]
 
 
-def runs_once(node: ast.AST, bindings: Optional[Bindings] = None) -> bool:
+def runs_once(node: ast.AST, bindings: Optional[Bindings] = None, methods: Optional[Methods] = None) -> bool:
     """`if not self.ready: ...; self.ready = True`, `if self.packed is None: self.packed = ...`, `if self.first: ...;
     self.first = False`: the first call only;
     `if key not in self.cache: ...; self.cache[key] = ...`: once per key; `state = self.state[p]`, then
     `if len(state) == 0: state["step"] = ...`: an optimizer's lazy state, once per parameter; `fn = cache.get(key)`,
     then `if fn is None: ...; cache[key] = fn`: once per key (`bindings`: gives the function's local names and what
-    they were set to, asked only for a test of a local). The one reading: the call graph asks here on `ast`, the walker
-    through `viewlint.analysis.contexts.runs_once`."""
+    they were set to, asked only for a test of a local). A flag may be set by a method the block calls
+    (`if not self.prepared: self._prepare()`, where `_prepare` sets `self.prepared = True`; `methods`: the module's
+    methods of a name, `methods_named`). The one reading: the call graph asks here on `ast`, the walker through
+    `viewlint.analysis.contexts.runs_once`."""
     wanted = _wanted(node.test, bindings)  # type: ignore[attr-defined]
     if wanted is None:
         return False
@@ -168,7 +172,33 @@ def runs_once(node: ast.AST, bindings: Optional[Bindings] = None) -> bool:
             if flag is not None and isinstance(child, ast.Assign) and any(dotted(t) == flag for t in child.targets) \
                     and _falsy_constant(child.value) == clears:
                 return True
+            if flag is not None and methods is not None and type(child) is ast.Call and _sets_through(child, flag, clears, methods):
+                return True
     return False
+
+
+def _sets_through(call: ast.Call, flag: str, clears: bool, methods: Methods) -> bool:
+    """`self._prepare(...)`, where a method of this module of that name sets `flag` (`self.prepared = True`)."""
+    func = call.func
+    if not (flag.startswith("self.") and type(func) is ast.Attribute and type(func.value) is ast.Name
+            and func.value.id == "self"):  # type: ignore[attr-defined]
+        return False
+    return any(isinstance(n, ast.Assign) and any(dotted(t) == flag for t in n.targets) and _falsy_constant(n.value) == clears
+               for method in methods(func.attr) for n in ast.walk(method))  # type: ignore[attr-defined]
+
+
+def methods_named(index: "ModuleIndex") -> Methods:
+    """The methods of the module's classes, by name (read once per module)."""
+    found = index.memo.get("methods by name")
+    if found is None:
+        table: dict[str, list[ast.AST]] = {}
+        for definitions in index.class_defs.values():
+            for definition in definitions:
+                for member in definition.body:
+                    if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        table.setdefault(member.name, []).append(member)
+        found = index.memo["methods by name"] = lambda name: table.get(name, ())
+    return found  # type: ignore[return-value]
 
 
 def _falsy_constant(value: ast.AST) -> bool:

@@ -43,6 +43,8 @@ from viewlint.analysis.module_index import ClassInfo, ModuleIndex
 from viewlint.analysis.project import Project
 from viewlint.analysis.nodes import dotted
 from viewlint.analysis.tree import descendants, dotted_name, parse_module
+from viewlint.analysis.twins import register as register_twins
+from viewlint.analysis.bindings import tensor_annotation
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.value_ops import MODULE_OUTPUT, Locals
 from viewlint.analysis.values import (HOST, INT, INTERFACE, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Provenance, Value,
@@ -515,6 +517,7 @@ class ModuleSummaries:
             facts.contexts.contexts.append(Context(kind="class", name=info.key.owner))
             facts._scopes.append({})
         self._active.append(info.key)
+        register_twins(self.index.memo, node, info.node)
         try:
             Walker(facts, [recorder]).walk(node)  # type: ignore[list-item]
         except RecursionError:
@@ -744,7 +747,7 @@ def _tensor_annotated(node: ast.AST, index: ModuleIndex) -> bool:
     for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
         annotation = argument.annotation
         name = (dotted(annotation) or "").split(".")[-1] if annotation is not None else ""
-        if annotation is not None and ("Tensor" in ast.dump(annotation) or name in UNTYPED_CONTAINERS or name in ("Any", "object")
+        if annotation is not None and (tensor_annotation(annotation, arrays=False, index=index) or name in UNTYPED_CONTAINERS or name in ("Any", "object")
                                        or (name in index.classes and index.classes[name].is_dataclass_like)):
             return True
     return False
