@@ -21,6 +21,7 @@ from viewlint.analysis.falsy import falsy_on_every_edge
 from viewlint.analysis.hotness import class_and_base_names, own_heat
 from viewlint.analysis.injected import passed_functions
 from viewlint.analysis.graphs import in_cycles
+from viewlint.analysis.guards import main_guard
 from viewlint.analysis.annotation_classes import annotation_class
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.nodes import dotted, preorder
@@ -173,7 +174,7 @@ class CallGraph:
         for statement in tree.body:
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._add_function(None, statement)
-            elif isinstance(statement, ast.If) and is_main_guard(statement.test):
+            elif isinstance(statement, ast.If) and main_guard(statement.test):
                 # The script's entry block calls the module's functions like any caller: what it passes them
                 # is evidence of what their parameters hold (walked as a function named MAIN_BLOCK).
                 self._add_function(None, _main_block_function(statement))
@@ -473,15 +474,6 @@ def _local_functions(nodes: list[ast.AST], resolve: Callable[[ast.AST], list[Fun
         if keys:
             found.setdefault(node.targets[0].id, []).extend(keys)  # type: ignore[attr-defined]
     return found
-
-
-def is_main_guard(test: ast.AST) -> bool:
-    """`__name__ == "__main__"` (either way round)."""
-    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
-        return False
-    sides = [test.left, test.comparators[0]]
-    return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) \
-        and any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides)
 
 
 def _main_block_function(statement: ast.If) -> ast.FunctionDef:

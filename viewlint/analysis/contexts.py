@@ -21,7 +21,7 @@ import libcst as cst
 
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.call_regions import trains
-from viewlint.analysis.guards import cold_test, joined, local_switches
+from viewlint.analysis.guards import cold_test, joined, local_switches, main_guard
 from viewlint.analysis.hotness import own_heat
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.once import local_bindings, may_run_once, methods_named
@@ -222,12 +222,12 @@ class ContextStack:
                                      reason=reason))
 
     def enter_if(self, node: cst.If) -> None:
-        text = self.words(node.test)
-        main_guard = "__name__" in text and "__main__" in text
-        cold = main_guard or (self.is_cold_condition(node.test) and not self._runs_a_training_step(node, "body")) \
-            or self.runs_once(node) \
-            or ends_in_error(node.body)
-        self.contexts.append(Context(kind="block", node=node, cold=cold, hot=self.has_hot_marker(node), cold_all=main_guard))
+        own = self.ast_of(node)
+        test = own.test if isinstance(own, ast.If) else self._parsed(node.test)
+        main = test is not None and main_guard(test)  # the script's entry block (`guards.main_guard`)
+        cold = main or (self.is_cold_condition(node.test) and not self._runs_a_training_step(node, "body")) \
+            or self.runs_once(node) or ends_in_error(node.body)
+        self.contexts.append(Context(kind="block", node=node, cold=cold, hot=self.has_hot_marker(node), cold_all=main))
 
     def enter_with(self, node: cst.With, allowed: tuple[str, ...]) -> None:
         """`with gpu_sync_allowed():` (or a configured name): host syncs inside are deliberate."""
@@ -290,8 +290,8 @@ class ContextStack:
     def is_cold_guard(self, test: cst.BaseExpression) -> bool:
         """Whether `test` guards a cold block: `step % 100 == 0`, `self.debug`, `__name__ == "__main__"`.
         In `guard and t.any()`, the right operand runs only inside the guard."""
-        text = self.words(test)
-        return ("__name__" in text and "__main__" in text) or self.is_cold_condition(test)
+        parsed = self._parsed(test)
+        return (parsed is not None and main_guard(parsed)) or self.is_cold_condition(test)
 
     def is_cold_condition(self, test: cst.BaseExpression) -> bool:
         """Logging or bookkeeping guarded by an interval (`if step % 100 == 0:`), a debug flag, the epoch, or a

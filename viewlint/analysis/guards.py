@@ -75,7 +75,7 @@ def cold_test(test: ast.AST, switches: frozenset[str] = frozenset()) -> bool:
     if type(test) in (ast.Call, ast.Subscript, ast.Compare) and is_debug_switch("", test):
         return True  # `if envs.SGLANG_..._VALIDATE.get():`, `if os.environ.get("X_DEBUG") == "1":` read in place
     words = ast_words(test)
-    if "__name__" in words and "__main__" in words:
+    if main_guard(test):
         return True
     if isinstance(test, ast.Compare) and isinstance(test.left, ast.BinOp) and isinstance(test.left.op, ast.Mod):
         modulus = test.left.right
@@ -91,6 +91,19 @@ def cold_test(test: ast.AST, switches: frozenset[str] = frozenset()) -> bool:
         # `self._current_iter - self._last_eviction_iter == self._eviction_interval`: once an interval has passed.
         return any(word in ast_words(test.comparators[0]).lower() for word in _INTERVAL_LENGTH_WORDS)
     return any(word in words.lower() for word in sem.COLD_GUARD_WORDS)
+
+
+def main_guard(test: ast.AST) -> bool:
+    """`__name__ == "__main__"` (either way round), alone or with others in an `and`: the script's entry block. The
+    one reading of it: the call graph makes a function of its body, the walker silences everything in it, `--verify`
+    knows the file runs something."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(main_guard(value) for value in test.values)
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) \
+        and any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides)
 
 
 def _names_an_anomaly(test: ast.AST) -> bool:

@@ -680,7 +680,7 @@ class ModuleSummaries:
             return None
         statement = module.body[0] if module.body else None
         if info.key.name == MAIN_BLOCK and isinstance(statement, cst.If):
-            # The `if __name__ == "__main__":` the call graph found (`callgraph.is_main_guard`), at its own lines.
+            # The `if __name__ == "__main__":` the call graph found (`guards.main_guard`), at its own lines.
             return _main_block_function(statement)
         if indented and isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
             statement = statement.body.body[0] if statement.body.body else None

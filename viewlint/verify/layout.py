@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
+from viewlint.analysis.guards import main_guard
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:
@@ -122,7 +124,7 @@ def runs_anything(source: str) -> bool:
 def _runs(body: Sequence[ast.stmt]) -> bool:
     for statement in body:
         if isinstance(statement, ast.If):
-            if _is_main_guard(statement.test) or _runs(statement.body) or _runs(statement.orelse):
+            if main_guard(statement.test) or _runs(statement.body) or _runs(statement.orelse):
                 return True
         elif isinstance(statement, _TRY):
             blocks = [statement.body, *(h.body for h in statement.handlers), statement.orelse, statement.finalbody]
@@ -134,12 +136,3 @@ def _runs(body: Sequence[ast.stmt]) -> bool:
         elif isinstance(statement, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Raise, ast.Assert)):
             return True
     return False
-
-
-def _is_main_guard(test: ast.expr) -> bool:
-    if not isinstance(test, ast.Compare) or len(test.comparators) != 1:
-        return False
-    sides = [test.left, test.comparators[0]]
-    names = {s.id for s in sides if isinstance(s, ast.Name)}
-    texts = {s.value for s in sides if isinstance(s, ast.Constant)}
-    return names == {"__name__"} and texts == {"__main__"}
