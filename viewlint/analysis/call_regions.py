@@ -1,8 +1,8 @@
 """Where a function's calls run: on every call of it, in a cold block, or in a step loop (a training or decoding loop).
 
 The call graph (`viewlint.analysis.callgraph`) reads each function's calls through these to say which functions are
-hot and why; the walker and the prefilter ask the call graph the same about each loop (`CallGraph.step_loop_reason`). Read off a function's preorder `ast` node list
-by position: `if` bodies, handlers and loop bodies are spans.
+hot and why; the walker and the prefilter ask the call graph the same about each loop (`CallGraph.step_loop_reason`).
+Read off a function's preorder `ast` node list by position: `if` bodies, handlers and loop bodies are spans.
 """
 
 from __future__ import annotations

@@ -71,17 +71,6 @@ class Context:
     falsy: frozenset[str] = frozenset()
 
 
-def words(node: cst.CSTNode) -> str:
-    """The names, attribute names and literals of an expression, space-separated: what the cold-guard
-    checks look for (`step`, `debug`, `"__main__"`), without printing the expression."""
-    word_types = _WORD_TYPES
-    return " ".join(child.value for child in descendants(node) if type(child) in word_types)  # type: ignore[attr-defined]
-
-
-# The nodes `words` reads (exact types: libcst's `isinstance` runs Python code for its ABCs).
-_WORD_TYPES = frozenset({cst.Name, cst.SimpleString, cst.Integer, cst.FormattedStringText})
-
-
 class ContextStack:
     """The contexts around the walker's position, innermost last."""
 
@@ -277,15 +266,6 @@ class ContextStack:
         if header is not None and header.comment is not None and HOT_MARKER.search(header.comment.value):
             return True
         return False
-
-    def words(self, node: cst.CSTNode) -> str:
-        """`words(node)`, once per node of the file (an `if` test is read on entering the `if`, again by
-        the cold-guard checks, and again in each summary walk of its function)."""
-        key = ("words", id(node))
-        found = self.index.memo.get(key)
-        if found is None or found[0] is not node:  # type: ignore[index]
-            found = self.index.memo[key] = (node, words(node))
-        return found[1]  # type: ignore[index, no-any-return]
 
     def is_cold_guard(self, test: cst.BaseExpression) -> bool:
         """Whether `test` guards a cold block: `step % 100 == 0`, `self.debug`, `__name__ == "__main__"`.

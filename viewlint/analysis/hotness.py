@@ -75,16 +75,16 @@ def own_heat(index: ModuleIndex, owner: Optional[str], node: ast.AST, hot_globs:
 def _own_heat(index: ModuleIndex, owner: Optional[str], node: ast.AST, hot_globs: tuple[str, ...],
               graph: Optional["CallGraph"]) -> Optional[bool]:
     name = getattr(node, "name", "")
-    globs = tuple(hot_globs) + DEFAULT_HOT_FUNCTIONS
+    matches, matches_qualified = _matchers(hot_globs)
     qualified = f"{owner}.{name}" if owner is not None else name
-    if owner is not None and _qualified_matcher(globs)(qualified):
+    if owner is not None and matches_qualified(qualified):
         return True  # a `Class.method` glob beats a cold name (`*MetadataBuilder.build`)
+    decorators = _decorators(index, node)
     if is_cold_name(name) or debug_only_rest(node, index.cold_switches) is not None or _cached_once(index, node, graph) \
-            or _kernel_language(index, node):
+            or any(_kernel_language(d) for d in decorators):
         return False
     if _checking_tool(owner):
         return False  # a debugging tool's hooks (`DebugUnderflowOverflow.forward_hook`), an output checker
-    matches = sem.glob_matcher(globs)
     if matches(name) or (owner is not None and matches(qualified)):
         return True
     if owner is not None:
@@ -92,7 +92,7 @@ def _own_heat(index: ModuleIndex, owner: Optional[str], node: ast.AST, hot_globs
         is_module = info is not None and info.is_module
         if not is_module and preprocessing_class(index, owner):
             return None  # pipelines, pipeline stages, processors: once per request, not per layer or step
-        if sem.glob_matcher(HOT_FUNCTION_NAMES)(name):
+        if _HOT_NAME(name):
             return True if not hands_over_to_host(index, node) else None
         if info is not None and name in info.per_step_methods:
             return True  # an optimizer's or a diffusion scheduler's `step`, a metric's `update`
@@ -101,17 +101,28 @@ def _own_heat(index: ModuleIndex, owner: Optional[str], node: ast.AST, hot_globs
     arguments = getattr(node, "args", None)
     if isinstance(arguments, ast.arguments) and sem.takes_a_step_batch(parameters_with_classes(arguments), owner):
         return True  # `prepare_lora_batch(self, forward_batch)`: what prepares or runs one step's batch
-    for decorator in getattr(node, "decorator_list", ()):
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        found = qualify_name(index, dotted(target)) or ""
-        if found in HOT_DECORATORS or (found.endswith((".compile", ".jit.script")) and "torch" in found):
-            return True
+    if any(d in HOT_DECORATORS or (d.endswith((".compile", ".jit.script")) and "torch" in d) for d in decorators):
+        return True
     return None
 
 
+_HOT_NAME = sem.glob_matcher(HOT_FUNCTION_NAMES)
+
+
 @functools.lru_cache(maxsize=64)
-def _qualified_matcher(globs: tuple[str, ...]):  # type: ignore[no-untyped-def]
-    return sem.glob_matcher(tuple(glob for glob in globs if "." in glob))
+def _matchers(hot_globs: tuple[str, ...]):  # type: ignore[no-untyped-def]
+    """Tests for the configured globs and the defaults: any of them, and the `Class.method` ones."""
+    globs = tuple(hot_globs) + DEFAULT_HOT_FUNCTIONS
+    return sem.glob_matcher(globs), sem.glob_matcher(tuple(glob for glob in globs if "." in glob))
+
+
+def _decorators(index: ModuleIndex, node: ast.AST) -> list[str]:
+    """Each decorator's name, qualified through the module's imports (`torch.compile`, `cutlass.cute.kernel`)."""
+    names = []
+    for decorator in getattr(node, "decorator_list", ()):
+        name = dotted(decorator.func if isinstance(decorator, ast.Call) else decorator) or ""
+        names.append(qualify_name(index, name) or name)
+    return names
 
 
 def _cached_once(index: ModuleIndex, node: ast.AST, graph: Optional["CallGraph"]) -> bool:
@@ -123,17 +134,11 @@ def _cached_once(index: ModuleIndex, node: ast.AST, graph: Optional["CallGraph"]
     return info is None or info.key in cached_once(graph)  # type: ignore[arg-type]
 
 
-def _kernel_language(index: ModuleIndex, node: ast.AST) -> bool:
-    """A kernel written in another language that compiles Python (`@triton.jit`, `@cute.kernel`, `@cute.jit`,
-    `@numba.jit`): its body runs on the device as one kernel, or is traced once; no statement in it is an eager
-    PyTorch call, so none syncs the host or copies a tensor."""
-    for decorator in getattr(node, "decorator_list", ()):
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        name = dotted(target) or ""
-        found = qualify_name(index, name) or name
-        if "." in found and found.rsplit(".", 1)[-1] in ("jit", "kernel") and not found.startswith("torch."):
-            return True
-    return False
+def _kernel_language(decorator: str) -> bool:
+    """A decorator of a kernel written in another language that compiles Python (`@triton.jit`, `@cute.kernel`,
+    `@cute.jit`, `@numba.jit`): the body runs on the device as one kernel, or is traced once; no statement in it is an
+    eager PyTorch call, so none syncs the host or copies a tensor."""
+    return "." in decorator and decorator.rsplit(".", 1)[-1] in ("jit", "kernel") and not decorator.startswith("torch.")
 
 
 def _takes_tensor(index: ModuleIndex, node: ast.AST) -> bool:
