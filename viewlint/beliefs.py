@@ -44,7 +44,7 @@ def belief(value: Value) -> dict[str, Any]:
             view = value.has_base  # all its storage its own, through a view of it or not (`F.linear` of 3-D input)
         if value.some_view:
             view = None
-        if value.optional or value.may_be_none:
+        if value.optional or value.may_be_none or value.beyond_none:
             return {"tensor": None, "view": None, "base": None, "device": None, "contiguous": None, "rank": None,
                     "why": value.why}
         device = {Device.CPU: "cpu", Device.ACCELERATOR: "cuda"}.get(value.device)
@@ -65,6 +65,8 @@ def describe(value: Value) -> str:
         return "a tensor on some paths only (`None`, a number or something unknown on others)"
     if fields["tensor"] is None and value.may_be_none and value.kind is Kind.TENSOR:
         return "a tensor or `None` (annotated so)"
+    if fields["tensor"] is None and value.beyond_none and value.kind is Kind.TENSOR:
+        return "an item of a tensor on some paths only (of something unknown on others)"
     if fields["tensor"] is None:
         return "unknown"
     if fields["tensor"] is False:

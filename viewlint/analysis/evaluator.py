@@ -573,6 +573,13 @@ class Evaluator(CallEvaluation, AttributeReading, TypeTests):
         if receiver.kind is Kind.ARRAY:
             # A NumPy array's items and slices: arrays, or NumPy scalars where an int picks one (a basic index then).
             return receiver if not any(type(e.slice) is cst.Index for e in node.slice) else NOT_A_TENSOR
+        if receiver.beyond_none and receiver.is_tensor:
+            # A tensor on some paths, something unknown (a tuple) on others: its item may be either's. (The rules read
+            # it as the tensor's item; `viewlint beliefs` claims neither.)
+            return self._tensor_item(node, receiver, local).with_(beyond_none=True)
+        return self._tensor_item(node, receiver, local)
+
+    def _tensor_item(self, node: cst.Subscript, receiver: Value, local: Locals) -> Value:
         kind = self.index_kind(node, local)
         # `arr[:, 0]` on a known host value (a NumPy array from `.numpy()`) is not tensor indexing; `x[idx]` with a
         # tensor index is (only tensors and arrays take one).

@@ -202,7 +202,7 @@ class TypeTests:
             if subject is None or holds != is_not:
                 return []
             current = self.evaluate(subject_node, local)
-            if current.optional and current.kind is not Kind.UNKNOWN:
+            if current.optional and current.kind is not Kind.UNKNOWN and not current.beyond_none:
                 return [(subject, current.with_(optional=False, may_be_none=False))]
             return []  # (a parameter annotated `Tensor | None` loses its flag in the flow's own scope: `Flow.not_none`)
         on_cpu = cpu_test(test)

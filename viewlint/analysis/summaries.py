@@ -466,7 +466,10 @@ class ModuleSummaries:
             return returned  # none, or one that admits `None`
 
         def settled(found: Value, said: Value) -> Value:
-            return found.with_(optional=False) if said.is_tensor and found.is_tensor else found
+            # Not where the walk saw `None` or a number on a path (`encoder_hidden_states = None` in a block's last
+            # layer, under `-> tuple[Tensor, Tensor]`): the code says more than the annotation there.
+            settles = said.is_tensor and found.is_tensor and (not found.optional or found.beyond_none)
+            return found.with_(optional=False, beyond_none=False) if settles else found
 
         if annotated.is_tensor:
             return annotated if returned.kind is Kind.UNKNOWN else settled(returned, annotated)

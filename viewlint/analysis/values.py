@@ -136,6 +136,10 @@ class Value:
     # A parameter annotated to admit `None` (`mask: Tensor | None = None`), and copies of it: the rules read it as
     # what the annotation says where it is used (the use fails on `None`); `viewlint beliefs` does not claim a tensor.
     may_be_none: bool = field(default=False, compare=False)  # (not compared: no rule reads it)
+    # Some path gives something nothing is known of, not only `None` (a tensor there): `x is not None` does not make an
+    # `optional` value a tensor (`v for v in [hidden, all_hidden, attentions] if v is not None`, with tuples among
+    # them), and an item of one (`x[-1]`) may be a tuple's. The rules read the tensor; `viewlint beliefs` claims none.
+    beyond_none: bool = field(default=False, compare=False)  # (not compared: the narrowing and the beliefs read it)
     # How many dimensions the tensor has on every path (`viewlint.analysis.ranks`); for a shape (`x.shape`, a tuple of
     # sizes), how many sizes it holds.
     rank: Optional[int] = None
@@ -318,7 +322,9 @@ def join(a: Value, b: Value) -> Value:
         return a
     result = _join(a, b)
     if (a.optional or b.optional) and not result.optional and result.kind is not Kind.UNKNOWN:
-        return result.with_(optional=True)  # what is so on some paths only stays so after any further join
+        result = result.with_(optional=True)  # what is so on some paths only stays so after any further join
+    if (a.beyond_none or b.beyond_none) and result.optional and not result.beyond_none:
+        result = result.with_(beyond_none=True)
     return result
 
 
@@ -347,7 +353,7 @@ def _join(a: Value, b: Value) -> Value:
         if other.kind is Kind.UNKNOWN:
             # (Where that other value lives, when known, still holds: `forward_batch.seq_lens_cpu` is on the host.)
             other_tensor = UNKNOWN_TENSOR.with_(device=other.device, guessed_cpu=other.guessed_cpu)
-            return _join_tensors(tensor, other_tensor).with_(optional=True)
+            return _join_tensors(tensor, other_tensor).with_(optional=True, beyond_none=True)
         return tensor if tensor.optional else tensor.with_(optional=True)
     if a.kind in _SEQUENCES and b.kind in _SEQUENCES:
         return _join_sequences(a, b)
@@ -401,11 +407,21 @@ def _join_sequences(a: Value, b: Value) -> Value:
                      elements=tuple(join(x, y) for x, y in zip(a.elements, b.elements)))
     if is_mapping(a) != is_mapping(b):
         return Value(kind=Kind.WRAPPER)  # a dict on one path, a list on the other: nothing known of the items
-    result = Value(kind=kind, wrapper=a.wrapper if a.wrapper == b.wrapper else (a.wrapper or b.wrapper),
-                   origin=a.origin if a.origin == b.origin else None)
+    wrapper = a.wrapper if a.wrapper == b.wrapper else (a.wrapper or b.wrapper)
+    if kind is Kind.WRAPPER and a.elements and b.elements and len(a.elements) != len(b.elements) \
+            and _positional(a) and _positional(b):
+        # A tuple of one length on one path, of another (or a `ModelOutput`) on the other: what the result holds is
+        # known, not at which position (`out[1]` is any of it).
+        wrapper = None
+    result = Value(kind=kind, wrapper=wrapper, origin=a.origin if a.origin == b.origin else None)
     for element in (*a.elements, *b.elements):
         result = result.with_element(element)
     return result
+
+
+def _positional(value: Value) -> bool:
+    """A container whose items an integer index picks by position: a tuple, a dataclass or `ModelOutput` by field."""
+    return value.kind is Kind.WRAPPER and (value.wrapper == "tuple" or bool(value.fields))
 
 
 _MAPPINGS = frozenset({"dict", "ordereddict", "defaultdict", "counter"})
