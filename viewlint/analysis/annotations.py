@@ -15,22 +15,15 @@ import libcst as cst
 
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.module_index import ModuleIndex
+from viewlint.analysis.tensor_types import TENSOR_TYPE_NAMES, array_type, tensor_type
 from viewlint.analysis.tree import code_for_node, dotted_name
 from viewlint.analysis.values import HOST, INT, UNKNOWN, Kind, Value, join
 
 
-# Annotation names (last part) that mean a torch tensor; and what each says about its contents.
-_TENSOR_ANNOTATIONS = {
-    "Tensor": {}, "Parameter": {"is_parameter": True}, "FloatTensor": {}, "HalfTensor": {}, "DoubleTensor": {},
-    "BFloat16Tensor": {}, "LongTensor": {"index_like": True, "zero_dim": False}, "IntTensor": {"index_like": True, "zero_dim": False},
-    "BoolTensor": {"bool_mask": True, "zero_dim": False}, "ByteTensor": {"bool_mask": True, "zero_dim": False},
-    "Buffer": {}, "DTensor": {},
-}
 # Host values `.to()` reads as a dtype or as a device.
 DTYPE_VALUE = Value(kind=Kind.HOST, host_type="dtype")
 DEVICE_VALUE = Value(kind=Kind.HOST, host_type="device")
 STR_VALUE = Value(kind=Kind.HOST, host_type="str")  # a string: what indexes it is no tensor (a dict, a namespace)
-_ARRAY_ANNOTATIONS = frozenset({"ndarray", "NDArray", "ArrayLike"})
 _SEQUENCE_ANNOTATIONS = frozenset({"list", "List", "Sequence", "MutableSequence", "tuple", "Tuple", "Iterable", "Iterator", "Collection", "set", "Set", "frozenset", "deque"})
 _MAPPING_ANNOTATIONS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "defaultdict"})
 # Bare container annotations (`per: dict`): what holds the values, nothing of what they are (callers say that).
@@ -103,7 +96,7 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
             # dicts, `Dict[Tuple[int, int], List[int]]`'s indices that gather.)
             kept = element.is_tensor or element.kind is Kind.INT_LIST or (element.kind is Kind.WRAPPER and element.wrapper == "dict")
             return Value(kind=Kind.WRAPPER, elements=(element,) if kept else (), wrapper="dict")
-        if container in _ARRAY_ANNOTATIONS:
+        if array_type(container):
             return Value(kind=Kind.ARRAY, why=f"annotated `{node_text(annotation)}`")
         return UNKNOWN
     name = dotted_name(annotation)
@@ -114,11 +107,10 @@ def annotation_value(annotation: cst.BaseExpression, index: ModuleIndex, depth: 
         return annotation_value(cst.parse_expression(ast.unparse(aliased)), index, depth + 1)
     qualified = index.qualify(annotation) or name
     last = qualified.split(".")[-1]
-    torch_name = qualified.startswith("torch.") or name in ("Tensor", "Parameter") or (
-        last in _TENSOR_ANNOTATIONS and last.endswith("Tensor") and "." not in name)
-    if last in _TENSOR_ANNOTATIONS and torch_name:
-        return Value(kind=Kind.TENSOR, why=f"annotated `{name}`", **_TENSOR_ANNOTATIONS[last])  # type: ignore[arg-type]
-    if last in _ARRAY_ANNOTATIONS:
+    facts = tensor_type(name, qualified)
+    if facts is not None:
+        return Value(kind=Kind.TENSOR, why=f"annotated `{name}`", **facts)
+    if array_type(last):
         return Value(kind=Kind.ARRAY, why=f"annotated `{name}`")
     if last == "int":
         return INT
@@ -253,7 +245,7 @@ def docstring_value(docstring: Optional[str], name: str) -> Value:
             return Value(kind=Kind.TENSOR, optional=True, why=f"docstring says `{name}` may be a tensor")
         if found:
             kind = (found.group(1) or "") if found.group(0) != "tensor" else ""
-            facts = _TENSOR_ANNOTATIONS.get(f"{kind}Tensor", {}) if kind else {}
+            facts = TENSOR_TYPE_NAMES.get(f"{kind}Tensor", {}) if kind else {}
             if re.search(r"\bmask\b", head, re.I):
                 facts = {**facts, "bool_mask": True, "zero_dim": False}
             return Value(kind=Kind.TENSOR, why=f"docstring says `{name}` is a tensor", **facts)  # type: ignore[arg-type]

@@ -12,6 +12,7 @@ from typing import Optional
 
 from viewlint.analysis import semantics
 from viewlint.analysis.nodes import dotted, preorder, qualify_name
+from viewlint.analysis.tensor_types import array_type, tensor_type
 
 
 # A segment's bindings: name (or `self.<attr>`) -> the values assigned to it (None: not known, as
@@ -81,30 +82,30 @@ def _bind_value(target: ast.AST, value: Optional[ast.AST], bindings: Bindings, d
             values.append(value)
 
 
-_TENSOR_WORDS = ("Tensor", "Parameter", "ndarray", "NDArray", "ArrayLike")
-
-
-_TORCH_WORDS = ("Tensor", "Parameter")
-
-
 def tensor_annotation(annotation: Optional[ast.AST], arrays: bool = True, index: Optional[object] = None) -> bool:
-    """An annotation the walker may read as a tensor or array, in any spelling: `torch.Tensor`,
-    `Optional[Tensor]`, `Tensor | None`, `"torch.LongTensor"`, `list[torch.Tensor]`, `np.ndarray` (not with
-    `arrays=False`: a torch tensor only; then, given the module's `index`, a dotted name must come from torch, as
-    `annotations.annotation_value` reads it: `cute.Tensor` is a CuTe DSL tensor). The one reading of a tensor
-    annotation off `ast`."""
+    """An annotation that names a tensor (or, with `arrays`, a NumPy array) anywhere in it: `torch.Tensor`,
+    `Optional[Tensor]`, `Tensor | None`, `"torch.LongTensor"`, `list[torch.Tensor]`, `np.ndarray`. Each name is read by
+    `tensor_types` (the one reading of tensor type names, which `annotations.annotation_value` asks too), qualified
+    through the module's imports when `index` is given: `cute.Tensor` is a CuTe DSL tensor. The `ast` reading's yes or
+    no, for the call graph, the summaries and the bindings; the walker's `Value` is `annotation_value`'s."""
     if annotation is None:
         return False
-    words = _TENSOR_WORDS if arrays else _TORCH_WORDS
     for node in preorder(annotation):
-        if type(node) is ast.Name and node.id.endswith(words):  # type: ignore[attr-defined]
-            return True
-        if type(node) is ast.Attribute and node.attr.endswith(words):  # type: ignore[attr-defined]
-            if arrays or index is None or (qualify_name(index, dotted(node)) or dotted(node) or "").startswith("torch."):
+        kind = type(node)
+        if kind is ast.Name or kind is ast.Attribute:
+            name = dotted(node)
+            if name is None:
+                continue
+            if tensor_type(name, qualify_name(index, name) if index is not None else None) is not None \
+                    or (arrays and array_type(name)):
                 return True
-            continue
-        if type(node) is ast.Constant and isinstance(node.value, str) and any(w in node.value for w in words):  # type: ignore[attr-defined]
-            return True
+        elif kind is ast.Constant and isinstance(node.value, str):  # type: ignore[attr-defined]
+            try:
+                parsed = ast.parse(node.value.strip(), mode="eval").body  # type: ignore[attr-defined]
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue  # a string annotation that is not an expression
+            if tensor_annotation(parsed, arrays, index):
+                return True
     return False
 
 
