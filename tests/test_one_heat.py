@@ -104,6 +104,23 @@ def test_a_tree_that_does_not_agree_gets_no_twins():
     assert twins.twin(memo, module.body[0]) is None
 
 
+def test_an_if_tests_operands_are_paired_with_the_ast_parsing_them_gives():
+    # The cold-guard readings ask of each operand of `and`/`or`: the pairs must be what parsing its text would give.
+    text = ("if a and b.c and (d or not e(f)) or g == 1:\n    pass\n"
+            "if (x and y) and z:\n    pass\n"
+            "if not flag:\n    pass\n")
+    module, tree = cst.parse_module(text), ast.parse(text)
+    seen = 0
+    for statement, own in zip(module.body, tree.body):
+        for operand, parsed in twins.test_pairs(statement.test, own.test):
+            alone = ast.parse("(" + module.code_for_node(operand) + ")", mode="eval").body
+            assert ast.dump(parsed) == ast.dump(alone)
+            seen += 1
+    # The first test, its `and` chain, a, b.c, (d or ...), d, not e(f), g == 1; the second, (x and y), x, y, z; `not flag`.
+    assert seen == 14
+    assert twins.test_pairs(module.body[0].test, tree.body[2].test) == []  # not the same kind of expression: nothing
+
+
 @pytest.mark.parametrize("prefilter", [True, False])
 def test_the_walker_finds_the_twin_of_every_function_and_loop_of_the_fixtures(monkeypatch, prefilter):
     from viewlint.engine import lint_text

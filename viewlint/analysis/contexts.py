@@ -27,7 +27,7 @@ from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.once import local_bindings, may_run_once, methods_named
 from viewlint.analysis.once import runs_once as once_runs_once
 from viewlint.analysis.tree import descendants, dotted_name
-from viewlint.analysis.twins import register, registered, twin
+from viewlint.analysis.twins import register, registered, test_pairs, twin
 
 if TYPE_CHECKING:
     from viewlint.analysis.callgraph import CallGraph
@@ -212,6 +212,9 @@ class ContextStack:
 
     def enter_if(self, node: cst.If) -> None:
         own = self.ast_of(node)
+        if isinstance(own, ast.If):
+            for operand, parsed in test_pairs(node.test, own.test):
+                self.index.memo[("test ast", id(operand))] = (operand, parsed)  # `_parsed`'s answer, from the twin
         test = own.test if isinstance(own, ast.If) else self._parsed(node.test)
         main = test is not None and main_guard(test)  # the script's entry block (`guards.main_guard`)
         cold = main or (self.is_cold_condition(node.test) and not self._runs_a_training_step(node, "body")) \

@@ -5,7 +5,8 @@ walks libcst. This table lets the walker ask those readings about the node it is
 a second time off libcst. Both trees hold the same compound statements in the same order, but for the statements the
 prefilter blanked (module-level statements and class members, each whole), which are left out of the `ast` side by
 their row (`kept rows`). The match goes statement by statement, never into expressions, and stops at the first pair
-that does not agree (kind, or name): a node without a twin is simply not found.
+that does not agree (kind, or name): a node without a twin is simply not found. Of an `if` test, `test_pairs` pairs
+the test and the operands of its `and`/`or` chains with their `ast` (the cold-guard readings ask of each operand).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Optional, Sequence
 
 import libcst as cst
 
-__all__ = ["register", "registered", "twin"]
+__all__ = ["register", "registered", "test_pairs", "twin"]
 
 _KEY = "twins"
 
@@ -125,3 +126,36 @@ def _blocks(node: cst.CSTNode, twin_node: ast.AST) -> list[tuple[Sequence[cst.CS
         if len(cases) == len(twin_cases):
             found.extend((_statements(c.body), t.body) for c, t in zip(cases, twin_cases))
     return found
+
+
+# libcst's expression kinds -> the `ast` kind of the same expression (what an operand of a chain is checked against).
+_EXPRESSIONS: dict[type, type] = {
+    cst.Name: ast.Name, cst.Attribute: ast.Attribute, cst.Call: ast.Call, cst.Comparison: ast.Compare,
+    cst.UnaryOperation: ast.UnaryOp, cst.BooleanOperation: ast.BoolOp, cst.Subscript: ast.Subscript,
+    cst.BinaryOperation: ast.BinOp,
+}
+
+
+def test_pairs(test: cst.BaseExpression, parsed: ast.AST) -> list[tuple[cst.BaseExpression, ast.AST]]:
+    """`test` and `parsed` (its `ast`: the test of an `if` statement's twin), and each operand of their `and`/`or`
+    chains, paired: libcst nests `a and b and c` as `(a and b) and c`, `ast` lists `[a, b, c]`; a parenthesized
+    chain is one operand in both. Nothing where the two do not agree in shape."""
+    if _EXPRESSIONS.get(type(test)) is not type(parsed):
+        return []
+    pairs: list[tuple[cst.BaseExpression, ast.AST]] = [(test, parsed)]
+    if type(test) is cst.BooleanOperation:
+        operator = type(test.operator)  # type: ignore[attr-defined]
+        operands = _chain(test.left, operator) + _chain(test.right, operator)  # type: ignore[attr-defined]
+        values = parsed.values  # type: ignore[attr-defined]
+        same_operator = (type(test.operator) is cst.And) is (type(parsed.op) is ast.And)  # type: ignore[attr-defined]
+        if same_operator and len(operands) == len(values):
+            for operand, value in zip(operands, values):
+                pairs.extend(test_pairs(operand, value))
+    return pairs
+
+
+def _chain(node: cst.BaseExpression, operator: type) -> list[cst.BaseExpression]:
+    """The operands of a chain of one operator, as `ast` lists them (not entering parentheses)."""
+    if type(node) is cst.BooleanOperation and type(node.operator) is operator and not node.lpar:  # type: ignore[attr-defined]
+        return _chain(node.left, operator) + _chain(node.right, operator)  # type: ignore[attr-defined]
+    return [node]
