@@ -8,11 +8,12 @@ targets and unpacked names are taken from. `viewlint.analysis.tensor_context` ju
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Optional
 
 from viewlint.analysis import semantics
 from viewlint.analysis.nodes import dotted, preorder, qualify_name
-from viewlint.analysis.tensor_types import array_type, tensor_type
+from viewlint.analysis.tensor_types import TYPE_NAMES, array_type, tensor_type
 
 
 # A segment's bindings: name (or `self.<attr>`) -> the values assigned to it (None: not known, as
@@ -93,20 +94,29 @@ def tensor_annotation(annotation: Optional[ast.AST], arrays: bool = True, index:
     for node in preorder(annotation):
         kind = type(node)
         if kind is ast.Name or kind is ast.Attribute:
+            last = node.id if kind is ast.Name else node.attr  # type: ignore[attr-defined]
+            if last not in TYPE_NAMES:
+                continue  # (most names: `int`, `Optional`, a class of the module)
             name = dotted(node)
             if name is None:
                 continue
             if tensor_type(name, qualify_name(index, name) if index is not None else None) is not None \
                     or (arrays and array_type(name)):
                 return True
-        elif kind is ast.Constant and isinstance(node.value, str):  # type: ignore[attr-defined]
-            try:
-                parsed = ast.parse(node.value.strip(), mode="eval").body  # type: ignore[attr-defined]
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                continue  # a string annotation that is not an expression
-            if tensor_annotation(parsed, arrays, index):
+        elif kind is ast.Constant and isinstance(node.value, str) and any(w in node.value for w in TYPE_NAMES):  # type: ignore[attr-defined]
+            parsed = _string_annotation(node.value)  # type: ignore[attr-defined]
+            if parsed is not None and tensor_annotation(parsed, arrays, index):
                 return True
     return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _string_annotation(text: str) -> Optional[ast.AST]:
+    """The expression a string annotation spells (`"torch.LongTensor"`), parsed once per text; None if it is none."""
+    try:
+        return ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 class Element(ast.AST):

@@ -16,6 +16,8 @@ TENSOR_TYPE_NAMES: dict[str, dict[str, Any]] = {
 }
 # Type names (last part) of NumPy arrays.
 ARRAY_TYPE_NAMES = frozenset({"ndarray", "NDArray", "ArrayLike"})
+# Every last part that may name either: what a reader checks before qualifying a name.
+TYPE_NAMES = frozenset(TENSOR_TYPE_NAMES) | ARRAY_TYPE_NAMES
 
 
 def tensor_type(name: str, qualified: Optional[str] = None) -> Optional[dict[str, Any]]:
