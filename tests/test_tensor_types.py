@@ -21,6 +21,7 @@ IMPORTS = textwrap.dedent("""\
     import cutlass.cute as cute
     from jax import Array as JaxTensor
     from mylib import Tensor as MyTensor
+    from torch import LongTensor as Ids
 """)
 INDEX = build_index_from_ast(ast.parse(IMPORTS), IMPORTS)
 
@@ -34,6 +35,7 @@ INDEX = build_index_from_ast(ast.parse(IMPORTS), IMPORTS)
     ("cute.Tensor", False),  # a CuTe DSL tensor
     ("JaxTensor", False),  # a JAX array imported under a tensor's name
     ("MyTensor", False),  # another library's class
+    ("Ids", True),  # torch's, imported under another name
     ("int", False),
     ("np.ndarray", False),  # an array, not a torch tensor
 ])

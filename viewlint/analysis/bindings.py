@@ -95,8 +95,8 @@ def tensor_annotation(annotation: Optional[ast.AST], arrays: bool = True, index:
         kind = type(node)
         if kind is ast.Name or kind is ast.Attribute:
             last = node.id if kind is ast.Name else node.attr  # type: ignore[attr-defined]
-            if last not in TYPE_NAMES:
-                continue  # (most names: `int`, `Optional`, a class of the module)
+            if last not in TYPE_NAMES and (kind is ast.Attribute or index is None or last not in index.aliases):  # type: ignore[attr-defined]
+                continue  # (most names: `int`, `Optional`, a class of the module; not `T` of `from torch import Tensor as T`)
             name = dotted(node)
             if name is None:
                 continue
