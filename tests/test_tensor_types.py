@@ -36,6 +36,7 @@ INDEX = build_index_from_ast(ast.parse(IMPORTS), IMPORTS)
     ("JaxTensor", False),  # a JAX array imported under a tensor's name
     ("MyTensor", False),  # another library's class
     ("Ids", True),  # torch's, imported under another name
+    ('"Ids"', True),  # and so in a string
     ("int", False),
     ("np.ndarray", False),  # an array, not a torch tensor
 ])

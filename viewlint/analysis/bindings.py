@@ -103,8 +103,8 @@ def tensor_annotation(annotation: Optional[ast.AST], arrays: bool = True, index:
             if tensor_type(name, qualify_name(index, name) if index is not None else None) is not None \
                     or (arrays and array_type(name)):
                 return True
-        elif kind is ast.Constant and isinstance(node.value, str) and any(w in node.value for w in TYPE_NAMES):  # type: ignore[attr-defined]
-            parsed = _string_annotation(node.value)  # type: ignore[attr-defined]
+        elif kind is ast.Constant and isinstance(node.value, str):  # type: ignore[attr-defined]
+            parsed = _string_annotation(node.value)  # type: ignore[attr-defined]  (`"T"` may be an imported torch name)
             if parsed is not None and tensor_annotation(parsed, arrays, index):
                 return True
     return False
