@@ -35,7 +35,7 @@ from viewlint.analysis.ranks import RANKED_NODES, ranked
 from viewlint.analysis.value_ops import (MODULE_OUTPUT, Environment, Locals, as_indexed, binary_result, never_eager,
                                          container_value, elementwise_device, fields_mark, forget_fields, labelled,
                                          on_the_host_if, optimizer_attribute, value_index_kind, view_zero_dim)
-from viewlint.analysis.values import (ADVANCED_INDEX, ARRAY_ITEM, COMPUTED, HOST, INT, UNKNOWN, UNKNOWN_TENSOR, PERMUTED_INDEX, Device, IndexKind, Kind,
+from viewlint.analysis.values import (ADVANCED_INDEX, ARRAY_ITEM, COMPUTED, HOST, INT, MAX_FIELDS, UNKNOWN, UNKNOWN_TENSOR, PERMUTED_INDEX, Device, IndexKind, Kind,
                                       Provenance, Value, fresh, function_reference, join, rank_floor, unpacked_choice)
 
 
@@ -177,9 +177,10 @@ class Evaluator(CallEvaluation, AttributeReading, TypeTests):
         if kind is cst.Dict:
             items = [e for e in node.elements if isinstance(e, cst.DictElement)]  # type: ignore[attr-defined]
             elements = tuple(self.evaluate(e.value, local) for e in items)
-            container = container_value(elements, "dict")
             keys = tuple(str(e.key.evaluated_value) if isinstance(e.key, cst.SimpleString) else None for e in items)
-            return container.with_(fields=keys) if len(container.elements) == len(keys) and any(keys) else container
+            if any(keys) and len(keys) <= MAX_FIELDS:
+                return Value(kind=Kind.WRAPPER, wrapper="dict", elements=elements, fields=keys)
+            return container_value(elements, "dict")
         if kind in (cst.ListComp, cst.GeneratorExp, cst.SetComp):
             inner = self._comprehension_locals(node.for_in, local)  # type: ignore[attr-defined]
             elt = node.elt  # type: ignore[attr-defined]

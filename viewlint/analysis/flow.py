@@ -26,7 +26,7 @@ from viewlint.analysis.narrowing import none_test
 from viewlint.analysis.rebinding import match_captures, stored_names
 from viewlint.analysis.ranks import unpacked_ranks
 from viewlint.analysis.tree import descendants, dotted_name, keyed_reference, own_nodes, stored_key
-from viewlint.analysis.value_ops import MODULE_OUTPUT, conditional_key, fields_mark, labelled, local_call_key, local_parameters_key, \
+from viewlint.analysis.value_ops import ATTRIBUTE_CONTAINER, MODULE_OUTPUT, conditional_key, fields_mark, labelled, local_call_key, local_parameters_key, \
     never_eager
 from viewlint.analysis.values import ARRAY_ITEM, HOST, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Value, join, join_all, rank_floor, shape_of
 
@@ -489,8 +489,10 @@ class FlowHooks:
 
     def _assign_to(self, target: cst.BaseExpression, value: Value) -> None:
         if isinstance(target, cst.Subscript):
-            self._add_to_container(target.value, value)
             reference = keyed_reference(target)
+            index = target.slice[0].slice if len(target.slice) == 1 else None
+            key = index.value if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString) else None
+            self._add_to_container(target.value, value, str(key.evaluated_value) if key is not None else None)
             if reference is not None:
                 # `state["exp_avg"] = torch.zeros_like(p)` (on the first step only): what the key holds when read
                 # later, on this call or on one after it, is a tensor, made the same way (not which one, nor a view);
@@ -570,10 +572,13 @@ class FlowHooks:
         kinds = {e.wrapper if e.kind is Kind.WRAPPER else INT_LIST_ITEMS for e in holder.elements}
         return kinds.pop() if len(kinds) == 1 else None
 
-    def _add_to_container(self, container: cst.BaseExpression, value: Value) -> None:
+    def _add_to_container(self, container: cst.BaseExpression, value: Value, key: Optional[str] = None) -> None:
         """Record that `container` (or the container it is an item of: `d["k"][i] = v`) may hold `value`: the
         outer container holds an item that holds `value` (`cache["buffers"][name] = (buffer, value)`, then
-        `for buffer, value in cache["buffers"].values()` unpacks the tuple, not the tensor in it)."""
+        `for buffer, value in cache["buffers"].values()` unpacks the tuple, not the tensor in it). `key`: the key
+        written out in `container["key"] = value`, which a mapping whose keys are known keeps apart."""
+        if isinstance(container, cst.Subscript) or isinstance(container, cst.Call):
+            key = None  # (the key is the innermost container's; the outer one holds that container)
         while isinstance(container, cst.Subscript) or isinstance(container, cst.Call) \
                 and isinstance(container.func, cst.Attribute) and container.func.attr.value == "setdefault":
             # (`by_study.setdefault(key, {})[category] = row`: the item `setdefault` returns is in the outer one.)
@@ -590,8 +595,11 @@ class FlowHooks:
             self.recorder.added(name[5:], value)
         if name in self._scopes[-1]:
             current = self._scopes[-1][name]
+            if current.wrapper == ATTRIBUTE_CONTAINER:
+                # `meta = self.meta`, then `meta["zero"] = t`: what the class keeps there, and now this too.
+                current = self.evaluator.contents(current)
             if current.kind is Kind.WRAPPER:
-                self._scopes[-1][name] = current.with_element(value)
+                self._scopes[-1][name] = current.with_field(key, value) if key is not None else current.with_element(value)
 
 
 # `_item_kind` of a container whose items are lists of ints (indices that gather).

@@ -14,7 +14,7 @@ import libcst as cst
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.tree import dotted_name
-from viewlint.analysis.values import (HOST, INT, MAX_ELEMENTS, UNKNOWN, UNKNOWN_TENSOR, Device, IndexKind, Kind, Provenance,
+from viewlint.analysis.values import (ATTRIBUTE_CONTAINER, HOST, INT, MAX_ELEMENTS, UNKNOWN, UNKNOWN_TENSOR, Device, IndexKind, Kind, Provenance,
                                       Value, fresh, join)
 
 if TYPE_CHECKING:
@@ -69,8 +69,6 @@ def forget_fields(scope: Locals, head: str) -> None:
 
 # The origin of what a module or another callable returns when applied to tensors (a tensor or a tuple of them).
 MODULE_OUTPUT = "module output"
-# The wrapper name of a `self.<container>` read before what it holds is known (see `Evaluator.contents`).
-ATTRIBUTE_CONTAINER = "self container"
 
 
 def optimizer_attribute(attr: str) -> Optional[Value]:

@@ -63,6 +63,9 @@ DELIBERATE_BASES = frozenset({EMPTY, ".clone()", ADVANCED_INDEX})
 WHOLE_COPY = ".clone() of a whole tensor"
 # At most this many element values are kept for a container (joins and appends add more).
 MAX_ELEMENTS = 6
+# How many keys a record keeps apart (a dict display with its keys written out, a dataclass): a metadata dict holds
+# a dozen flags, sizes and tensors, each read by its key.
+MAX_FIELDS = 32
 # At most this many classes are kept for an object of one of several (`A|B`).
 MAX_CLASSES = 8
 
@@ -213,6 +216,21 @@ class Value:
         if len(elements) > MAX_ELEMENTS:
             elements = elements[:MAX_ELEMENTS - 1] + (join_all(elements[MAX_ELEMENTS - 1:]),)
         return replace(self, elements=elements, fields=())
+
+    def with_field(self, name: str, value: "Value") -> "Value":
+        """This mapping after `d["name"] = value`: where its keys are known (a dict display, or one built up by stores
+        under written-out keys), that key now holds `value` and the others keep theirs; else `value` joins what it
+        may hold (`with_element`)."""
+        if not self.elements:  # (nothing known of its items: an empty display, a parameter; now one key is known)
+            return replace(self, elements=(value,), fields=(name,))
+        if not self.fields or len(self.fields) != len(self.elements):
+            return self.with_element(value)
+        if name in self.fields:
+            at = self.fields.index(name)
+            return replace(self, elements=self.elements[:at] + (value,) + self.elements[at + 1:])
+        if len(self.elements) >= MAX_FIELDS:
+            return self.with_element(value)
+        return replace(self, elements=self.elements + (value,), fields=self.fields + (name,))
 
     def field(self, name: str) -> "Value":
         """The element named `name` (`entry.embedding`, `d["key"]`), or unknown."""
@@ -405,6 +423,23 @@ def _join_sequences(a: Value, b: Value) -> Value:
         # Two tuples of the same length (`return x, n` on two paths): position by position.
         return Value(kind=Kind.WRAPPER, wrapper=a.wrapper, fields=a.fields if a.fields == b.fields else (),
                      elements=tuple(join(x, y) for x, y in zip(a.elements, b.elements)))
+    if a.fields and a.fields == b.fields and a.wrapper == b.wrapper and len(a.elements) == len(b.elements) == len(a.fields):
+        # Two records with the same keys: key by key.
+        return Value(kind=Kind.WRAPPER, wrapper=a.wrapper, fields=a.fields,
+                     elements=tuple(join(x, y) for x, y in zip(a.elements, b.elements)))
+    if _keyed(a) and _keyed(b) and a.wrapper == b.wrapper and len(set(a.fields) | set(b.fields)) <= MAX_FIELDS:
+        # Two dicts whose keys are known, one stored into under a key on one path only (`if flag: meta["zero"] = t`):
+        # key by key; a key one path lacks holds, when it is there at all, what the other stored.
+        held = dict(zip(a.fields, a.elements))
+        for name, element in zip(b.fields, b.elements):
+            held[name] = join(held[name], element) if name in held else element
+        return Value(kind=Kind.WRAPPER, wrapper=a.wrapper, fields=tuple(held), elements=tuple(held.values()))
+    for known, other in ((a, b), (b, a)):
+        if known.fields and is_mapping(known) and other.kind is Kind.WRAPPER and not other.elements \
+                and (other.wrapper is None or is_mapping(other) or other.wrapper == ATTRIBUTE_CONTAINER):
+            # A mapping nothing is known of on one path (`meta = self.meta`), stored into by key on the other: as
+            # pooling keeps the items only one path knows, the keys only one path knows.
+            return known
     if is_mapping(a) != is_mapping(b):
         return Value(kind=Kind.WRAPPER)  # a dict on one path, a list on the other: nothing known of the items
     wrapper = a.wrapper if a.wrapper == b.wrapper else (a.wrapper or b.wrapper)
@@ -424,7 +459,14 @@ def _positional(value: Value) -> bool:
     return value.kind is Kind.WRAPPER and (value.wrapper == "tuple" or bool(value.fields))
 
 
+# The wrapper name of a `self.<container>` read before what it holds is known (see `Evaluator.contents`).
+ATTRIBUTE_CONTAINER = "self container"
 _MAPPINGS = frozenset({"dict", "ordereddict", "defaultdict", "counter"})
+
+
+def _keyed(value: Value) -> bool:
+    """A dict each of whose items is known by its key (`{"nbits": 4, "zero": z}`)."""
+    return is_mapping(value) and bool(value.fields) and len(value.fields) == len(value.elements) and None not in value.fields
 
 
 def is_mapping(value: Value) -> bool:
