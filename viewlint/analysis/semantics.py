@@ -175,6 +175,7 @@ FRESH_FUNCTIONS = frozenset(
         "torch.round", "torch.trunc", "torch.sign", "torch.diff", "torch.kthvalue", "torch.median", "torch.mode",
         "torch.std", "torch.var", "torch.bincount", "torch.histc", "torch.cdist", "torch.addcmul",
         "torch.addcdiv", "torch.erf", "torch.exp2", "torch.log2", "torch.log1p", "torch.expm1", "torch.reciprocal",
+        "torch.distributions.kl_divergence", "torch.distributions.kl.kl_divergence",
     }
 )
 # Of those, the elementwise ones: their result is laid out as their inputs are (contiguous where every tensor input is).
