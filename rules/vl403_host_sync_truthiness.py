@@ -24,8 +24,6 @@ class HostSyncTruthiness(Rule):
     and tests on shapes (`if x.shape[0] > 1:`) are plain Python and stay quiet. What a submodule
     or a callable passed in gives when applied to a tensor (`self.gate(x)`, `fn(x)`) is a tensor,
     unless its name asks a question (`can_*`, `is_*`, `has_*`, `should_*`, `need_*`: a bool).
-    A chain of `and`/`or` is reported once, at its first tensor operand (`if kl < max_kl and loss < best:`):
-    the chain waits for the GPU there, and one fix covers the operands after it.
 
     ## Why it matters
     `bool(t)` copies the tensor's value to the host, so the CPU waits for every kernel queued
@@ -153,42 +151,37 @@ class HostSyncTruthiness(Rule):
             element = element.left
         return isinstance(element, cst.Name) and element.value == target.value
 
-    def _check_test(self, test: cst.BaseExpression, where: str, header_of: Optional[cst.CSTNode] = None) -> bool:
-        """Check a truth-tested expression, descending through `and`/`or`/`not` to the operands Python tests;
-        whether it reported a sync."""
+    def _check_test(self, test: cst.BaseExpression, where: str, header_of: Optional[cst.CSTNode] = None) -> None:
+        """Check a truth-tested expression, descending through `and`/`or`/`not` to the operands Python tests."""
         if isinstance(test, cst.BooleanOperation):
             self._checked.add(id(test))
             word = "`and`" if isinstance(test.operator, cst.And) else "`or`"
-            if self._check_test(test.left, word, header_of):
-                # `kl < max_kl and loss < best`: the chain waits for the GPU at its first tensor operand; by the
-                # next one the work queued before is done, and one fix (`&` on the device, one `bool`) covers both.
-                self._mark_checked(test.right)
-                return True
+            self._check_test(test.left, word, header_of)
             if isinstance(test.operator, cst.And) and self.facts.is_cold_guard(test.left):
                 self._mark_checked(test.right)  # `step % 100 == 0 and t.any()`: runs only in the guard
             elif self._narrows_to_non_tensor(test.left, test.operator, test.right):
                 self._mark_checked(test.right)  # `isinstance(b, float) and b == 0`: b is no tensor there
             else:
-                return self._check_test(test.right, word, header_of)
-            return False
+                self._check_test(test.right, word, header_of)
+            return
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             self._checked.add(id(test))
-            return self._check_test(test.expression, "`not`", header_of)
+            self._check_test(test.expression, "`not`", header_of)
+            return
         facts = self.facts
         # The test of an `if`/`while` runs before the block it guards: judge it by the enclosing context.
         hot_path = facts.sync_path_name(header_of)
         if hot_path is None:
-            return False
+            return
         value = facts.value_of(test)
         if not facts.may_be_on_device(value):
-            return False
+            return
         self.report(
             test,
             f"{where} asks for the truth value of tensor `{facts.short_source(test)}` in hot path "
             f"{hot_path}: `bool()` copies it to the host and waits for the GPU",
             fix_message="select on the device with `torch.where(…)`, or check behind a debug flag",
         )
-        return True
 
     def _mark_checked(self, node: cst.BaseExpression) -> None:
         """Skip `and`/`or`/`not` nodes inside a short-circuited (cold) operand when they are visited later."""

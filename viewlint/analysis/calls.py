@@ -14,6 +14,7 @@ import libcst as cst
 from viewlint.analysis import semantics as sem
 from viewlint.analysis.annotations import annotation_value
 from viewlint.analysis.config_paths import chosen_key
+from viewlint.analysis.constructors import alternative_constructor, library_model_factory
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.repointed import flat_buffer, state_dict_value
 from viewlint.analysis.torch_functions import TorchFunctionCalls
@@ -99,7 +100,7 @@ class CallEvaluation(TorchFunctionCalls):
             return INT if qualified[5:] in sem.MATH_INT_FUNCTIONS else HOST
         if qualified == "copy.deepcopy" and node.args:
             return self._deep_copy(node, self.evaluate(node.args[0].value, local))
-        if qualified is not None and sem.library_model_factory(qualified):
+        if qualified is not None and library_model_factory(qualified):
             # `torchvision.models.resnet18()`, `timm.create_model(name)`: a module, whose calls give tensors.
             return Value(kind=Kind.HOST, wrapper="torch.nn.Module", why=f"made by `{qualified}`")
         if (qualified or dotted_name(func) or "").split(".")[-1] in sem.CONTAINER_CLASS_NAMES:
@@ -128,6 +129,9 @@ class CallEvaluation(TorchFunctionCalls):
         built = self._built_by_reference(func, local)
         if built is not None:
             return built
+        made = alternative_constructor(self.index, dotted_name(func)) if type(func) is cst.Attribute else None
+        if made is not None:
+            return Value(kind=Kind.HOST, wrapper=made)  # `Encoder.from_pretrained(name)`: as `Encoder(...)` makes
         if summaries is not None:
             result = summaries.call_value(node, self, local)
             if result is not None:

@@ -12,6 +12,7 @@ import libcst as cst
 from viewlint.analysis import dispatch, semantics
 from viewlint.analysis.annotation_classes import annotation_class
 from viewlint.analysis.class_choices import constructed_classes
+from viewlint.analysis.constructors import alternative_constructor
 from viewlint.analysis.config_paths import guards_of
 from viewlint.analysis.guards import cold_predicates, is_debug_switch, predicate_key
 from viewlint.analysis.injected import note_injected_classes
@@ -569,9 +570,7 @@ def build_index_from_ast(tree: ast.Module, source: str = "") -> "ModuleIndex":
                 info.container_attributes.add(attribute)
             elif isinstance(value, ast.Call):
                 callee = dotted(value.func)
-                if callee is not None and callee.count(".") == 1 and callee.split(".")[1] in semantics.ALTERNATE_CONSTRUCTORS \
-                        and callee.split(".")[0] in index.classes:
-                    callee = callee.split(".")[0]  # `Vision._from_config(config.vision_config)`: an instance of the class
+                callee = alternative_constructor(index, callee) or callee  # `Vision._from_config(config)`: an instance
                 if callee not in index.classes:
                     callee = _chosen_class(value, nodes, index, info, attribute) or callee  # `attention_class(config)`
                 if callee in index.classes or (callee is not None and "." not in callee and (

@@ -309,8 +309,6 @@ NN_TUPLE_MODULES = frozenset({"RNN", "LSTM", "GRU", "MultiheadAttention", "Adapt
 # `torch.nn` modules whose call may return its input itself (in eval mode, or always).
 NN_IDENTITY_MODULES = frozenset({"Identity", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
                                  "FeatureAlphaDropout"})
-# Class methods that build an instance of their class (`Model.from_pretrained(path)`, `Vision._from_config(config)`).
-ALTERNATE_CONSTRUCTORS = frozenset({"from_config", "_from_config", "from_pretrained"})
 # `torch.nn` modules that reshape their input, a view of it where its strides allow (`nn.Flatten` is `x.flatten(1)`).
 NN_RESHAPING_MODULES = frozenset({"Flatten", "Unflatten"})
 # `torch.nn` modules whose output is contiguous whatever the layout of their input (a layer norm normalises a
@@ -330,16 +328,6 @@ def nn_module_class(qualified: str) -> bool:
     parts = qualified.split(".")
     return len(parts) >= 3 and parts[0] == "torch" and parts[1] == "nn" and parts[-1][:1].isupper() \
         and parts[-1] not in _NN_NON_MODULES and parts[2] not in ("functional", "init", "utils", "parameter")
-
-
-def library_model_factory(qualified: str) -> bool:
-    """`torchvision.models.resnet18`, `torchvision.models.detection.fasterrcnn_resnet50_fpn`, `timm.create_model`: a
-    function of a model library that builds a model (not its weights enums or its registry helpers)."""
-    if qualified in ("timm.create_model", "torchvision.models.get_model", "open_clip.create_model"):
-        return True
-    parts = qualified.split(".")
-    return len(parts) >= 3 and parts[:2] == ["torchvision", "models"] and parts[-1].islower() \
-        and not parts[-1].startswith(("get_", "list_", "_")) and parts[-1] not in ("utils", "feature_extraction")
 
 
 def torch_call_gives_tensor(qualified: str) -> bool:

@@ -423,10 +423,6 @@ def _join_sequences(a: Value, b: Value) -> Value:
         # Two tuples of the same length (`return x, n` on two paths): position by position.
         return Value(kind=Kind.WRAPPER, wrapper=a.wrapper, fields=a.fields if a.fields == b.fields else (),
                      elements=tuple(join(x, y) for x, y in zip(a.elements, b.elements)))
-    if a.fields and a.fields == b.fields and a.wrapper == b.wrapper and len(a.elements) == len(b.elements) == len(a.fields):
-        # Two records with the same keys: key by key.
-        return Value(kind=Kind.WRAPPER, wrapper=a.wrapper, fields=a.fields,
-                     elements=tuple(join(x, y) for x, y in zip(a.elements, b.elements)))
     if _keyed(a) and _keyed(b) and a.wrapper == b.wrapper and len(set(a.fields) | set(b.fields)) <= MAX_FIELDS:
         # Two dicts whose keys are known, one stored into under a key on one path only (`if flag: meta["zero"] = t`):
         # key by key; a key one path lacks holds, when it is there at all, what the other stored.
