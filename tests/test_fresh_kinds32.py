@@ -114,3 +114,55 @@ def test_a_model_class_of_transformers_loaded_by_from_pretrained_is_a_module_and
                 torch.save(embedding, os.path.join(cache_dir, prompt + ".pt"))
     """
     assert _lint(source) == [(10, "VL103")]
+
+
+# ------------------------------------------- VL314: a device tensor taken to the host and straight back
+ROUND_TRIPS = """
+    import numpy as np
+    import torch
+    from scipy import ndimage
+
+
+    class Model(torch.nn.Module):
+        def forward(self, x: torch.Tensor, lengths: list, cpu_mask: torch.Tensor) -> torch.Tensor:
+            a = torch.from_numpy(x.detach().cpu().numpy().T.copy()).cuda()
+            b = torch.tensor(x.tolist(), device=x.device)
+            c = torch.as_tensor(np.ascontiguousarray(x.cpu().numpy()[:, ::2])).to(device=x.device)
+            e = torch.tensor(lengths).to(x.device)
+            f = torch.tensor(cpu_mask.cpu().numpy()).to(torch.float32)
+            return a + b + c + e + f
+
+
+    class Filtered(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.tensor(ndimage.median_filter(x.cpu().numpy(), 3)).to(x.device)
+
+
+    def export(x: torch.Tensor) -> torch.Tensor:
+        return torch.from_numpy(x.cpu().numpy().copy()).to(x.device)
+"""
+
+
+def test_round_trips_through_passive_steps_only_in_hot_paths():
+    # 8-10: only copies, reorders and casts on the way (`.T`, a slice, `np.ascontiguousarray`, `.tolist()`), each
+    # also a sync (VL402, VL401); 11: a list never on the device; 12: a cast, not a move. 18: a SciPy filter the device
+    # lacks (and a forward that hands its input to another library is no per-layer hot path); 22: not a hot path.
+    found = _lint(ROUND_TRIPS)
+    assert [row for row, code in found if code == "VL314"] == [8, 9, 10]
+    assert not [row for row, code in found if row >= 16]
+    torch = _run("import torch")["torch"]
+    x = torch.arange(6.0).reshape(2, 3)
+    import numpy as np
+
+    detoured = torch.as_tensor(np.ascontiguousarray(x.cpu().numpy()[:, ::2]))
+    assert torch.equal(detoured, x[:, ::2]) and detoured.data_ptr() != x.data_ptr()
+
+
+def test_a_detour_names_the_tensor_and_a_first_input_brought_back_is_no_hand_over():
+    from viewlint.engine import lint_text
+    from viewlint.settings import Settings
+    import textwrap
+
+    source = textwrap.dedent(ROUND_TRIPS).lstrip("\n")
+    messages = [d.message for d in lint_text(source, "m.py", Settings(select=("VL314",))) if d.start.row == 8]
+    assert len(messages) == 1 and "takes `x` to the host and back" in messages[0]

@@ -57,6 +57,7 @@ LOOKALIKES = [
     ("VL301/negative_layout_needed.py", "VL301", "x.t().contiguous()", "input non-contiguous"),
     ("VL307/negative_data_that_is_not_a_tensor.py", "VL307", "torch.tensor(values)", "`values` was not a tensor (list)"),
     ("VL105/negative_copied_or_latest.py", "VL105", "copy.deepcopy(model.state_dict())", "unchanged at the end of the run"),
+    ("VL314/negative_host_round_trip.py", "VL314", "torch.tensor(lengths_cpu).to(x.device)", "`lengths_cpu` was not a NumPy array (list)"),
 ]
 
 

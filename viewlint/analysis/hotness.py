@@ -18,7 +18,8 @@ from viewlint.analysis.bindings import tensor_annotation
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.nodes import dotted, preorder, qualify_name
 from viewlint.analysis.once import cached_once, debug_only_rest, is_cached
-from viewlint.analysis.tree import remembered
+from viewlint.analysis.host_detour import round_trip_roots
+from viewlint.analysis.tree import dotted_name, remembered
 
 if TYPE_CHECKING:
     from viewlint.analysis.callgraph import CallGraph
@@ -190,8 +191,21 @@ def _hands_over(index: ModuleIndex, node: ast.AST) -> bool:
             return True
         if kind is ast.Call and _is_method_call(child, "numpy") and _is_method_call(child.func.value, "cpu") \
                 and _root_name(child.func.value.func.value) in given:  # type: ignore[attr-defined]
-            return True
+            if _root_name(child.func.value.func.value) not in _brought_back(index, node, child):  # type: ignore[attr-defined]
+                return True
     return False
+
+
+def _brought_back(index: ModuleIndex, function: ast.AST, call: ast.AST) -> set[str]:
+    """The names the simple statement holding `call` takes to the host and straight back to the device: a detour
+    (`torch.from_numpy(x.cpu().numpy().T.copy()).cuda()`), not a hand-over to another runtime."""
+    row = getattr(call, "lineno", 0)
+    for statement in ast.walk(function):
+        if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)) \
+                and statement.lineno <= row <= (statement.end_lineno or statement.lineno):
+            text = ast.get_source_segment(index.source, statement) if index.source else None
+            return round_trip_roots(text, lambda f: qualify_name(index, dotted_name(f))) if text else set()
+    return set()
 
 
 def _is_method_call(node: Optional[ast.AST], method: str) -> bool:

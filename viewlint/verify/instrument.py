@@ -30,7 +30,8 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from viewlint.analysis import semantics
-from viewlint.analysis.tree import descendants
+from viewlint.analysis.host_detour import host_copied, left_receivers, moved_expression
+from viewlint.analysis.tree import descendants, dotted_name
 from viewlint.diagnostics import Diagnostic
 from viewlint.verify import COPIES, LOST_WRITE, PROBE_MODULE, RETENTION, SYNCS
 SYNC_BUILTINS = ("int", "float", "bool", "len", "list", "complex")
@@ -533,6 +534,27 @@ def _plan_upload(node: cst.CSTNode, site: int, ctx: _Context) -> _Plan:
     return _Plan([(call, _Wrap("sync", site))], "sync", {"value": ctx.text(call)})
 
 
+def _plan_round_trip(node: cst.CSTNode, site: int, ctx: _Context) -> _Plan:
+    """VL314: where the detour starts (the tensor taken to the host, innermost; or the array `torch.tensor` copies),
+    and the moved result."""
+    call = _first_call(node)
+    moved = moved_expression(call, _numpy_qualified) if call is not None else None
+    if call is None or moved is None:
+        raise _Unsupported("no move to a device in the flagged call")
+    receivers = list(left_receivers(moved, _numpy_qualified))
+    source = receivers[-1] if receivers else host_copied(moved, _numpy_qualified)
+    if source is None:
+        raise _Unsupported("no value taken to the host or copied there on the way")
+    return _Plan([(source, _Wrap("base", site)), (call, _Wrap("link", site, (cst.Name("True"),)))], "link",
+                 {"base": ctx.text(source), "trip": "yes" if receivers else ""})
+
+
+def _numpy_qualified(func: cst.BaseExpression) -> Optional[str]:
+    """`np.array` as `numpy.array` (the spelling `host_detour` reads); other names as written."""
+    name = dotted_name(func)
+    return "numpy." + name[3:] if name is not None and name.startswith("np.") else name
+
+
 PLANNERS: dict[str, Planner] = {
     **{code: _plan_retention for code in RETENTION},
     "VL104": _plan_charge,
@@ -547,6 +569,7 @@ PLANNERS: dict[str, Planner] = {
     "VL307": _plan_construct,
     "VL308": _plan_two_copies,
     "VL309": _plan_growth,
+    "VL314": _plan_round_trip,
     **{code: _plan_sync for code in SYNCS},
     "VL105": _plan_snapshot,
     "VL405": _plan_upload,

@@ -212,6 +212,29 @@ def _construct(site: Site, record: dict[str, Any]) -> tuple[str, str]:
                        f"{_of(copied, hits)} ({size(total)} in all)")
 
 
+def _round_trip(site: Site, record: dict[str, Any]) -> tuple[str, str]:
+    """VL314: the claim is that the moved value came from a tensor taken to the host (a new tensor after the detour),
+    or from a NumPy array `torch.tensor` copies on the host first."""
+    hits = record["hits"]
+    data = site.labels.get("base", "value")
+    kinds = ", ".join(sorted(record.get("base_types", {}))) or "nothing recorded"
+    if not site.labels.get("trip"):
+        arrays = record.get("base_types", {}).get("ndarray", 0)
+        if not arrays:
+            return REFUTED, f"`{data}` was not a NumPy array ({kinds}) in {_of(hits, hits)}"
+        return CONFIRMED, f"`{data}` was a NumPy array in {_of(arrays, hits)}: `torch.tensor` copied it on the host first"
+    tensors = record.get("base_tensors", 0)
+    if not tensors:
+        return REFUTED, f"`{data}` was not a tensor ({kinds}) in {_of(hits, hits)}"
+    copied = max(record.get("copies", [0]) or [0])
+    if not copied:
+        return REFUTED, f"the moved value shares storage with `{data}` in {_of(hits, hits)}: no detour copied it"
+    largest = max(record.get("max_bytes", [0]) or [0])
+    on = ", ".join(sorted(record.get("devices", {}))) or "?"
+    return CONFIRMED, (f"`{data}` went to the host and came back as a new {size(largest)} tensor on {on}, "
+                       f"{_of(copied, hits)}")
+
+
 def _snapshot(site: Site, record: dict[str, Any]) -> tuple[str, str]:
     """VL105: the claim is that the kept `state_dict()` moved with the training that came after it."""
     hits = record["hits"]
@@ -250,6 +273,7 @@ JUDGES: dict[str, Callable[[Site, dict[str, Any]], tuple[str, str]]] = {
     "VL306": _avoidable,
     **{code: _copies for code in COPIES},
     "VL307": _construct,
+    "VL314": _round_trip,
     **{code: _sync for code in SYNCS},
     "VL105": _snapshot,
 }
