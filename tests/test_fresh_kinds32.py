@@ -166,3 +166,37 @@ def test_a_detour_names_the_tensor_and_a_first_input_brought_back_is_no_hand_ove
     source = textwrap.dedent(ROUND_TRIPS).lstrip("\n")
     messages = [d.message for d in lint_text(source, "m.py", Settings(select=("VL314",))) if d.start.row == 8]
     assert len(messages) == 1 and "takes `x` to the host and back" in messages[0]
+
+
+# ------------------------------------------- a compile-only branch: what an eager run never takes, nor returns
+COMPILE_ONLY = """
+    import torch
+
+
+    def _get_value(x):
+        if not torch.jit.is_scripting() and torch.compiler.is_compiling():
+            return x
+        return x.item() if isinstance(x, torch.Tensor) else x
+
+
+    class Scaled(torch.nn.Module):
+        def forward(self, x: torch.Tensor, n: torch.Tensor, lr: float) -> torch.Tensor:
+            if torch.compiler.is_compiling():
+                k = n.item()
+            else:
+                k = n.sum().item()
+            step = _get_value(n)
+            x.add_(x, alpha=-lr / (1 - 0.9**step))
+            return x * k
+"""
+
+
+def test_a_compile_only_branch_is_no_eager_hot_path_and_its_return_is_no_eager_result():
+    # 7: `.item()` of a tensor in the eager path; 13: only under `torch.compile`; 15: the eager branch; 17: `step` is
+    # the `.item()` of the eager path, a number, not the tensor the compile-only `return x` gives.
+    assert _lint(COMPILE_ONLY) == [(7, "VL401"), (15, "VL401")]
+    scope = _run(COMPILE_ONLY)
+    torch = scope["torch"]
+    assert isinstance(scope["_get_value"](torch.tensor(3.0)), float)
+    out = scope["Scaled"]()(torch.ones(2), torch.tensor(2.0), 0.1)
+    assert torch.allclose(out, torch.full((2,), 2.0 * (1 - 0.1 / (1 - 0.81))))

@@ -27,6 +27,7 @@ from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.once import local_bindings, may_run_once, methods_named
 from viewlint.analysis.once import runs_once as once_runs_once
 from viewlint.analysis.tree import descendants, dotted_name
+from viewlint.analysis.value_ops import never_eager
 from viewlint.analysis.twins import register, registered, test_pairs, twin
 
 if TYPE_CHECKING:
@@ -67,6 +68,8 @@ class Context:
     reason: Optional[str] = None
     # A `with gpu_sync_allowed():` block: host syncs in it are deliberate.
     sync_allowed: bool = False
+    # In the `else` branch of the `if` this block is for (`else_branch`).
+    in_else: bool = False
     # For a function hot only for its hot callers: the parameters every one of them leaves falsy (cold switches).
     falsy: frozenset[str] = frozenset()
 
@@ -248,6 +251,12 @@ class ContextStack:
         # The else branch of a cold guard is not cold, nor is the else of a block marked hot hot.
         context = self.contexts[-1]
         context.cold = context.cold_all = context.hot = False
+        context.in_else = True
+
+    @property
+    def never_eager(self) -> bool:
+        """In the body of an `if` only a traced, scripted or compiled run takes (`if torch.compiler.is_compiling():`)."""
+        return any(isinstance(c.node, cst.If) and not c.in_else and never_eager(c.node.test) for c in self.contexts)
 
     def pop(self) -> None:
         self.contexts.pop()

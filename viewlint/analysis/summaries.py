@@ -133,8 +133,8 @@ class Recorder:
         self._depth -= 1
 
     def visit_Return(self, node: cst.Return) -> None:
-        if self._depth != 1:
-            return  # a nested function's return
+        if self._depth != 1 or self.facts.contexts.never_eager:
+            return  # a nested function's return; one an eager run never reaches (`if is_compiling(): return x`)
         if node.value is not None and self._memos and _container_read(node.value) in self._memos:
             # `if key in self._cache: return self._cache[key]`: what an earlier call of this function stored
             # there, which its other returns say.
