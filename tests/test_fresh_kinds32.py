@@ -200,3 +200,41 @@ def test_a_compile_only_branch_is_no_eager_hot_path_and_its_return_is_no_eager_r
     assert isinstance(scope["_get_value"](torch.tensor(3.0)), float)
     out = scope["Scaled"]()(torch.ones(2), torch.tensor(2.0), 0.1)
     assert torch.allclose(out, torch.full((2,), 2.0 * (1 - 0.1 / (1 - 0.81))))
+
+
+# ------------------------------------------- a callable named `generator` is a sampler as often as a GAN's generator
+RETRY = """
+    import torch
+
+
+    def gen_initial_conditions(acq_function, bounds, n, q, generator=None, seed=None):
+        factor, max_factor = 1, 5
+        while factor < max_factor:
+            X_rnd = generator(n * factor, q, seed) if generator is not None else torch.rand(n * factor, q, 2)
+            values = acq_function(X_rnd)
+            if torch.any(values == 0):
+                factor += 1
+                continue
+            return X_rnd[values.argmax()]
+        return None
+
+
+    def train_gan(generator, discriminator, optimizer, batches):
+        for z in batches:
+            fake = generator(z)
+            loss = discriminator(fake).mean()
+            loss.backward()
+            optimizer.step()
+            print(loss.item())
+"""
+
+
+def test_a_retry_loop_that_calls_a_sampler_named_generator_is_not_a_step_loop():
+    # 9: the retry loop draws candidates a few times per call (botorch's `gen_batch_initial_conditions`); 22: the GAN
+    # loop runs a training step, whatever its model is called.
+    assert _lint(RETRY) == [(22, "VL401")]
+    scope = _run(RETRY)
+    torch = scope["torch"]
+    best = scope["gen_initial_conditions"](lambda x: x.sum(dim=(-1, -2)) + 1, None, 4, 1,
+                                           generator=lambda n, q, seed: torch.ones(n, q, 2))
+    assert best.shape == (1, 2)

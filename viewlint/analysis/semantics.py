@@ -692,7 +692,7 @@ def names_preprocessing(names: list[str]) -> bool:
         or any(_DATA_TRANSFORM.search(name) for name in names)
 # Receivers whose `.step()` runs a training or denoising step, and callables that run a model.
 OPTIMIZER_WORDS = ("optim", "opt", "scaler", "scheduler")
-MODEL_NAMES = frozenset({"model", "net", "backbone", "policy", "decoder", "generator", "engine"})
+MODEL_NAMES = frozenset({"model", "net", "backbone", "policy", "decoder", "engine"})
 # Classes loaded with `.from_pretrained(...)` that are models (`AutoModel`, `T5EncoderModel`, `LlamaForCausalLM`,
 # `AutoencoderKL`), not the tokenizers, processors, configs, schedulers and pipelines loaded the same way.
 _MODEL_CLASS = re.compile(r"Model(?:[A-Z]|$)|For[A-Z]|^Autoencoder")
