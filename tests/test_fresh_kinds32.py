@@ -238,3 +238,53 @@ def test_a_retry_loop_that_calls_a_sampler_named_generator_is_not_a_step_loop():
     best = scope["gen_initial_conditions"](lambda x: x.sum(dim=(-1, -2)) + 1, None, 4, 1,
                                            generator=lambda n, q, seed: torch.ones(n, q, 2))
     assert best.shape == (1, 2)
+
+
+# ------------------------------------------- `map(self.to_torch, data)` calls it; a base class calls its subclass's
+REPLAY = """
+    import numpy as np
+    import torch as th
+
+
+    class BaseBuffer:
+        def __init__(self, device):
+            self.device = device
+
+        def sample(self, batch_size):
+            batch_inds = np.random.randint(0, 10, size=batch_size)
+            return self._get_samples(batch_inds)
+
+        def to_torch(self, array: np.ndarray) -> th.Tensor:
+            return th.tensor(array).to(self.device)
+
+
+    class ReplayBuffer(BaseBuffer):
+        def __init__(self, device):
+            super().__init__(device)
+            self.observations = np.zeros((10, 4), dtype=np.float32)
+            self.rewards = np.zeros((10, 1), dtype=np.float32)
+
+        def _get_samples(self, batch_inds):
+            data = (self.observations[batch_inds], self.rewards[batch_inds])
+            return tuple(map(self.to_torch, data))
+
+
+    def train(q_net, optimizer, replay_buffer, gradient_steps):
+        for _ in range(gradient_steps):
+            observations, rewards = replay_buffer.sample(32)
+            loss = (q_net(observations) - rewards).square().mean()
+            loss.backward()
+            optimizer.step()
+"""
+
+
+def test_a_method_mapped_over_a_batch_from_a_subclass_hook_a_base_class_calls_is_hot():
+    # stable-baselines3's replay buffer (PR #1218): the base class's `sample` calls `_get_samples`, which only the
+    # subclass defines, and that maps `to_torch` over the sampled arrays on every gradient step.
+    assert _lint(REPLAY) == [(14, "VL314")]
+    scope = _run(REPLAY)
+    torch = scope["torch"]
+    net = torch.nn.Linear(4, 1)
+    scope["train"](net, torch.optim.SGD(net.parameters(), lr=0.1), scope["ReplayBuffer"]("cpu"), 2)
+    observations, _ = scope["ReplayBuffer"]("cpu").sample(3)
+    assert isinstance(observations, torch.Tensor) and observations.shape == (3, 4)

@@ -111,8 +111,12 @@ class CallGraph:
         self._scan()
 
     def call_targets(self, owner_key: FunctionKey, call: ast.Call) -> list[FunctionKey]:
-        """The functions of this module a call inside `owner_key` may reach."""
+        """The functions of this module a call inside `owner_key` may reach (`map(self.to_torch, arrays)` calls
+        `self.to_torch` on each item)."""
         func = call.func
+        if type(func) is ast.Name and func.id in ("map", "filter") and call.args \
+                and type(call.args[0]) in (ast.Name, ast.Attribute):
+            func = call.args[0]
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
         if last is None or (last not in self._names and last not in self.index.classes
                             and not (isinstance(func, ast.Name) and last in self._chosen_functions(owner_key))):
@@ -300,7 +304,7 @@ class CallGraph:
         if receiver in ("self", "cls"):
             defining = self.defining_class(owner, method)
             if defining is None:
-                return self.held_functions(owner, method)
+                return self.held_functions(owner, method) or self.overrides(FunctionKey(owner, method))
             return [FunctionKey(defining, method), *self.overrides(FunctionKey(defining, method))]
         if receiver is not None and receiver in self.index.classes:
             defining = self.defining_class(receiver, method)
@@ -425,9 +429,10 @@ class CallGraph:
 
     def overrides(self, key: FunctionKey) -> list[FunctionKey]:
         """The methods of this module's subclasses that `self.<name>(...)` runs where the class only declares it
-        (`dispatch.is_abstract`); none for a method with a body of its own."""
+        (`dispatch.is_abstract`) or does not define it at all (a base class's `sample` calling `self._get_samples`,
+        which each subclass brings); none for a method with a body of its own."""
         info = self.functions.get(key)
-        if key.owner is None or info is None or not dispatch.is_abstract(info.node):
+        if key.owner is None or (info is not None and not dispatch.is_abstract(info.node)):
             return []
         tree = self.memo.get("subclasses")
         if tree is None:
