@@ -164,8 +164,23 @@ def _is_tensor_store(info: Any, index: Any) -> bool:
     not already measure storages or clone; read on the module's `ast`, once per class."""
     key = f"VL104.store.{info.name}"
     if key not in index.memo:
-        index.memo[key] = _fills_own_containers(info, index) and not _storage_aware(info.name, index)
+        index.memo[key] = _fills_own_containers(info, index) and not _storage_aware(info.name, index) \
+            and not _admitted_clones(info, index)
     return bool(index.memo[key])
+
+
+def _admitted_clones(info: Any, index: Any) -> bool:
+    """A call in this module of one of the class's own methods hands it a `.clone()` (`cache.set(key,
+    Entry(tensor=emb.clone()))`): its callers give it storage of its own, as a class that clones would."""
+    methods = {name for name in info.methods if not name.startswith("__")}
+    if not methods or index.tree is None:
+        return False
+    for node in preorder(index.tree):
+        if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in methods \
+                and any(type(inner) is ast.Call and callee_name(inner.func) == "clone"
+                        for argument in (*node.args, *(k.value for k in node.keywords)) for inner in preorder(argument)):
+            return True
+    return False
 
 
 def _reads_sizes(info: Any, index: Any) -> bool:
@@ -250,7 +265,8 @@ class PayloadSizeAccounting(Rule):
     capacity counter) when `size` was computed as `t.numel() * t.element_size()` or `t.nbytes`
     (directly, through a local name, or through a same-module helper such as
     `_get_tensor_size`), in a class that stores values in its own containers and never
-    looks at `untyped_storage()` nor clones what it admits.
+    looks at `untyped_storage()` nor clones what it admits (nor is handed `.clone()`s by the
+    module's calls of its methods: `cache.set(key, Entry(tensor=emb.clone()))`).
 
     ## Why it matters
     `numel() * element_size()` counts the elements a tensor *shows*. A cached view (a split

@@ -288,3 +288,52 @@ def test_a_method_mapped_over_a_batch_from_a_subclass_hook_a_base_class_calls_is
     scope["train"](net, torch.optim.SGD(net.parameters(), lr=0.1), scope["ReplayBuffer"]("cpu"), 2)
     observations, _ = scope["ReplayBuffer"]("cpu").sample(3)
     assert isinstance(observations, torch.Tensor) and observations.shape == (3, 4)
+
+
+# ------------------------------------------- VL104: a cache whose callers hand it clones counts what it holds
+CLONED_ADMISSIONS = """
+    from collections import OrderedDict
+    from typing import NamedTuple
+
+    import torch
+
+
+    class CachedEmbedding(NamedTuple):
+        tensor: torch.Tensor
+
+
+    class EmbeddingCache:
+        def __init__(self, capacity_bytes):
+            self._cache = OrderedDict()
+            self._capacity_bytes = capacity_bytes
+            self._current_bytes = 0
+
+        @staticmethod
+        def _tensor_size(tensor):
+            return tensor.element_size() * tensor.numel()
+
+        def set(self, key, entry):
+            self._cache[key] = entry
+            self._current_bytes += self._tensor_size(entry.tensor)
+
+
+    class Encoder:
+        def __init__(self):
+            self.cache = EmbeddingCache(1 << 20)
+
+        def store(self, keys, embeddings):
+            for key, piece in zip(keys, embeddings.split(1)):
+                self.cache.set(key, CachedEmbedding(tensor=piece.clone()))
+"""
+
+
+def test_a_cache_whose_callers_hand_it_clones_counts_what_it_holds():
+    # dynamo's encode worker (PR #14452): the split views are cloned where they are admitted.
+    assert [code for _, code in _lint(CLONED_ADMISSIONS)] == []
+    assert _lint(CLONED_ADMISSIONS.replace("tensor=piece.clone()", "tensor=piece")) == [(23, "VL104"), (32, "VL101")]
+    scope = _run(CLONED_ADMISSIONS)
+    torch = scope["torch"]
+    encoder = scope["Encoder"]()
+    encoder.store(["a", "b"], torch.zeros(2, 8))
+    entry = encoder.cache._cache["a"].tensor
+    assert entry.untyped_storage().nbytes() == encoder.cache._current_bytes // 2 == 8 * 4
