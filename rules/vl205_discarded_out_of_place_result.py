@@ -242,9 +242,12 @@ class DiscardedOutOfPlaceResult(Rule):
         if qualified not in (f"torch.{method}", f"torch.nn.functional.{method}") \
                 or any(a.keyword is not None and a.keyword.value in ("out", "inplace") for a in call.args):
             return
-        if not call.args or call.args[0].keyword is not None or call.args[0].star:
+        # The tensor: the first positional argument, or `input=` (`torch.div(input=pruned, other=density)`).
+        given = next((a for a in call.args if a.keyword is not None and a.keyword.value == "input"), None) \
+            if call.args and call.args[0].keyword is not None else (call.args[0] if call.args else None)
+        if given is None or given.star:
             return
-        first = self.facts.short_source(call.args[0].value)
+        first = self.facts.short_source(given.value)
         self.report(
             call,
             f"`{self.facts.short_source(call.func)}({first}, …)` returns a new tensor that is thrown away: `{first}` is unchanged",

@@ -337,3 +337,26 @@ def test_a_cache_whose_callers_hand_it_clones_counts_what_it_holds():
     encoder.store(["a", "b"], torch.zeros(2, 8))
     entry = encoder.cache._cache["a"].tensor
     assert entry.untyped_storage().nbytes() == encoder.cache._current_bytes // 2 == 8 * 4
+
+
+# ------------------------------------------- VL205: a torch function given its tensor as `input=`
+DARE = """
+    import torch
+
+
+    def random_pruning(tensor: torch.Tensor, density: float, rescale: bool) -> torch.Tensor:
+        mask = torch.bernoulli(torch.full_like(input=tensor, fill_value=density))
+        pruned_tensor = tensor * mask
+        if rescale:
+            torch.div(input=pruned_tensor, other=density)
+        return pruned_tensor
+"""
+
+
+def test_a_dropped_torch_function_given_its_tensor_by_keyword_is_reported():
+    # PEFT's DARE pruning (PR #3152): the rescaled weights are thrown away.
+    assert _lint(DARE) == [(8, "VL205")]
+    torch = _run(DARE)["torch"]
+    torch.manual_seed(0)
+    pruned = _run(DARE)["random_pruning"](torch.ones(1000), 0.25, True)
+    assert 0.15 < pruned.mean().item() < 0.35  # not rescaled back to about 1
