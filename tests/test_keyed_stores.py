@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from tests.conftest import lint_both_paths
+from conftest import lint_both_paths
 
 # hqq's quantized linear layer: a dict of metadata kept in `self.meta`, tensors under some keys, flags and sizes under
 # others; `dequantize` (run by `forward`) stores tensors under two keys through a local alias.
