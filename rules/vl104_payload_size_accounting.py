@@ -172,15 +172,19 @@ def _is_tensor_store(info: Any, index: Any) -> bool:
 def _admitted_clones(info: Any, index: Any) -> bool:
     """A call in this module of one of the class's own methods hands it a `.clone()` (`cache.set(key,
     Entry(tensor=emb.clone()))`): its callers give it storage of its own, as a class that clones would."""
-    methods = {name for name in info.methods if not name.startswith("__")}
-    if not methods or index.tree is None:
-        return False
-    for node in preorder(index.tree):
-        if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in methods \
-                and any(type(inner) is ast.Call and callee_name(inner.func) == "clone"
-                        for argument in (*node.args, *(k.value for k in node.keywords)) for inner in preorder(argument)):
-            return True
-    return False
+    return any(not name.startswith("__") and name in _methods_handed_clones(index) for name in info.methods)
+
+
+def _methods_handed_clones(index: Any) -> set[str]:
+    """The method names the module's calls hand a `.clone()` (`x.set(k, Entry(t.clone()))`: `set`), once per module."""
+    found = index.memo.get("VL104.handed clones")
+    if found is None:
+        found = index.memo["VL104.handed clones"] = {
+            node.func.attr for node in (preorder(index.tree) if index.tree is not None else ())
+            if type(node) is ast.Call and type(node.func) is ast.Attribute
+            and any(type(inner) is ast.Call and callee_name(inner.func) == "clone"
+                    for argument in (*node.args, *(k.value for k in node.keywords)) for inner in preorder(argument))}
+    return found  # type: ignore[no-any-return]
 
 
 def _reads_sizes(info: Any, index: Any) -> bool:

@@ -70,8 +70,8 @@ def _constructs(index: Any, class_name: str, method: str, depth: int) -> bool:
 
 
 def _returns_an_instance(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """A classmethod each of whose `return`s gives `cls(...)`, another alternative constructor of it (`cls.empty()`) or
-    `None`, and one of which gives `cls(...)`."""
+    """A classmethod each of whose `return`s gives `cls(...)`, a call of another classmethod on `cls` (`cls.empty()`)
+    or `None`, and one of which gives `cls(...)`."""
     if not any(dotted(d) == "classmethod" for d in function.decorator_list) or not function.args.args:
         return False
     cls = function.args.args[0].arg

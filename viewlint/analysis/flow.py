@@ -25,7 +25,7 @@ from viewlint.analysis.module_inputs import compared_with_constants, used_as_ten
 from viewlint.analysis.narrowing import none_test
 from viewlint.analysis.rebinding import match_captures, stored_names
 from viewlint.analysis.ranks import unpacked_ranks
-from viewlint.analysis.tree import descendants, dotted_name, keyed_reference, own_nodes, stored_key
+from viewlint.analysis.tree import descendants, dotted_name, keyed_reference, own_nodes, stored_key, string_key
 from viewlint.analysis.value_ops import ATTRIBUTE_CONTAINER, MODULE_OUTPUT, conditional_key, fields_mark, labelled, local_call_key, local_parameters_key, \
     never_eager
 from viewlint.analysis.values import ARRAY_ITEM, HOST, UNKNOWN, UNKNOWN_TENSOR, Device, Kind, Value, join, join_all, rank_floor, shape_of
@@ -490,9 +490,7 @@ class FlowHooks:
     def _assign_to(self, target: cst.BaseExpression, value: Value) -> None:
         if isinstance(target, cst.Subscript):
             reference = keyed_reference(target)
-            index = target.slice[0].slice if len(target.slice) == 1 else None
-            key = index.value if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString) else None
-            self._add_to_container(target.value, value, str(key.evaluated_value) if key is not None else None)
+            self._add_to_container(target.value, value, string_key(target))
             if reference is not None:
                 # `state["exp_avg"] = torch.zeros_like(p)` (on the first step only): what the key holds when read
                 # later, on this call or on one after it, is a tensor, made the same way (not which one, nor a view);

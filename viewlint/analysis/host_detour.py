@@ -8,7 +8,7 @@ from typing import Callable, Iterator, Optional
 
 import libcst as cst
 
-from viewlint.analysis.tree import dotted_name
+from viewlint.analysis.tree import dotted_name, string_key
 
 # Calls that take a tensor (or the array or list it became) off the device.
 LEAVE = frozenset({"cpu", "numpy", "tolist"})
@@ -74,9 +74,8 @@ def device_like(node: cst.BaseExpression) -> bool:
         return node.evaluated_value.startswith("cuda") if isinstance(node.evaluated_value, str) else False
     if isinstance(node, cst.Call):
         return dotted_name(node.func) in ("torch.device", "device")
-    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
-        key = node.slice[0].slice.value
-        return isinstance(key, cst.SimpleString) and "device" in str(key.evaluated_value).lower()
+    if isinstance(node, cst.Subscript):
+        return "device" in (string_key(node) or "").lower()
     name = dotted_name(node)
     return name is not None and "device" in name.split(".")[-1].lower()
 

@@ -654,19 +654,18 @@ def is_module_input(name: str, has_annotation: bool, default_is_none_or_absent: 
 INTERVAL_WORDS = ("step", "iter", "epoch", "interval", "every", "freq", "period", "log")
 LOGGING_WORDS = ("log_interval", "logging_steps", "print_freq", "log_every", "debug", "verbose", "should_log", "epoch",
                  "diagnostic", "test_mode")  # (`if self.config.test_mode: self.run_realtime_tests()`: checks on request)
-# Words in an `if` test whose branch exists for a purpose other than the step itself: export and tracing
-# (`if torchvision._is_tracing():`, `torch.onnx.is_in_onnx_export()`, `torch.compiler.is_compiling()`), where what ONNX
-# or the compiler needs is run, and moving to the host on request (`if force_cpu:`, `if cpu_offload:`), where the copy
-# is the point.
-# (CUDA-graph capture runs once at start-up: `if in_capture:`, `is_current_stream_capturing()`, `get_is_capture_mode()`;
-# not `capture_aux_hidden_states`, which a speculative decoder asks on every step.)
-PURPOSE_WORDS = ("is_tracing", "is_scripting", "is_compiling", "dynamo_compiling", "onnx", "force_cpu", "offload",
-                 "in_capture", "capturing", "capture_mode", "graph_capture")
-COLD_GUARD_WORDS = LOGGING_WORDS + PURPOSE_WORDS
 # Calls that answer True only while a model is traced, scripted, exported or compiled, never when it runs eagerly
 # (`torchvision._is_tracing()`, `torch.jit.is_scripting()`, `torch.compiler.is_compiling()`).
 NEVER_EAGER_CALLS = ("is_tracing", "is_scripting", "is_in_onnx_export", "is_compiling", "is_dynamo_compiling",
                      "is_torchdynamo_compiling")
+# Words in an `if` test whose branch exists for a purpose other than the step itself: export, tracing and compiling
+# (the calls above, read as words: `if torchvision._is_tracing():`), where what ONNX or the compiler needs is run, and
+# moving to the host on request (`if force_cpu:`, `if cpu_offload:`), where the copy is the point.
+# (CUDA-graph capture runs once at start-up: `if in_capture:`, `is_current_stream_capturing()`, `get_is_capture_mode()`;
+# not `capture_aux_hidden_states`, which a speculative decoder asks on every step.)
+PURPOSE_WORDS = (*NEVER_EAGER_CALLS, "onnx", "force_cpu", "offload", "in_capture", "capturing", "capture_mode",
+                 "graph_capture")
+COLD_GUARD_WORDS = LOGGING_WORDS + PURPOSE_WORDS
 # Words in the name (or environment variable) of an environment switch that turns on checks or dumps: what it
 # guards is opt-in validation (`SGLANG_VALIDATE_REPLAY_STATE_INDICES`, `..._VERIFY_REAL_TENSORS`, a KV canary's oracle) or
 # inspection (`HF_BACKEND_LOGIT_DUMP`).

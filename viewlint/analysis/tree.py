@@ -34,16 +34,20 @@ def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     return None
 
 
-def keyed_reference(node: cst.BaseExpression) -> Optional[str]:
-    """`d["key"]` (a dotted name read with one string key) as the text a test narrows it by, else None."""
+def string_key(node: cst.BaseExpression) -> Optional[str]:
+    """`"key"` of `x["key"]`: the one key a subscript writes out as a string, else None."""
     if type(node) is not cst.Subscript or len(node.slice) != 1:  # type: ignore[attr-defined]
         return None
     index = node.slice[0].slice  # type: ignore[attr-defined]
     key = index.value if type(index) is cst.Index else None
-    base = dotted_name(node.value)  # type: ignore[attr-defined]
-    if base is None or type(key) is not cst.SimpleString:
-        return None
-    return f"{base}[{key.evaluated_value!r}]"  # type: ignore[attr-defined]
+    return str(key.evaluated_value) if type(key) is cst.SimpleString else None  # type: ignore[attr-defined]
+
+
+def keyed_reference(node: cst.BaseExpression) -> Optional[str]:
+    """`d["key"]` (a dotted name read with one string key) as the text a test narrows it by, else None."""
+    key = string_key(node)
+    base = dotted_name(node.value) if key is not None else None  # type: ignore[attr-defined]
+    return f"{base}[{key!r}]" if base is not None else None
 
 
 def narrowed_reference(node: cst.BaseExpression) -> Optional[str]:
