@@ -16,7 +16,9 @@ class HostSyncTransfer(Rule):
     `t.numpy(force=True)`. It fires only on receivers known to be tensors and not known
     to be on the CPU already; `.to("cpu", non_blocking=True)` is an asynchronous copy and
     stays quiet. A plain `t.numpy()` is not flagged: it raises on a GPU tensor, so it only
-    ever runs on CPU tensors (the sync, if any, is the `.cpu()` before it).
+    ever runs on CPU tensors (the sync, if any, is the `.cpu()` before it). Nor is a copy
+    handed where torch requires host data (`pack_padded_sequence(x, lengths.cpu())`, also
+    through a name): the call would make the same copy, and wait, itself.
 
     ## Why it matters
     A blocking device-to-host copy waits for every kernel queued before it, then for the
@@ -56,6 +58,8 @@ class HostSyncTransfer(Rule):
             return
         if self.facts.in_fallback_path(node):
             return  # a fallback for a missing host copy, or an error path that warns and gives up
+        if self.facts.required_on_host(node):
+            return  # `pack_padded_sequence(x, lengths.cpu())`: the call would copy (and wait) itself
         self.report(
             node,
             f"`{self.facts.short_source(node)}` copies a device tensor to the host in hot path "

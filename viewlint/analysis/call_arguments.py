@@ -138,6 +138,8 @@ class ArgumentReading:
         if found is not Device.UNKNOWN:
             return found
         value = self.evaluate(target, local)
+        if value.host_type == "dtype":
+            return receiver.device  # `.to(x.dtype)`, `.to(dtype)` of a local bound to a dtype: a cast where it is
         if value.is_tensor:
             return value.device if value.device is not Device.UNKNOWN else Device.ACCELERATOR
         # `.to(device)`, `.to(self.device)`, `.to(x.device)` of something unknown: a move to the device the

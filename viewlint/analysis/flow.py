@@ -18,6 +18,7 @@ from viewlint.analysis.annotations import admits_none, annotation_value, docstri
 from viewlint.analysis.callgraph import FunctionKey
 from viewlint.analysis.contexts import ContextStack, warns_and_leaves
 from viewlint.analysis.hooks import hook_inputs, registered_hooks
+from viewlint.analysis.host_detour import required_on_host
 from viewlint.analysis.evaluator import Evaluator
 from viewlint.analysis.annotation_classes import annotation_class, cst_annotation_class
 from viewlint.analysis.module_index import ClassInfo, ModuleIndex
@@ -63,6 +64,7 @@ class FlowHooks:
         def bind(self, name: str, value: Value) -> None: ...
         def bind_target(self, target: cst.BaseExpression, value: Value) -> None: ...
         def value_of(self, node: cst.BaseExpression) -> Value: ...
+        def qualify(self, node: cst.BaseExpression) -> Optional[str]: ...
         def forget_layout(self, names: Iterable[str]) -> None: ...
         def _proves_layout(self) -> bool: ...
 
@@ -135,7 +137,11 @@ class FlowHooks:
             elif evidence.kind is Kind.UNKNOWN:
                 value = passed.with_(why=CALLERS_PASS) if passed.is_tensor else passed
             else:
-                # What the annotation (or the module's own use of it) says, and what this module's callers pass.
+                # What the annotation (or the docstring, or the module's own use of it) says, and what this module's
+                # callers pass; a type says nothing of where the tensor lives, so the callers say that (`loss` of
+                # `update_average(loss, avg)` given every call's `fit_batch(batch)`, which returns `loss.detach().cpu()`).
+                if evidence.is_tensor and evidence.device is Device.UNKNOWN and passed.is_tensor:
+                    evidence = evidence.with_(device=passed.device, guessed_cpu=passed.guessed_cpu)
                 value = self._shaped_as_passed(join(evidence, passed), passed, node)
             given = entry.get(name) if entry is not None else None
             if value.is_tensor and not actual and param.annotation is not None and admits_none(param.annotation.annotation) \
@@ -526,6 +532,12 @@ class FlowHooks:
             if fallback is not None and id(node) in self._ids_within(fallback):
                 return True
         return False
+
+    def required_on_host(self, copy: cst.Call) -> bool:
+        """Whether the host copy `copy` is handed, in its statement or by the name it binds, where torch requires host
+        data (`host_detour.HOST_ARGUMENTS`): the call would copy and wait itself."""
+        functions = [c.node for c in self.contexts.contexts if c.kind == "function"]
+        return required_on_host(copy, self.current_statement, functions[-1] if functions else None, self.qualify)
 
     def _conditionals_in(self, statement: cst.CSTNode) -> list[cst.IfExp]:
         """The `a if c else b` expressions in a statement, found once per statement (rules ask at every node)."""

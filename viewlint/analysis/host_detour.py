@@ -21,6 +21,10 @@ PASSIVE_METHODS = frozenset({"detach", "copy", "astype", "reshape", "transpose",
 BUILDERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy", "numpy.array", "numpy.asarray",
                       "numpy.ascontiguousarray", "numpy.copy"})
 
+# Arguments torch requires on the host, by position and keyword: a device tensor given there is copied to the host by
+# the call itself (`pack_padded_sequence`'s `lengths`), so a copy made first is the wait the call would make anyway.
+HOST_ARGUMENTS = {"torch.nn.utils.rnn.pack_padded_sequence": (1, "lengths")}
+
 Qualify = Callable[[cst.BaseExpression], Optional[str]]
 
 
@@ -56,6 +60,50 @@ def left_receivers(node: cst.BaseExpression, qualify: Qualify) -> Iterator[cst.B
             node = node.args[0].value
         else:
             return
+
+
+def required_on_host(copy: cst.Call, statement: Optional[cst.CSTNode], function: Optional[cst.CSTNode],
+                     qualify: Qualify) -> bool:
+    """Whether the host copy `copy` is given, itself or through passive steps (`lengths.cpu().numpy()`), where torch
+    requires host data: in its own statement, or bound to a name there that the function hands over
+    (`lengths = splits.to("cpu"); pack_padded_sequence(x, lengths, batch_first=True)`)."""
+    if statement is None:
+        return False
+    if any(_carries(argument, copy) for argument in _host_arguments(statement, qualify)):
+        return True
+    body = getattr(statement, "body", ())
+    assign = body[0] if isinstance(body, (list, tuple)) and len(body) == 1 else None
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
+            and _carries(assign.value, copy) and function is not None):
+        return False
+    name = assign.targets[0].target.value
+    return any(isinstance(argument, cst.Name) and argument.value == name for argument in _host_arguments(function, qualify))
+
+
+def _host_arguments(node: cst.CSTNode, qualify: Qualify) -> Iterator[cst.BaseExpression]:
+    for call in _calls(node):
+        if not isinstance(call.func, (cst.Name, cst.Attribute)):
+            continue
+        wanted = HOST_ARGUMENTS.get(qualify(call.func) or "")
+        if wanted is None:
+            continue
+        position, keyword = wanted
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        if len(positional) > position:
+            yield positional[position]
+        yield from (a.value for a in call.args if a.keyword is not None and a.keyword.value == keyword)
+
+
+def _carries(expression: cst.BaseExpression, copy: cst.Call) -> bool:
+    """`expression` is `copy`, or what passive steps make of it (`copy.numpy()`, `copy.long()`)."""
+    for _ in range(16):
+        if expression is copy:
+            return True
+        if not (isinstance(expression, cst.Call) and isinstance(expression.func, cst.Attribute)
+                and expression.func.attr.value in LEAVE | PASSIVE_METHODS | {"to"}):
+            return False
+        expression = expression.func.value
+    return False
 
 
 def host_copied(node: cst.BaseExpression, qualify: Qualify) -> Optional[cst.BaseExpression]:

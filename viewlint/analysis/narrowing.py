@@ -12,7 +12,7 @@ from viewlint.analysis.config_paths import admitted, chosen_key, cst_test
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.tree import children, dotted_name, narrowed_reference
 from viewlint.analysis.value_ops import Locals, conditional_key, cpu_test
-from viewlint.analysis.values import HOST, INT, UNKNOWN_TENSOR, Device, Kind, Value, join
+from viewlint.analysis.values import HOST, INT, NOT_A_TENSOR, UNKNOWN_TENSOR, Device, Kind, Value, join
 
 # The abstract number types of `numbers` (and names a project gives tuples of Python number types).
 _NUMBER_TYPES = frozenset({"Number", "Real", "Integral", "Complex", "Rational"})
@@ -46,9 +46,6 @@ def none_test(test: cst.BaseExpression) -> Optional[tuple[cst.BaseExpression, bo
 
 # `torch.Tensor`, as a node: the type `torch.is_tensor(x)` tests.
 TENSOR_TYPE = cst.Attribute(value=cst.Name("torch"), attr=cst.Name("Tensor"))
-# What a name holds where a type test said it is no tensor: nothing more is known, and what is read off the name
-# elsewhere (usage evidence) does not make it one.
-NOT_A_TENSOR = Value(host_type="not a tensor")
 
 
 

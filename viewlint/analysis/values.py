@@ -289,6 +289,9 @@ HOST = Value(kind=Kind.HOST)
 ARRAY_ITEM = Value(kind=Kind.HOST, host_type="array item", device=Device.CPU)
 INT = Value(kind=Kind.INT)
 UNKNOWN_TENSOR = Value(kind=Kind.TENSOR)
+# What a name holds where a type test said it is no tensor: nothing more is known, and what is read off the name
+# elsewhere (usage evidence) does not make it one.
+NOT_A_TENSOR = Value(host_type="not a tensor")
 
 # `host_type` of a reference to a function or method of the module (`fn = helper`, `self.compute_default`),
 # and of one that stands for an interface other implementations share (`ATTENTION.get(kind, eager_forward)`).
@@ -367,8 +370,9 @@ def _join(a: Value, b: Value) -> Value:
         other = b if tensor is a else a
         if other.kind in _SEQUENCES:
             return _join_sequences(Value(kind=Kind.WRAPPER, elements=(tensor,)), other).with_(optional=True)
-        # Nothing known on the other path: it may be a tensor of any kind, so excuses no longer hold.
-        if other.kind is Kind.UNKNOWN:
+        # Nothing known on the other path: it may be a tensor of any kind, so excuses no longer hold. (Not so where
+        # a type test said the other path holds no tensor: the `else` of `if isinstance(d, Tensor): d = d.cpu()`.)
+        if other.kind is Kind.UNKNOWN and other.host_type != NOT_A_TENSOR.host_type:
             # (Where that other value lives, when known, still holds: `forward_batch.seq_lens_cpu` is on the host.)
             other_tensor = UNKNOWN_TENSOR.with_(device=other.device, guessed_cpu=other.guessed_cpu)
             return _join_tensors(tensor, other_tensor).with_(optional=True, beyond_none=True)

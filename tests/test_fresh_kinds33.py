@@ -1,0 +1,139 @@
+"""Kinds of code met in pass thirty-five, on a tenth blind set of reconstructed public bugs and a twentieth audit of
+libraries never read before (torchrl, torchmetrics, speechbrain, monai). Each lint kind is checked with the prefilter
+on and off; what a finding claims, with real torch."""
+
+from __future__ import annotations
+
+from conftest import lint_snippet as _lint, run_snippet as _run
+
+# ------------------------------------------- a cast to another tensor's dtype keeps the device; so does a type test
+PROJECTION = """
+    import torch
+    from torch import nn
+
+
+    class DistributionalLoss(nn.Module):
+        def __init__(self, gamma=0.99):
+            super().__init__()
+            self.register_buffer("gamma", torch.tensor(gamma))
+
+        def forward(self, reward, terminated, support):
+            discount = self.gamma
+            if isinstance(discount, torch.Tensor):
+                discount = discount.to("cpu")
+            terminated = terminated.to("cpu")
+            reward = reward.to("cpu")
+            support = support.to("cpu")
+            tz = reward + (1 - terminated.to(reward.dtype)) * discount * support
+            b = (tz.clamp(-10, 10) + 10) / 2.0
+            low, up = b.floor().to(torch.int64), b.ceil().to(torch.int64)
+            low[(up > 0) & (low == up)] -= 1
+            return low, up
+"""
+
+
+def test_a_cast_to_another_tensors_dtype_and_an_isinstance_test_keep_tensors_on_the_cpu():
+    # torchrl's distributional DQN moves the projection's operands to the CPU on purpose (`.to("cpu")`) and then
+    # updates through a boolean mask there: no sync. `.to(reward.dtype)` is a cast, not a move to the device, and the
+    # `else` of `isinstance(discount, torch.Tensor)` holds no tensor, so the operands are all on the CPU.
+    # (The moves themselves wait for the GPU: VL402.)
+    assert _lint(PROJECTION) == [(13, "VL402"), (15, "VL402")]
+    # Not moved (the operands stay where the caller's are): the masked update counts on the device.
+    kept = PROJECTION.replace('.to("cpu")', "")
+    assert _lint(kept) == [(20, "VL404")]
+    scope = _run(PROJECTION)
+    torch = scope["torch"]
+    reward, support = torch.ones(4, 1), torch.linspace(-10, 10, 5)
+    terminated = torch.zeros(4, 1, dtype=torch.bool)
+    assert terminated.to(reward.dtype).device == terminated.device  # a cast: where the tensor was
+    low, up = scope["DistributionalLoss"]()(reward, terminated, support)
+    assert low.device.type == "cpu" and low.shape == (4, 5)
+
+
+# ------------------------------------------- lengths handed to `pack_padded_sequence` must be on the host
+PACKED_ENCODER = """
+    import torch
+    from torch import nn
+
+
+    class Encoder(nn.Module):
+        def __init__(self, dim=4):
+            super().__init__()
+            self.lstm = nn.LSTM(dim, dim, batch_first=True)
+
+        def forward(self, x: torch.Tensor, lens: torch.Tensor, splits: torch.Tensor):
+            packed = nn.utils.rnn.pack_padded_sequence(x, lens.cpu(), batch_first=True, enforce_sorted=False)
+            lengths = splits.detach().to(device="cpu", dtype=torch.long)
+            again = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+            out, _ = self.lstm(packed)
+            out2, _ = self.lstm(again)
+            return out, out2, splits.cpu()
+"""
+
+
+def test_lengths_copied_to_the_host_for_pack_padded_sequence_are_no_finding_other_copies_are():
+    # torchrl's and SpeechBrain's RNN modules copy the lengths to the CPU for `pack_padded_sequence`, which requires
+    # them there (it makes the same copy itself otherwise): no finding, given directly or through a name. The
+    # `splits.cpu()` returned on line 16 is a copy like any other.
+    assert _lint(PACKED_ENCODER) == [(16, "VL402")]
+    scope = _run(PACKED_ENCODER)
+    torch = scope["torch"]
+    out, out2, _ = scope["Encoder"]()(torch.randn(2, 3, 4), torch.tensor([3, 2]), torch.tensor([2, 3]))
+    packed = torch.nn.utils.rnn.pack_padded_sequence(torch.randn(2, 3, 4), torch.tensor([3, 2]), batch_first=True)
+    assert packed.batch_sizes.device.type == "cpu"  # the sizes the call computes from `lengths` live on the host
+    assert out.data.shape[-1] == 4 and out2.data.shape[-1] == 4
+
+
+# ------------------------------------------- a docstring's type and the callers' CPU values: a tensor on the host
+TRAINER = """
+    import torch
+
+
+    class Brain:
+        def __init__(self, model, optimizer):
+            self.model = model
+            self.optimizer = optimizer
+            self.step = 0
+
+        def fit_batch(self, batch):
+            loss = self.model(batch).pow(2).mean()
+            loss.backward()
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+            return loss.detach().cpu()
+
+        def update_average(self, loss, avg_loss):
+            \"\"\"Update the running average.
+
+            Arguments
+            ---------
+            loss : torch.Tensor
+                detached loss.
+            \"\"\"
+            if torch.isfinite(loss):
+                avg_loss += (float(loss) - avg_loss) / self.step
+            return avg_loss
+
+        def fit(self, batches):
+            avg = 0.0
+            for batch in batches:
+                self.step += 1
+                loss = self.fit_batch(batch)
+                avg = self.update_average(loss, avg)
+            return avg
+"""
+
+
+def test_a_parameter_typed_by_its_docstring_is_where_every_caller_has_it():
+    # SpeechBrain's `Brain.update_average` tests `torch.isfinite(loss)` of what `fit_batch` returns, a loss already
+    # copied to the host (`loss.detach().cpu()`): no wait there. The docstring says `loss` is a tensor; the callers say
+    # where it lives. Returned without the copy, the test and the `float()` wait for the GPU once per step (lines 25, 26). (The copy itself,
+    # once per step, is VL402's.)
+    assert _lint(TRAINER) == [(15, "VL402")]
+    assert _lint(TRAINER.replace("return loss.detach().cpu()", "return loss.detach()")) == [(25, "VL403"), (26, "VL401")]
+    scope = _run(TRAINER)
+    torch = scope["torch"]
+    model = torch.nn.Linear(3, 1)
+    brain = scope["Brain"](model, torch.optim.SGD(model.parameters(), lr=0.1))
+    assert brain.fit_batch(torch.randn(4, 3)).device.type == "cpu"
+    assert isinstance(brain.fit([torch.randn(4, 3), torch.randn(4, 3)]), float)
