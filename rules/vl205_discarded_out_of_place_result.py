@@ -10,7 +10,7 @@ from viewlint.analysis import features, semantics
 from viewlint.analysis.callgraph import callgraph_of
 from viewlint.analysis.purity import makes_only
 from viewlint.analysis.tree import descendants
-from viewlint.analysis.values import Kind
+from viewlint.analysis.values import Kind, Value
 from viewlint.diagnostics import Applicability
 from viewlint.rule import Rule
 
@@ -33,7 +33,10 @@ class DiscardedOutOfPlaceResult(Rule):
     statement (`x.to(device)`, `x.cuda()`, `x.half()`): it returns the converted tensor and
     leaves `x` as it was (a module's `.to()` converts the module in place; a tensor's does not).
     So does a view, reshape or copy of a tensor as a statement (`gate.unsqueeze(0)`,
-    `x.view(b, -1)`, `x.detach()`), and `torch.where(...)`, `torch.cat(...)`, `torch.stack(...)`
+    `x.view(b, -1)`, `x.detach()`; the reshapes only tensors and arrays have, `reshape`,
+    `unsqueeze`, `permute`, `view_as`, `reshape_as` and `movedim`, also of a value that is a
+    tensor on some paths only, such as what a submodule or a callable given to the constructor
+    returns), and `torch.where(...)`, `torch.cat(...)`, `torch.stack(...)`
     or a view function (`torch.transpose(x, 0, 1)`) whose result is not assigned. So does a
     bare call of a function of the module that only makes the tensor it returns
     (`random_weight(m.weight.size())` of a `def random_weight(shape)` that builds a tensor with
@@ -220,7 +223,7 @@ class DiscardedOutOfPlaceResult(Rule):
         if what and isinstance(receiver, cst.Name) and self.facts.tensor_only_by_use_of(receiver.value, method):
             return  # `finalizer.detach()`: that call is all that says `finalizer` is a tensor
         value = self.facts.value_of(receiver)
-        if not value.is_tensor or value.optional:
+        if (not value.is_tensor or value.optional) and not self._reshaped_array(receiver, method, value):
             return
         text = self.facts.short_source(receiver)
         args = "(…)" if call.args else "()"
@@ -236,6 +239,16 @@ class DiscardedOutOfPlaceResult(Rule):
             fix_message=f"assign the result: `{text} = {text}.{method}{args}`",
             edits=edits,
         )
+
+    def _reshaped_array(self, receiver: cst.BaseExpression, method: str, value: Value) -> bool:
+        """`y.reshape(n, m)` of a value that is a tensor on some paths (a submodule's output, or what a callable given
+        to the constructor returns): a reshape tensors and arrays have, and neither does it in place. Not where a class
+        of this module defines the method, nor of `self`."""
+        if method not in semantics.ARRAY_RESHAPES or self._defined_here(method):
+            return False
+        if not (value.is_tensor and value.optional):
+            return False  # (nothing known of it: OpenVINO's `model.reshape({...})` reshapes the model in place)
+        return not (isinstance(receiver, cst.Name) and receiver.value in ("self", "cls"))
 
     def _check_function(self, call: cst.Call, qualified: str, method: str) -> None:
         """`torch.clamp(x, 0, 1)` as a statement: the functional form, unless it writes to `out=`."""

@@ -137,3 +137,76 @@ def test_a_parameter_typed_by_its_docstring_is_where_every_caller_has_it():
     brain = scope["Brain"](model, torch.optim.SGD(model.parameters(), lr=0.1))
     assert brain.fit_batch(torch.randn(4, 3)).device.type == "cpu"
     assert isinstance(brain.fit([torch.randn(4, 3), torch.randn(4, 3)]), float)
+
+
+# ------------------------------------------- a reshape as a statement loses its result, whatever gave the value
+OPERATOR_NET = """
+    import torch
+    from torch import nn
+
+
+    class NN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self._output_transform = None
+
+        def apply_output_transform(self, transform):
+            self._output_transform = transform
+
+
+    class FNN(NN):
+        def __init__(self, sizes):
+            super().__init__()
+            self.linears = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
+
+        def forward(self, x):
+            inputs = x
+            for linear in self.linears:
+                x = torch.tanh(linear(x))
+            if self._output_transform is not None:
+                x = self._output_transform(inputs, x)
+            return x
+
+
+    class Merged(nn.Module):
+        def __init__(self, merger_sizes):
+            super().__init__()
+            if callable(merger_sizes[1]):
+                self.output_merger = merger_sizes[1]
+            else:
+                self.output_merger = FNN(merger_sizes)
+
+        def forward(self, y_func, y_loc):
+            y = y_func[:, None, :] * y_loc[None, :]
+            shape0, shape1 = y.shape[0], y.shape[1]
+            y = self.output_merger(y.reshape(shape0 * shape1, -1))
+            y.reshape(shape0, shape1)
+            return y
+"""
+
+
+def test_a_reshape_as_a_statement_of_what_a_submodule_or_a_given_callable_returns_is_lost():
+    # DeepXDE's MIONet (PR #904) reshaped the output merger's result as a bare statement: the network returned the flat
+    # `(n * m, 1)` column. `self.output_merger` is an `FNN` (whose output a transform the caller gives may replace) or
+    # a callable the caller gave: not known to be a tensor, but a reshape (which tensors and arrays alike do out of
+    # place) leaves `y` as it was either way.
+    assert _lint(OPERATOR_NET) == [(40, "VL205")]
+    # A class of the module that defines `reshape` (which may do it in place): nothing said of unknown receivers.
+    own = OPERATOR_NET.replace("    class Merged(nn.Module):", "    class Grid:\n        def reshape(self, *shape):\n"
+                               "            self.shape = shape\n\n\n    class Merged(nn.Module):")
+    assert _lint(own) == []
+    # Nothing known of the receiver: OpenVINO's `model.reshape({...})` reshapes the model in place.
+    assert _lint("""
+        import openvino as ov
+
+
+        def load(path):
+            ov_model = ov.Core().read_model(path)
+            ov_model.reshape({0: [1, 3, 640, 640]})
+            return ov_model
+    """) == []
+    scope = _run(OPERATOR_NET)
+    torch = scope["torch"]
+    net = scope["Merged"]([4, 8, 1])
+    out = net(torch.randn(3, 4), torch.randn(5, 4))
+    assert out.shape == (15, 1)  # the grid `(3, 5)` the statement made was thrown away

@@ -406,6 +406,9 @@ DISCARDABLE_CONVERSIONS = frozenset({"to", "cuda", "cpu", "float", "half", "doub
 # Views, reshapes and copies whose result is all they give (`gate.unsqueeze(0)` as a statement leaves `gate` as it was);
 # `torch.where`/`torch.cat`/`torch.stack` and the view functions as statements lose their result the same way.
 DISCARDABLE_VIEWS = frozenset({"unsqueeze", "squeeze", "transpose", "t", "permute", "view", "view_as", "reshape", "flatten", "expand", "expand_as", "detach", "clone", "movedim", "narrow", "select", "where", "cat", "stack", "concat"})
+# Of those, the reshapes only tensors and arrays have, out of place on both: as a statement their result is lost whatever
+# the receiver is (`y.reshape(n, m)` of a model's output, which a tensor or an array alike leave as they were).
+ARRAY_RESHAPES = frozenset({"reshape", "unsqueeze", "permute", "view_as", "reshape_as", "movedim"})
 HAS_INPLACE_TWIN = frozenset(
     {
         "index_copy", "index_put", "index_fill", "index_add", "masked_fill", "masked_scatter", "scatter",
