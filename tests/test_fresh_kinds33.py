@@ -210,3 +210,43 @@ def test_a_reshape_as_a_statement_of_what_a_submodule_or_a_given_callable_return
     net = scope["Merged"]([4, 8, 1])
     out = net(torch.randn(3, 4), torch.randn(5, 4))
     assert out.shape == (15, 1)  # the grid `(3, 5)` the statement made was thrown away
+
+
+# ------------------------------------------- what runs only when a tested value holds a NaN is no hot path
+NAN_STRATEGY = """
+    import torch
+
+
+    class MeanMetric:
+        def __init__(self, nan_strategy="warn"):
+            self.nan_strategy = nan_strategy
+            self.total = torch.tensor(0.0)
+
+        def _cast_and_nan_check_input(self, x, weight):
+            nans = torch.isnan(x)
+            nans_weight = torch.isnan(weight)
+            if nans.any() or nans_weight.any():
+                if self.nan_strategy == "error":
+                    raise RuntimeError("Encountered `nan` values in tensor")
+                x = x[~(nans | nans_weight)]
+                weight = weight[~(nans | nans_weight)]
+            return x, weight
+
+        def update(self, value, weight):
+            value, weight = self._cast_and_nan_check_input(value, weight)
+            self.total += (value * weight).sum()
+"""
+
+
+def test_a_branch_taken_only_when_a_local_nan_mask_has_a_nan_is_cold():
+    # torchmetrics' aggregation drops NaN entries by a boolean mask only when the input holds one: the test on line
+    # 12 waits on every `update` (true), the masked reads under it run on anomalies only (not reported).
+    assert _lint(NAN_STRATEGY) == [(12, "VL403"), (12, "VL403")]
+    # Tested in place, not through a local, it was cold already; a mask that is no NaN test keeps its findings.
+    other = NAN_STRATEGY.replace("nans = torch.isnan(x)", "nans = x < 0")
+    assert any(code == "VL404" for _, code in _lint(other))
+    scope = _run(NAN_STRATEGY)
+    torch = scope["torch"]
+    metric = scope["MeanMetric"]()
+    metric.update(torch.tensor([1.0, float("nan"), 2.0]), torch.ones(3))
+    assert float(metric.total) == 3.0  # the NaN was dropped: the branch ran only because one was there

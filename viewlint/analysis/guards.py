@@ -56,7 +56,7 @@ def cold_test(test: ast.AST, switches: frozenset[str] = frozenset()) -> bool:
         return True  # `if dump_dir is not None:` of `dump_dir = os.environ.get("..._DUMP")`: the switch is on
     if isinstance(test, ast.BoolOp):
         return joined(isinstance(test.op, ast.And), [cold_test(v, switches) for v in test.values])
-    if _names_an_anomaly(test):
+    if _names_an_anomaly(test, switches):
         return True
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         # `if not step % 100:` runs once per interval; `if not no_copy_to_cpu:` never where every hot caller passes
@@ -106,12 +106,16 @@ def main_guard(test: ast.AST) -> bool:
         and any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides)
 
 
-def _names_an_anomaly(test: ast.AST) -> bool:
+def _names_an_anomaly(test: ast.AST, switches: frozenset[str] = frozenset()) -> bool:
     """`not torch.isfinite(x)`, `not x.isfinite().all()`, `torch.isnan(loss).any()`, `bool(torch.isinf(x).any())`,
-    `math.isnan(v)`: true only when a value is not a finite number."""
+    `math.isnan(v)`: true only when a value is not a finite number; also `nans.any()` of a local set to such a test
+    (`nans = torch.isnan(x)`, one of `switches`)."""
     negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
     node: Optional[ast.AST] = test.operand if negated else test  # type: ignore[attr-defined]
     wanted = ("isfinite",) if negated else ("isnan", "isinf")
+    if not negated and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "any" \
+            and isinstance(node.func.value, ast.Name) and node.func.value.id in switches:
+        return True
     while isinstance(node, ast.Call):
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
@@ -205,6 +209,9 @@ def switch_locals(nodes: list[ast.AST], switches: frozenset[str]) -> frozenset[s
             value = node.value  # type: ignore[attr-defined]
             if (type(value) is ast.Compare or type(value) is ast.BoolOp) and cold_test(value, switches):
                 names.add(node.targets[0].id)  # type: ignore[attr-defined]
+                continue
+            if type(value) is ast.Call and _names_an_anomaly(value):
+                names.add(node.targets[0].id)  # type: ignore[attr-defined]  # `nans = torch.isnan(x)`: `if nans.any():`
                 continue
             if _reads_environment(value) and is_debug_switch(node.targets[0].id, value):  # type: ignore[attr-defined]
                 names.add(node.targets[0].id)  # type: ignore[attr-defined]  # `dump_dir = os.environ.get("..._DUMP")`
