@@ -13,7 +13,8 @@ A test is cold when it is, or calls, one of:
 - a call of a function or method of the module whose whole body returns a cold test
   (`self.is_gradient_accumulation_boundary()`: `return (self.micro_steps + 1) % self.gas == 0`);
 - a value gone bad: `not torch.isfinite(grad_norm)`, `torch.isnan(loss).any()`, `math.isinf(x)` (the warning or the
-  skipped step it guards runs on an anomaly only; the test itself runs every time).
+  skipped step it guards runs on an anomaly only; the test itself runs every time), also through a local set to
+  one (`nans = torch.isnan(x)`, then `if nans.any():`).
 """
 
 from __future__ import annotations
