@@ -7,7 +7,6 @@ from typing import Any
 import libcst as cst
 
 from viewlint.analysis import features, semantics
-from viewlint.analysis.host_detour import LEAVE
 from viewlint.analysis.tree import dotted_name
 from viewlint.rule import Rule
 
@@ -24,9 +23,7 @@ class DataDependentShape(Rule):
     operand is not known to be on the CPU, and for methods and mask indexing only when it is
     known to be a tensor. A plain `x[mask] = v` is flagged only where `v` is known to be a tensor of
     one dimension or more (`x[pad_mask] = self.pad_token`): a scalar or 0-dim value is written with
-    `masked_fill_`, which reads no count. A selection copied straight to the host
-    (`tokens[mask].tolist()`, `.cpu()`, `.numpy()`) is not flagged: the copy waits for the GPU
-    anyway (VL402 reports a `.cpu()` in a hot path).
+    `masked_fill_`, which reads no count.
 
     ## Why it matters
     To allocate the result PyTorch must know how many elements are selected, a number that
@@ -64,8 +61,6 @@ class DataDependentShape(Rule):
         super().__init__(*args, **kwargs)
         # Subscripts that are plain assignment or `del` targets: writes, not reads.
         self._written: set[int] = set()
-        # Selections taken straight to the host (`tokens[mask].tolist()`): the copy waits for the GPU anyway.
-        self._leaving: set[int] = set()
 
     def visit_Assign(self, node: cst.Assign) -> None:
         targets = [target.target for target in node.targets]
@@ -88,8 +83,6 @@ class DataDependentShape(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         facts = self.facts
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in LEAVE and isinstance(func.value, cst.Subscript):
-            self._leaving.add(id(func.value))
         qualified = facts.qualify(func)
         if self._repeats_by_tensor(node, qualified):
             return
@@ -144,7 +137,7 @@ class DataDependentShape(Rule):
         return True
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
-        if id(node) in self._written or id(node) in self._leaving or self.facts.sync_path_name() is None:
+        if id(node) in self._written or self.facts.sync_path_name() is None:
             return
         self._check_mask_index(node, "reads")
 

@@ -250,34 +250,3 @@ def test_a_branch_taken_only_when_a_local_nan_mask_has_a_nan_is_cold():
     metric = scope["MeanMetric"]()
     metric.update(torch.tensor([1.0, float("nan"), 2.0]), torch.ones(3))
     assert float(metric.total) == 3.0  # the NaN was dropped: the branch ran only because one was there
-
-
-# ------------------------------------------- a selection copied straight to the host: the copy waits anyway
-TO_LIST = """
-    import torch
-    from torch import nn
-
-
-    class Wrapper(nn.Module):
-        def __init__(self, model):
-            super().__init__()
-            self.model = model
-
-        def forward(self, tokens: torch.Tensor, mask: torch.Tensor):
-            out = self.model(tokens)
-            kept = [row[m].tolist() for row, m in zip(tokens, mask.bool())]
-            total = out[mask.bool()].sum()
-            return kept, total
-"""
-
-
-def test_a_mask_selection_copied_straight_to_the_host_is_not_a_separate_sync():
-    # torchrl's vLLM wrapper turns each row's unmasked tokens into a Python list (`row[m].tolist()`): the data must
-    # reach the host, and the copy waits for the GPU as the count does (audit 20): the `.tolist()` is the one finding
-    # there (VL401, line 12). A selection that stays on the device (line 13) is reported.
-    assert _lint(TO_LIST) == [(12, "VL401"), (13, "VL404")]
-    scope = _run(TO_LIST)
-    torch = scope["torch"]
-    wrapper = scope["Wrapper"](torch.nn.Identity())
-    kept, total = wrapper(torch.tensor([[1, 2, 3]]), torch.tensor([[1, 0, 1]]))
-    assert kept == [[1, 3]] and int(total) == 4
