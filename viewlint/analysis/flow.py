@@ -140,8 +140,11 @@ class FlowHooks:
                 # What the annotation (or the docstring, or the module's own use of it) says, and what this module's
                 # callers pass; a type says nothing of where the tensor lives, so the callers say that (`loss` of
                 # `update_average(loss, avg)` given every call's `fit_batch(batch)`, which returns `loss.detach().cpu()`).
-                if evidence.is_tensor and evidence.device is Device.UNKNOWN and passed.is_tensor:
-                    evidence = evidence.with_(device=passed.device, guessed_cpu=passed.guessed_cpu)
+                # (Not a module's input, which the model moves with the others, nor a guess from a name: what is computed
+                # from `grid_thw` on the host is handed to the blocks on the device.)
+                if evidence.is_tensor and evidence.device is Device.UNKNOWN and passed.is_tensor and not passed.guessed_cpu \
+                        and name not in inputs:
+                    evidence = evidence.with_(device=passed.device)
                 value = self._shaped_as_passed(join(evidence, passed), passed, node)
             given = entry.get(name) if entry is not None else None
             if value.is_tensor and not actual and param.annotation is not None and admits_none(param.annotation.annotation) \
