@@ -250,3 +250,42 @@ def test_a_branch_taken_only_when_a_local_nan_mask_has_a_nan_is_cold():
     metric = scope["MeanMetric"]()
     metric.update(torch.tensor([1.0, float("nan"), 2.0]), torch.ones(3))
     assert float(metric.total) == 3.0  # the NaN was dropped: the branch ran only because one was there
+
+
+# ------------------------------------------- a storage-size test decides: what passes it covers its storage
+DENSE_GRIDS = """
+    import torch
+
+
+    def write_grid(path, grid):
+        if grid.untyped_storage().nbytes() > grid.numel() * grid.element_size():
+            grid = grid.clone()
+        torch.save(grid, path)
+
+
+    class Extractor:
+        def __init__(self):
+            self.encoder = torch.nn.Conv2d(3, 2, 4, stride=4)
+
+        @torch.no_grad()
+        def extract(self, tiles, paths):
+            batch = self.encoder(tiles)
+            for i, grid in enumerate(batch):
+                write_grid(paths[i], grid)
+"""
+
+
+def test_a_view_saved_after_a_storage_size_test_that_clones_it_pins_nothing():
+    # soma's dense-grid writer clones a grid only where its storage is larger than its own bytes (a row of the batch);
+    # where the test fails the grid covers its storage, so the save writes only it. Without the test, each file would
+    # hold the whole batch (line 7).
+    assert _lint(DENSE_GRIDS) == []
+    bare = DENSE_GRIDS.replace(
+        "        if grid.untyped_storage().nbytes() > grid.numel() * grid.element_size():\n            grid = grid.clone()\n", "")
+    assert [code for _, code in _lint(bare)] == ["VL103"]
+    scope = _run(DENSE_GRIDS)
+    torch = scope["torch"]
+    batch = torch.zeros(4, 2, 3, 3)
+    row, whole = batch[1], torch.zeros(2, 3, 3)
+    assert row.untyped_storage().nbytes() > row.numel() * row.element_size()  # the test clones a row
+    assert whole.untyped_storage().nbytes() == whole.numel() * whole.element_size()  # and leaves what covers its storage

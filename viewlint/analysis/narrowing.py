@@ -11,7 +11,7 @@ import libcst as cst
 from viewlint.analysis.config_paths import admitted, chosen_key, cst_test
 from viewlint.analysis.module_index import ModuleIndex
 from viewlint.analysis.tree import children, dotted_name, narrowed_reference
-from viewlint.analysis.value_ops import Locals, conditional_key, cpu_test
+from viewlint.analysis.value_ops import Locals, conditional_key, cpu_test, storage_test
 from viewlint.analysis.values import HOST, INT, NOT_A_TENSOR, UNKNOWN_TENSOR, Device, Kind, Value, join
 
 # The abstract number types of `numbers` (and names a project gives tuples of Python number types).
@@ -217,6 +217,15 @@ class TypeTests:
                 return [(subject, current.with_(device=Device.CPU))]
             is_cuda = isinstance(test, cst.Attribute) and test.attr.value == "is_cuda"
             return [(subject, current.with_(device=Device.ACCELERATOR))] if is_cuda else []
+        sized = storage_test(test)
+        if sized is not None:
+            # `if t.untyped_storage().nbytes() > t.numel() * t.element_size(): t = t.clone()`: where the storage is
+            # no larger than the payload, a view of `t`'s covers all of it and pins nothing more.
+            subject = dotted_name(sized[0])
+            current = self.evaluate(sized[0], local)
+            if subject is None or not current.is_tensor or holds == sized[1]:
+                return []
+            return [(subject, current.with_(partial=False))]
         if isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute) and test.func.attr.value == "is_contiguous" \
                 and not test.args:
             # `if x.is_contiguous():` / `assert x.is_contiguous()`: reshapes of `x` there are views. Under

@@ -167,6 +167,36 @@ def cpu_test(test: cst.BaseExpression) -> Optional[tuple[cst.BaseExpression, boo
     return tensor, (kind == "cpu") == equal
 
 
+def storage_test(test: cst.BaseExpression) -> Optional[tuple[cst.BaseExpression, bool]]:
+    """The tensor a test of its storage's size against its payload is about, and whether the test holding says the
+    storage is larger (a view of part of it): `t.untyped_storage().nbytes() > t.numel() * t.element_size()`,
+    `t.untyped_storage().nbytes() != ...`, `... < t.storage().nbytes()`, `... == ...` (the reverse)."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    operator, left, right = test.comparisons[0].operator, test.left, test.comparisons[0].comparator
+    tensor, storage_left = _storage_size_of(left), True
+    if tensor is None:
+        tensor, storage_left = _storage_size_of(right), False
+    if tensor is None:
+        return None
+    if isinstance(operator, cst.NotEqual):
+        return tensor, True
+    if isinstance(operator, cst.Equal):
+        return tensor, False
+    if isinstance(operator, (cst.GreaterThan, cst.LessThan)):
+        return tensor, isinstance(operator, cst.GreaterThan) == storage_left
+    return None
+
+
+def _storage_size_of(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """`t` of `t.untyped_storage().nbytes()` or `t.storage().nbytes()`."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "nbytes" \
+            and isinstance(node.func.value, cst.Call) and isinstance(node.func.value.func, cst.Attribute) \
+            and node.func.value.func.attr.value in ("untyped_storage", "storage"):
+        return node.func.value.func.value
+    return None
+
+
 def as_indexed(node: cst.Subscript, receiver: Value) -> Value:
     """What `node` indexes: for `model(x)[:, 0]` of a module that gives a tensor or a tuple of tensors,
     the tensor (a tuple takes no index of several dimensions); otherwise `receiver` itself."""
